@@ -1,0 +1,55 @@
+# kdumpinit: make builds build/kdumpinit, one static musl binary.
+#   make         the binary (fetches and builds lz4, zlib, libelf first)
+#   make demo    a VM crash, captured by kdumpinit as PID 1, then saved
+#   make check   unit tests and the QEMU end-to-end test
+#   make install PREFIX=/usr/local DESTDIR=
+VERSION := 0.1.0
+BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+include deps/deps.mk
+
+CFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wpointer-arith \
+	-Wcast-qual -Wundef -Wno-unused-parameter
+CFLAGS ?= -Os
+KDI_CFLAGS := -std=gnu11 $(CFLAGS) $(CFLAGS_WARN) -ffunction-sections -fdata-sections \
+	-DKDI_VERSION='"$(VERSION)"' $(DEPS_CFLAGS)
+LDFLAGS_STATIC := -static -Wl,--gc-sections -s
+
+# The capture path reads top-down by folder: init -> config -> dump -> arch.
+SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/arm.c \
+	config/config.c config/target.c config/probe.c config/gpt.c \
+	dump/vmcore.c dump/pipeline.c dump/window.c dump/format.c dump/dumpfile.c \
+	dump/save_elf.c \
+	arch/arch.c arch/x86_64.c \
+	lib/log.c lib/io.c lib/util.c
+OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
+HDRS := $(wildcard */*.h)
+
+all: $(BUILD)/kdumpinit
+
+$(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(MUSL_CC) $(KDI_CFLAGS) -c $< -o $@
+
+$(BUILD)/kdumpinit: $(OBJS)
+	@echo "  LD      $@"
+	@$(MUSL_CC) $(LDFLAGS_STATIC) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
+	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
+	  test $$size -le 409600 || { echo "kdumpinit is over 400 KiB" >&2; exit 1; }
+
+include tests/tests.mk
+
+install: $(BUILD)/kdumpinit
+	install -D -m 0755 $(BUILD)/kdumpinit $(DESTDIR)$(PREFIX)/sbin/kdumpinit
+	install -D -m 0755 initramfs/mkinitramfs $(DESTDIR)$(PREFIX)/lib/kdumpinit/mkinitramfs
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/kdumpinit $(BUILD)/tests
+
+distclean:
+	rm -rf $(BUILD)
+
+.PHONY: all install clean distclean

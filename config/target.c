@@ -1,0 +1,313 @@
+#include "target.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lib/io.h"
+#include "../lib/util.h"
+#include "gpt.h"
+
+static const struct {
+	const char *prefix;
+	enum sel_type type;
+} sel_names[] = {
+	{ "SERIAL=", SEL_SERIAL }, { "LABEL=", SEL_LABEL }, { "UUID=", SEL_UUID },
+	{ "PARTUUID=", SEL_PARTUUID }, { "PARTLABEL=", SEL_PARTLABEL },
+};
+
+const char *selector_name(enum sel_type t)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sel_names); i++)
+		if (sel_names[i].type == t)
+			return sel_names[i].prefix;
+	return "";
+}
+
+int selectors_parse(const char *list, struct selector *out, int max, char *bad, size_t badsz)
+{
+	int n = 0;
+	const char *p = list;
+
+	if (!list || !*list) {
+		snprintf(bad, badsz, "(empty)");
+		return -EINVAL;
+	}
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		char word[192];
+		if (len == 0 || len >= sizeof word || n >= max) {
+			snprintf(bad, badsz, "%.*s", (int)MIN(len, 60), p);
+			return -EINVAL;
+		}
+		memcpy(word, p, len);
+		word[len] = 0;
+		struct selector *s = &out[n];
+		int ok = 0;
+		if (!strncmp(word, "/dev/", 5) && !strstr(word, "/../")) {
+			s->type = SEL_PATH;
+			ok = strlen(word) < sizeof s->value;
+			if (ok)
+				memcpy(s->value, word, strlen(word) + 1);
+		}
+		for (size_t i = 0; !ok && i < ARRAY_SIZE(sel_names); i++) {
+			size_t pl = strlen(sel_names[i].prefix);
+			if (!strncmp(word, sel_names[i].prefix, pl) && word[pl] &&
+			    strlen(word + pl) < sizeof s->value) {
+				s->type = sel_names[i].type;
+				memcpy(s->value, word + pl, strlen(word + pl) + 1);
+				ok = 1;
+			}
+		}
+		if (!ok) {
+			snprintf(bad, badsz, "%s", word);
+			return -EINVAL;
+		}
+		n++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+static int read_attr(const struct sysroot *r, const char *name, const char *attr,
+		     char *buf, size_t sz)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/class/block/%s/%s", r->sys, name, attr);
+	return read_text_file(path, buf, sz) < 0 ? -ENOENT : 0;
+}
+
+/* Serial numbers: virtio-blk has block/X/serial, SCSI/NVMe put it under
+ * device/. Vendors pad with spaces, so compare trimmed. */
+static int match_serial(const struct sysroot *r, const char *name, const char *want)
+{
+	char v[256];
+
+	if (read_attr(r, name, "serial", v, sizeof v) && read_attr(r, name, "device/serial", v, sizeof v))
+		return 0;
+	const char *s = v;
+	while (*s == ' ')
+		s++;
+	return !strcmp(s, want);
+}
+
+static int match_claim(const struct sysroot *r, const char *name, const struct selector *sel)
+{
+	char path[300];
+	uint8_t head[KDI_SB_AREA];
+	struct kdi_super sb;
+
+	snprintf(path, sizeof path, "%s/%s", r->dev, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read_full_at(fd, head, sizeof head, 0);
+	close(fd);
+	if (n < (ssize_t)sizeof sb || super_decode(head, n, &sb) < 0)
+		return 0;
+	if (sel->type == SEL_LABEL)
+		return !strcmp(sb.label, sel->value);
+	uint8_t want[16];
+	return uuid_parse(sel->value, want) == 0 && !memcmp(want, sb.uuid, 16);
+}
+
+static int match_part(const struct sysroot *r, const char *name, const struct selector *sel)
+{
+	char v[64], parent[300], link[512];
+	uint64_t partno;
+	struct gpt_part gp;
+
+	if (read_attr(r, name, "partition", v, sizeof v) || parse_u64(v, 10, &partno) < 0)
+		return 0;
+	/* The parent disk is the directory above the partition in sysfs. */
+	snprintf(link, sizeof link, "%s/class/block/%s", r->sys, name);
+	char *real = realpath(link, NULL);
+	if (!real)
+		return 0;
+	char *slash = strrchr(real, '/');
+	if (slash)
+		*slash = 0;
+	slash = strrchr(real, '/');
+	snprintf(parent, sizeof parent, "%s/%s", r->dev, slash ? slash + 1 : real);
+	free(real);
+	if (gpt_lookup(parent, (unsigned)partno, &gp) < 0)
+		return 0;
+	if (sel->type == SEL_PARTUUID)
+		return !strcasecmp(gp.uuid, sel->value);
+	return gp.has_name && !strcmp(gp.name, sel->value);
+}
+
+int selector_find(const struct sysroot *r, const struct selector *s, char *path, size_t sz)
+{
+	if (s->type == SEL_PATH) {
+		struct stat st;
+		if (stat(s->value, &st) < 0)
+			return -ENOENT;
+		snprintf(path, sz, "%s", s->value);
+		return 0;
+	}
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/class/block", r->sys);
+	DIR *d = opendir(dir);
+	if (!d)
+		return -ENOENT;
+	int found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		switch (s->type) {
+		case SEL_SERIAL: found = match_serial(r, de->d_name, s->value); break;
+		case SEL_LABEL:
+		case SEL_UUID: found = match_claim(r, de->d_name, s); break;
+		case SEL_PARTUUID:
+		case SEL_PARTLABEL: found = match_part(r, de->d_name, s); break;
+		case SEL_PATH: break;
+		}
+		if (found)
+			snprintf(path, sz, "%s/%s", r->dev, de->d_name);
+	}
+	closedir(d);
+	return found ? 0 : -ENOENT;
+}
+
+/* ---- opening ---- */
+
+static int refuse(enum target_refusal *why, enum target_refusal w, char *msg, size_t sz,
+		  const char *fmt, const char *a, const char *b)
+{
+	*why = w;
+	snprintf(msg, sz, fmt, a, b);
+	return -EPERM;
+}
+
+static int check(struct target *t, enum target_refusal *why, char *msg, size_t msgsz)
+{
+	struct probe p;
+	int r = probe_fd(&p, t->fd, t->size);
+
+	if (r < 0)
+		return r;
+	if (p.foreign)
+		return refuse(why, TGT_FOREIGN, msg, msgsz,
+			      "%s holds %s: it is not a dump device, nothing written", t->path, p.foreign);
+	if (p.claim_damaged)
+		return refuse(why, TGT_DAMAGED, msg, msgsz,
+			      "%s has %s: run 'kdumpinit format' on it again if it is yours", t->path,
+			      probe_describe(&p));
+	if (!p.claimed)
+		return refuse(why, TGT_UNCLAIMED, msg, msgsz,
+			      "%s holds %s: claim it first with 'kdumpinit format' (nothing written)",
+			      t->path, probe_describe(&p));
+	if (p.nonzero)
+		return refuse(why, TGT_OVERWRITTEN, msg, msgsz,
+			      "%s carries a kdumpinit claim, but %s: refusing to write", t->path,
+			      "other data has since been written into its first 128 KiB");
+	t->sb = p.sb;
+	t->base = p.sb.data_offset;
+	t->limit = t->size;
+	if (t->limit < t->base + (64u << 10))
+		return refuse(why, TGT_TOO_SMALL, msg, msgsz, "%s is too small for a dump%s",
+			      t->path, "");
+	return 0;
+}
+
+int target_open(struct target *t, const char *path, int may_create,
+		enum target_refusal *why, char *msg, size_t msgsz)
+{
+	memset(t, 0, sizeof *t);
+	*why = TGT_OK;
+	msg[0] = 0;
+	snprintf(t->path, sizeof t->path, "%s", path);
+	/* O_EXCL on a block device fails with EBUSY while it is mounted or
+	 * held by anyone: a dump never goes to a device in use. */
+	t->fd = open(path, O_RDWR | O_CLOEXEC | O_EXCL);
+	if (t->fd < 0 && errno == ENOENT && may_create) {
+		/* A new file is ours by construction: claim it now, so that the
+		 * same reader handles files and devices. */
+		t->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (t->fd < 0)
+			return -errno;
+		uint8_t area[KDI_SB_AREA];
+		super_init(&t->sb, 0, NULL);
+		super_encode(&t->sb, area);
+		int r = write_full_at(t->fd, area, sizeof area, 0);
+		if (r < 0) {
+			close(t->fd);
+			unlink(path);
+			return r;
+		}
+		t->created = 1;
+		t->base = t->sb.data_offset;
+		t->limit = UINT64_MAX / 2;	/* the filesystem says when it is full */
+		return 0;
+	}
+	if (t->fd < 0)
+		return -errno;
+	int64_t sz = fd_size(t->fd, &t->is_blockdev);
+	if (sz < 0) {
+		close(t->fd);
+		t->fd = -1;
+		if (sz == -ENOTBLK)
+			return refuse(why, TGT_NOT_TARGET, msg, msgsz,
+				      "%s is neither a block device nor a regular file%s", path, "");
+		return (int)sz;
+	}
+	t->size = sz;
+	int r = check(t, why, msg, msgsz);
+	if (r < 0) {
+		close(t->fd);
+		t->fd = -1;
+	}
+	return r;
+}
+
+int source_open(struct target *t, const char *path, enum target_refusal *why,
+		char *msg, size_t msgsz)
+{
+	struct probe p;
+
+	memset(t, 0, sizeof *t);
+	*why = TGT_OK;
+	msg[0] = 0;
+	snprintf(t->path, sizeof t->path, "%s", path);
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	int64_t sz = fd_size(t->fd, &t->is_blockdev);
+	int r = sz < 0 ? (int)sz : probe_fd(&p, t->fd, sz);
+	if (r < 0)
+		goto fail;
+	t->size = sz;
+	if (!p.claimed) {
+		*why = p.claim_damaged ? TGT_DAMAGED : p.foreign ? TGT_FOREIGN : TGT_UNCLAIMED;
+		snprintf(msg, msgsz, "%s holds %s, not a kdumpinit dump device", path, probe_describe(&p));
+		r = -ENOENT;
+		goto fail;
+	}
+	t->sb = p.sb;
+	t->base = p.sb.data_offset;
+	t->limit = t->size;
+	return 0;
+fail:
+	close(t->fd);
+	t->fd = -1;
+	return r;
+}
+
+void target_close(struct target *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}

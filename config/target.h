@@ -1,0 +1,69 @@
+/* Dump targets: device selectors, waiting for a device, and the one gate
+ * every write goes through (only a claimed target is ever opened for
+ * writing). */
+#ifndef KDI_TARGET_H
+#define KDI_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe.h"
+
+enum sel_type { SEL_PATH, SEL_SERIAL, SEL_LABEL, SEL_UUID, SEL_PARTUUID, SEL_PARTLABEL };
+
+#define SEL_MAX 8
+
+struct selector {
+	enum sel_type type;
+	char value[128];
+};
+
+/* "SERIAL=x,/dev/vdb,LABEL=y" -> up to SEL_MAX selectors; -EINVAL with the
+ * bad word copied into bad. */
+int selectors_parse(const char *list, struct selector *out, int max, char *bad, size_t badsz);
+const char *selector_name(enum sel_type t);
+
+/* One scan of /sys/class/block (or a path): the device matching s, as
+ * /dev/NAME in path. 0 or -ENOENT. sysfs/dev roots are parameters so tests
+ * can run against a fake tree. */
+struct sysroot {
+	const char *sys;	/* "/sys" */
+	const char *dev;	/* "/dev" */
+};
+int selector_find(const struct sysroot *root, const struct selector *s, char *path, size_t sz);
+
+/* An open, checked target. */
+struct target {
+	int fd;
+	int is_blockdev;
+	int created;		/* capture made this file */
+	uint64_t size;		/* device/file size */
+	uint64_t base, limit;	/* where the dump stream may go */
+	struct kdi_super sb;
+	char path[256];
+};
+
+enum target_refusal {
+	TGT_OK,
+	TGT_UNCLAIMED,		/* blank or unrecognised: not ours */
+	TGT_FOREIGN,		/* another signature */
+	TGT_OVERWRITTEN,	/* our claim, but other data was written on it */
+	TGT_DAMAGED,		/* our magic, but bad checksum/version */
+	TGT_TOO_SMALL,
+	TGT_NOT_TARGET,		/* not a block device or regular file */
+};
+
+/* Opens path for writing a dump iff it carries a valid claim and nothing
+ * else; with may_create, a path that does not exist becomes a new claimed
+ * file. Returns 0; -EPERM with *why set when refused (msg says why); other
+ * -errno for system errors. */
+int target_open(struct target *t, const char *path, int may_create,
+		enum target_refusal *why, char *msg, size_t msgsz);
+void target_close(struct target *t);
+
+/* Opens a source read-only and finds its stream bounds. 0, or -errno;
+ * -ENOENT with *why = TGT_UNCLAIMED for something that is not a dump. */
+int source_open(struct target *t, const char *path, enum target_refusal *why,
+		char *msg, size_t msgsz);
+
+#endif

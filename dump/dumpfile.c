@@ -1,0 +1,268 @@
+#include "dumpfile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lz4.h>
+
+#include "../lib/io.h"
+
+static int keep_copy(uint8_t **dst, size_t *dlen, const uint8_t *src, size_t len)
+{
+	free(*dst);
+	*dst = malloc(len + 1);
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, src, len);
+	(*dst)[len] = 0;
+	*dlen = len;
+	return 0;
+}
+
+static void stopped(struct dumpfile *d, const char *why)
+{
+	if (!d->why[0])
+		snprintf(d->why, sizeof d->why, "%s", why);
+}
+
+static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
+		     uint64_t off, uint32_t len, size_t *cap)
+{
+	if (d->nblocks) {
+		const struct page_block *prev = &d->blocks[d->nblocks - 1];
+		if (v->pfn < prev->pfn + prev->count)
+			return -EBADMSG;	/* pfns must strictly increase */
+	}
+	if (d->nblocks == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		struct page_block *nb = realloc(d->blocks, nc * sizeof *nb);
+		if (!nb)
+			return -ENOMEM;
+		d->blocks = nb;
+		*cap = nc;
+	}
+	struct page_block *b = &d->blocks[d->nblocks];
+	size_t bl = (v->count + 7) / 8;
+	b->bitmap = malloc(bl);
+	if (!b->bitmap)
+		return -ENOMEM;
+	memcpy(b->bitmap, v->bitmap, bl);
+	b->pfn = v->pfn;
+	b->count = v->count;
+	b->nstored = v->nstored;
+	b->payload_off = off;
+	b->payload_len = len;
+	d->nblocks++;
+	d->pages_stored += v->nstored;
+	d->bytes_stored += len;
+	return 0;
+}
+
+int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
+{
+	struct kdi_reader r;
+	struct kdi_chunk h;
+	uint8_t *buf = NULL;
+	size_t cap = 0, bcap = 0;
+	int ret;
+
+	memset(d, 0, sizeof *d);
+	d->fd = fd;
+	d->base = base;
+	d->limit = limit;
+	ret = reader_open(&r, fd, base, limit, &d->start);
+	if (ret < 0) {
+		snprintf(d->why, sizeof d->why, "%s", r.why);
+		return ret;
+	}
+	d->dump_id = r.dump_id;
+
+	for (;;) {
+		int n = reader_next(&r, &h, &buf, &cap);
+		if (n == -ENOMEM) {
+			ret = n;
+			goto out;
+		}
+		if (n < 0) {
+			stopped(d, r.why);
+			break;
+		}
+		if (n == 0)
+			break;
+		d->stream_end = r.pos;
+		int e = 0;
+		switch (h.type) {
+		case KDI_CH_NOTES:
+			e = keep_copy(&d->notes, &d->notes_len, buf, h.len);
+			break;
+		case KDI_CH_VMCOREINFO: {
+			size_t l;
+			e = keep_copy((uint8_t **)&d->vmcoreinfo, &l, buf, h.len);
+			break;
+		}
+		case KDI_CH_SEGMENTS: {
+			if (h.len % sizeof(struct kdi_segment) ||
+			    h.len / sizeof(struct kdi_segment) != d->start.nr_segments || d->seg) {
+				e = -EBADMSG;
+				break;
+			}
+			d->seg = malloc(h.len ? h.len : 1);
+			if (!d->seg) {
+				e = -ENOMEM;
+				break;
+			}
+			memcpy(d->seg, buf, h.len);
+			d->nr_seg = h.len / sizeof(struct kdi_segment);
+			for (uint32_t i = 0; i < d->nr_seg; i++) {
+				const struct kdi_segment *s = &d->seg[i];
+				if (s->filesz > s->memsz || s->paddr + s->memsz < s->paddr ||
+				    s->vaddr + s->memsz < s->vaddr)
+					e = -EBADMSG;
+			}
+			break;
+		}
+		case KDI_CH_PAGES: {
+			struct kdi_pages_view v;
+			e = pages_parse(buf, h.len, d->start.page_size, &v);
+			if (!e && !d->seg)
+				e = -EBADMSG;	/* pages before the layout */
+			if (!e)
+				e = add_block(d, &v, reader_payload_offset(&r, &h), h.len, &bcap);
+			break;
+		}
+		case KDI_CH_END:
+			memcpy(&d->end, buf, sizeof d->end);
+			d->have_end = 1;
+			break;
+		default:
+			break;	/* DMESG, PAD and future types: skipped */
+		}
+		if (e == -ENOMEM) {
+			ret = e;
+			goto out;
+		}
+		if (e < 0) {
+			char w[200];
+			snprintf(w, sizeof w, "chunk %llu (type %u) is malformed",
+				 (unsigned long long)h.seq, h.type);
+			stopped(d, w);
+			d->have_end = 0;
+			break;
+		}
+	}
+	ret = 0;
+	if (!d->vmcoreinfo || !d->seg) {
+		stopped(d, "the dump's metadata (VMCOREINFO, segments) is missing");
+		ret = -EBADMSG;
+	}
+out:
+	free(buf);
+	return ret;
+}
+
+int dumpfile_complete(const struct dumpfile *d)
+{
+	return d->have_end && !d->why[0] && !(d->end.status & KDI_ST_INCOMPLETE);
+}
+
+void dumpfile_free(struct dumpfile *d)
+{
+	for (size_t i = 0; i < d->nblocks; i++)
+		free(d->blocks[i].bitmap);
+	free(d->blocks);
+	free(d->notes);
+	free(d->vmcoreinfo);
+	free(d->seg);
+	free(d->payload);
+	free(d->page_off);
+	free(d->page_word);
+	memset(d, 0, sizeof *d);
+}
+
+const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx)
+{
+	size_t lo = 0, hi = d->nblocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct page_block *b = &d->blocks[mid];
+		if (pfn < b->pfn)
+			hi = mid;
+		else if (pfn >= b->pfn + b->count)
+			lo = mid + 1;
+		else {
+			uint32_t i = pfn - b->pfn;
+			if (!((b->bitmap[i / 8] >> (i % 8)) & 1))
+				return NULL;
+			*idx = i;
+			return b;
+		}
+	}
+	return NULL;
+}
+
+static int load_block(struct dumpfile *d, const struct page_block *b)
+{
+	struct kdi_pages_view v;
+
+	if (d->cur == b)
+		return 0;
+	d->cur = NULL;
+	if (b->payload_len > d->payload_cap) {
+		uint8_t *nb = realloc(d->payload, b->payload_len);
+		if (!nb)
+			return -ENOMEM;
+		d->payload = nb;
+		d->payload_cap = b->payload_len;
+	}
+	if (!d->page_off && !(d->page_off = malloc(KDI_BLOCK_MAX * sizeof *d->page_off)))
+		return -ENOMEM;
+	if (!d->page_word && !(d->page_word = malloc(KDI_BLOCK_MAX * sizeof *d->page_word)))
+		return -ENOMEM;
+	ssize_t n = read_full_at(d->fd, d->payload, b->payload_len, b->payload_off);
+	if (n != (ssize_t)b->payload_len)
+		return -EIO;
+	/* The payload was hash-checked when loading; parse again anyway, as
+	 * the device could have changed underneath since. */
+	if (pages_parse(d->payload, b->payload_len, d->start.page_size, &v) < 0)
+		return -EBADMSG;
+	/* Per bit index: where its data starts and its size word, so that a
+	 * page lookup is O(1) after the block is loaded. */
+	uint32_t off = 0, k = 0;
+	for (uint32_t i = 0; i < v.count; i++) {
+		d->page_word[i] = 0;
+		if (!((v.bitmap[i / 8] >> (i % 8)) & 1))
+			continue;
+		uint32_t w;
+		memcpy(&w, &v.sizes[k++], 4);
+		d->page_off[i] = off;
+		d->page_word[i] = w;
+		off += w & KDI_PAGE_SIZEMASK;
+	}
+	d->cur_data = v.data;
+	d->cur = b;
+	return 0;
+}
+
+int dumpfile_page(struct dumpfile *d, uint64_t pfn, uint8_t *out)
+{
+	uint32_t idx, ps = d->start.page_size;
+	const struct page_block *b = dumpfile_find(d, pfn, &idx);
+
+	if (!b)
+		return -ENOENT;
+	int r = load_block(d, b);
+	if (r < 0)
+		return r;
+	uint32_t w = d->page_word[idx];
+	uint32_t sz = w & KDI_PAGE_SIZEMASK;
+	const uint8_t *src = d->cur_data + d->page_off[idx];
+	if (!(w & KDI_PAGE_LZ4)) {
+		memcpy(out, src, ps);
+		return 0;
+	}
+	int n = LZ4_decompress_safe((const char *)src, (char *)out, sz, ps);
+	return n == (int)ps ? 0 : -EBADMSG;
+}

@@ -1,0 +1,61 @@
+/* A dump read back from a device or file: every chunk validated once, the
+ * metadata kept, and an index of PAGES chunks so pages can be fetched by
+ * pfn. Used by save and info. Everything here came from a device and is
+ * untrusted: the loader stops at the first chunk that does not check out
+ * and reports the intact prefix. */
+#ifndef KDI_DUMPFILE_H
+#define KDI_DUMPFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+struct page_block {
+	uint64_t pfn;
+	uint32_t count, nstored;
+	uint64_t payload_off;		/* device offset of the payload */
+	uint32_t payload_len;
+	uint8_t *bitmap;		/* copy, count bits */
+};
+
+struct dumpfile {
+	int fd;
+	uint64_t base, limit;
+	struct kdi_start start;
+	uint64_t dump_id;
+	uint8_t *notes;
+	size_t notes_len;
+	char *vmcoreinfo;		/* NUL-terminated */
+	struct kdi_segment *seg;
+	uint32_t nr_seg;
+	struct page_block *blocks;
+	size_t nblocks;
+	uint64_t pages_stored;		/* counted from the blocks */
+	uint64_t bytes_stored;		/* payload bytes of PAGES chunks */
+	int have_end;
+	struct kdi_end end;
+	uint64_t stream_end;		/* offset after the last good chunk */
+	char why[200];			/* why the stream stopped early */
+	/* page cache for dumpfile_page(): one decoded block */
+	const struct page_block *cur;
+	uint8_t *payload;
+	size_t payload_cap;
+	uint32_t *page_off;		/* per bit index: data offset */
+	uint32_t *page_word;		/* per bit index: size word, 0 = absent */
+	const uint8_t *cur_data;
+};
+
+/* 0: loaded (complete or not: see have_end/why). -ENOENT: no dump in the
+ * stream (empty). -EBADMSG: not even the metadata is intact. */
+int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit);
+void dumpfile_free(struct dumpfile *d);
+/* Complete = END seen, nothing stopped early, END says complete. */
+int dumpfile_complete(const struct dumpfile *d);
+/* Is pfn stored? Returns the block or NULL; *idx is its bit index. */
+const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx);
+/* Decodes the stored page pfn into out (page_size bytes). 0, -ENOENT if
+ * not stored, -EBADMSG if its data does not decode. */
+int dumpfile_page(struct dumpfile *d, uint64_t pfn, uint8_t *out);
+
+#endif

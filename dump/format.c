@@ -1,0 +1,444 @@
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The state on the stack needs the struct layout: no allocation. */
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "../lib/io.h"
+
+/* The structs are the device layout. Byte order is fixed little-endian;
+ * rather than pretend to swap, refuse to build where it would be wrong. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "format.c stores little-endian structs directly");
+
+const char *const kdi_class_name[KDI_EX_NCLASSES] = {
+	[KDI_EX_ZERO] = "zero",
+	[KDI_EX_CACHE] = "cache",
+	[KDI_EX_CACHE_PRIVATE] = "cache-private",
+	[KDI_EX_USER] = "user",
+	[KDI_EX_FREE] = "free",
+	[KDI_EX_HWPOISON] = "hwpoison",
+	[KDI_EX_OFFLINE] = "offline",
+	[KDI_EX_UNREADABLE] = "unreadable",
+};
+
+static void random_bytes(void *p, size_t n)
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read_full_at(fd, p, n, 0) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)n) {
+		/* No entropy source (very early boot): time and pid still make
+		 * an id that differs from the previous dump, which is all the
+		 * dump id needs. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t seed = XXH64(&ts, sizeof ts, (uint64_t)getpid());
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			((uint8_t *)p)[i] = seed >> 56;
+		}
+	}
+}
+
+/* ---------------- superblock ---------------- */
+
+static uint64_t super_hash(const struct kdi_super *sb)
+{
+	struct kdi_super tmp = *sb;
+
+	tmp.checksum = 0;
+	return XXH64(&tmp, sizeof tmp, 0);
+}
+
+void super_init(struct kdi_super *sb, uint64_t dev_size, const char *label)
+{
+	memset(sb, 0, sizeof *sb);
+	memcpy(sb->magic, KDI_SB_MAGIC, 8);
+	sb->version = KDI_SB_VERSION;
+	sb->sb_size = sizeof *sb;
+	random_bytes(sb->uuid, 16);
+	sb->uuid[6] = (sb->uuid[6] & 0x0f) | 0x40;	/* RFC 4122 v4 */
+	sb->uuid[8] = (sb->uuid[8] & 0x3f) | 0x80;
+	if (label)
+		snprintf(sb->label, sizeof sb->label, "%s", label);
+	sb->dev_size = dev_size;
+	sb->data_offset = KDI_DATA_OFFSET;
+	sb->created = (uint64_t)time(NULL);
+}
+
+void super_encode(const struct kdi_super *sb, void *area)
+{
+	struct kdi_super tmp = *sb;
+
+	memset(area, 0, KDI_SB_AREA);
+	tmp.checksum = super_hash(&tmp);
+	memcpy(area, &tmp, sizeof tmp);
+}
+
+int super_decode(const void *buf, size_t len, struct kdi_super *sb)
+{
+	if (len < sizeof *sb)
+		return -ENOENT;
+	memcpy(sb, buf, sizeof *sb);
+	if (memcmp(sb->magic, KDI_SB_MAGIC, 8))
+		return -ENOENT;
+	if (sb->checksum != super_hash(sb))
+		return -EBADMSG;
+	if (sb->version != KDI_SB_VERSION)
+		return -EPROTONOSUPPORT;
+	if (sb->sb_size != sizeof *sb || sb->data_offset < KDI_SB_AREA ||
+	    sb->data_offset % 4096 || sb->data_offset > (1ull << 40) ||
+	    memchr(sb->label, 0, sizeof sb->label) == NULL)
+		return -EBADMSG;
+	return 0;
+}
+
+void uuid_format(const uint8_t u[16], char out[37])
+{
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+	return -1;
+}
+
+int uuid_parse(const char *s, uint8_t u[16])
+{
+	int n = 0;
+
+	for (; *s && n < 32; s++) {
+		if (*s == '-')
+			continue;
+		int v = hexval(*s);
+		if (v < 0)
+			return -EINVAL;
+		if (n % 2 == 0)
+			u[n / 2] = v << 4;
+		else
+			u[n / 2] |= v;
+		n++;
+	}
+	return (n == 32 && !*s) ? 0 : -EINVAL;
+}
+
+/* ---------------- writer ---------------- */
+
+size_t chunk_span(size_t payload_len)
+{
+	size_t n = sizeof(struct kdi_chunk) + payload_len;
+
+	return (n + KDI_CHUNK_ALIGN - 1) & ~(size_t)(KDI_CHUNK_ALIGN - 1);
+}
+
+size_t writer_end_reserve(void)
+{
+	return chunk_span(sizeof(struct kdi_end));
+}
+
+void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
+		 void *buf, size_t buf_size, uint64_t dump_id)
+{
+	memset(w, 0, sizeof *w);
+	w->fd = fd;
+	w->base = base;
+	w->limit = limit;
+	w->buf = buf;
+	w->buf_size = buf_size;
+	w->dump_id = dump_id;
+	if (!dump_id)
+		random_bytes(&w->dump_id, sizeof w->dump_id);
+	if (!w->dump_id)
+		w->dump_id = 1;
+}
+
+int writer_flush(struct kdi_writer *w)
+{
+	if (!w->buf_used)
+		return 0;
+	/* Bounds are enforced at append time; this re-check is the last line
+	 * before the device, so a bug above can never write past the end. */
+	if (w->base + w->flushed + w->buf_used > w->limit)
+		return -ENOSPC;
+	int r = write_full_at(w->fd, w->buf, w->buf_used, w->base + w->flushed);
+	if (r < 0)
+		return r;
+	w->flushed += w->buf_used;
+	w->buf_used = 0;
+	return 0;
+}
+
+static int buf_append(struct kdi_writer *w, const void *p, size_t len)
+{
+	while (len) {
+		if (w->buf_used == w->buf_size) {
+			int r = writer_flush(w);
+			if (r < 0)
+				return r;
+		}
+		size_t n = w->buf_size - w->buf_used;
+		if (n > len)
+			n = len;
+		memcpy(w->buf + w->buf_used, p, n);
+		w->buf_used += n;
+		p = (const char *)p + n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room,
+		     const void *p1, size_t l1, const void *p2, size_t l2,
+		     const void *p3, size_t l3)
+{
+	size_t len = l1 + l2 + l3;
+	size_t span = chunk_span(len);
+	static const uint8_t zeros[KDI_CHUNK_ALIGN];
+
+	if (len > KDI_CHUNK_MAX)
+		return -EFBIG;
+	if (w->base + w->pos + span > room)
+		return -ENOSPC;
+
+	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len,
+			       .dump_id = w->dump_id, .seq = w->seq };
+	memcpy(h.magic, KDI_CHUNK_MAGIC, 4);
+	XXH64_state_t st;
+	XXH64_reset(&st, 0);
+	if (l1) XXH64_update(&st, p1, l1);
+	if (l2) XXH64_update(&st, p2, l2);
+	if (l3) XXH64_update(&st, p3, l3);
+	h.payload_hash = XXH64_digest(&st);
+	h.hdr_hash = XXH64(&h, sizeof h, 0);
+
+	int r = buf_append(w, &h, sizeof h);
+	if (!r && l1) r = buf_append(w, p1, l1);
+	if (!r && l2) r = buf_append(w, p2, l2);
+	if (!r && l3) r = buf_append(w, p3, l3);
+	if (!r) r = buf_append(w, zeros, span - sizeof h - len);
+	if (r < 0)
+		return r;
+	w->pos += span;
+	w->seq++;
+	return 0;
+}
+
+int writer_put(struct kdi_writer *w, uint16_t type,
+	       const void *p1, size_t l1, const void *p2, size_t l2,
+	       const void *p3, size_t l3)
+{
+	uint64_t room = w->limit - writer_end_reserve();
+
+	if (w->limit < w->base + writer_end_reserve())
+		return -ENOSPC;
+	return put_chunk(w, type, room, p1, l1, p2, l2, p3, l3);
+}
+
+int writer_put_end(struct kdi_writer *w, const struct kdi_end *end)
+{
+	struct kdi_end e = *end;
+
+	e.nr_chunks = w->seq + 1;
+	e.bytes_out = w->pos + chunk_span(sizeof e);
+	return put_chunk(w, KDI_CH_END, w->limit, &e, sizeof e, NULL, 0, NULL, 0);
+}
+
+/* ---------------- reader ---------------- */
+
+static int stop(struct kdi_reader *r, const char *why)
+{
+	snprintf(r->why, sizeof r->why, "chunk %llu at offset %llu: %s",
+		 (unsigned long long)r->next_seq, (unsigned long long)r->pos, why);
+	r->done = 1;
+	return -EBADMSG;
+}
+
+/* Header checks shared by START and the rest. */
+static int read_header(struct kdi_reader *r, struct kdi_chunk *h)
+{
+	if (r->pos + sizeof *h > r->limit || r->pos + sizeof *h < r->pos)
+		return stop(r, "stream runs past the end of the device");
+	ssize_t n = read_full_at(r->fd, h, sizeof *h, r->pos);
+	if (n < 0)
+		return stop(r, "read error");
+	if (n != sizeof *h)
+		return stop(r, "short read (source truncated)");
+	if (memcmp(h->magic, KDI_CHUNK_MAGIC, 4))
+		return stop(r, "no chunk magic");
+	uint64_t want = h->hdr_hash;
+	h->hdr_hash = 0;
+	if (XXH64(h, sizeof *h, 0) != want)
+		return stop(r, "header checksum mismatch");
+	h->hdr_hash = want;
+	if (h->hdr_size != sizeof *h || h->flags)
+		return stop(r, "unknown header size or flags");
+	if (h->len > KDI_CHUNK_MAX)
+		return stop(r, "payload length out of bounds");
+	if (r->pos + chunk_span(h->len) > r->limit)
+		return stop(r, "payload runs past the end of the device");
+	return 0;
+}
+
+static int read_payload(struct kdi_reader *r, const struct kdi_chunk *h,
+			void *buf, size_t buf_size)
+{
+	if (h->len > buf_size)
+		return stop(r, "payload larger than the reader's buffer");
+	ssize_t n = read_full_at(r->fd, buf, h->len, r->pos + sizeof *h);
+	if (n < 0)
+		return stop(r, "read error in payload");
+	if ((size_t)n != h->len)
+		return stop(r, "short payload (source truncated)");
+	if (XXH64(buf, h->len, 0) != h->payload_hash)
+		return stop(r, "payload checksum mismatch");
+	return 0;
+}
+
+int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
+		struct kdi_start *start)
+{
+	struct kdi_chunk h;
+
+	memset(r, 0, sizeof *r);
+	r->fd = fd;
+	r->base = r->pos = base;
+	r->limit = limit;
+	if (read_header(r, &h) < 0) {
+		r->why[0] = 0;
+		return -ENOENT;		/* nothing recognisable: empty */
+	}
+	if (h.type != KDI_CH_START || h.seq != 0 || h.len != sizeof *start) {
+		stop(r, "first chunk is not a START record");
+		return -EBADMSG;
+	}
+	if (read_payload(r, &h, start, sizeof *start) < 0)
+		return -EBADMSG;
+	if (start->format_version != KDI_FORMAT_VERSION) {
+		stop(r, "dump written by a newer format version");
+		return -EPROTONOSUPPORT;
+	}
+	if (start->page_size < 512 || start->page_size > 65536 ||
+	    (start->page_size & (start->page_size - 1)) ||
+	    start->nr_segments > KDI_MAX_SEGMENTS) {
+		stop(r, "START record has out-of-range fields");
+		return -EBADMSG;
+	}
+	r->dump_id = h.dump_id;
+	r->next_seq = 1;
+	r->pos += chunk_span(h.len);
+	return 0;
+}
+
+int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t *cap)
+{
+	if (r->done)
+		return r->why[0] ? -EBADMSG : 0;
+	int e = read_header(r, h);
+	if (e < 0)
+		return e;
+	if (h->dump_id != r->dump_id)
+		return stop(r, "chunk of another (older) dump: the stream ends here");
+	if (h->seq != r->next_seq)
+		return stop(r, "sequence number out of order");
+	if (h->len > *cap) {
+		uint8_t *nb = realloc(*buf, h->len);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = h->len;
+	}
+	if (read_payload(r, h, *buf, *cap) < 0)
+		return -EBADMSG;
+	r->pos += chunk_span(h->len);
+	r->next_seq++;
+	if (h->type == KDI_CH_END) {
+		if (h->len != sizeof(struct kdi_end)) {
+			r->pos -= chunk_span(h->len);
+			return stop(r, "END record has the wrong size");
+		}
+		r->done = 1;
+	}
+	return 1;
+}
+
+uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h)
+{
+	return r->pos - chunk_span(h->len) + sizeof *h;
+}
+
+/* ---------------- PAGES payload ---------------- */
+
+static size_t bitmap_len(uint32_t count)
+{
+	return ((count + 31) / 32) * 4;
+}
+
+size_t pages_hdr_len(uint32_t count, uint32_t nstored)
+{
+	return sizeof(struct kdi_pages) + bitmap_len(count) + 4 * (size_t)nstored;
+}
+
+int pages_parse(const void *payload, size_t len, uint32_t page_size,
+		struct kdi_pages_view *v)
+{
+	struct kdi_pages p;
+
+	if (len < sizeof p)
+		return -EBADMSG;
+	memcpy(&p, payload, sizeof p);
+	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count ||
+	    p.pfn > (UINT64_MAX / page_size) - p.count)
+		return -EBADMSG;
+	size_t hl = pages_hdr_len(p.count, p.nstored);
+	if (len < hl)
+		return -EBADMSG;
+	v->pfn = p.pfn;
+	v->count = p.count;
+	v->nstored = p.nstored;
+	v->bitmap = (const uint8_t *)payload + sizeof p;
+	v->sizes = (const uint32_t *)(v->bitmap + bitmap_len(p.count));
+	v->data = (const uint8_t *)payload + hl;
+	v->data_len = len - hl;
+
+	/* The bitmap population must equal nstored, and sizes must add up
+	 * exactly to the data: anything else is corruption. */
+	uint32_t pop = 0;
+	for (uint32_t i = 0; i < p.count; i++)
+		pop += (v->bitmap[i / 8] >> (i % 8)) & 1;
+	for (uint32_t i = p.count; i < bitmap_len(p.count) * 8; i++)
+		if ((v->bitmap[i / 8] >> (i % 8)) & 1)
+			return -EBADMSG;
+	if (pop != p.nstored)
+		return -EBADMSG;
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < p.nstored; i++) {
+		uint32_t s;
+		memcpy(&s, &v->sizes[i], 4);
+		uint32_t sz = s & KDI_PAGE_SIZEMASK;
+		if (s & ~(KDI_PAGE_LZ4 | KDI_PAGE_SIZEMASK))
+			return -EBADMSG;
+		if (sz == 0 || sz > page_size || (!(s & KDI_PAGE_LZ4) && sz != page_size))
+			return -EBADMSG;
+		total += sz;
+	}
+	if (total != v->data_len)
+		return -EBADMSG;
+	return 0;
+}

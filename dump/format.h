@@ -1,0 +1,212 @@
+/* The on-device format (docs/FORMAT.md): a claim superblock, then one dump
+ * as a sequence of self-describing, checksummed chunks. This module knows
+ * the bytes and nothing else; capture appends, save/info read back.
+ * All fields are little-endian on the device. */
+#ifndef KDI_FORMAT_H
+#define KDI_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KDI_SB_MAGIC	"KDUMPINT"
+#define KDI_SB_VERSION	1
+#define KDI_SB_AREA	4096u			/* bytes reserved for the superblock */
+#define KDI_DATA_OFFSET	(1u << 20)		/* dump stream starts here */
+#define KDI_MIN_DEVICE	(KDI_DATA_OFFSET + (1u << 20))
+#define KDI_LABEL_MAX	64
+
+struct kdi_super {
+	char magic[8];
+	uint32_t version;
+	uint32_t sb_size;
+	uint8_t uuid[16];
+	char label[KDI_LABEL_MAX];	/* NUL-terminated */
+	uint64_t dev_size;		/* at format time, informational */
+	uint64_t data_offset;
+	uint64_t created;		/* unix seconds */
+	uint64_t saved_dump_id;		/* the dump "save" took, 0 = none */
+	uint64_t saved_time;
+	uint8_t reserved[304];
+	uint64_t checksum;		/* XXH64 of this struct, field zeroed */
+};
+_Static_assert(sizeof(struct kdi_super) == 448, "superblock layout");
+
+#define KDI_CHUNK_MAGIC	"KDCK"
+#define KDI_CHUNK_ALIGN	8u
+#define KDI_CHUNK_MAX	(64u << 20)		/* largest payload a reader accepts */
+
+enum kdi_chunk_type {
+	KDI_CH_START = 1,	/* struct kdi_start */
+	KDI_CH_NOTES = 2,	/* raw PT_NOTE bytes of the vmcore */
+	KDI_CH_VMCOREINFO = 3,	/* VMCOREINFO text */
+	KDI_CH_SEGMENTS = 4,	/* struct kdi_segment[] */
+	KDI_CH_PAGES = 5,	/* struct kdi_pages + bitmap + sizes + data */
+	KDI_CH_DMESG = 6,	/* reserved: the crashed kernel's log */
+	KDI_CH_END = 7,		/* struct kdi_end, written last */
+	KDI_CH_PAD = 8,		/* filler, ignored */
+};
+
+struct kdi_chunk {
+	char magic[4];
+	uint16_t type;
+	uint16_t hdr_size;		/* sizeof(struct kdi_chunk) */
+	uint32_t len;			/* payload bytes, not padded */
+	uint32_t flags;			/* none defined yet: must be 0 */
+	uint64_t dump_id;		/* same in every chunk of one dump */
+	uint64_t seq;			/* 0 for START, +1 per chunk */
+	uint64_t payload_hash;		/* XXH64 of the payload */
+	uint64_t hdr_hash;		/* XXH64 of this header, field zeroed */
+};
+_Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
+
+#define KDI_FORMAT_VERSION 1
+
+struct kdi_start {
+	uint32_t format_version;
+	uint32_t page_size;
+	uint16_t e_machine;
+	uint8_t ei_class;
+	uint8_t ei_data;
+	uint32_t dump_level;
+	uint64_t start_time;		/* unix seconds at capture start */
+	uint32_t nr_segments;
+	uint32_t flags;
+	uint8_t sb_uuid[16];		/* the claim this dump was written to */
+	char tool[32];			/* "kdumpinit VERSION", NUL-terminated */
+};
+_Static_assert(sizeof(struct kdi_start) == 80, "start layout");
+
+struct kdi_segment {
+	uint64_t paddr;
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t filesz;		/* bytes backed by the vmcore file */
+	uint32_t p_flags;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct kdi_segment) == 40, "segment layout");
+
+#define KDI_MAX_SEGMENTS	65536u
+#define KDI_BLOCK_MAX		4096u	/* pfns one PAGES chunk may cover */
+
+/* PAGES payload: this header, then a bitmap of `count` bits (bit i set =
+ * pfn+i stored, LSB first), padded to 4 bytes, then `nstored` little-endian
+ * u32 size words, then the page data back to back. */
+struct kdi_pages {
+	uint64_t pfn;
+	uint32_t count;
+	uint32_t nstored;
+};
+_Static_assert(sizeof(struct kdi_pages) == 16, "pages layout");
+
+#define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */
+#define KDI_PAGE_SIZEMASK 0x00ffffffu
+
+/* Why pages were not written; indexes kdi_end.excluded[]. */
+enum kdi_class {
+	KDI_EX_ZERO,
+	KDI_EX_CACHE,
+	KDI_EX_CACHE_PRIVATE,
+	KDI_EX_USER,
+	KDI_EX_FREE,
+	KDI_EX_HWPOISON,
+	KDI_EX_OFFLINE,
+	KDI_EX_UNREADABLE,	/* the vmcore would not give the bytes */
+	KDI_EX_NCLASSES
+};
+extern const char *const kdi_class_name[KDI_EX_NCLASSES];
+
+enum kdi_status {
+	KDI_ST_INCOMPLETE = 1u << 0,	/* not every page that should be is in */
+	KDI_ST_DEVICE_FULL = 1u << 1,	/* stopped: the target was too small */
+	KDI_ST_READ_ERRORS = 1u << 2,	/* some pages could not be read */
+	KDI_ST_INPUT_TRUNCATED = 1u << 3, /* vmcore shorter than its headers say */
+	KDI_ST_ABORTED = 1u << 4,	/* stopped by an error or a stall */
+};
+
+struct kdi_end {
+	uint32_t status;
+	uint32_t pad;
+	uint64_t end_time;
+	uint64_t pages_total;		/* pfns with file data that were scanned */
+	uint64_t pages_stored;
+	uint64_t bytes_in;		/* page bytes stored, uncompressed */
+	uint64_t bytes_out;		/* bytes of the stream incl. headers */
+	uint64_t nr_chunks;		/* including this one */
+	uint64_t excluded[KDI_EX_NCLASSES];
+};
+_Static_assert(sizeof(struct kdi_end) == 56 + 8 * KDI_EX_NCLASSES, "end layout");
+
+/* ---- superblock ---- */
+void super_init(struct kdi_super *sb, uint64_t dev_size, const char *label);
+/* 0 when buf holds a valid claim; -ENOENT when no magic, -EBADMSG when the
+ * magic is there but the rest is damaged, -EPROTONOSUPPORT for a newer
+ * version. On success *sb is the decoded (host-order) superblock. */
+int super_decode(const void *buf, size_t len, struct kdi_super *sb);
+void super_encode(const struct kdi_super *sb, void *area /* KDI_SB_AREA */);
+void uuid_format(const uint8_t uuid[16], char out[37]);
+int uuid_parse(const char *s, uint8_t uuid[16]);
+
+/* ---- writer ---- */
+struct kdi_writer {
+	int fd;
+	uint64_t base;		/* device offset of the stream (data_offset) */
+	uint64_t limit;		/* device offset nothing is written at or past */
+	uint64_t pos;		/* stream bytes committed to buf or the device */
+	uint64_t flushed;	/* stream bytes on the device */
+	uint8_t *buf;		/* caller-owned staging buffer */
+	size_t buf_size, buf_used;
+	uint64_t dump_id, seq;
+};
+
+/* Room an END chunk needs; the writer always keeps it free. */
+size_t writer_end_reserve(void);
+void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
+		 void *buf, size_t buf_size, uint64_t dump_id);
+/* Appends one chunk from up to three payload pieces (any may be NULL/0).
+ * -ENOSPC when it would eat the END reserve (nothing appended). */
+int writer_put(struct kdi_writer *w, uint16_t type,
+	       const void *p1, size_t l1, const void *p2, size_t l2,
+	       const void *p3, size_t l3);
+/* END is the one chunk allowed into the reserve. */
+int writer_put_end(struct kdi_writer *w, const struct kdi_end *end);
+int writer_flush(struct kdi_writer *w);
+/* Bytes a chunk with this payload occupies on the device. */
+size_t chunk_span(size_t payload_len);
+
+/* ---- reader ---- */
+struct kdi_reader {
+	int fd;
+	uint64_t base, limit;
+	uint64_t pos;		/* offset of the next chunk header */
+	uint64_t dump_id, next_seq;
+	int done;
+	char why[160];		/* why reading stopped, when it stopped early */
+};
+
+/* Reads and validates START. -ENOENT: no dump here (empty). */
+int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
+		struct kdi_start *start);
+/* Next chunk: header into *h, payload into *buf (grown with realloc as
+ * needed, never beyond KDI_CHUNK_MAX). Returns 1 for a chunk (END
+ * included; the call after END returns 0), or -EBADMSG when the stream
+ * stops at a damaged, foreign or missing chunk (r->why says which); what
+ * was read before is the intact prefix. -ENOMEM is returned as such. */
+int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t *cap);
+/* Offset (device) of the payload of the chunk just returned. */
+uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h);
+
+/* PAGES payload helpers (validating). */
+struct kdi_pages_view {
+	uint64_t pfn;
+	uint32_t count, nstored;
+	const uint8_t *bitmap;
+	const uint32_t *sizes;	/* little-endian words */
+	const uint8_t *data;
+	size_t data_len;
+};
+size_t pages_hdr_len(uint32_t count, uint32_t nstored);
+int pages_parse(const void *payload, size_t len, uint32_t page_size,
+		struct kdi_pages_view *v);
+
+#endif

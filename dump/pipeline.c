@@ -1,0 +1,656 @@
+#include "pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lz4.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "window.h"
+
+/* 256 pages = 1 MiB of memory per PAGES chunk: small enough that a few
+ * output slots fit a tiny crashkernel reservation, large enough that the
+ * 48-byte header and the bitmap are noise. */
+#define BLOCK_PAGES 256u
+#define WRITE_BUF (1u << 20)
+
+struct range { uint64_t lo, hi; };	/* pfns [lo, hi) */
+
+enum { SLOT_FREE, SLOT_BUSY, SLOT_FULL };
+
+struct slot {
+	int state;
+	uint64_t block;			/* block held (BUSY/FULL) */
+	uint64_t next;			/* the only block that may take it next */
+	struct kdi_pages hdr;
+	uint8_t bitmap[BLOCK_PAGES / 8];
+	uint32_t sizes[BLOCK_PAGES];
+	uint8_t *data;
+	size_t data_len;
+	uint64_t excluded[KDI_EX_NCLASSES];
+	uint64_t scanned, stored, bytes_in;
+};
+
+struct pipe {
+	struct vmcore *vc;
+	const struct capture_opts *o;
+	uint32_t ps;
+	unsigned shift;
+	uint32_t *order;		/* segments with data, by paddr */
+	uint32_t norder;
+	struct range *ranges;
+	uint32_t nranges;
+	uint64_t total_pfns;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t it_range;		/* block iterator */
+	uint64_t it_pfn;
+	uint64_t issued;		/* blocks handed out */
+	int it_done;
+	int stop;
+	struct slot *slots;
+	unsigned nslots;
+};
+
+struct worker {
+	struct pipe *p;
+	struct window win;
+	void *lz4;
+	uint8_t *scratch;
+	uint32_t *cands;		/* segment candidates for one block */
+	pthread_t tid;
+};
+
+/* ---- faults ----
+ * Touching a bad page of an mmapped /proc/vmcore raises SIGBUS. The page is
+ * then retried with pread, and if that fails it is counted unreadable: a
+ * crashed machine's memory is allowed to be broken, the capture is not. */
+static __thread sigjmp_buf *fault_jmp;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)si; (void)uc;
+	if (fault_jmp)
+		siglongjmp(*fault_jmp, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_fault_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* ---- layout ---- */
+
+/* musl has no qsort_r before 1.2.3's; a tiny insertion sort over segment
+ * indices is plenty (a vmcore has tens of PT_LOADs). */
+static void sort_order(uint32_t *v, uint32_t n, const struct kdi_segment *seg)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t x = v[i], j = i;
+		while (j > 0 && seg[v[j - 1]].paddr > seg[x].paddr) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+static int build_layout(struct pipe *p)
+{
+	struct vmcore *vc = p->vc;
+
+	p->order = calloc(vc->nr_seg, sizeof *p->order);
+	p->ranges = calloc(vc->nr_seg, sizeof *p->ranges);
+	if (!p->order || !p->ranges)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < vc->nr_seg; i++)
+		if (vc->seg[i].filesz)
+			p->order[p->norder++] = i;
+	sort_order(p->order, p->norder, vc->seg);
+
+	/* Merge overlapping pfn ranges: the kernel-text PT_LOAD aliases
+	 * memory that a RAM PT_LOAD also covers; each pfn is stored once. */
+	for (uint32_t k = 0; k < p->norder; k++) {
+		const struct kdi_segment *s = &vc->seg[p->order[k]];
+		uint64_t lo = s->paddr >> p->shift;
+		uint64_t hi = (s->paddr + s->filesz + p->ps - 1) >> p->shift;
+		if (p->nranges && lo <= p->ranges[p->nranges - 1].hi) {
+			if (hi > p->ranges[p->nranges - 1].hi)
+				p->ranges[p->nranges - 1].hi = hi;
+		} else {
+			p->ranges[p->nranges++] = (struct range){ lo, hi };
+		}
+	}
+	for (uint32_t i = 0; i < p->nranges; i++)
+		p->total_pfns += p->ranges[i].hi - p->ranges[i].lo;
+	return 0;
+}
+
+/* Next block, clipped to its range and to a BLOCK_PAGES-aligned boundary;
+ * called with the lock held. */
+static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *idx)
+{
+	if (p->it_done || p->stop)
+		return 0;
+	if (p->it_range >= p->nranges) {
+		p->it_done = 1;
+		return 0;
+	}
+	struct range *r = &p->ranges[p->it_range];
+	if (p->it_pfn < r->lo)
+		p->it_pfn = r->lo;
+	uint64_t end = (p->it_pfn / BLOCK_PAGES + 1) * BLOCK_PAGES;
+	if (end > r->hi)
+		end = r->hi;
+	*pfn = p->it_pfn;
+	*count = end - p->it_pfn;
+	*idx = p->issued++;
+	p->it_pfn = end;
+	if (end == r->hi) {
+		p->it_range++;
+		if (p->it_range < p->nranges)
+			p->it_pfn = p->ranges[p->it_range].lo;
+		else
+			p->it_done = 1;
+	}
+	return 1;
+}
+
+/* ---- one page ---- */
+
+static int is_zero(const uint8_t *b, size_t n)
+{
+	const uint64_t *w = (const uint64_t *)b;
+	uint64_t acc = 0;
+
+	/* OR 8 words at a time: branch-light and auto-vectorised. */
+	for (size_t i = 0; i < n / 8; i += 8) {
+		acc |= w[i] | w[i + 1] | w[i + 2] | w[i + 3] |
+		       w[i + 4] | w[i + 5] | w[i + 6] | w[i + 7];
+		if (acc)
+			return 0;
+	}
+	return 1;
+}
+
+/* Segments overlapping pfns [pfn, pfn+count). */
+static uint32_t block_cands(struct worker *w, uint64_t pfn, uint32_t count)
+{
+	struct pipe *p = w->p;
+	uint64_t lo = pfn << p->shift, hi = (pfn + count) << p->shift;
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < p->norder; k++) {
+		const struct kdi_segment *s = &p->vc->seg[p->order[k]];
+		if (s->paddr >= hi)
+			break;
+		if (s->paddr + s->filesz > lo)
+			w->cands[n++] = p->order[k];
+	}
+	return n;
+}
+
+/* Bytes of pfn, or NULL when unreadable. Fast path: one segment holds the
+ * whole page, return a pointer into the window. Otherwise assemble the
+ * pieces (page-unaligned segment ends) in scratch, zero-filled. */
+static const uint8_t *page_bytes(struct worker *w, uint64_t pfn, uint32_t ncand)
+{
+	struct pipe *p = w->p;
+	struct vmcore *vc = p->vc;
+	uint64_t pa = pfn << p->shift, pe = pa + p->ps;
+	int e, pieces = 0;
+
+	for (uint32_t k = 0; k < ncand; k++) {
+		const struct kdi_segment *s = &vc->seg[w->cands[k]];
+		if (s->paddr <= pa && s->paddr + s->filesz >= pe)
+			return window_get(&w->win, vc->seg_offset[w->cands[k]] + (pa - s->paddr),
+					  p->ps, &e);
+	}
+	memset(w->scratch, 0, p->ps);
+	for (uint32_t k = 0; k < ncand; k++) {
+		const struct kdi_segment *s = &vc->seg[w->cands[k]];
+		uint64_t lo = MAX(pa, s->paddr), hi = MIN(pe, s->paddr + s->filesz);
+		if (lo >= hi)
+			continue;
+		const uint8_t *src = window_get(&w->win, vc->seg_offset[w->cands[k]] + (lo - s->paddr),
+						hi - lo, &e);
+		if (!src)
+			return NULL;
+		memcpy(w->scratch + (lo - pa), src, hi - lo);
+		pieces++;
+	}
+	return pieces ? w->scratch : NULL;
+}
+
+/* ---- one block ---- */
+
+/* One page: read, judge, compress into the slot. */
+static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i,
+			     uint32_t ncand)
+{
+	struct pipe *p = w->p;
+	uint32_t ps = p->ps;
+	const uint8_t *src = page_bytes(w, pfn, ncand);
+
+	if (!src) {
+		sl->excluded[KDI_EX_UNREADABLE]++;
+		return;
+	}
+	if ((p->o->level & 1) && is_zero(src, ps)) {
+		sl->excluded[KDI_EX_ZERO]++;
+		return;
+	}
+	uint8_t *dst = sl->data + sl->data_len;
+	int n = LZ4_compress_fast_extState(w->lz4, (const char *)src, (char *)dst, ps, ps - 1, 1);
+	uint32_t word;
+	if (n > 0) {
+		word = (uint32_t)n | KDI_PAGE_LZ4;
+	} else {
+		memcpy(dst, src, ps);	/* incompressible: stored raw */
+		n = ps;
+		word = ps;
+	}
+	sl->data_len += n;
+	sl->sizes[sl->hdr.nstored++] = word;
+	sl->bitmap[i / 8] |= 1u << (i % 8);
+	sl->stored++;
+	sl->bytes_in += ps;
+}
+
+/* The SIGBUS guard covers every touch of the mapping (the copy, the zero
+ * test and LZ4). Slot state is only updated after the last touch, so a
+ * fault leaves nothing half-done. */
+static void encode_page(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i,
+			uint32_t ncand)
+{
+	sigjmp_buf jb;
+	volatile int faults = 0;
+
+	if (sigsetjmp(jb, 1)) {
+		/* This worker reads with pread from now on; a page that faults
+		 * again is unreadable. */
+		fault_jmp = NULL;
+		window_force_pread(&w->win);
+		if (++faults > 1) {
+			sl->excluded[KDI_EX_UNREADABLE]++;
+			return;
+		}
+	}
+	fault_jmp = &jb;
+	encode_page_body(w, sl, pfn, i, ncand);
+	fault_jmp = NULL;
+}
+
+static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t count)
+{
+	uint32_t ncand = block_cands(w, pfn, count);
+
+	memset(sl->bitmap, 0, sizeof sl->bitmap);
+	memset(sl->excluded, 0, sizeof sl->excluded);
+	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count };
+	sl->data_len = 0;
+	sl->scanned = count;
+	sl->stored = sl->bytes_in = 0;
+	for (uint32_t i = 0; i < count; i++)
+		encode_page(w, sl, pfn + i, i, ncand);
+}
+
+/* ---- workers (threads > 1) ---- */
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pipe *p = w->p;
+
+	for (;;) {
+		uint64_t pfn, idx;
+		uint32_t count;
+
+		pthread_mutex_lock(&p->lock);
+		if (!next_block(p, &pfn, &count, &idx)) {
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		struct slot *sl = &p->slots[idx % p->nslots];
+		while (!p->stop && !(sl->state == SLOT_FREE && sl->next == idx))
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->stop) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		sl->state = SLOT_BUSY;
+		sl->block = idx;
+		pthread_mutex_unlock(&p->lock);
+
+		encode_block(w, sl, pfn, count);
+
+		pthread_mutex_lock(&p->lock);
+		sl->state = SLOT_FULL;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+/* ---- progress ---- */
+
+struct progress {
+	double t0, last_t;
+	int last_pct;
+};
+
+static void progress_tick(struct progress *pg, const struct pipe *p, uint64_t done,
+			  uint64_t bytes_out, int final)
+{
+	double t = now_mono();
+	int pct = p->total_pfns ? (int)(done * 100 / p->total_pfns) : 100;
+
+	/* One line per 5% step, never more than one a second, and one at
+	 * least every 10 s so a slow capture visibly lives. Plain lines, no
+	 * carriage returns: serial consoles and logs stay readable. */
+	if (!final) {
+		double since = t - pg->last_t;
+		if (since < 1.0)
+			return;
+		if (pct / 5 == pg->last_pct / 5 && since < 10.0)
+			return;
+	}
+	double el = t - pg->t0, mb = (double)(done << p->shift) / 1e6;
+	double rate = el > 0 ? mb / el : 0;
+	double eta = rate > 0 ? ((double)((p->total_pfns - done) << p->shift) / 1e6) / rate : 0;
+	msg("capture: %3d%%  %.0f/%.0f MB scanned, %.1f MB/s, %.0f MB written, ETA %.0fs",
+	    pct, mb, (double)(p->total_pfns << p->shift) / 1e6, rate,
+	    bytes_out / 1e6, eta);
+	pg->last_t = t;
+	pg->last_pct = pct;
+}
+
+/* ---- the run ---- */
+
+static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct capture_opts *o)
+{
+	struct kdi_start st = {
+		.format_version = KDI_FORMAT_VERSION,
+		.page_size = vc->page_size,
+		.e_machine = vc->e_machine,
+		.ei_class = 2, .ei_data = 1,
+		.dump_level = o->level,
+		.start_time = (uint64_t)time(NULL),
+		.nr_segments = vc->nr_seg,
+	};
+	memcpy(st.sb_uuid, o->sb_uuid, 16);
+	snprintf(st.tool, sizeof st.tool, "kdumpinit %s", KDI_VERSION);
+
+	int r = writer_put(wr, KDI_CH_START, &st, sizeof st, NULL, 0, NULL, 0);
+	if (!r)
+		r = writer_put(wr, KDI_CH_NOTES, vc->notes, vc->notes_len, NULL, 0, NULL, 0);
+	if (!r)
+		r = writer_put(wr, KDI_CH_VMCOREINFO, vc->vmcoreinfo, vc->vmcoreinfo_len,
+			       NULL, 0, NULL, 0);
+	/* Segments go as they are in the vmcore, with the original filesz so
+	 * save can rebuild the same program headers. */
+	if (!r)
+		r = writer_put(wr, KDI_CH_SEGMENTS, vc->seg,
+			       (size_t)vc->nr_seg * sizeof *vc->seg, NULL, 0, NULL, 0);
+	if (!r)
+		r = writer_flush(wr);
+	return r;
+}
+
+static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_result *res)
+{
+	struct kdi_end *e = &res->end;
+
+	for (int c = 0; c < KDI_EX_NCLASSES; c++)
+		e->excluded[c] += sl->excluded[c];
+	e->pages_total += sl->scanned;
+	if (!sl->hdr.nstored)
+		return 0;	/* nothing kept: no chunk at all */
+	size_t bl = ((sl->hdr.count + 31) / 32) * 4;
+	uint8_t head[sizeof sl->hdr + sizeof sl->bitmap];
+	memcpy(head, &sl->hdr, sizeof sl->hdr);
+	memcpy(head + sizeof sl->hdr, sl->bitmap, bl);
+	int r = writer_put(wr, KDI_CH_PAGES, head, sizeof sl->hdr + bl,
+			   sl->sizes, 4 * (size_t)sl->hdr.nstored, sl->data, sl->data_len);
+	if (r < 0) {
+		/* Not stored after all: count those pages as lost. */
+		e->pages_total -= sl->scanned;
+		for (int c = 0; c < KDI_EX_NCLASSES; c++)
+			e->excluded[c] -= sl->excluded[c];
+		return r;
+	}
+	e->pages_stored += sl->stored;
+	e->bytes_in += sl->bytes_in;
+	return 0;
+}
+
+static int slots_alloc(struct pipe *p, unsigned n)
+{
+	p->slots = calloc(n, sizeof *p->slots);
+	if (!p->slots)
+		return -ENOMEM;
+	p->nslots = n;
+	for (unsigned i = 0; i < n; i++) {
+		p->slots[i].next = i;
+		p->slots[i].data = malloc((size_t)BLOCK_PAGES * p->ps);
+		if (!p->slots[i].data)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int worker_init(struct worker *w, struct pipe *p)
+{
+	memset(w, 0, sizeof *w);
+	w->p = p;
+	window_init(&w->win, p->vc->fd, p->vc->file_size, p->o->window, p->o->no_mmap);
+	w->lz4 = malloc(LZ4_sizeofState());
+	w->scratch = malloc(p->ps);
+	w->cands = calloc(p->vc->nr_seg ? p->vc->nr_seg : 1, sizeof *w->cands);
+	return (w->lz4 && w->scratch && w->cands) ? 0 : -ENOMEM;
+}
+
+static void worker_fini(struct worker *w)
+{
+	window_fini(&w->win);
+	free(w->lz4);
+	free(w->scratch);
+	free(w->cands);
+}
+
+static int should_abort(const struct capture_opts *o)
+{
+	return o->abort_flag && *o->abort_flag;
+}
+
+/* Writer loop: blocks strictly in order, whatever thread made them. */
+static int drain(struct pipe *p, struct kdi_writer *wr, struct capture_result *res,
+		 struct progress *pg)
+{
+	const struct capture_opts *o = p->o;
+	uint64_t done = 0;
+
+	for (uint64_t b = 0;; b++) {
+		struct slot *sl = &p->slots[b % p->nslots];
+		pthread_mutex_lock(&p->lock);
+		while (!(sl->state == SLOT_FULL && sl->block == b) &&
+		       !(p->it_done && b >= p->issued) && !p->stop)
+			pthread_cond_wait(&p->cond, &p->lock);
+		int have = sl->state == SLOT_FULL && sl->block == b;
+		pthread_mutex_unlock(&p->lock);
+		if (!have)
+			return 0;
+
+		int r = should_abort(o) ? -ECANCELED : emit_block(wr, sl, res);
+		done += sl->scanned;
+		if (o->heartbeat)
+			(*o->heartbeat)++;
+		if (o->progress)
+			progress_tick(pg, p, done, wr->pos, 0);
+
+		pthread_mutex_lock(&p->lock);
+		sl->state = SLOT_FREE;
+		sl->next = b + p->nslots;
+		if (r < 0)
+			p->stop = 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		if (r < 0)
+			return r;
+	}
+}
+
+static int run_inline(struct pipe *p, struct kdi_writer *wr, struct capture_result *res,
+		      struct progress *pg)
+{
+	struct worker w;
+	int r = worker_init(&w, p);
+	uint64_t pfn, idx, done = 0;
+	uint32_t count;
+
+	while (!r && next_block(p, &pfn, &count, &idx)) {
+		if (should_abort(p->o)) {
+			r = -ECANCELED;
+			break;
+		}
+		encode_block(&w, &p->slots[0], pfn, count);
+		r = emit_block(wr, &p->slots[0], res);
+		done += count;
+		if (p->o->heartbeat)
+			(*p->o->heartbeat)++;
+		if (p->o->progress)
+			progress_tick(pg, p, done, wr->pos, 0);
+	}
+	if (w.win.map_errno)
+		warn("mmap of the vmcore failed (%s): read it with pread instead",
+		     errstr(w.win.map_errno));
+	worker_fini(&w);
+	return r;
+}
+
+static int run_threads(struct pipe *p, struct kdi_writer *wr, struct capture_result *res,
+		       struct progress *pg)
+{
+	unsigned n = p->o->threads;
+	struct worker *ws = calloc(n, sizeof *ws);
+	unsigned started = 0;
+	int r = ws ? 0 : -ENOMEM;
+
+	for (unsigned i = 0; !r && i < n; i++) {
+		r = worker_init(&ws[i], p);
+		if (!r && pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) != 0)
+			r = -EAGAIN;
+		if (!r)
+			started++;
+	}
+	if (!r)
+		r = drain(p, wr, res, pg);
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	int map_errno = 0;
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(ws[i].tid, NULL);
+		if (ws[i].win.map_errno)
+			map_errno = ws[i].win.map_errno;
+	}
+	if (map_errno)
+		warn("mmap of the vmcore failed (%s): read it with pread instead",
+		     errstr(map_errno));
+	for (unsigned i = 0; ws && i < n; i++)
+		worker_fini(&ws[i]);
+	free(ws);
+	return r;
+}
+
+int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
+		const struct capture_opts *o, struct capture_result *res)
+{
+	struct pipe p = { .vc = vc, .o = o, .ps = vc->page_size };
+	struct kdi_writer wr;
+	struct progress pg = { .t0 = now_mono(), .last_pct = -100 };
+	uint8_t *wbuf = malloc(WRITE_BUF);
+	int r;
+
+	memset(res, 0, sizeof *res);
+	pg.last_t = pg.t0;
+	while ((1u << p.shift) < p.ps)
+		p.shift++;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	install_fault_handler();
+
+	r = wbuf ? build_layout(&p) : -ENOMEM;
+	if (!r)
+		r = slots_alloc(&p, o->threads > 1 ? 2 * o->threads : 1);
+	if (r < 0)
+		goto out;
+
+	writer_init(&wr, out_fd, base, limit, wbuf, WRITE_BUF, 0);
+	res->dump_id = wr.dump_id;
+	r = write_metadata(&wr, vc, o);
+	if (r < 0)
+		goto out;	/* not even the header fits or writes: no dump */
+
+	r = o->threads > 1 ? run_threads(&p, &wr, res, &pg) : run_inline(&p, &wr, res, &pg);
+
+	struct kdi_end *e = &res->end;
+	if (vc->truncated)
+		e->status |= KDI_ST_INPUT_TRUNCATED | KDI_ST_INCOMPLETE;
+	if (e->excluded[KDI_EX_UNREADABLE])
+		e->status |= KDI_ST_READ_ERRORS | KDI_ST_INCOMPLETE;
+	if (r == -ENOSPC)
+		e->status |= KDI_ST_DEVICE_FULL | KDI_ST_INCOMPLETE;
+	else if (r < 0)
+		e->status |= KDI_ST_ABORTED | KDI_ST_INCOMPLETE;
+	if (r < 0 && r != -ENOSPC && r != -ECANCELED)
+		res->write_error = r;
+	e->end_time = (uint64_t)time(NULL);
+
+	/* Whatever happened above, try to close the stream: an END record
+	 * turns "incomplete, reason unknown" into a stated reason. */
+	int fr = writer_flush(&wr);
+	if (fr == -ENOSPC && !(e->status & KDI_ST_DEVICE_FULL)) {
+		e->status |= KDI_ST_DEVICE_FULL | KDI_ST_INCOMPLETE;
+	}
+	int er = writer_put_end(&wr, e);
+	if (!er)
+		er = writer_flush(&wr);
+	if (!er && fdatasync(out_fd) < 0)
+		er = -errno;
+	res->end.bytes_out = wr.pos;
+	res->end.nr_chunks = wr.seq;
+	res->seconds = now_mono() - pg.t0;
+	if (o->progress)
+		progress_tick(&pg, &p, res->end.pages_total, wr.pos, 1);
+	r = er;
+out:
+	for (unsigned i = 0; p.slots && i < p.nslots; i++)
+		free(p.slots[i].data);
+	free(p.slots);
+	free(p.order);
+	free(p.ranges);
+	free(wbuf);
+	pthread_cond_destroy(&p.cond);
+	pthread_mutex_destroy(&p.lock);
+	return r;
+}

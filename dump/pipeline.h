@@ -1,0 +1,39 @@
+/* The capture pipeline: vmcore PT_LOAD windows -> per-page decisions ->
+ * LZ4 -> ordered chunk stream on the target. Same code for PID-1 mode and
+ * `kdumpinit capture`. */
+#ifndef KDI_PIPELINE_H
+#define KDI_PIPELINE_H
+
+#include <stdint.h>
+
+#include "format.h"
+#include "vmcore.h"
+
+struct capture_opts {
+	uint32_t level;			/* makedumpfile dump-level bits */
+	unsigned threads;		/* compression workers, >= 1 */
+	uint64_t window;		/* mmap window bytes */
+	int no_mmap;			/* read with pread (tests; mmap fallback) */
+	uint8_t sb_uuid[16];
+	/* Bumped after every block so a watchdog can tell progress from a
+	 * stall. May be NULL. */
+	volatile uint64_t *heartbeat;
+	/* Set by someone else to stop early (stall, signal). May be NULL. */
+	volatile int *abort_flag;
+	int progress;			/* print progress lines */
+};
+
+struct capture_result {
+	struct kdi_end end;		/* what the END record says */
+	uint64_t dump_id;
+	double seconds;
+	int write_error;		/* -errno of the write that failed, or 0 */
+};
+
+/* Writes one dump at [base, limit) of out_fd. Returns 0 when an END record
+ * was written (the dump may still be marked incomplete: see
+ * res->end.status), or -errno when not even that was possible. */
+int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
+		const struct capture_opts *o, struct capture_result *res);
+
+#endif

@@ -1,0 +1,217 @@
+#include "vmcore.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "../lib/io.h"
+#include "../lib/util.h"
+
+const char *vmcore_strerror(enum vmcore_err e)
+{
+	static const char *const names[] = {
+		[VMC_OK] = "ok",
+		[VMC_NOT_ELF] = "not an ELF file",
+		[VMC_NOT_CORE] = "an ELF file, but not a core dump (ET_CORE)",
+		[VMC_BAD_CLASS] = "not a 64-bit little-endian ELF core",
+		[VMC_NO_VMCOREINFO] = "a core file without a VMCOREINFO note: not a kernel vmcore",
+		[VMC_BAD_HEADERS] = "program headers are unreadable or out of bounds",
+		[VMC_NO_LOADS] = "no PT_LOAD segment holds memory",
+	};
+	return (unsigned)e < ARRAY_SIZE(names) ? names[e] : "?";
+}
+
+int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p; ) {
+		const char *eol = strchr(p, '\n');
+		size_t ll = eol ? (size_t)(eol - p) : strlen(p);
+		if (ll > kl && !memcmp(p, key, kl) && p[kl] == '=') {
+			size_t vl = ll - kl - 1;
+			if (vl >= outsz)
+				vl = outsz - 1;
+			memcpy(out, p + kl + 1, vl);
+			out[vl] = 0;
+			return 0;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+/* Walks the notes of one PT_NOTE blob; keeps a copy of VMCOREINFO. Notes
+ * come from the crashed kernel, so every length is checked. */
+static void find_vmcoreinfo(struct vmcore *vc, const uint8_t *p, size_t len)
+{
+	size_t off = 0;
+
+	while (off + 12 <= len) {
+		uint32_t nsz, dsz, type;
+		memcpy(&nsz, p + off, 4);
+		memcpy(&dsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		size_t nalign = ((size_t)nsz + 3) & ~(size_t)3;
+		size_t dalign = ((size_t)dsz + 3) & ~(size_t)3;
+		if (nalign > len - off - 12 || dalign > len - off - 12 - nalign)
+			return;
+		const char *name = (const char *)p + off + 12;
+		if (nsz == 11 && !memcmp(name, "VMCOREINFO", 11) && !vc->vmcoreinfo) {
+			vc->vmcoreinfo = malloc(dsz + 1);
+			if (vc->vmcoreinfo) {
+				memcpy(vc->vmcoreinfo, name + nalign, dsz);
+				vc->vmcoreinfo[dsz] = 0;
+				/* The text is NUL-padded in the kernel's buffer. */
+				vc->vmcoreinfo_len = strlen(vc->vmcoreinfo);
+			}
+		}
+		if (nsz == 0 && dsz == 0 && type == 0)
+			return;		/* zero padding after the last note */
+		off += 12 + nalign + dalign;
+	}
+}
+
+int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
+{
+	int ret = -EINVAL;
+	Elf *elf = NULL;
+	size_t phnum;
+	GElf_Ehdr eh;
+
+	memset(vc, 0, sizeof *vc);
+	*why = VMC_OK;
+	vc->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (vc->fd < 0)
+		return -errno;
+	int64_t sz = fd_size(vc->fd, NULL);
+	if (sz < 0) {
+		ret = (int)sz;
+		goto fail;
+	}
+	vc->file_size = sz;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(vc->fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		*why = VMC_NOT_ELF;
+		goto fail;
+	}
+	if (!gelf_getehdr(elf, &eh)) {
+		*why = VMC_NOT_ELF;
+		goto fail;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+		*why = VMC_BAD_CLASS;
+		goto fail;
+	}
+	if (eh.e_type != ET_CORE) {
+		*why = VMC_NOT_CORE;
+		goto fail;
+	}
+	if (elf_getphdrnum(elf, &phnum) < 0 || phnum == 0 || phnum > KDI_MAX_SEGMENTS) {
+		*why = VMC_BAD_HEADERS;
+		goto fail;
+	}
+	vc->e_machine = eh.e_machine;
+	vc->seg = calloc(phnum, sizeof *vc->seg);
+	vc->seg_offset = calloc(phnum, sizeof *vc->seg_offset);
+	if (!vc->seg || !vc->seg_offset) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, i, &ph)) {
+			*why = VMC_BAD_HEADERS;
+			goto fail;
+		}
+		if (ph.p_type == PT_NOTE) {
+			if (ph.p_filesz > (64u << 20) || ph.p_offset > vc->file_size ||
+			    ph.p_filesz > vc->file_size - ph.p_offset) {
+				*why = VMC_BAD_HEADERS;
+				goto fail;
+			}
+			uint8_t *n = realloc(vc->notes, vc->notes_len + ph.p_filesz);
+			if (!n) {
+				ret = -ENOMEM;
+				goto fail;
+			}
+			vc->notes = n;
+			ssize_t got = read_full_at(vc->fd, n + vc->notes_len, ph.p_filesz, ph.p_offset);
+			if (got < 0) {
+				ret = (int)got;
+				goto fail;
+			}
+			if ((uint64_t)got != ph.p_filesz) {
+				*why = VMC_BAD_HEADERS;
+				goto fail;
+			}
+			find_vmcoreinfo(vc, n + vc->notes_len, ph.p_filesz);
+			vc->notes_len += ph.p_filesz;
+		} else if (ph.p_type == PT_LOAD) {
+			struct kdi_segment *s = &vc->seg[vc->nr_seg];
+			if (ph.p_filesz > ph.p_memsz || ph.p_paddr + ph.p_memsz < ph.p_paddr ||
+			    ph.p_offset + ph.p_filesz < ph.p_offset) {
+				*why = VMC_BAD_HEADERS;
+				goto fail;
+			}
+			s->paddr = ph.p_paddr;
+			s->vaddr = ph.p_vaddr;
+			s->memsz = ph.p_memsz;
+			s->filesz = ph.p_filesz;
+			s->p_flags = ph.p_flags;
+			vc->seg_offset[vc->nr_seg] = ph.p_offset;
+			/* A copy cut short keeps what it has; the dump says so. */
+			if (ph.p_offset >= vc->file_size) {
+				if (s->filesz)
+					vc->truncated = 1;
+				s->filesz = 0;
+			} else if (s->filesz > vc->file_size - ph.p_offset) {
+				s->filesz = vc->file_size - ph.p_offset;
+				vc->truncated = 1;
+			}
+			vc->nr_seg++;
+		}
+	}
+	if (!vc->vmcoreinfo) {
+		*why = VMC_NO_VMCOREINFO;
+		goto fail;
+	}
+	if (!vc->nr_seg) {
+		*why = VMC_NO_LOADS;
+		goto fail;
+	}
+
+	char v[32];
+	uint64_t ps = 4096;
+	if (vmcoreinfo_get(vc->vmcoreinfo, "PAGESIZE", v, sizeof v) == 0 &&
+	    (parse_u64(v, 0, &ps) < 0 || ps < 4096 || ps > 65536 || (ps & (ps - 1))))
+		ps = 4096;	/* caller's arch table may override */
+	vc->page_size = ps;
+	elf_end(elf);
+	return 0;
+fail:
+	if (elf)
+		elf_end(elf);
+	vmcore_close(vc);
+	return ret;
+}
+
+void vmcore_close(struct vmcore *vc)
+{
+	if (vc->fd >= 0)
+		close(vc->fd);
+	free(vc->seg);
+	free(vc->seg_offset);
+	free(vc->notes);
+	free(vc->vmcoreinfo);
+	memset(vc, 0, sizeof *vc);
+	vc->fd = -1;
+}

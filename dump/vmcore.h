@@ -1,0 +1,46 @@
+/* An ELF vmcore (/proc/vmcore or a copy): headers, notes and VMCOREINFO.
+ * Opening maps nothing; the pipeline maps PT_LOAD windows itself. */
+#ifndef KDI_VMCORE_H
+#define KDI_VMCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+/* Why a file is not usable as a vmcore, for one clear message. */
+enum vmcore_err {
+	VMC_OK = 0,
+	VMC_NOT_ELF,		/* not an ELF file at all */
+	VMC_NOT_CORE,		/* ELF, but not ET_CORE */
+	VMC_BAD_CLASS,		/* not 64-bit little-endian */
+	VMC_NO_VMCOREINFO,	/* a core file, but no VMCOREINFO note */
+	VMC_BAD_HEADERS,	/* program headers unreadable or out of bounds */
+	VMC_NO_LOADS,		/* no PT_LOAD with data */
+};
+const char *vmcore_strerror(enum vmcore_err e);
+
+struct vmcore {
+	int fd;
+	uint64_t file_size;
+	uint16_t e_machine;
+	uint32_t page_size;
+	struct kdi_segment *seg;	/* PT_LOADs in file order */
+	uint64_t *seg_offset;		/* file offset of each */
+	uint32_t nr_seg;
+	uint8_t *notes;			/* all PT_NOTE bytes, concatenated */
+	size_t notes_len;
+	char *vmcoreinfo;		/* NUL-terminated copy of the note text */
+	size_t vmcoreinfo_len;
+	int truncated;			/* some PT_LOAD ran past the file end */
+};
+
+/* Returns 0, or -errno for I/O (with *why VMC_OK), or -EINVAL with *why
+ * saying what the file is instead. */
+int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why);
+void vmcore_close(struct vmcore *vc);
+
+/* Value of a VMCOREINFO line "KEY=value", copied into out; -ENOENT. */
+int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
+
+#endif

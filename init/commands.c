@@ -1,0 +1,441 @@
+/* Host commands: capture, save, info, format. Each parses its options,
+ * calls library code, prints once and returns an exit code. */
+#include "kdumpinit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../config/probe.h"
+#include "../config/target.h"
+#include "../dump/dumpfile.h"
+#include "../dump/save.h"
+#include "../dump/vmcore.h"
+#include "../lib/io.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+static int usage(const char *text, int code)
+{
+	fputs(text, code == EXIT_OK ? stdout : stderr);
+	return code;
+}
+
+static int bad_value(const char *opt, const char *v)
+{
+	err("%s: invalid value '%s' (see --help)", opt, v);
+	return EXIT_USAGE;
+}
+
+/* ---------------- capture ---------------- */
+
+static const char capture_help[] =
+	"usage: kdumpinit capture --vmcore FILE --output TARGET [--level N] [--threads N]\n"
+	"\n"
+	"Runs the capture pipeline (the code PID-1 mode runs) on an ELF vmcore.\n"
+	"TARGET is a device or file claimed by 'kdumpinit format', or a path that\n"
+	"does not exist yet (a new claimed file is created). Anything else is refused.\n"
+	"  --vmcore FILE   the ELF vmcore, e.g. /proc/vmcore or a copy of it\n"
+	"  --output TARGET where the dump goes\n"
+	"  --level N       makedumpfile dump level bits, 0..31 (default 31; bit 1 = zero pages)\n"
+	"  --threads N     compression workers (default: online CPUs)\n"
+	"  --no-mmap       read the vmcore with pread instead of mmap windows\n"
+	"Exit: 0 complete, 3 bad vmcore, 4 target refused, 5 incomplete, 1 I/O error.\n";
+
+int cmd_capture(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "vmcore", 1, 0, 'v' }, { "output", 1, 0, 'o' }, { "level", 1, 0, 'l' },
+		{ "threads", 1, 0, 't' }, { "no-mmap", 0, 0, 'M' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *vmcore = NULL, *output = NULL;
+	struct capture_opts o = { .level = 31, .threads = online_cpus(), .window = 64u << 20,
+				  .progress = 1 };
+	uint64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "v:o:l:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': vmcore = optarg; break;
+		case 'o': output = optarg; break;
+		case 'l':
+			if (parse_u64(optarg, 0, &v) < 0 || v > 31)
+				return bad_value("--level", optarg);
+			o.level = v;
+			break;
+		case 't':
+			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 256)
+				return bad_value("--threads", optarg);
+			o.threads = v;
+			break;
+		case 'M': o.no_mmap = 1; break;
+		case 'h': return usage(capture_help, EXIT_OK);
+		default: return usage(capture_help, EXIT_USAGE);
+		}
+	}
+	if (!vmcore || !output || optind != argc)
+		return usage(capture_help, EXIT_USAGE);
+	return run_capture(vmcore, output, 1, &o);
+}
+
+/* ---------------- opening a dump ---------------- */
+
+static int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
+{
+	enum target_refusal why;
+	char m[400];
+	int r = source_open(t, src, &why, m, sizeof m);
+
+	if (r == -ENOENT && why != TGT_OK) {
+		err("%s", m);
+		*code = EXIT_TARGET;
+		return r;
+	}
+	if (r < 0) {
+		err("cannot open %s: %s", src, errstr(r));
+		*code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
+		return r;
+	}
+	r = dumpfile_load(d, t->fd, t->base, t->limit);
+	if (r == -ENOMEM) {
+		err("out of memory reading %s", src);
+		*code = EXIT_SYSTEM;
+	} else if (r < 0 && r != -ENOENT) {
+		err("%s: the dump's header is unreadable (%s)", src, d->why[0] ? d->why : errstr(r));
+		*code = EXIT_INCOMPLETE;
+	}
+	return r;
+}
+
+/* ---------------- info ---------------- */
+
+static const char info_help[] =
+	"usage: kdumpinit info SOURCE\n"
+	"\n"
+	"Prints what a dump device or file holds: state (empty, complete, incomplete),\n"
+	"the crashed kernel's release and crash time, pages kept and sizes.\n"
+	"Exit: 0 a complete dump, 5 an incomplete one, 4 empty or not a dump device.\n";
+
+static void print_time(const char *label, uint64_t t)
+{
+	char b[64];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t && gmtime_r(&tt, &tm) && strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		printf("%-12s %s\n", label, b);
+	else
+		printf("%-12s unknown\n", label);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return usage(info_help, EXIT_OK);
+	if (argc != 2 || argv[1][0] == '-')
+		return usage(info_help, EXIT_USAGE);
+
+	struct target t;
+	struct dumpfile d;
+	int code = EXIT_OK;
+	int r = open_dump(argv[1], &t, &d, &code);
+	char u[37];
+
+	if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
+		return code;
+	if (t.fd >= 0 || r != -ENOENT || code == EXIT_OK) {
+		uuid_format(t.sb.uuid, u);
+		printf("%-12s %s\n", "source", argv[1]);
+		printf("%-12s %s%s%s%s\n", "claim", u, t.sb.label[0] ? " (label " : "",
+		       t.sb.label, t.sb.label[0] ? ")" : "");
+		printf("%-12s %.1f MB\n", "capacity", (t.limit - t.base) / 1e6);
+	}
+	if (r == -ENOENT) {
+		printf("%-12s empty\n", "state");
+		target_close(&t);
+		return EXIT_TARGET;
+	}
+	if (r < 0) {
+		printf("%-12s incomplete (%s)\n", "state", d.why);
+		dumpfile_free(&d);
+		target_close(&t);
+		return EXIT_INCOMPLETE;
+	}
+	int complete = dumpfile_complete(&d);
+	if (complete)
+		printf("%-12s complete\n", "state");
+	else if (d.have_end)
+		printf("%-12s incomplete (%s%s%s%s)\n", "state",
+		       d.end.status & KDI_ST_DEVICE_FULL ? "device was full; " : "",
+		       d.end.status & KDI_ST_READ_ERRORS ? "unreadable pages; " : "",
+		       d.end.status & KDI_ST_INPUT_TRUNCATED ? "vmcore was truncated; " : "",
+		       d.end.status & KDI_ST_ABORTED ? "capture aborted; " : "");
+	else
+		printf("%-12s incomplete (no END record: %s)\n", "state",
+		       d.why[0] ? d.why : "stream ends without one");
+	char v[128];
+	if (vmcoreinfo_get(d.vmcoreinfo, "OSRELEASE", v, sizeof v) == 0)
+		printf("%-12s %s\n", "kernel", v);
+	else
+		printf("%-12s unknown\n", "kernel");
+	uint64_t ct = 0;
+	if (vmcoreinfo_get(d.vmcoreinfo, "CRASHTIME", v, sizeof v) == 0)
+		parse_u64(v, 10, &ct);
+	print_time("crash time", ct);
+	print_time("captured", d.start.start_time);
+	printf("%-12s %u\n", "dump level", d.start.dump_level);
+	printf("%-12s %u bytes\n", "page size", d.start.page_size);
+	uint64_t mem = 0;
+	for (uint32_t i = 0; i < d.nr_seg; i++)
+		mem += d.seg[i].filesz;
+	printf("%-12s %.1f MB in %u segments\n", "memory", mem / 1e6, d.nr_seg);
+	printf("%-12s %llu (%.1f MB uncompressed, %.1f MB stored)\n", "pages kept",
+	       (unsigned long long)d.pages_stored,
+	       (double)d.pages_stored * d.start.page_size / 1e6, d.bytes_stored / 1e6);
+	if (d.have_end) {
+		printf("%-12s %llu pages scanned\n", "scanned", (unsigned long long)d.end.pages_total);
+		for (int c = 0; c < KDI_EX_NCLASSES; c++)
+			if (d.end.excluded[c])
+				printf("%-12s %-14s %llu pages\n", c ? "" : "excluded",
+				       kdi_class_name[c], (unsigned long long)d.end.excluded[c]);
+		printf("%-12s %.1f MB on the device\n", "dump size", d.end.bytes_out / 1e6);
+	} else {
+		printf("%-12s %.1f MB on the device (intact part)\n", "dump size",
+		       (d.stream_end - d.base) / 1e6);
+	}
+	dumpfile_free(&d);
+	target_close(&t);
+	return complete ? EXIT_OK : EXIT_INCOMPLETE;
+}
+
+/* ---------------- save ---------------- */
+
+static const char save_help[] =
+	"usage: kdumpinit save SOURCE --output FILE [--format elf]\n"
+	"\n"
+	"Reads the dump on SOURCE (a claimed device or a capture file), validates every\n"
+	"chunk and writes FILE. --format elf writes an ELF vmcore that gdb, crash and\n"
+	"drgn open: PT_NOTE copied, excluded pages as p_filesz < p_memsz.\n"
+	"FILE is written under a temporary name and renamed when complete; an existing\n"
+	"FILE is not overwritten unless --force.\n"
+	"Exit: 0 saved, 5 saved but the dump was incomplete, 4 no dump, 1 I/O error.\n";
+
+int cmd_save(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", 1, 0, 'o' }, { "format", 1, 0, 'f' }, { "force", 0, 0, 'F' },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	const char *output = NULL, *format = "elf";
+	int force = 0, c;
+
+	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'f': format = optarg; break;
+		case 'F': force = 1; break;
+		case 'h': return usage(save_help, EXIT_OK);
+		default: return usage(save_help, EXIT_USAGE);
+		}
+	}
+	if (!output || optind != argc - 1)
+		return usage(save_help, EXIT_USAGE);
+	if (strcmp(format, "elf"))
+		return bad_value("--format", format);
+	const char *src = argv[optind];
+	struct stat st;
+	if (!force && stat(output, &st) == 0) {
+		err("%s exists; not overwriting it (use --force)", output);
+		return EXIT_USAGE;
+	}
+
+	struct target t;
+	struct dumpfile d;
+	int code = EXIT_OK;
+	int r = open_dump(src, &t, &d, &code);
+	if (r == -ENOENT && code == EXIT_OK) {
+		err("%s holds no dump (empty): nothing saved", src);
+		target_close(&t);
+		return EXIT_TARGET;
+	}
+	if (r < 0) {
+		target_close(&t);
+		return code;
+	}
+	int complete = dumpfile_complete(&d);
+	if (!complete)
+		warn("%s: the dump is incomplete (%s); saving the intact part", src,
+		     d.why[0] ? d.why : !d.have_end ? "no END record" : "marked incomplete at capture");
+
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", output);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		err("cannot create a temporary file next to %s: %s", output, strerror(errno));
+		dumpfile_free(&d);
+		target_close(&t);
+		return EXIT_SYSTEM;
+	}
+	fchmod(fd, 0600);	/* a vmcore holds the machine's secrets */
+	struct save_result res;
+	r = save_elf(&d, fd, &res);
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, output) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		err("writing %s failed: %s; nothing left under that name", output, errstr(r));
+		code = EXIT_SYSTEM;
+	} else {
+		msg("saved %s: %llu pages in %llu PT_LOADs, %.1f MB%s", output,
+		    (unsigned long long)res.pages, (unsigned long long)res.phnum, res.bytes / 1e6,
+		    complete ? "" : " (incomplete dump)");
+		if (res.bad_pages)
+			warn("%llu pages did not decode and were written as zeros",
+			     (unsigned long long)res.bad_pages);
+		code = (complete && !res.bad_pages) ? EXIT_OK : EXIT_INCOMPLETE;
+	}
+	dumpfile_free(&d);
+	target_close(&t);
+	return code;
+}
+
+/* ---------------- format ---------------- */
+
+static const char format_help[] =
+	"usage: kdumpinit format TARGET [--label L] [--size BYTES] [--force]\n"
+	"\n"
+	"Claims TARGET (a block device or a file) for dumps: writes the kdumpinit\n"
+	"superblock with a new UUID. Refuses, unless --force, a target holding any\n"
+	"filesystem, swap, LUKS, RAID/LVM or partition-table signature, unrecognised\n"
+	"data, or an existing claim. A file that does not exist is created with --size.\n"
+	"  --label L      up to 63 bytes, for kdumpinit.dev=LABEL=L\n"
+	"  --size BYTES   size of a new file (K, M, G suffixes)\n"
+	"  --force        overwrite what is there (it is lost)\n"
+	"Exit: 0 claimed, 4 refused, 2 usage, 1 I/O error.\n";
+
+int cmd_format(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "label", 1, 0, 'L' }, { "size", 1, 0, 's' }, { "force", 0, 0, 'F' },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	const char *label = NULL;
+	uint64_t size = 0;
+	int force = 0, c, created = 0;
+
+	while ((c = getopt_long(argc, argv, "L:s:Fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'L':
+			if (strlen(optarg) >= KDI_LABEL_MAX || strchr(optarg, ','))
+				return bad_value("--label", optarg);
+			label = optarg;
+			break;
+		case 's':
+			if (parse_size(optarg, &size) < 0)
+				return bad_value("--size", optarg);
+			break;
+		case 'F': force = 1; break;
+		case 'h': return usage(format_help, EXIT_OK);
+		default: return usage(format_help, EXIT_USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		return usage(format_help, EXIT_USAGE);
+	const char *path = argv[optind];
+
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_EXCL);
+	if (fd < 0 && errno == ENOENT && size) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0 && ftruncate(fd, size) < 0) {
+			err("cannot size %s: %s", path, strerror(errno));
+			close(fd);
+			unlink(path);
+			return EXIT_SYSTEM;
+		}
+		created = 1;
+	}
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOENT)
+			err("%s does not exist (give --size to create a file)", path);
+		else if (e == EBUSY)
+			err("%s is in use (mounted or held by another program): not claimed", path);
+		else
+			err("cannot open %s: %s", path, strerror(e));
+		return e == ENOENT || e == EBUSY ? EXIT_TARGET : EXIT_SYSTEM;
+	}
+	int blk;
+	int64_t sz = fd_size(fd, &blk);
+	if (sz < 0) {
+		err("%s is neither a block device nor a regular file", path);
+		close(fd);
+		return EXIT_TARGET;
+	}
+	if ((uint64_t)sz < KDI_MIN_DEVICE) {
+		err("%s is %lld bytes; a dump target needs at least %u", path, (long long)sz,
+		    KDI_MIN_DEVICE);
+		close(fd);
+		return EXIT_TARGET;
+	}
+	struct probe p;
+	int r = probe_fd(&p, fd, sz);
+	if (r < 0) {
+		err("cannot read %s: %s", path, errstr(r));
+		close(fd);
+		return EXIT_SYSTEM;
+	}
+	if (!created && !force && (p.foreign || p.nonzero || p.claimed || p.claim_damaged)) {
+		if (p.claimed) {
+			char u[37];
+			uuid_format(p.sb.uuid, u);
+			err("%s is already claimed (UUID %s): use --force to claim it anew "
+			    "(a dump on it is lost)", path, u);
+		} else {
+			err("%s holds %s: refusing to overwrite it (use --force if it is disposable)",
+			    path, probe_describe(&p));
+		}
+		close(fd);
+		return EXIT_TARGET;
+	}
+
+	/* Zero the head up to the stream start, so an older dump or a stale
+	 * signature never shows through; with --force also the tail, where a
+	 * GPT keeps its backup. */
+	uint8_t *z = calloc(1, KDI_DATA_OFFSET);
+	struct kdi_super sb;
+	uint8_t area[KDI_SB_AREA];
+	r = z ? 0 : -ENOMEM;
+	if (!r)
+		r = write_full_at(fd, z, KDI_DATA_OFFSET, 0);
+	if (!r && force && (uint64_t)sz >= 2 * KDI_DATA_OFFSET)
+		r = write_full_at(fd, z, KDI_DATA_OFFSET, sz - KDI_DATA_OFFSET);
+	super_init(&sb, sz, label);
+	super_encode(&sb, area);
+	if (!r)
+		r = write_full_at(fd, area, sizeof area, 0);
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	free(z);
+	close(fd);
+	if (r < 0) {
+		err("writing the claim to %s failed: %s", path, errstr(r));
+		return EXIT_SYSTEM;
+	}
+	char u[37];
+	uuid_format(sb.uuid, u);
+	printf("%s: claimed for kdumpinit, UUID %s%s%s, %.1f MB\n", path, u,
+	       label ? ", label " : "", label ? label : "", sz / 1e6);
+	return EXIT_OK;
+}

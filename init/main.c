@@ -1,0 +1,52 @@
+/* kdumpinit: one static binary. As PID 1 it is the crash kernel's init;
+ * otherwise the first argument names a host command. */
+#include "kdumpinit.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/log.h"
+
+static const char help[] =
+	"kdumpinit " KDI_VERSION " - crash-dump capture for Linux kdump\n"
+	"\n"
+	"As PID 1 of a crash kernel's initramfs it captures /proc/vmcore to the\n"
+	"device named by kdumpinit.dev= and runs kdumpinit.final= (see README.md).\n"
+	"\n"
+	"usage: kdumpinit COMMAND [ARGS]   (COMMAND --help for details)\n"
+	"  format   claim a device or file for dumps\n"
+	"  capture  capture an ELF vmcore file to a claimed target\n"
+	"  save     write the dump on a device as an ELF vmcore\n"
+	"  info     show what a dump device holds\n"
+	"  arm      load the crash kernel (kexec_file_load)\n"
+	"\n"
+	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
+	"4 target refused or no dump, 5 dump incomplete.\n";
+
+static const struct {
+	const char *name;
+	int (*run)(int, char **);
+} commands[] = {
+	{ "capture", cmd_capture }, { "save", cmd_save }, { "info", cmd_info },
+	{ "format", cmd_format }, { "arm", cmd_arm },
+};
+
+int main(int argc, char **argv)
+{
+	if (getpid() == 1)
+		pid1_main();
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(help, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("kdumpinit " KDI_VERSION);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	err("unknown command '%s' (try --help)", argv[1]);
+	return EXIT_USAGE;
+}

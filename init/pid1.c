@@ -1,0 +1,335 @@
+/* PID-1 mode: the init of the crash kernel. Every path ends in the
+ * configured final action; main never returns, nothing waits forever. */
+#include "kdumpinit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../config/target.h"
+#include "../lib/io.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#define CONF_FILE "/etc/kdumpinit.conf"
+#define MODULE_LIST "/etc/kdumpinit.modules"
+#define VMCORE "/proc/vmcore"
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE 4
+#endif
+
+static void reap(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Block every asynchronous signal (we take none: there is nobody to send
+ * them but the kernel) and leave the synchronous faults deliverable, so a
+ * bad page under an mmap window raises SIGBUS we can handle. */
+static void block_signals(void)
+{
+	sigset_t s;
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
+
+	sigfillset(&s);
+	for (size_t i = 0; i < ARRAY_SIZE(faults); i++)
+		sigdelset(&s, faults[i]);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+}
+
+static void mount_one(const char *src, const char *dir, const char *type)
+{
+	mkdir(dir, 0755);
+	if (mount(src, dir, type, MS_NOSUID | MS_NOEXEC, NULL) < 0 && errno != EBUSY)
+		warn("mounting %s on %s failed: %s", type, dir, strerror(errno));
+}
+
+static void setup_console(void)
+{
+	int fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;		/* keep what the kernel gave us */
+	for (int i = 0; i < 3; i++)
+		dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+	int k = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (k >= 0)
+		log_set_kmsg(k);
+}
+
+/* ---- final action ---- */
+
+static volatile int final_started;
+
+static void do_reboot_cmd(int cmd)
+{
+	if (cmd == RB_AUTOBOOT) {
+		reboot(cmd);
+		return;
+	}
+	/* The kernel kills the caller of halt/power-off when it is PID 1, so
+	 * a child asks. */
+	pid_t p = fork();
+	if (p == 0) {
+		reboot(cmd);
+		_exit(1);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+/* sync() can block on a wedged device; run it in a child and give it a
+ * bounded time. The dump itself was already fdatasync'd. */
+static void bounded_sync(unsigned seconds)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		sync();
+		_exit(0);
+	}
+	if (p < 0)
+		return;
+	for (unsigned i = 0; i < seconds * 10; i++) {
+		if (waitpid(p, NULL, WNOHANG) == p)
+			return;
+		sleep_ms(100);
+	}
+	warn("sync did not finish in %u s; going on", seconds);
+}
+
+static void final_action(enum final_action a) __attribute__((noreturn));
+static void final_action(enum final_action a)
+{
+	static const int cmds[] = { [FINAL_REBOOT] = RB_AUTOBOOT,
+				    [FINAL_POWEROFF] = RB_POWER_OFF,
+				    [FINAL_HALT] = RB_HALT_SYSTEM };
+	final_started = 1;
+	bounded_sync(10);
+	msg("final action: %s", final_action_name(a));
+	do_reboot_cmd(cmds[a]);
+	err("%s failed (%s); rebooting instead", final_action_name(a), strerror(errno));
+	for (;;) {
+		reboot(RB_AUTOBOOT);
+		err("reboot failed (%s); retrying in 10 s", strerror(errno));
+		sleep_ms(10000);
+		reap();
+	}
+}
+
+/* ---- watchdog: a capture that stops progressing ends in the final
+ * action instead of hanging the machine ---- */
+
+struct watchdog {
+	volatile uint64_t heartbeat;
+	volatile int armed;
+	unsigned stall_s;
+	enum final_action final;
+};
+
+static void *watchdog_main(void *arg)
+{
+	struct watchdog *w = arg;
+	uint64_t last = 0;
+	double since = now_mono();
+
+	for (;;) {
+		sleep_ms(1000);
+		if (!w->armed || final_started) {
+			since = now_mono();
+			continue;
+		}
+		if (w->heartbeat != last) {
+			last = w->heartbeat;
+			since = now_mono();
+		} else if (now_mono() - since > w->stall_s) {
+			err("no progress for %u s (device or memory stuck?): giving up; the dump "
+			    "on the device stays readable up to its last complete chunk", w->stall_s);
+			final_action(w->final);
+		}
+	}
+	return NULL;
+}
+
+/* ---- modules ---- */
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+static void load_modules(void)
+{
+	char list[8192];
+	ssize_t n = read_text_file(MODULE_LIST, list, sizeof list);
+	int loaded = 0;
+
+	if (n < 0)
+		return;		/* nothing packed: drivers are built in */
+	for (char *path = strtok(list, "\n"); path; path = strtok(NULL, "\n")) {
+		if (!*path || *path == '#')
+			continue;
+		int flags = (has_suffix(path, ".xz") || has_suffix(path, ".zst") ||
+			     has_suffix(path, ".gz")) ? MODULE_INIT_COMPRESSED_FILE : 0;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			warn("module %s: %s", path, strerror(errno));
+			continue;
+		}
+		if (syscall(SYS_finit_module, fd, "", flags) < 0) {
+			int e = errno;
+			if (e == EEXIST)
+				dbg("module %s already present", path);
+			else if (flags && (e == EOPNOTSUPP || e == EINVAL))
+				warn("module %s: this kernel cannot load compressed modules (%s); "
+				     "pack it uncompressed", path, strerror(e));
+			else
+				warn("module %s: %s", path, strerror(e));
+		} else {
+			loaded++;
+		}
+		close(fd);
+	}
+	msg("loaded %d module%s", loaded, loaded == 1 ? "" : "s");
+}
+
+/* ---- finding the device ---- */
+
+static int wait_for_target(const struct config *c, struct target *t)
+{
+	struct selector sel[SEL_MAX];
+	char bad[80], path[300], msgbuf[400];
+	const struct sysroot root = { "/sys", "/dev" };
+	char refused[SEL_MAX][300];
+
+	int n = selectors_parse(c->dev, sel, SEL_MAX, bad, sizeof bad);
+	if (n < 0) {
+		err("kdumpinit.dev=%s: '%s' is not a selector (use /dev/NAME, SERIAL=, LABEL=, "
+		    "UUID=, PARTUUID= or PARTLABEL=)", c->dev, bad);
+		return -EINVAL;
+	}
+	memset(refused, 0, sizeof refused);
+	msg("waiting up to %u s for %s", c->wait_s, c->dev);
+	double deadline = now_mono() + c->wait_s;
+	do {
+		for (int i = 0; i < n; i++) {
+			if (selector_find(&root, &sel[i], path, sizeof path) < 0)
+				continue;
+			enum target_refusal why;
+			int r = target_open(t, path, 0, &why, msgbuf, sizeof msgbuf);
+			if (r == 0)
+				return 0;
+			/* Say it once per device; keep looking at the others. */
+			if (strcmp(refused[i], path)) {
+				snprintf(refused[i], sizeof refused[i], "%s", path);
+				if (r == -EPERM)
+					err("%s%s matched %s, refused: %s", selector_name(sel[i].type),
+					    sel[i].value, path, msgbuf);
+				else
+					err("%s%s matched %s, cannot open it: %s",
+					    selector_name(sel[i].type), sel[i].value, path, errstr(r));
+			}
+		}
+		reap();
+		sleep_ms(250);
+	} while (now_mono() < deadline);
+	return -ETIMEDOUT;
+}
+
+void pid1_main(void)
+{
+	struct config cfg;
+	static struct watchdog wd;
+	char cmdline[4096] = "";
+
+	block_signals();
+	mount_one("proc", "/proc", "proc");
+	mount_one("sysfs", "/sys", "sysfs");
+	mount_one("devtmpfs", "/dev", "devtmpfs");
+	setup_console();
+	msg("kdumpinit %s starting as PID 1", KDI_VERSION);
+
+	config_defaults(&cfg);
+	int r = config_load_file(&cfg, CONF_FILE);
+	if (r < 0 && r != -ENOENT)
+		warn("%s: %s; using the command line and defaults", CONF_FILE, errstr(r));
+	if (read_text_file("/proc/cmdline", cmdline, sizeof cmdline) < 0)
+		warn("cannot read /proc/cmdline; using defaults");
+	config_load_cmdline(&cfg, cmdline);
+	log_set_verbose(cfg.verbose);
+	for (int i = 0; i < cfg.nwarn; i++)
+		warn("%s", cfg.warn[i]);
+
+	wd.stall_s = cfg.stall_s;
+	wd.final = cfg.final;
+	pthread_t wt;
+	if (pthread_create(&wt, NULL, watchdog_main, &wd) != 0)
+		warn("no watchdog thread: a stuck device could hold the capture");
+
+	load_modules();
+
+	if (access(VMCORE, R_OK) < 0) {
+		err("%s is missing: this is not a crash kernel booted after a panic "
+		    "(kexec -p); nothing to capture", VMCORE);
+		final_action(cfg.final);
+	}
+	if (!cfg.dev[0]) {
+		err("no dump device configured: set kdumpinit.dev= on the crash kernel's command "
+		    "line (kdumpinit arm --append) or in %s", CONF_FILE);
+		final_action(cfg.final);
+	}
+	struct target t;
+	r = wait_for_target(&cfg, &t);
+	if (r == -ETIMEDOUT) {
+		err("no usable dump device for kdumpinit.dev=%s appeared within %u s "
+		    "(kdumpinit.wait=); is its driver in the initramfs (mkinitramfs -m)?",
+		    cfg.dev, cfg.wait_s);
+		final_action(cfg.final);
+	}
+	if (r < 0)
+		final_action(cfg.final);
+
+	char path[256];
+	snprintf(path, sizeof path, "%s", t.path);
+	target_close(&t);	/* run_capture reopens and re-checks it */
+
+	struct capture_opts o = {
+		.level = cfg.level,
+		.threads = cfg.threads ? cfg.threads : online_cpus(),
+		.window = 64u << 20,
+		.heartbeat = &wd.heartbeat,
+		.progress = 1,
+	};
+	wd.armed = 1;
+	int code = run_capture(VMCORE, path, 0, &o);
+	wd.armed = 0;
+	if (code == EXIT_OK)
+		msg("capture finished");
+	else
+		err("capture ended with errors (exit code %d); see above", code);
+	final_action(cfg.final);
+}

@@ -1,0 +1,120 @@
+#include "kdumpinit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../arch/arch.h"
+#include "../config/target.h"
+#include "../dump/vmcore.h"
+#include "../lib/log.h"
+
+unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
+}
+
+static void summary(const struct capture_result *res, uint32_t ps)
+{
+	const struct kdi_end *e = &res->end;
+	char ex[512];
+	size_t n = 0;
+
+	ex[0] = 0;
+	for (int c = 0; c < KDI_EX_NCLASSES; c++)
+		if (e->excluded[c])
+			n += snprintf(ex + n, n < sizeof ex ? sizeof ex - n : 0, "%s%s %llu",
+				      n ? ", " : "", kdi_class_name[c],
+				      (unsigned long long)e->excluded[c]);
+	double in = (double)e->pages_total * ps;
+	msg("capture: %llu of %llu pages kept (excluded: %s), %.1f MB -> %.1f MB (ratio %.2f) in %.1f s",
+	    (unsigned long long)e->pages_stored, (unsigned long long)e->pages_total,
+	    n ? ex : "none", in / 1e6, e->bytes_out / 1e6,
+	    e->bytes_out ? in / e->bytes_out : 0.0, res->seconds);
+}
+
+int run_capture(const char *vmcore, const char *output, int may_create,
+		struct capture_opts *o)
+{
+	struct vmcore vc;
+	enum vmcore_err why;
+	int r = vmcore_open(&vc, vmcore, &why);
+
+	if (r == -ENOENT && why == VMC_OK) {
+		err("%s does not exist: nothing to capture (in a crash kernel this means it was "
+		    "not booted by kexec -p after a panic)", vmcore);
+		return EXIT_INPUT;
+	}
+	if (r < 0) {
+		if (why != VMC_OK)
+			err("%s is %s: nothing captured", vmcore, vmcore_strerror(why));
+		else
+			err("cannot read %s: %s", vmcore, errstr(r));
+		return why != VMC_OK || r == -EACCES ? EXIT_INPUT : EXIT_SYSTEM;
+	}
+	const struct arch_ops *arch = arch_lookup(vc.e_machine);
+	if (!arch)
+		warn("no support for ELF machine %u: only zero pages can be excluded", vc.e_machine);
+	char rel[80] = "unknown";
+	vmcoreinfo_get(vc.vmcoreinfo, "OSRELEASE", rel, sizeof rel);
+	uint64_t mem = 0;
+	for (uint32_t i = 0; i < vc.nr_seg; i++)
+		mem += vc.seg[i].filesz;
+	msg("vmcore: %s, kernel %s, %s, %u segments, %.1f MB of memory", vmcore, rel,
+	    arch ? arch->name : "unknown machine", vc.nr_seg, mem / 1e6);
+	if (vc.truncated)
+		warn("%s is shorter than its program headers say: capturing what is there, "
+		     "the dump will be marked incomplete", vmcore);
+	if (o->level & ~1u)
+		dbg("dump level %u: only bit 1 (zero pages) is applied by this version", o->level);
+
+	struct target t;
+	enum target_refusal tw;
+	char tmsg[400];
+	r = target_open(&t, output, may_create, &tw, tmsg, sizeof tmsg);
+	if (r == -EPERM) {
+		err("%s", tmsg);
+		vmcore_close(&vc);
+		return EXIT_TARGET;
+	}
+	if (r < 0) {
+		err("cannot open %s for writing: %s", output, errstr(r));
+		vmcore_close(&vc);
+		return r == -ENOENT || r == -EBUSY ? EXIT_TARGET : EXIT_SYSTEM;
+	}
+	memcpy(o->sb_uuid, t.sb.uuid, 16);
+	char u[37];
+	uuid_format(t.sb.uuid, u);
+	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
+	    t.path, u, t.sb.label[0] ? ", label " : "", t.sb.label,
+	    t.created ? 0.0 : (t.limit - t.base) / 1e6, o->level, o->threads,
+	    o->threads == 1 ? "" : "s");
+
+	struct capture_result res;
+	r = capture_run(&vc, t.fd, t.base, t.limit, o, &res);
+	int code = EXIT_OK;
+	if (r < 0) {
+		err("writing the dump to %s failed: %s", t.path, errstr(r));
+		code = r == -ENOSPC ? EXIT_INCOMPLETE : EXIT_SYSTEM;
+	} else {
+		summary(&res, vc.page_size);
+		uint32_t st = res.end.status;
+		if (st & KDI_ST_DEVICE_FULL)
+			warn("%s is too small: the dump holds what fit and is marked incomplete", t.path);
+		if (st & KDI_ST_READ_ERRORS)
+			warn("%llu pages could not be read from the vmcore",
+			     (unsigned long long)res.end.excluded[KDI_EX_UNREADABLE]);
+		if (res.write_error)
+			err("writing stopped: %s", errstr(res.write_error));
+		if (st & KDI_ST_ABORTED)
+			err("capture stopped before the end; the dump is marked incomplete");
+		code = res.write_error ? EXIT_SYSTEM : (st & KDI_ST_INCOMPLETE) ? EXIT_INCOMPLETE : EXIT_OK;
+		if (code == EXIT_OK)
+			msg("dump complete on %s", t.path);
+	}
+	target_close(&t);
+	vmcore_close(&vc);
+	return code;
+}

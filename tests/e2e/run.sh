@@ -1,0 +1,326 @@
+#!/bin/bash
+# End-to-end kdump test: boot a QEMU guest, arm the crash kernel with
+# kdumpinit, crash it, let kdumpinit (PID 1 of the crash initramfs) capture
+# /proc/vmcore to a claimed disk and reboot, then check the dump on the host
+# against a raw copy of /proc/vmcore taken in the crash kernel just before.
+#
+# Disks of the guest (found by serial, never by name):
+#   kdump-scratch  small ext2 image; stage 1 reads it to fill the page cache
+#   kdump-dump     the dump disk, claimed on the host with `kdumpinit format`
+#   kdump-raw      receives `dd if=/proc/vmcore` (the reference copy)
+set -uo pipefail
+
+prog=run.sh
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+usage() {
+	cat <<USAGE
+usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
+                        [--workdir DIR] [--level N] [--timeout SEC]
+                        [--raw-only | --no-raw] [--raw-out FILE]
+                        [--arm-helper FILE]
+                        [--demo] [-h]
+
+  --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
+                     max gives 5-level paging under TCG)
+  --mem SIZE         guest memory (default 1G)
+  --crashkernel SIZE crashkernel= reservation (default 256M)
+  --workdir DIR      where disks, logs and dumps go
+                     (default build/e2e/<cpu>)
+  --level N          dump level for kdumpinit (default 1: only zero pages
+                     are dropped, so vmcmp can demand every other page;
+                     with another level vmcmp is skipped)
+  --timeout SEC      overall QEMU timeout (default 900)
+  --raw-only         only take the raw /proc/vmcore copy (the crash kernel
+                     reboots after it; kdumpinit does not capture)
+  --no-raw           no raw copy and no /testinit: kdumpinit is the crash
+                     kernel's only init, exactly as users run it (no vmcmp)
+  --raw-out FILE     also store the raw vmcore copy as FILE
+  --arm-helper FILE  arm with this static kexec_file_load helper instead of
+                     'kdumpinit arm' (FILE KERNEL INITRD CMDLINE)
+  --demo             show kdumpinit's console lines live, then 'info'
+USAGE
+}
+
+cpu=max,la57=off mem=1G ck=256M workdir= level=1 tmo=900
+rawonly=0 noraw=0 rawout= armhelper= demo=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper)
+		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
+	esac
+	case $1 in
+	--cpu) cpu=$2; shift ;;
+	--mem) mem=$2; shift ;;
+	--crashkernel) ck=$2; shift ;;
+	--workdir) workdir=$2; shift ;;
+	--level) level=$2; shift ;;
+	--timeout) tmo=$2; shift ;;
+	--raw-only) rawonly=1 ;;
+	--no-raw) noraw=1 ;;
+	--raw-out) rawout=$2; shift ;;
+	--arm-helper) armhelper=$2; shift ;;
+	--demo) demo=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
+	esac
+	[ $# -gt 0 ] || { echo "$prog: a value is missing" >&2; exit 2; }
+	shift
+done
+
+kver=6.1.0-57-amd64
+kernel=/boot/vmlinuz-$kver
+busybox=/bin/busybox
+kdumpinit=$top/build/kdumpinit
+mkinitramfs=$top/initramfs/mkinitramfs
+python=/usr/bin/python3
+vmcmp=$top/tests/tools/vmcmp.py
+cache=$top/build/e2e
+[ -n "$workdir" ] || workdir=$cache/$(echo "$cpu" | tr ',=' '_-')
+mode=full; [ $rawonly = 1 ] && mode=raw; [ $noraw = 1 ] && mode=capture
+[ $rawonly = 0 ] || [ $noraw = 0 ] || { echo "$prog: --raw-only and --no-raw exclude each other" >&2; exit 2; }
+
+nfail=0
+say() { [ $demo = 1 ] || echo "$@"; }
+pass() { say "PASS: $*"; }
+failed() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+die() { echo "$prog: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+bytes() {
+	local n=${1%[KkMmGg]} u=${1: -1}
+	case $u in
+	K | k) echo $((n << 10)) ;; M | m) echo $((n << 20)) ;;
+	G | g) echo $((n << 30)) ;; *) echo "$1" ;;
+	esac
+}
+
+# --- prerequisites -----------------------------------------------------------
+for f in "$kernel" "$busybox" "$mkinitramfs"; do
+	[ -e "$f" ] || die "missing $f"
+done
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found"
+if [ $rawonly = 0 ] || [ -z "$armhelper" ]; then
+	[ -x "$kdumpinit" ] || die "missing $kdumpinit (run make first)"
+fi
+[ -z "$armhelper" ] || [ -x "$armhelper" ] || die "arm helper not executable: $armhelper"
+if [ $mode = full ]; then
+	[ -f "$vmcmp" ] || die "missing $vmcmp"
+fi
+mkdir -p "$cache" "$workdir" || die "cannot create $workdir"
+
+# --- images (cached in build/e2e, rebuilt when an input changes) ---------------
+# build_cached OUT "INPUT FILES" COMMAND...: the key is the hash of the inputs
+# and the command line.
+build_cached() {
+	local out=$1 inputs=$2 key
+	shift 2
+	# shellcheck disable=SC2086
+	key=$( { sha256sum $inputs; echo "$*"; } | sha256sum | cut -d' ' -f1)
+	if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
+		return 0
+	fi
+	"$@" >"$out.log" 2>&1 || { cat "$out.log" >&2; die "building $out failed"; }
+	echo "$key" >"$out.key"
+}
+
+mkscratch() {
+	local d
+	d=$(mktemp -d) || return 1
+	head -c $((40 << 20)) /dev/urandom >"$d/random" &&
+		{ yes "kdumpinit e2e page cache line" || :; } | head -c $((16 << 20)) >"$d/text" &&
+		mke2fs -q -t ext2 -F -d "$d" "$1" 64M >/dev/null
+	local rc=$?
+	rm -rf "$d"
+	return $rc
+}
+
+t_build=$(now)
+scratch=$cache/scratch.img
+[ -f "$scratch" ] || mkscratch "$scratch" || die "cannot make $scratch"
+
+# The crash initramfs: what users get from mkinitramfs, plus the test-only
+# /testinit and busybox. Before kdumpinit exists (raw mode with a helper),
+# /init is just the testinit script.
+initbin=$kdumpinit
+[ $rawonly = 1 ] && [ ! -x "$kdumpinit" ] && initbin=$here/testinit
+crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit).img
+build_cached "$crash" "$initbin $here/testinit $busybox $mkinitramfs" \
+	"$mkinitramfs" -k "$kver" -o "$crash" -m virtio_blk -m virtio_pci \
+	-b "$initbin" -a "$here/testinit:/testinit" -a "$busybox:/bin/busybox"
+
+stage1=$cache/stage1-$([ $mode = raw ] && echo raw || echo kdumpinit).img
+s1extra=()
+s1in="$crash $here/stage1-init $busybox $kernel $mkinitramfs"
+if [ -n "$armhelper" ]; then
+	s1extra+=(-a "$armhelper:/bin/armhelper")
+	s1in+=" $armhelper"
+fi
+if [ -x "$kdumpinit" ]; then
+	s1extra+=(-a "$kdumpinit:/bin/kdumpinit")
+	s1in+=" $kdumpinit"
+fi
+build_cached "$stage1" "$s1in" \
+	"$mkinitramfs" -k "$kver" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 \
+	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" \
+	-a "$crash:/crash.img" "${s1extra[@]}"
+d_build=$(since "$t_build")
+say "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
+
+# --- disks ------------------------------------------------------------------------
+dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log
+rm -f "$dump" "$raw" "$workdir/raw.vmcore" "$workdir/saved.elf" "$log" "$workdir/milestones"
+if [ $rawonly = 0 ]; then
+	"$kdumpinit" format "$dump" --size 1536M --label e2e >"$workdir/format.out" 2>&1 ||
+		{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
+else
+	truncate -s 16M "$dump"
+fi
+rawsize=$(($(bytes "$mem") + (256 << 20)))
+[ $mode = capture ] && rawsize=$((16 << 20))
+truncate -s $rawsize "$raw" || die "cannot create $raw"
+
+# --- the guest --------------------------------------------------------------------
+drive() { echo "-drive file=$1,format=raw,if=none,id=$2${4:-} -device virtio-blk-pci,drive=$2,serial=$3"; }
+# shellcheck disable=SC2046
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
+	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level"
+	$(drive "$scratch" d0 kdump-scratch ,readonly=on) $(drive "$dump" d1 kdump-dump)
+	$(drive "$raw" d2 kdump-raw))
+[ $demo = 0 ] || echo "demo: booting a $mem guest (cpu $cpu), crashing it, capturing with kdumpinit (log: $log)"
+say "qemu: ${qemu[*]}"
+
+# Read the console line by line: keep it all in console.log and note when
+# the milestones pass (host clock, seconds since QEMU started).
+declare -A at=()
+t_qemu=$(now)
+{ timeout "$tmo" "${qemu[@]}" </dev/null 2>&1; echo "__QEMU_RC__ $?"; } |
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		case $line in
+		"__QEMU_RC__ "*) echo "${line#* }" >"$workdir/qemu.rc"; continue ;;
+		esac
+		printf '%s\n' "$line" >>"$log"
+		m=
+		case $line in
+		*"e2e-stage1: crash kernel armed"*) m=armed ;;
+		*"e2e-stage1: crashing"*) m=crash ;;
+		*"e2e-testinit: up at"*) m=crashup ;;
+		*"e2e-testinit: raw copy done"*) m=rawdone ;;
+		*kdumpinit:*reboot*) m=reboot ;;
+		kdumpinit:*) [ -n "${kdseen:-}" ] || m=kdstart; kdseen=1 ;;
+		esac
+		[ -z "$m" ] || echo "$m $(since "$t_qemu")" >>"$workdir/milestones"
+		if [ $demo = 1 ]; then
+			case $line in kdumpinit:* | *e2e-*FAIL*) printf '  %s\n' "$line" ;; esac
+		fi
+	done
+d_qemu=$(since "$t_qemu")
+qrc=$(cat "$workdir/qemu.rc" 2>/dev/null || echo "?")
+mv -f "$workdir/milestones" "$workdir/milestones.last" 2>/dev/null
+while read -r k v; do at[$k]=$v; done <"$workdir/milestones.last" 2>/dev/null
+rm -f "$workdir/qemu.rc"
+
+# --- console checks ---------------------------------------------------------------
+if [ "$qrc" = 124 ]; then
+	failed "QEMU did not exit within ${tmo}s (timeout)"
+elif [ "$qrc" != 0 ]; then
+	failed "QEMU exited with status $qrc"
+else
+	pass "QEMU exited by itself after ${d_qemu}s"
+fi
+grep -q "e2e-stage1: crash kernel armed" "$log" && pass "crash kernel armed" ||
+	failed "crash kernel not armed: $(grep -m1 'e2e-stage1: FAIL' "$log")"
+grep -q "sysrq triggered crash" "$log" && pass "first kernel crashed" ||
+	failed "first kernel did not crash"
+# The first kernel's panic is "sysrq triggered crash"; any other is the
+# crash kernel's.
+if grep "Kernel panic" "$log" | grep -vq "sysrq triggered crash"; then
+	failed "crash kernel panicked: $(grep "Kernel panic" "$log" | grep -v "sysrq triggered crash" | head -n 1)"
+else
+	pass "no panic in the crash kernel"
+fi
+if [ $mode = capture ]; then
+	grep -q "e2e-testinit" "$log" && failed "/testinit ran in --no-raw mode" || pass "kdumpinit was the crash kernel's only init"
+elif grep -q "e2e-testinit: raw copy done" "$log"; then
+	pass "raw copy of /proc/vmcore taken ($(grep -m1 -o 'copying /proc/vmcore ([0-9]* bytes)' "$log" | grep -o '[0-9]*') bytes)"
+else
+	failed "raw copy of /proc/vmcore not taken: $(grep -m1 'e2e-testinit: FAIL' "$log")"
+fi
+if [ $rawonly = 0 ]; then
+	if grep -q "kdumpinit: .*reboot" "$log"; then
+		pass "kdumpinit final action: $(grep "kdumpinit: .*reboot" "$log" | tail -n 1)"
+	else
+		failed "no 'kdumpinit: ... reboot' line on the console; last kdumpinit lines:"
+		grep "kdumpinit:" "$log" | tail -n 5 | sed 's/^/    /'
+	fi
+fi
+
+# --- host checks --------------------------------------------------------------------
+# The raw disk holds /proc/vmcore followed by zeros: cut it where the ELF ends.
+if [ $mode = capture ]; then
+	:
+elif end=$("$python" "$here/elfend.py" "$raw" 2>&1); then
+	want=$(grep -m1 -o 'copying /proc/vmcore ([0-9]* bytes)' "$log" | grep -o '[0-9]*')
+	truncate -s "$end" "$raw" && mv -f "$raw" "$workdir/raw.vmcore"
+	if [ -n "$want" ] && [ "$want" != "$end" ]; then
+		failed "raw copy: ELF ends at $end, /proc/vmcore was $want bytes"
+	else
+		pass "raw vmcore: $workdir/raw.vmcore ($end bytes)"
+	fi
+	if [ -n "$rawout" ]; then
+		cp --sparse=always "$workdir/raw.vmcore" "$rawout" && pass "raw vmcore stored as $rawout" ||
+			failed "cannot store $rawout"
+	fi
+else
+	failed "raw disk has no vmcore: $end"
+fi
+
+d_info=- d_save=- d_cmp=-
+if [ $rawonly = 0 ]; then
+	t=$(now)
+	"$kdumpinit" info "$dump" >"$workdir/info.out" 2>&1
+	rc=$? d_info=$(since "$t")
+	if [ $demo = 1 ]; then
+		echo "demo: kdumpinit info $dump"
+		sed 's/^/  /' "$workdir/info.out"
+	fi
+	[ $rc = 0 ] && pass "kdumpinit info (exit 0)" ||
+		{ failed "kdumpinit info exited $rc:"; sed 's/^/    /' "$workdir/info.out"; }
+
+	t=$(now)
+	"$kdumpinit" save "$dump" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
+	rc=$? d_save=$(since "$t")
+	[ $rc = 0 ] && pass "kdumpinit save --format elf (exit 0)" ||
+		{ failed "kdumpinit save exited $rc:"; sed 's/^/    /' "$workdir/save.out"; }
+
+	if [ $mode = capture ]; then
+		:
+	elif [ "$level" != 1 ]; then
+		say "SKIP: vmcmp (it checks every non-zero page, which needs --level 1)"
+	elif [ -f "$workdir/raw.vmcore" ] && [ -f "$workdir/saved.elf" ]; then
+		t=$(now)
+		"$python" "$vmcmp" "$workdir/raw.vmcore" "$workdir/saved.elf" >"$workdir/vmcmp.out" 2>&1
+		rc=$? d_cmp=$(since "$t")
+		[ $rc = 0 ] && pass "vmcmp: saved dump matches the raw vmcore ($(tail -n 1 "$workdir/vmcmp.out"))" ||
+			{ failed "vmcmp exited $rc:"; tail -n 20 "$workdir/vmcmp.out" | sed 's/^/    /'; }
+	else
+		failed "vmcmp not run: raw.vmcore or saved.elf missing"
+	fi
+fi
+
+# --- timings --------------------------------------------------------------------------
+ms() { local a=${at[$1]:-} b=${at[$2]:-}; [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1fs", b - a }' || echo "-"; }
+say "timings: build ${d_build}s; qemu ${d_qemu}s = boot+arm ${at[armed]:--}s, load $(ms armed crash)," \
+	"crash->testinit $(ms crash crashup), raw copy $(ms crashup rawdone)," \
+	"crash->kdumpinit $(ms crash kdstart), kdumpinit $(ms kdstart reboot), reboot->exit $([ -n "${at[reboot]:-}" ] && awk -v a="${at[reboot]}" -v b="$d_qemu" 'BEGIN { printf "%.1fs", b - a }' || echo -);" \
+	"info ${d_info}s, save ${d_save}s, vmcmp ${d_cmp}s"
+
+if [ $nfail = 0 ]; then
+	echo "PASS: e2e ($mode, cpu $cpu, mem $mem, crashkernel=$ck, level $level) in $workdir"
+	exit 0
+fi
+echo "FAIL: e2e ($mode, cpu $cpu): $nfail check(s) failed; console log: $log"
+exit 1
