@@ -56,17 +56,28 @@ static void block_signals(void)
 	sigprocmask(SIG_BLOCK, &s, NULL);
 }
 
-static void mount_one(const char *src, const char *dir, const char *type)
+/* Skips a filesystem that is already there (marker exists): a test init
+ * or an outer namespace may have mounted it, and stacking a second proc
+ * would hide what it set up. */
+static void mount_one(const char *src, const char *dir, const char *type, const char *marker)
 {
+	if (access(marker, F_OK) == 0)
+		return;
 	mkdir(dir, 0755);
 	if (mount(src, dir, type, MS_NOSUID | MS_NOEXEC, NULL) < 0 && errno != EBUSY)
 		warn("mounting %s on %s failed: %s", type, dir, strerror(errno));
 }
 
+/* The kernel hands init /dev/console on 0-2 when the initramfs has that
+ * node; without it they are closed and we open it ourselves. Fds that are
+ * already open are kept: a test init may have pointed them somewhere. */
 static void setup_console(void)
 {
-	int fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int fd = -1;
 
+	if (fcntl(0, F_GETFD) >= 0 && fcntl(1, F_GETFD) >= 0 && fcntl(2, F_GETFD) >= 0)
+		goto kmsg;
+	fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -75,6 +86,7 @@ static void setup_console(void)
 		dup2(fd, i);
 	if (fd > 2)
 		close(fd);
+kmsg:;
 	int k = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 	if (k >= 0)
 		log_set_kmsg(k);
@@ -267,9 +279,9 @@ void pid1_main(void)
 	char cmdline[4096] = "";
 
 	block_signals();
-	mount_one("proc", "/proc", "proc");
-	mount_one("sysfs", "/sys", "sysfs");
-	mount_one("devtmpfs", "/dev", "devtmpfs");
+	mount_one("proc", "/proc", "proc", "/proc/self");
+	mount_one("sysfs", "/sys", "sysfs", "/sys/kernel");
+	mount_one("devtmpfs", "/dev", "devtmpfs", "/dev/null");
 	setup_console();
 	msg("kdumpinit %s starting as PID 1", KDI_VERSION);
 

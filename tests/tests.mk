@@ -1,5 +1,20 @@
-# Test targets; see tests/README.md.
-check: $(BUILD)/kdumpinit
-	@echo "check: not yet wired"
+# Test targets. `make check` is the README's test command (about 15 min on
+# 2 cores: unit tests, then two QEMU/TCG kdump runs, 4- and 5-level paging).
+include tests/tools/tools.mk
+-include tests/unit/unit.mk
 
-.PHONY: check demo bench
+E2E_CPUS := max,la57=off max
+
+check: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
+	@BUILD=$(BUILD) E2E_CPUS="$(E2E_CPUS)" tests/check.sh
+
+check-unit: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
+	@BUILD=$(BUILD) E2E_CPUS= tests/check.sh
+
+check-e2e: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
+	@BUILD=$(BUILD) E2E_CPUS="$(E2E_CPUS)" SKIP_UNIT=1 tests/check.sh
+
+demo: $(BUILD)/kdumpinit
+	@tests/e2e/demo.sh
+
+.PHONY: check check-unit check-e2e demo

@@ -210,7 +210,7 @@ t_qemu=$(now)
 		*"e2e-testinit: up at"*) m=crashup ;;
 		*"e2e-testinit: raw copy done"*) m=rawdone ;;
 		*kdumpinit:*reboot*) m=reboot ;;
-		kdumpinit:*) [ -n "${kdseen:-}" ] || m=kdstart; kdseen=1 ;;
+		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
 		esac
 		[ -z "$m" ] || echo "$m $(since "$t_qemu")" >>"$workdir/milestones"
 		if [ $demo = 1 ]; then
