@@ -1,15 +1,36 @@
 /* Per-architecture operations, picked at run time from the vmcore's ELF
  * machine. Adding an architecture is one new file and one table entry in
- * arch.c. Page-table walking (vtop) joins this table with page filtering. */
+ * arch.c; nothing else changes. */
 #ifndef KDI_ARCH_H
 #define KDI_ARCH_H
 
 #include <stdint.h>
 
+struct physmem;
+struct vmcoreinfo;
+
+/* Address-translation state, built by ops->init from VMCOREINFO. */
+struct arch_ctx {
+	const struct arch_ops *ops;
+	struct physmem *pm;
+	uint64_t pgd;			/* physical address of the top table */
+	int levels;
+	uint64_t pte_pfn_mask;		/* address bits of an entry */
+	uint64_t walks, cache_hits;	/* statistics */
+	uint64_t cache_va, cache_pa, cache_len;	/* last leaf translated */
+};
+
 struct arch_ops {
 	const char *name;
 	uint16_t e_machine;
 	uint32_t page_size;		/* used when VMCOREINFO has no PAGESIZE */
+	/* -ENOENT (with *missing naming the key) when VMCOREINFO lacks what
+	 * translation needs. */
+	int (*init)(struct arch_ctx *ctx, const struct vmcoreinfo *vi, const char **missing);
+	/* Kernel virtual -> physical. *span: bytes from paddr that stay
+	 * physically contiguous (to the end of the leaf). -EFAULT for an
+	 * unmapped or corrupt entry. */
+	int (*vtop)(struct arch_ctx *ctx, uint64_t vaddr, uint64_t *paddr, uint64_t *span);
 };
 
 extern const struct arch_ops arch_x86_64;

@@ -1,9 +1,82 @@
+/* x86_64: 4- or 5-level page tables, 4 KiB pages, 2 MiB and 1 GiB leaves. */
 #include "arch.h"
 
 #include <elf.h>
+#include <errno.h>
+
+#include "../dump/physmem.h"
+#include "../dump/vmcoreinfo.h"
+
+#define START_KERNEL_MAP	0xffffffff80000000ull
+#define PTE_PRESENT		0x1ull
+#define PTE_LARGE		0x80ull		/* PSE: leaf at PUD or PMD level */
+#define PTE_ADDR_MASK		0x000ffffffffff000ull
+
+static int x86_64_init(struct arch_ctx *c, const struct vmcoreinfo *vi, const char **missing)
+{
+	/* init_top_pgt is a kernel-image symbol (already KASLR-relocated in
+	 * VMCOREINFO); its physical address is the offset from
+	 * __START_KERNEL_map plus phys_base. */
+	if (!vi_has(vi, VI_SYM_INIT_TOP_PGT)) {
+		*missing = vi_name(VI_SYM_INIT_TOP_PGT);
+		return -ENOENT;
+	}
+	if (!vi_has(vi, VI_NUM_PHYS_BASE)) {
+		*missing = vi_name(VI_NUM_PHYS_BASE);
+		return -ENOENT;
+	}
+	uint64_t top = vi_u(vi, VI_SYM_INIT_TOP_PGT);
+	if (top < START_KERNEL_MAP)
+		return -EINVAL;
+	c->pgd = top - START_KERNEL_MAP + vi_u(vi, VI_NUM_PHYS_BASE);
+	c->levels = vi_has(vi, VI_NUM_L5_ENABLED) && vi_u(vi, VI_NUM_L5_ENABLED) ? 5 : 4;
+	/* With AMD SME the encryption bit sits inside the address field of
+	 * every entry: clear it or every table address is wrong. */
+	c->pte_pfn_mask = PTE_ADDR_MASK & ~(vi_has(vi, VI_NUM_SME_MASK) ? vi_u(vi, VI_NUM_SME_MASK) : 0);
+	return 0;
+}
+
+static int x86_64_vtop(struct arch_ctx *c, uint64_t va, uint64_t *pa, uint64_t *span)
+{
+	/* One-entry cache: struct page windows translate runs of addresses
+	 * inside the same leaf. */
+	if (c->cache_len && va >= c->cache_va && va - c->cache_va < c->cache_len) {
+		c->cache_hits++;
+		*pa = c->cache_pa + (va - c->cache_va);
+		*span = c->cache_len - (va - c->cache_va);
+		return 0;
+	}
+	c->walks++;
+	uint64_t table = c->pgd;
+	for (int level = c->levels; level >= 1; level--) {
+		unsigned shift = 12 + 9 * (level - 1);
+		uint64_t idx = (va >> shift) & 511, e;
+		if (physmem_read(c->pm, table + idx * 8, &e, 8) < 0)
+			return -EFAULT;
+		if (!(e & PTE_PRESENT))
+			return -EFAULT;
+		uint64_t addr = e & c->pte_pfn_mask;
+		if (level == 1 || ((level == 2 || level == 3) && (e & PTE_LARGE))) {
+			uint64_t size = 1ull << shift;
+			addr &= ~(size - 1);
+			c->cache_va = va & ~(size - 1);
+			c->cache_pa = addr;
+			c->cache_len = size;
+			*pa = addr + (va & (size - 1));
+			*span = size - (va & (size - 1));
+			return 0;
+		}
+		if (level > 3 && (e & PTE_LARGE))
+			return -EFAULT;	/* no leaves above 1 GiB: corrupt entry */
+		table = addr;
+	}
+	return -EFAULT;
+}
 
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.e_machine = EM_X86_64,
 	.page_size = 4096,
+	.init = x86_64_init,
+	.vtop = x86_64_vtop,
 };

@@ -208,7 +208,7 @@ t_qemu=$(now)
 		*"e2e-stage1: crash kernel armed"*) m=armed ;;
 		# Kernel lines for these two: they are printed whole, while
 		# kernel messages may cut into a line from the guest's shell.
-		*"SysRq : Trigger a crash"*) m=crash crashed=1 ;;
+		*"Trigger a crash"*) m=crash crashed=1 ;;
 		*"Run /"*" as init process"*) [ -z "${crashed:-}" ] || m=crashup ;;
 		*"e2e-testinit: raw copy done"*) m=rawdone ;;
 		*kdumpinit:*reboot*) m=reboot ;;

@@ -25,6 +25,7 @@ import os
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vmcmp import Core, EHDR, PHDR, PAGE, ZERO, PN_XNUM, PT_LOAD, PT_NOTE  # noqa: E402
 

@@ -603,42 +603,42 @@ static int wr_flush(struct writer *w)
 	return err;
 }
 
-/* Is pfn backed by file data in some RAM segment? Pages past p_filesz
- * read as zero, and the alias must agree. */
-static int pfn_backed(const struct layout *L, uint64_t pfn)
+/* The buffer slot for the page at file offset off. A full buffer, or a
+ * page that does not continue the buffered run, flushes first. */
+static int wr_slot(struct writer *w, uint64_t off, uint8_t **slot)
 {
-	uint64_t paddr = pfn * PAGE_SIZE;
-	size_t i;
+	int err = 0;
 
-	for (i = 0; i < L->nram; i++) {
-		const struct seg *s = &L->load[i];
+	if (w->npages && (w->npages == WBUF_PAGES ||
+			  w->at + w->npages * PAGE_SIZE != off))
+		err = wr_flush(w);
+	if (!w->npages)
+		w->at = off;
+	*slot = w->buf + w->npages * PAGE_SIZE;
+	return err;
+}
 
-		if (paddr >= s->paddr && paddr < s->paddr + s->memsz)
-			return paddr < s->paddr + s->filesz;
-	}
-	return 0;
+/* The alias lies inside the first RAM range and copies its memory, so
+ * where that range's p_filesz stops short the alias holds zeros too. */
+static int alias_backed(const struct layout *L, uint64_t pfn)
+{
+	return pfn * PAGE_SIZE < L->load[0].paddr + L->load[0].filesz;
 }
 
 static int write_seg(struct writer *w, const struct opts *o,
 		     const struct layout *L, const struct seg *s, int is_alias)
 {
 	uint64_t i, n = s->filesz / PAGE_SIZE, pfn0 = s->paddr / PAGE_SIZE;
-	int err;
 
 	for (i = 0; i < n; i++) {
-		uint64_t off = s->offset + i * PAGE_SIZE;
+		uint64_t pfn = pfn0 + i;
 		uint8_t *slot;
+		int err = wr_slot(w, s->offset + i * PAGE_SIZE, &slot);
 
-		if (w->npages && (w->npages == WBUF_PAGES ||
-				  w->at + w->npages * PAGE_SIZE != off) &&
-		    (err = wr_flush(w)))
+		if (err)
 			return err;
-		if (!w->npages)
-			w->at = off;
-		slot = w->buf + w->npages * PAGE_SIZE;
-		if (is_alias && !pfn_backed(L, pfn0 + i))
-			continue;
-		if (gen_page(o, pfn0 + i, slot))
+		/* A zero page is simply not queued: it stays a hole. */
+		if ((!is_alias || alias_backed(L, pfn)) && gen_page(o, pfn, slot))
 			w->npages++;
 	}
 	return wr_flush(w);

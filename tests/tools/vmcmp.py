@@ -12,8 +12,9 @@ a page (by p_memsz) must read back the reference bytes, missing bytes
 reading as zero: with the kernel-text alias a reader may take either
 mapping. Mode nonzero (the default): every non-zero reference page must
 therefore be in the file part of each SAVED PT_LOAD that maps it, and no
-all-zero page may be in any file part. Mode all: every page the reference
-holds in its file must be in every mapping's file part, identical. In both
+all-zero page may be in any file part. Mode all: every page a reference
+PT_LOAD holds in its file must be in the file part of each SAVED PT_LOAD
+that maps it the same way (same p_vaddr - p_paddr), identical. In both
 modes the PT_NOTE bytes must match, and SAVED's PT_LOADs must map the same
 virtual ranges onto the same physical ones (none missing, none invented).
 
@@ -177,28 +178,30 @@ def covered(pieces, lo, hi):
 class PageView:
     """What SAVED holds for one reference page, through every mapping."""
 
-    def __init__(self, saved, pieces, ref_bytes, lo, need_end):
+    def __init__(self, saved, pieces, ref_bytes, lo, need_end, delta):
         self.wrong = None      # first (phdr index, reads zero?) that differs
         self.in_file = False   # some byte sits in a saved file part
-        self.all_in_file = True  # [lo, need_end) in every holder's file part
+        # [lo, need_end) is in the file part of every holder that maps it
+        # the way the reference PT_LOAD does (same vaddr - paddr).
+        self.all_in_file = True
         for s, e, holders in pieces:
             want = ref_bytes[s - lo:e - lo]
             for seg in holders:
                 fe = seg.paddr + seg.filesz
                 if s < fe:
                     self.in_file = True
-                if min(e, need_end) > max(s, fe):
+                if seg.delta == delta and min(e, need_end) > max(s, fe):
                     self.all_in_file = False
                 if self.wrong is None and saved.read(seg, s, e - s) != want:
                     self.wrong = (seg.index, fe <= s)
 
 
-def check_page(rep, mode, ref_bytes, ref_file_end, lo, saved, mapped, where):
+def check_page(rep, mode, ref_bytes, ref_file_end, lo, saved, mapped, rseg):
     hi = lo + len(ref_bytes)
     is_zero = ref_bytes == ZERO[:len(ref_bytes)]
     pieces = mapped.lookup(lo, hi)
     need_end = max(lo, min(hi, ref_file_end)) if mode == "all" else lo
-    view = PageView(saved, pieces, ref_bytes, lo, need_end)
+    view = PageView(saved, pieces, ref_bytes, lo, need_end, rseg.delta)
     rep.pages += 1
     if not covered(pieces, lo, hi):
         why = "not mapped by any saved PT_LOAD"
@@ -219,7 +222,7 @@ def check_page(rep, mode, ref_bytes, ref_file_end, lo, saved, mapped, where):
             rep.nonzero_kept += 1
         return
     rep.mismatches += 1
-    rep.problem(f"paddr {lo:#014x} (reference phdr {where}): {why}")
+    rep.problem(f"paddr {lo:#014x} (reference phdr {rseg.index}): {why}")
 
 
 def single_holder(mapped, lo):
@@ -288,7 +291,7 @@ def check_pages(rep, mode, ref, saved):
         def slow(lo, seg=seg, end=end, file_end=file_end):
             hi = min(end, (lo // PAGE + 1) * PAGE)
             check_page(rep, mode, ref.read(seg, lo, hi - lo), file_end, lo, saved,
-                       mapped, seg.index)
+                       mapped, seg)
             return hi
 
         lo = seg.paddr
@@ -298,18 +301,20 @@ def check_pages(rep, mode, ref, saved):
 
 
 def merge(intervals):
+    """Sorted, coalesced intervals, with their starts for bisect."""
     out = []
     for lo, hi in sorted(intervals):
         if out and lo <= out[-1][1]:
             out[-1][1] = max(out[-1][1], hi)
         else:
             out.append([lo, hi])
-    return out
+    return [m[0] for m in out], out
 
 
 def inside(merged, lo, hi):
-    i = bisect.bisect_right([m[0] for m in merged], lo) - 1
-    return i >= 0 and merged[i][0] <= lo and hi <= merged[i][1]
+    starts, spans = merged
+    i = bisect.bisect_right(starts, lo) - 1
+    return i >= 0 and spans[i][0] <= lo and hi <= spans[i][1]
 
 
 def by_delta(core):
@@ -326,11 +331,11 @@ def check_vaddr(rep, ref, saved):
     shifts p_vaddr breaks gdb and crash even when every page is there."""
     ref_map, sav_map = by_delta(ref), by_delta(saved)
     for seg in ref.loads:
-        if not inside(sav_map.get(seg.delta, []), seg.paddr, seg.paddr + seg.memsz):
+        if not inside(sav_map.get(seg.delta, ([], [])), seg.paddr, seg.paddr + seg.memsz):
             rep.problem(f"reference phdr {seg.index} (vaddr {seg.vaddr:#x}, paddr "
                         f"{seg.paddr:#x}, memsz {seg.memsz:#x}) not fully mapped in saved")
     for seg in saved.loads:
-        if not inside(ref_map.get(seg.delta, []), seg.paddr, seg.paddr + seg.memsz):
+        if not inside(ref_map.get(seg.delta, ([], [])), seg.paddr, seg.paddr + seg.memsz):
             rep.problem(f"saved phdr {seg.index} (vaddr {seg.vaddr:#x}, paddr "
                         f"{seg.paddr:#x}, memsz {seg.memsz:#x}) maps memory the "
                         f"reference does not")

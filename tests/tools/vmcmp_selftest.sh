@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-fails=0
+fails=0 passes=0
 
 if [ -z "${MKVMCORE:-}" ]; then
 	MKVMCORE=$tmp/mkvmcore
@@ -24,6 +24,7 @@ expect() {
 	got=$?
 	if [ "$got" -eq "$want" ]; then
 		echo "ok   $name"
+		passes=$((passes + 1))
 	else
 		echo "FAIL $name: exit $got, want $want"
 		sed 's/^/     /' "$tmp/out" | head -20
@@ -92,6 +93,14 @@ expect 0 "filesz<memsz reference, identical copy, mode all" cmp_all tailcopy.cor
 saved tailgood.core
 expect 0 "filesz<memsz reference, mode nonzero" cmp_nz tailgood.core
 
+# The text alias lying in that zero-filled tail.
+ref=$tmp/tailalias.core
+mk -o "$ref" --mem 16M --segments 1 --text-alias --bad filesz-lt-memsz
+cp "$ref" "$tmp/tacopy.core"
+expect 0 "alias over a zero tail, identical copy, mode all" cmp_all tacopy.core
+saved tagood.core
+expect 0 "alias over a zero tail, mode nonzero" cmp_nz tagood.core
+
 # More than 65535 PT_LOADs: PN_XNUM for real.
 ref=$tmp/big.core
 mk -o "$ref" --mem 300M --segments 1 --zero-pct 5
@@ -105,6 +114,7 @@ for bad in truncate exec short-header badphdr; do
 		"$py" "$here/vmcmp.py" "$tmp/bad.core" "$tmp/bad.core"
 done
 
+echo "$passes passed, $fails failed"
 if [ "$fails" -ne 0 ]; then
 	echo "vmcmp_selftest: $fails failed"
 	exit 1

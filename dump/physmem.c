@@ -1,0 +1,65 @@
+#include "physmem.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/io.h"
+
+int physmem_init(struct physmem *pm, const struct vmcore *vc)
+{
+	memset(pm, 0, sizeof *pm);
+	pm->vc = vc;
+	pm->order = calloc(vc->nr_seg ? vc->nr_seg : 1, sizeof *pm->order);
+	if (!pm->order)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < vc->nr_seg; i++)
+		if (vc->seg[i].filesz)
+			pm->order[pm->n++] = i;
+	for (uint32_t i = 1; i < pm->n; i++) {
+		uint32_t x = pm->order[i], j = i;
+		while (j > 0 && vc->seg[pm->order[j - 1]].paddr > vc->seg[x].paddr) {
+			pm->order[j] = pm->order[j - 1];
+			j--;
+		}
+		pm->order[j] = x;
+	}
+	return 0;
+}
+
+void physmem_fini(struct physmem *pm)
+{
+	free(pm->order);
+	pm->order = NULL;
+}
+
+int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
+{
+	const struct vmcore *vc = pm->vc;
+
+	if (paddr + len < paddr)
+		return -EFAULT;
+	/* Binary search for the last segment starting at or below paddr;
+	 * overlapping (aliased) segments hold the same bytes, so any one that
+	 * covers the range will do: scan back a little for one that does. */
+	uint32_t lo = 0, hi = pm->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (vc->seg[pm->order[mid]].paddr <= paddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t k = lo; k-- > 0;) {
+		const struct kdi_segment *s = &vc->seg[pm->order[k]];
+		if (paddr >= s->paddr && paddr + len <= s->paddr + s->filesz) {
+			pm->reads++;
+			ssize_t n = read_full_at(vc->fd, buf, len,
+						 vc->seg_offset[pm->order[k]] + (paddr - s->paddr));
+			return n == (ssize_t)len ? 0 : -EIO;
+		}
+		if (lo - k > 8)
+			break;
+	}
+	return -EFAULT;
+}

@@ -1,0 +1,73 @@
+#include "vmcoreinfo.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *text;
+	int base;
+} keys[VI_NKEYS] = {
+#define VI_ROW(id, t, b) [VI_##id] = { t, b },
+	VI_KEYS(VI_ROW)
+#undef VI_ROW
+};
+
+const char *vi_name(enum vi_key k)
+{
+	return (unsigned)k < VI_NKEYS ? keys[k].text : "?";
+}
+
+/* Whole-value parse. Base 16 fields are printed without 0x; NUMBER()s are
+ * decimal on x86 but hex on some arches, and may be negative. */
+static int parse_value(const char *s, size_t len, int base, uint64_t *out)
+{
+	char buf[40];
+	char *end;
+
+	if (len == 0 || len >= sizeof buf)
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	if (buf[0] == '-') {
+		long long v = strtoll(buf, &end, base);
+		if (errno || *end)
+			return -EINVAL;
+		*out = (uint64_t)v;
+	} else {
+		unsigned long long v = strtoull(buf, &end, base);
+		if (errno || *end || buf[0] == '+' || buf[0] == ' ')
+			return -EINVAL;
+		*out = v;
+	}
+	return 0;
+}
+
+void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
+{
+	memset(vi, 0, sizeof *vi);
+	for (const char *p = text; p && *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t ll = eol ? (size_t)(eol - p) : strlen(p);
+		const char *eq = memchr(p, '=', ll);
+		if (eq) {
+			size_t kl = eq - p, vl = ll - kl - 1;
+			if (kl == 9 && !memcmp(p, "OSRELEASE", 9)) {
+				size_t n = vl < sizeof vi->osrelease ? vl : sizeof vi->osrelease - 1;
+				memcpy(vi->osrelease, eq + 1, n);
+				vi->osrelease[n] = 0;
+			}
+			for (int k = 0; k < VI_NKEYS; k++) {
+				if (strlen(keys[k].text) != kl || memcmp(keys[k].text, p, kl))
+					continue;
+				if (parse_value(eq + 1, vl, keys[k].base, &vi->v[k]) == 0)
+					vi->have[k] = 1;
+				else
+					vi->bad_lines++;
+				break;
+			}
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+}

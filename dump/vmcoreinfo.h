@@ -1,0 +1,76 @@
+/* VMCOREINFO: the crashed kernel's description of itself (symbols, struct
+ * sizes and offsets, constants). Parsed once, table-driven. Every value is
+ * optional: code that needs a missing one keeps pages, it never guesses. */
+#ifndef KDI_VMCOREINFO_H
+#define KDI_VMCOREINFO_H
+
+#include <stdint.h>
+
+#define VI_KEYS(X)							\
+	X(PAGESIZE, "PAGESIZE", 10)					\
+	X(KERNELOFFSET, "KERNELOFFSET", 16)				\
+	X(CRASHTIME, "CRASHTIME", 10)					\
+	X(SYM_MEM_SECTION, "SYMBOL(mem_section)", 16)			\
+	X(SYM_INIT_TOP_PGT, "SYMBOL(init_top_pgt)", 16)			\
+	X(SYM_SWAPPER_PG_DIR, "SYMBOL(swapper_pg_dir)", 16)		\
+	X(SYM_PRB, "SYMBOL(prb)", 16)					\
+	X(SYM_VMEMMAP, "SYMBOL(vmemmap)", 16)				\
+	X(SYM_MEM_MAP, "SYMBOL(mem_map)", 16)				\
+	X(SIZE_PAGE, "SIZE(page)", 10)					\
+	X(SIZE_MEM_SECTION, "SIZE(mem_section)", 10)			\
+	X(OFF_PAGE_FLAGS, "OFFSET(page.flags)", 10)			\
+	X(OFF_PAGE_REFCOUNT, "OFFSET(page._refcount)", 10)		\
+	X(OFF_PAGE_MAPPING, "OFFSET(page.mapping)", 10)			\
+	X(OFF_PAGE_LRU, "OFFSET(page.lru)", 10)				\
+	X(OFF_PAGE_MAPCOUNT, "OFFSET(page._mapcount)", 10)		\
+	X(OFF_PAGE_PRIVATE, "OFFSET(page.private)", 10)			\
+	X(OFF_PAGE_COMPOUND_DTOR, "OFFSET(page.compound_dtor)", 10)	\
+	X(OFF_PAGE_COMPOUND_ORDER, "OFFSET(page.compound_order)", 10)	\
+	X(OFF_PAGE_COMPOUND_HEAD, "OFFSET(page.compound_head)", 10)	\
+	X(OFF_FOLIO_DTOR, "OFFSET(folio._folio_dtor)", 10)		\
+	X(OFF_FOLIO_ORDER, "OFFSET(folio._folio_order)", 10)		\
+	X(OFF_MEM_SECTION_MAP, "OFFSET(mem_section.section_mem_map)", 10) \
+	X(LEN_MEM_SECTION, "LENGTH(mem_section)", 10)			\
+	X(NUM_SECTION_SIZE_BITS, "NUMBER(SECTION_SIZE_BITS)", 0)	\
+	X(NUM_MAX_PHYSMEM_BITS, "NUMBER(MAX_PHYSMEM_BITS)", 0)		\
+	X(NUM_PHYS_BASE, "NUMBER(phys_base)", 0)			\
+	X(NUM_L5_ENABLED, "NUMBER(pgtable_l5_enabled)", 0)		\
+	X(NUM_SME_MASK, "NUMBER(sme_mask)", 0)				\
+	X(NUM_PG_LRU, "NUMBER(PG_lru)", 0)				\
+	X(NUM_PG_PRIVATE, "NUMBER(PG_private)", 0)			\
+	X(NUM_PG_SWAPCACHE, "NUMBER(PG_swapcache)", 0)			\
+	X(NUM_PG_SWAPBACKED, "NUMBER(PG_swapbacked)", 0)		\
+	X(NUM_PG_SLAB, "NUMBER(PG_slab)", 0)				\
+	X(NUM_PG_HWPOISON, "NUMBER(PG_hwpoison)", 0)			\
+	X(NUM_PG_HEAD_MASK, "NUMBER(PG_head_mask)", 0)			\
+	X(NUM_PG_HUGETLB, "NUMBER(PG_hugetlb)", 0)			\
+	X(NUM_BUDDY_MAPCOUNT, "NUMBER(PAGE_BUDDY_MAPCOUNT_VALUE)", 0)	\
+	X(NUM_OFFLINE_MAPCOUNT, "NUMBER(PAGE_OFFLINE_MAPCOUNT_VALUE)", 0) \
+	X(NUM_SLAB_MAPCOUNT, "NUMBER(PAGE_SLAB_MAPCOUNT_VALUE)", 0)	\
+	X(NUM_HUGETLB_MAPCOUNT, "NUMBER(PAGE_HUGETLB_MAPCOUNT_VALUE)", 0) \
+	X(NUM_UNACCEPTED_MAPCOUNT, "NUMBER(PAGE_UNACCEPTED_MAPCOUNT_VALUE)", 0) \
+	X(NUM_HUGETLB_DTOR, "NUMBER(HUGETLB_PAGE_DTOR)", 0)
+
+enum vi_key {
+#define VI_ENUM(id, text, base) VI_##id,
+	VI_KEYS(VI_ENUM)
+#undef VI_ENUM
+	VI_NKEYS
+};
+
+struct vmcoreinfo {
+	char osrelease[65];
+	uint64_t v[VI_NKEYS];		/* raw bits; NUMBER()s may be negative */
+	uint8_t have[VI_NKEYS];
+	unsigned bad_lines;		/* known keys whose value did not parse */
+};
+
+/* Parses the note text (NUL-terminated). Unknown keys are ignored; a known
+ * key with a malformed value is treated as absent and counted. */
+void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text);
+static inline int vi_has(const struct vmcoreinfo *vi, enum vi_key k) { return vi->have[k]; }
+static inline uint64_t vi_u(const struct vmcoreinfo *vi, enum vi_key k) { return vi->v[k]; }
+static inline int64_t vi_s(const struct vmcoreinfo *vi, enum vi_key k) { return (int64_t)vi->v[k]; }
+const char *vi_name(enum vi_key k);
+
+#endif
