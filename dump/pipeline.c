@@ -67,6 +67,7 @@ struct worker {
 	void *lz4;
 	uint8_t *scratch;
 	uint32_t *cands;		/* segment candidates for one block */
+	uint8_t cls[BLOCK_PAGES];	/* filter decision per page of the block */
 	pthread_t tid;
 };
 
@@ -145,7 +146,8 @@ static int build_layout(struct pipe *p)
 
 /* Next block, clipped to its range and to a BLOCK_PAGES-aligned boundary;
  * called with the lock held. */
-static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *idx)
+static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *idx,
+		      uint8_t *cls)
 {
 	if (p->it_done || p->stop)
 		return 0;
@@ -162,6 +164,12 @@ static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *
 	*pfn = p->it_pfn;
 	*count = end - p->it_pfn;
 	*idx = p->issued++;
+	/* Filtering is done here, under the iterator's lock, because it must
+	 * see pfns in order (a compound or free run carries over). */
+	if (p->o->filter)
+		memmap_classify(p->o->filter, *pfn, *count, cls);
+	else
+		memset(cls, MM_KEEP, *count);
 	p->it_pfn = end;
 	if (end == r->hi) {
 		p->it_range++;
@@ -247,6 +255,12 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 {
 	struct pipe *p = w->p;
 	uint32_t ps = p->ps;
+
+	/* Filtered pages are never read: that is most of the saving. */
+	if (w->cls[i] != MM_KEEP) {
+		sl->excluded[w->cls[i]]++;
+		return;
+	}
 	const uint8_t *src = page_bytes(w, pfn, ncand);
 
 	if (!src) {
@@ -324,7 +338,7 @@ static void *worker_main(void *arg)
 		uint32_t count;
 
 		pthread_mutex_lock(&p->lock);
-		if (!next_block(p, &pfn, &count, &idx)) {
+		if (!next_block(p, &pfn, &count, &idx, w->cls)) {
 			pthread_cond_broadcast(&p->cond);
 			pthread_mutex_unlock(&p->lock);
 			break;
@@ -526,7 +540,7 @@ static int run_inline(struct pipe *p, struct kdi_writer *wr, struct capture_resu
 	uint64_t pfn, idx, done = 0;
 	uint32_t count;
 
-	while (!r && next_block(p, &pfn, &count, &idx)) {
+	while (!r && next_block(p, &pfn, &count, &idx, w.cls)) {
 		if (should_abort(p->o)) {
 			r = -ECANCELED;
 			break;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "memmap.h"
 #include "vmcore.h"
 
 struct capture_opts {
@@ -21,6 +22,9 @@ struct capture_opts {
 	/* Set by someone else to stop early (stall, signal). May be NULL. */
 	volatile int *abort_flag;
 	int progress;			/* print progress lines */
+	/* Page filter for levels beyond zero pages, or NULL. Called in pfn
+	 * order by whoever takes the next block. */
+	struct memmap *filter;
 };
 
 struct capture_result {

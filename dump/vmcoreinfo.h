@@ -31,6 +31,7 @@
 	X(OFF_FOLIO_ORDER, "OFFSET(folio._folio_order)", 10)		\
 	X(OFF_MEM_SECTION_MAP, "OFFSET(mem_section.section_mem_map)", 10) \
 	X(LEN_MEM_SECTION, "LENGTH(mem_section)", 10)			\
+	X(LEN_FREE_AREA, "LENGTH(zone.free_area)", 10)			\
 	X(NUM_SECTION_SIZE_BITS, "NUMBER(SECTION_SIZE_BITS)", 0)	\
 	X(NUM_MAX_PHYSMEM_BITS, "NUMBER(MAX_PHYSMEM_BITS)", 0)		\
 	X(NUM_PHYS_BASE, "NUMBER(phys_base)", 0)			\

@@ -67,8 +67,22 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (vc.truncated)
 		warn("%s is shorter than its program headers say: capturing what is there, "
 		     "the dump will be marked incomplete", vmcore);
-	if (o->level & ~1u)
-		dbg("dump level %u: only bit 1 (zero pages) is applied by this version", o->level);
+	/* Filtering beyond zero pages needs the crashed kernel's struct
+	 * pages; whatever cannot be proven excludable is kept, and said once. */
+	static struct memmap mm;
+	uint32_t applied = o->level & DL_ZERO;
+	char fwhy[400];
+	o->filter = NULL;
+	r = memmap_init(&mm, &vc, arch, o->level, &applied, fwhy, sizeof fwhy);
+	if (r < 0) {
+		err("out of memory setting up page filtering");
+		vmcore_close(&vc);
+		return EXIT_SYSTEM;
+	}
+	if (fwhy[0])
+		warn("dump level %u: %s (applying level %u)", o->level, fwhy, applied);
+	if (mm.active)
+		o->filter = &mm;
 
 	struct target t;
 	enum target_refusal tw;
@@ -76,11 +90,13 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	r = target_open(&t, output, may_create, &tw, tmsg, sizeof tmsg);
 	if (r == -EPERM) {
 		err("%s", tmsg);
+		memmap_fini(&mm);
 		vmcore_close(&vc);
 		return EXIT_TARGET;
 	}
 	if (r < 0) {
 		err("cannot open %s for writing: %s", output, errstr(r));
+		memmap_fini(&mm);
 		vmcore_close(&vc);
 		return r == -ENOENT || r == -EBUSY ? EXIT_TARGET : EXIT_SYSTEM;
 	}
@@ -114,6 +130,11 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		if (code == EXIT_OK)
 			msg("dump complete on %s", t.path);
 	}
+	if (o->filter && (mm.unreadable || mm.no_memmap))
+		warn("%llu pages kept because their struct page could not be read",
+		     (unsigned long long)mm.unreadable);
+	memmap_fini(&mm);
+	o->filter = NULL;
 	target_close(&t);
 	vmcore_close(&vc);
 	return code;

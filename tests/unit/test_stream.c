@@ -1,0 +1,1068 @@
+/* Unit tests for the chunk stream (dump/format.c writer and reader,
+ * pages_parse) and for dump/dumpfile.c, on streams this file encodes
+ * itself from docs/FORMAT.md (field offsets, XXH64 seed 0, 8-byte
+ * padding), not through format.h's structs.
+ *
+ * The last case mutates a valid stream at random, many times, and loads
+ * each result: nothing may crash, every return code must be one the API
+ * documents, and a single damaged byte in a checksummed region must stop
+ * the stream exactly there, keeping every chunk before it.
+ *   KDI_FUZZ_ITERS  iterations (default 3000)
+ *   KDI_FUZZ_SEED   PRNG seed (default 1); printed on failure */
+#define CHECK_PREFIX "stream"
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lz4.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "../../dump/dumpfile.h"
+#include "../../dump/format.h"
+
+#define PS 4096u
+#define BASE 4096u		/* stream offset in the test file */
+#define MAXCH 64
+
+enum { T_START = 1, T_NOTES, T_VMCOREINFO, T_SEGMENTS, T_PAGES, T_DMESG, T_END, T_PAD };
+
+/* ---------------- an encoder written from FORMAT.md ---------------- */
+
+struct sb {
+	uint8_t *b;
+	size_t len, cap;
+	uint64_t dump_id, seq;
+	int n;			/* chunks */
+	size_t off[MAXCH];	/* stream offset of each header */
+	size_t plen[MAXCH];
+	uint16_t type[MAXCH];
+};
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = v >> (8 * i); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = v >> (8 * i); }
+static uint32_t get32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static void grow(struct sb *s, size_t more)
+{
+	if (s->len + more <= s->cap)
+		return;
+	size_t nc = s->cap ? s->cap : 65536;
+	while (nc < s->len + more)
+		nc *= 2;
+	s->b = realloc(s->b, nc);
+	memset(s->b + s->cap, 0, nc - s->cap);
+	s->cap = nc;
+}
+
+/* Header hash: XXH64 of the 48 header bytes with the field at 40 zero. */
+static void hash_header(uint8_t *h)
+{
+	memset(h + 40, 0, 8);
+	put64(h + 40, XXH64(h, 48, 0));
+}
+
+/* Both hashes right again for the chunk at h; `room` is how many bytes
+ * follow h in its buffer (a mutated len may claim more than there is). */
+static void rehash_chunk_in(uint8_t *h, size_t room)
+{
+	uint32_t len = get32(h + 8);
+	if (room >= 48 && len <= room - 48)
+		put64(h + 32, XXH64(h + 48, len, 0));
+	hash_header(h);
+}
+
+static void rehash_chunk(uint8_t *h)
+{
+	rehash_chunk_in(h, 48 + (size_t)get32(h + 8));
+}
+
+static void chunk_ex(struct sb *s, uint16_t type, const void *p, size_t len,
+		     uint64_t dump_id, uint64_t seq, uint32_t flags)
+{
+	size_t span = (48 + len + 7) & ~(size_t)7;
+	grow(s, span);
+	uint8_t *h = s->b + s->len;
+	memset(h, 0, span);
+	memcpy(h, "KDCK", 4);
+	put16(h + 4, type);
+	put16(h + 6, 48);
+	put32(h + 8, (uint32_t)len);
+	put32(h + 12, flags);
+	put64(h + 16, dump_id);
+	put64(h + 24, seq);
+	if (len)
+		memcpy(h + 48, p, len);
+	put64(h + 32, XXH64(h + 48, len, 0));
+	hash_header(h);
+	if (s->n < MAXCH) {
+		s->off[s->n] = s->len;
+		s->plen[s->n] = len;
+		s->type[s->n] = type;
+		s->n++;
+	}
+	s->len += span;
+}
+
+static void chunk(struct sb *s, uint16_t type, const void *p, size_t len)
+{
+	chunk_ex(s, type, p, len, s->dump_id, s->seq++, 0);
+}
+
+/* START, 80 bytes. */
+static void start_payload(uint8_t *p, uint32_t version, uint32_t ps, uint32_t nseg)
+{
+	memset(p, 0, 80);
+	put32(p + 0, version);
+	put32(p + 4, ps);
+	put16(p + 8, 62);		/* EM_X86_64 */
+	p[10] = 2;
+	p[11] = 1;
+	put32(p + 12, 31);
+	put64(p + 16, 1700000000);
+	put32(p + 24, nseg);
+	memcpy(p + 48, "unit-test", 9);
+}
+
+static void segment(uint8_t *p, uint64_t paddr, uint64_t memsz, uint64_t filesz)
+{
+	memset(p, 0, 40);
+	put64(p, paddr);
+	put64(p + 8, 0xffff888000000000ull + paddr);
+	put64(p + 16, memsz);
+	put64(p + 24, filesz);
+	put32(p + 32, 7);
+}
+
+static void end_payload(uint8_t *p, uint32_t status)
+{
+	memset(p, 0, 120);
+	put32(p, status);
+}
+
+/* Page content by pfn: mostly compressible, every 5th random. */
+static void page_of(uint64_t pfn, uint8_t *out)
+{
+	uint64_t x = pfn * 0x9e3779b97f4a7c15ull + 1;
+	for (uint32_t i = 0; i < PS; i += 8) {
+		if (pfn % 5 == 0) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+		}
+		memcpy(out + i, &x, 8);
+	}
+	out[0] = (uint8_t)pfn;
+	out[1] = 1;
+}
+
+/* One PAGES payload for pfns [pfn, pfn+count) with the pfns where
+ * keep(i) stored. Returns its length in *len (malloc'd). */
+static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t), size_t *len)
+{
+	size_t bl = ((count + 31) / 32) * 4;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < count; i++)
+		n += keep(i) != 0;
+	size_t hl = 16 + bl + 4 * (size_t)n;
+	uint8_t *p = calloc(1, hl + (size_t)n * PS);
+	uint8_t page[PS];
+	put64(p, pfn);
+	put32(p + 8, count);
+	put32(p + 12, n);
+	size_t d = hl, k = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		if (!keep(i))
+			continue;
+		p[16 + i / 8] |= 1u << (i % 8);
+		page_of(pfn + i, page);
+		int c = LZ4_compress_default((const char *)page, (char *)p + d, PS, PS - 1);
+		uint32_t w;
+		if (c > 0) {
+			w = (uint32_t)c | 0x80000000u;
+		} else {
+			memcpy(p + d, page, PS);
+			c = PS;
+			w = PS;
+		}
+		put32(p + 16 + bl + 4 * k++, w);
+		d += c;
+	}
+	*len = d;
+	return p;
+}
+
+static int keep_a(uint32_t i) { return i % 3 != 1; }	/* block A: pfn 0.., 40 pfns */
+static int keep_b(uint32_t i) { return i == 0 || i == 32 || i % 7 == 3; }	/* block B */
+static int keep_c(uint32_t i) { return i < 10 || i > 60; }	/* block C */
+
+static const struct { uint64_t pfn; uint32_t count; int (*keep)(uint32_t); } blocks[] = {
+	{ 0, 40, keep_a }, { 100, 33, keep_b }, { 4000, 70, keep_c },
+};
+#define NBLOCKS 3
+static const char vmcoreinfo[] = "OSRELEASE=6.1.0-unit\nPAGESIZE=4096\nCRASHTIME=1700000000\n";
+static const uint8_t notes[] = "CORE\0\0\0\0 pretend notes";
+
+/* Chunk indexes of the standard stream. */
+enum { C_START, C_NOTES, C_VMCI, C_SEGS, C_PAGES0, C_DMESG = C_PAGES0 + 1, C_PAGES1, C_PAD,
+       C_UNKNOWN, C_PAGES2, C_END, C_COUNT };
+
+/* The standard valid stream: metadata, three PAGES chunks with a DMESG,
+ * a PAD and an unknown type 99 among them, END. With `upto` < C_COUNT the
+ * stream holds only chunks [0, upto) (no END). */
+static void build(struct sb *s, uint32_t end_status, int upto)
+{
+	uint8_t st[80], seg[2 * 40], end[120];
+	size_t len;
+
+	memset(s, 0, sizeof *s);
+	s->dump_id = 0x1122334455667788ull;
+	start_payload(st, 1, PS, 2);
+	segment(seg, 0, 200 * PS, 200 * PS);
+	segment(seg + 40, 4000ull * PS, 100 * PS, 100 * PS);
+	for (int k = 0; k < upto && k < C_COUNT; k++) {
+		uint8_t *p;
+		switch (k) {
+		case C_START: chunk(s, T_START, st, 80); break;
+		case C_NOTES: chunk(s, T_NOTES, notes, sizeof notes); break;
+		case C_VMCI: chunk(s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo)); break;
+		case C_SEGS: chunk(s, T_SEGMENTS, seg, sizeof seg); break;
+		case C_PAGES0: case C_PAGES1: case C_PAGES2: {
+			int b = k == C_PAGES0 ? 0 : k == C_PAGES1 ? 1 : 2;
+			p = pages_payload(blocks[b].pfn, blocks[b].count, blocks[b].keep, &len);
+			chunk(s, T_PAGES, p, len);
+			free(p);
+			break;
+		}
+		case C_DMESG: chunk(s, T_DMESG, "<6>log line\n", 12); break;
+		case C_PAD: chunk(s, T_PAD, NULL, 0); break;
+		case C_UNKNOWN: chunk(s, 99, "future", 6); break;
+		case C_END: end_payload(end, end_status); chunk(s, T_END, end, 120); break;
+		}
+	}
+}
+
+/* ---------------- a file to hold streams ---------------- */
+
+static int sfd = -1;
+static char spath[1100];
+
+static void file_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	snprintf(spath, sizeof spath, "%s/kdi-stream-XXXXXX", dir && *dir ? dir : "/tmp");
+	sfd = mkstemp(spath);
+	if (sfd < 0) {
+		perror("mkstemp");
+		exit(2);
+	}
+	unlink(spath);
+}
+
+/* The stream at BASE; returns the limit (end of what was written). */
+static uint64_t file_put(const uint8_t *b, size_t len)
+{
+	if (ftruncate(sfd, 0) < 0 || ftruncate(sfd, BASE) < 0 ||
+	    (len && pwrite(sfd, b, len, BASE) != (ssize_t)len)) {
+		perror("stream file");
+		exit(2);
+	}
+	return BASE + len;
+}
+
+static int load(struct dumpfile *d, const struct sb *s, uint64_t limit)
+{
+	file_put(s->b, s->len);
+	return dumpfile_load(d, sfd, BASE, limit ? limit : BASE + s->len);
+}
+
+static size_t stored_in(int b)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < blocks[b].count; i++)
+		n += blocks[b].keep(i) != 0;
+	return n;
+}
+
+/* ---------------- cases ---------------- */
+
+/* The project's writer produces the same bytes as this file's encoder. */
+static void writer_matches_format_md(void)
+{
+	struct sb s = { 0 };
+	struct kdi_writer w;
+	uint8_t wbuf[4096];		/* small: forces several flushes */
+	uint8_t st[80];
+
+	s.dump_id = 0xabcdef0123456789ull;
+	start_payload(st, 1, PS, 0);
+	chunk(&s, T_START, st, 80);
+	chunk(&s, T_NOTES, notes, sizeof notes);		/* odd length: padding */
+	chunk(&s, T_PAD, NULL, 0);
+	uint8_t *big = malloc(10000);
+	for (int i = 0; i < 10000; i++)
+		big[i] = (uint8_t)(i * 7);
+	chunk(&s, T_DMESG, big, 10000);
+
+	file_put(NULL, 0);
+	writer_init(&w, sfd, BASE, 1u << 30, wbuf, sizeof wbuf, s.dump_id);
+	CHECK_INT(w.dump_id, s.dump_id);
+	CHECK_INT(writer_put(&w, T_START, st, 40, st + 40, 40, NULL, 0), 0);	/* in pieces */
+	CHECK_INT(writer_put(&w, T_NOTES, notes, sizeof notes, NULL, 0, NULL, 0), 0);
+	CHECK_INT(writer_put(&w, T_PAD, NULL, 0, NULL, 0, NULL, 0), 0);
+	CHECK_INT(writer_put(&w, T_DMESG, big, 1, big + 1, 4999, big + 5000, 5000), 0);
+	CHECK_INT(writer_flush(&w), 0);
+	CHECK_INT(w.pos, s.len);
+	CHECK_INT(w.seq, 4);
+	CHECK_INT(chunk_span(0), 48);
+	CHECK_INT(chunk_span(1), 56);
+	CHECK_INT(chunk_span(8), 56);
+	CHECK_INT(chunk_span(9), 64);
+	uint8_t *got = malloc(s.len);
+	CHECK(pread(sfd, got, s.len, BASE) == (ssize_t)s.len, "short read back");
+	size_t diff = s.len;
+	for (size_t i = 0; i < s.len; i++)
+		if (got[i] != s.b[i]) {
+			diff = i;
+			break;
+		}
+	CHECK(diff == s.len, "writer output differs from FORMAT.md encoding at stream byte %zu", diff);
+	free(got);
+	free(big);
+	free(s.b);
+}
+
+static void roundtrip_complete(void)
+{
+	struct sb s;
+	struct dumpfile d;
+
+	build(&s, 0, C_COUNT);
+	int r = load(&d, &s, 0);
+	CHECK_INT(r, 0);
+	if (r) {
+		free(s.b);
+		return;
+	}
+	CHECK(dumpfile_complete(&d), "not complete: %s", d.why);
+	CHECK_INT(d.have_end, 1);
+	CHECK_STR(d.why, "");
+	CHECK_INT(d.dump_id, s.dump_id);
+	CHECK_INT(d.start.page_size, PS);
+	CHECK_INT(d.notes_len, sizeof notes);
+	CHECK(d.notes && !memcmp(d.notes, notes, sizeof notes), "notes differ");
+	CHECK_STR(d.vmcoreinfo, vmcoreinfo);
+	CHECK_INT(d.nr_seg, 2);
+	CHECK_INT(d.nblocks, NBLOCKS);
+	CHECK_INT(d.pages_stored, stored_in(0) + stored_in(1) + stored_in(2));
+	CHECK_INT(d.stream_end, BASE + s.len);
+	/* Every pfn: stored ones decode to their bytes, others are absent. */
+	uint8_t page[PS], want[PS];
+	int bad = 0, missing = 0, extra = 0;
+	for (int b = 0; b < NBLOCKS; b++)
+		for (uint32_t i = 0; i < blocks[b].count + 5; i++) {
+			uint64_t pfn = blocks[b].pfn + i;
+			int e = dumpfile_page(&d, pfn, page);
+			int should = i < blocks[b].count && blocks[b].keep(i);
+			if (should) {
+				page_of(pfn, want);
+				if (e)
+					missing++;
+				else if (memcmp(page, want, PS))
+					bad++;
+			} else if (e != -ENOENT) {
+				extra++;
+			}
+		}
+	CHECK(!bad && !missing && !extra, "pages: %d wrong, %d missing, %d unexpected", bad, missing, extra);
+	/* Going back to an earlier block works too (block cache). */
+	CHECK_INT(dumpfile_page(&d, 0, page), 0);
+	page_of(0, want);
+	CHECK(!memcmp(page, want, PS), "pfn 0 after a later block differs");
+	dumpfile_free(&d);
+	free(s.b);
+}
+
+static void reader_sequence(void)
+{
+	struct sb s;
+	struct kdi_reader r;
+	struct kdi_start st;
+	struct kdi_chunk h;
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+
+	build(&s, 0, C_COUNT);
+	file_put(s.b, s.len);
+	CHECK_INT(reader_open(&r, sfd, BASE, BASE + s.len, &st), 0);
+	CHECK_INT(st.page_size, PS);
+	CHECK_INT(st.nr_segments, 2);
+	int k = 1, bad = 0;
+	for (;;) {
+		int n = reader_next(&r, &h, &buf, &cap);
+		if (n != 1) {
+			CHECK_INT(n, 0);
+			break;
+		}
+		if (k >= s.n || h.type != s.type[k] || h.len != s.plen[k] || h.seq != (uint64_t)k ||
+		    reader_payload_offset(&r, &h) != BASE + s.off[k] + 48)
+			bad++;
+		k++;
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(k, C_COUNT);
+	CHECK_INT(reader_next(&r, &h, &buf, &cap), 0);	/* stays done */
+	free(buf);
+	free(s.b);
+}
+
+static void empty_and_start(void)
+{
+	struct sb s;
+	struct dumpfile d;
+	uint8_t zero[4096] = { 0 };
+
+	file_put(zero, sizeof zero);
+	CHECK_INT(dumpfile_load(&d, sfd, BASE, BASE + sizeof zero), -ENOENT);
+	dumpfile_free(&d);
+	CHECK_INT(dumpfile_load(&d, sfd, BASE, BASE + 10), -ENOENT);	/* no room for a header */
+	dumpfile_free(&d);
+
+	/* A stream whose first chunk is not START. */
+	memset(&s, 0, sizeof s);
+	s.dump_id = 5;
+	chunk(&s, T_NOTES, notes, sizeof notes);
+	CHECK_INT(load(&d, &s, 0), -EBADMSG);
+	CHECK(check_mentions(d.why, "start"), "why: %s", d.why);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* START with a seq other than 0. */
+	uint8_t st[80];
+	memset(&s, 0, sizeof s);
+	start_payload(st, 1, PS, 0);
+	chunk_ex(&s, T_START, st, 80, 5, 1, 0);
+	CHECK_INT(load(&d, &s, 0), -EBADMSG);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Out-of-range START fields. */
+	static const struct { uint32_t ver, ps, nseg; int want; } t[] = {
+		{ 2, PS, 1, -EPROTONOSUPPORT }, { 1, 1000, 1, -EBADMSG }, { 1, 256, 1, -EBADMSG },
+		{ 1, 131072, 1, -EBADMSG }, { 1, PS, 65537, -EBADMSG }, { 1, 0, 1, -EBADMSG },
+		{ 1, 65536, 65536, 0 },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct kdi_reader r;
+		struct kdi_start got;
+		memset(&s, 0, sizeof s);
+		start_payload(st, t[i].ver, t[i].ps, t[i].nseg);
+		chunk_ex(&s, T_START, st, 80, 5, 0, 0);
+		file_put(s.b, s.len);
+		int e = reader_open(&r, sfd, BASE, BASE + s.len, &got);
+		CHECK(e == t[i].want, "START version %u page_size %u nr_segments %u: reader_open %d, want %d",
+		      t[i].ver, t[i].ps, t[i].nseg, e, t[i].want);
+		free(s.b);
+	}
+}
+
+/* Damage at chunk k; the dump must keep exactly the chunks before it. */
+static void expect_prefix(const char *what, struct sb *s, uint64_t limit, int k, const char *word)
+{
+	struct dumpfile d;
+	int r = load(&d, s, limit);
+	int want_blocks = (k > C_PAGES0) + (k > C_PAGES1) + (k > C_PAGES2);
+
+	CHECK(r == 0, "%s: dumpfile_load %d (%s)", what, r, d.why);
+	if (r == 0) {
+		CHECK(!dumpfile_complete(&d), "%s: still complete", what);
+		CHECK(!d.have_end, "%s: END taken", what);
+		CHECK((int)d.nblocks == want_blocks, "%s: %zu blocks kept, want %d", what, d.nblocks, want_blocks);
+		CHECK(d.stream_end == BASE + s->off[k], "%s: stream_end %llu, want %llu", what,
+		      (unsigned long long)d.stream_end, (unsigned long long)(BASE + s->off[k]));
+		CHECK(!word || check_mentions(d.why, word), "%s: why \"%s\" lacks \"%s\"", what, d.why, word);
+	}
+	dumpfile_free(&d);
+}
+
+static void stops_at_damage(void)
+{
+	struct sb s;
+
+	/* A payload byte of the second PAGES chunk. */
+	build(&s, 0, C_COUNT);
+	s.b[s.off[C_PAGES1] + 48 + s.plen[C_PAGES1] / 2] ^= 0x40;
+	expect_prefix("payload byte", &s, 0, C_PAGES1, "checksum");
+	free(s.b);
+
+	/* A header byte (the len field) of the third. */
+	build(&s, 0, C_COUNT);
+	s.b[s.off[C_PAGES2] + 9] ^= 0x01;
+	expect_prefix("header byte", &s, 0, C_PAGES2, "checksum");
+	free(s.b);
+
+	/* Magic gone. */
+	build(&s, 0, C_COUNT);
+	s.b[s.off[C_DMESG]] = 'X';
+	expect_prefix("magic", &s, 0, C_DMESG, "magic");
+	free(s.b);
+
+	/* The device ends inside the last PAGES chunk, or inside END. */
+	build(&s, 0, C_COUNT);
+	expect_prefix("limit in PAGES", &s, BASE + s.off[C_PAGES2] + 100, C_PAGES2, "end of the device");
+	expect_prefix("limit in a header", &s, BASE + s.off[C_PAGES2] + 20, C_PAGES2, "end of the device");
+	expect_prefix("limit in END", &s, BASE + s.off[C_END] + 60, C_END, "end of the device");
+	free(s.b);
+
+	/* The source file itself is shorter than the limit says. */
+	struct dumpfile d;
+	build(&s, 0, C_COUNT);
+	file_put(s.b, s.off[C_PAGES1] + 500);
+	int r = dumpfile_load(&d, sfd, BASE, BASE + s.len);
+	CHECK(r == 0 && !dumpfile_complete(&d) && d.nblocks == 1, "short file: r %d blocks %zu", r, d.nblocks);
+	CHECK(check_mentions(d.why, "truncated"), "short file: why \"%s\"", d.why);
+	dumpfile_free(&d);
+	free(s.b);
+}
+
+/* Re-encodes chunk k of a standard stream with changed header fields. */
+static void replace_chunk(struct sb *s, int k, uint16_t type, uint64_t dump_id, uint64_t seq,
+			  uint32_t flags, uint16_t hdr_size)
+{
+	uint8_t *h = s->b + s->off[k];
+	put16(h + 4, type);
+	put16(h + 6, hdr_size);
+	put32(h + 12, flags);
+	put64(h + 16, dump_id);
+	put64(h + 24, seq);
+	rehash_chunk(h);
+}
+
+static void stops_at_foreign_chunks(void)
+{
+	struct sb s;
+
+	/* A well-formed chunk of another dump (a stale one from an earlier,
+	 * longer dump) where END should be. */
+	build(&s, 0, C_COUNT);
+	replace_chunk(&s, C_END, T_END, s.dump_id ^ 1, C_END, 0, 48);
+	expect_prefix("stale dump_id", &s, 0, C_END, "another");
+	free(s.b);
+
+	/* Sequence gap, or a repeated sequence number. */
+	build(&s, 0, C_COUNT);
+	replace_chunk(&s, C_PAGES1, T_PAGES, s.dump_id, C_PAGES1 + 1, 0, 48);
+	expect_prefix("seq gap", &s, 0, C_PAGES1, "sequence");
+	free(s.b);
+	build(&s, 0, C_COUNT);
+	replace_chunk(&s, C_PAGES1, T_PAGES, s.dump_id, C_PAGES1 - 1, 0, 48);
+	expect_prefix("seq repeat", &s, 0, C_PAGES1, "sequence");
+	free(s.b);
+
+	/* Flags and header size must be what version 1 writes. */
+	build(&s, 0, C_COUNT);
+	replace_chunk(&s, C_PAGES2, T_PAGES, s.dump_id, C_PAGES2, 1, 48);
+	expect_prefix("flags", &s, 0, C_PAGES2, "flags");
+	free(s.b);
+	build(&s, 0, C_COUNT);
+	replace_chunk(&s, C_PAGES2, T_PAGES, s.dump_id, C_PAGES2, 0, 56);
+	expect_prefix("hdr_size", &s, 0, C_PAGES2, "header size");
+	free(s.b);
+
+	/* A payload length over 64 MiB, correctly hashed header. */
+	build(&s, 0, C_COUNT);
+	uint8_t *h = s.b + s.off[C_DMESG];
+	put32(h + 8, (64u << 20) + 1);
+	hash_header(h);
+	expect_prefix("len > 64 MiB", &s, 0, C_DMESG, "length");
+	free(s.b);
+
+	/* END of the wrong size. */
+	build(&s, 0, C_END);
+	uint8_t end[128] = { 0 };
+	chunk(&s, T_END, end, 128);
+	s.n = C_COUNT;
+	expect_prefix("END size", &s, 0, C_END, "size");
+	free(s.b);
+
+	/* No END at all: incomplete, everything kept. */
+	build(&s, 0, C_END);
+	struct dumpfile d;
+	int r = load(&d, &s, BASE + s.len + 4096);
+	CHECK(r == 0 && !d.have_end && !dumpfile_complete(&d) && d.nblocks == NBLOCKS,
+	      "no END: r %d have_end %d blocks %zu", r, d.have_end, d.nblocks);
+	dumpfile_free(&d);
+	free(s.b);
+}
+
+static void end_status(void)
+{
+	struct sb s;
+	struct dumpfile d;
+
+	static const uint32_t st[] = { 0x1, 0x3, 0x5, 0x9, 0x11 };
+	for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+		build(&s, st[i], C_COUNT);
+		int r = load(&d, &s, 0);
+		CHECK(r == 0 && d.have_end && !dumpfile_complete(&d) && d.end.status == st[i],
+		      "END status %#x: r %d have_end %d complete %d", st[i], r, d.have_end,
+		      dumpfile_complete(&d));
+		dumpfile_free(&d);
+		free(s.b);
+	}
+	/* Flags without INCOMPLETE do not make a dump incomplete. */
+	build(&s, 0x4, C_COUNT);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "status 0x4 alone judged incomplete");
+	dumpfile_free(&d);
+	free(s.b);
+}
+
+/* Metadata that is wrong although every checksum is right. */
+static void malformed_metadata(void)
+{
+	struct sb s;
+	struct dumpfile d;
+	uint8_t st[80], seg[3 * 40];
+	size_t len;
+	uint8_t *p;
+
+	/* PAGES before SEGMENTS. */
+	memset(&s, 0, sizeof s);
+	s.dump_id = 9;
+	start_payload(st, 1, PS, 1);
+	chunk(&s, T_START, st, 80);
+	chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	p = pages_payload(0, 8, keep_a, &len);
+	chunk(&s, T_PAGES, p, len);
+	free(p);
+	CHECK_INT(load(&d, &s, 0), -EBADMSG);	/* and no layout: metadata missing */
+	CHECK(d.nblocks == 0, "pages before the layout kept");
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* SEGMENTS count differs from START, filesz > memsz, wrapping range. */
+	for (int v = 0; v < 4; v++) {
+		memset(&s, 0, sizeof s);
+		s.dump_id = 9;
+		start_payload(st, 1, PS, v == 0 ? 3 : 2);
+		chunk(&s, T_START, st, 80);
+		chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+		segment(seg, 0, 100 * PS, 100 * PS);
+		segment(seg + 40, 1000 * PS, 100 * PS, v == 1 ? 101 * PS : 100 * PS);
+		if (v == 2)
+			put64(seg + 40, UINT64_MAX - PS);	/* paddr + memsz wraps */
+		if (v == 3)
+			put64(seg + 8, UINT64_MAX - PS);	/* vaddr + memsz wraps */
+		chunk(&s, T_SEGMENTS, seg, 80);
+		int r = load(&d, &s, 0);
+		CHECK(r == -EBADMSG && check_mentions(d.why, "malformed"), "bad SEGMENTS variant %d: r %d why %s",
+		      v, r, d.why);
+		dumpfile_free(&d);
+		free(s.b);
+	}
+
+	/* Two SEGMENTS chunks. */
+	memset(&s, 0, sizeof s);
+	s.dump_id = 9;
+	start_payload(st, 1, PS, 1);
+	chunk(&s, T_START, st, 80);
+	chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	segment(seg, 0, 100 * PS, 100 * PS);
+	chunk(&s, T_SEGMENTS, seg, 40);
+	chunk(&s, T_SEGMENTS, seg, 40);
+	int r = load(&d, &s, 0);
+	CHECK(r == 0 && !dumpfile_complete(&d) && d.nr_seg == 1, "second SEGMENTS: r %d", r);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* PAGES whose pfns do not increase: the stream stops before it. */
+	memset(&s, 0, sizeof s);
+	s.dump_id = 9;
+	start_payload(st, 1, PS, 1);
+	chunk(&s, T_START, st, 80);
+	chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	chunk(&s, T_SEGMENTS, seg, 40);
+	p = pages_payload(10, 20, keep_a, &len);
+	chunk(&s, T_PAGES, p, len);
+	free(p);
+	p = pages_payload(29, 5, keep_a, &len);		/* overlaps pfn 29 */
+	chunk(&s, T_PAGES, p, len);
+	free(p);
+	r = load(&d, &s, 0);
+	CHECK(r == 0 && d.nblocks == 1 && !dumpfile_complete(&d), "overlapping blocks: r %d blocks %zu",
+	      r, d.nblocks);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* No VMCOREINFO. */
+	memset(&s, 0, sizeof s);
+	s.dump_id = 9;
+	start_payload(st, 1, PS, 1);
+	chunk(&s, T_START, st, 80);
+	chunk(&s, T_SEGMENTS, seg, 40);
+	uint8_t end[120];
+	end_payload(end, 0);
+	chunk(&s, T_END, end, 120);
+	CHECK_INT(load(&d, &s, 0), -EBADMSG);
+	CHECK(check_mentions(d.why, "vmcoreinfo"), "why: %s", d.why);
+	dumpfile_free(&d);
+	free(s.b);
+}
+
+/* Zero-length metadata payloads (the reader has not needed a buffer yet). */
+static void empty_payloads(void)
+{
+	struct sb s;
+	struct dumpfile d;
+	uint8_t st[80], seg[40], end[120];
+
+	memset(&s, 0, sizeof s);
+	s.dump_id = 3;
+	start_payload(st, 1, PS, 1);
+	segment(seg, 0, 10 * PS, 10 * PS);
+	end_payload(end, 0);
+	chunk(&s, T_START, st, 80);
+	chunk(&s, T_NOTES, NULL, 0);
+	chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	chunk(&s, T_SEGMENTS, seg, 40);
+	chunk(&s, T_END, end, 120);
+	int r = load(&d, &s, 0);
+	CHECK(r == 0 && dumpfile_complete(&d), "empty NOTES: r %d why %s", r, d.why);
+	CHECK_INT(d.notes_len, 0);
+	dumpfile_free(&d);
+	free(s.b);
+}
+
+/* pages_parse on payloads that are wrong in one field each. */
+static void pages_parse_rules(void)
+{
+	size_t len;
+	struct kdi_pages_view v;
+	uint8_t *good = pages_payload(1000, 40, keep_a, &len);
+	uint8_t *p = malloc(len + 64);
+	size_t bl = 8;	/* 40 bits -> 2 words */
+	uint32_t n = get32(good + 12);
+
+	CHECK_INT(pages_parse(good, len, PS, &v), 0);
+	CHECK(v.pfn == 1000 && v.count == 40 && v.nstored == n, "view fields");
+	CHECK(v.bitmap == good + 16 && (const uint8_t *)v.sizes == good + 16 + bl, "view pointers");
+	CHECK_INT(pages_hdr_len(40, n), 16 + bl + 4 * n);
+	CHECK_INT(pages_hdr_len(32, 0), 20);
+	CHECK_INT(pages_hdr_len(33, 0), 24);
+
+#define MUT(desc, stmt, plen)                                                   \
+	do {                                                                    \
+		memcpy(p, good, len);                                           \
+		stmt;                                                           \
+		int r_ = pages_parse(p, (plen), PS, &v);                        \
+		CHECK(r_ == -EBADMSG, "%s: pages_parse %d, want -EBADMSG", desc, r_); \
+	} while (0)
+
+	MUT("count 0", put32(p + 8, 0), len);
+	MUT("count 4097", put32(p + 8, 4097), len);
+	MUT("nstored > count", put32(p + 12, 41), len);
+	MUT("nstored one less", put32(p + 12, n - 1), len);
+	MUT("bit past count", p[16 + 5] |= 0x01, len);		/* bit 40 */
+	MUT("bit in the pad word", p[16 + 7] |= 0x80, len);
+	MUT("extra bit set", p[16 + 0] |= 0x02, len);		/* pfn 1 not kept */
+	MUT("bit cleared", p[16 + 0] &= ~0x01, len);
+	MUT("size word stray bit", put32(p + 16 + bl, get32(p + 16 + bl) | 0x01000000), len);
+	MUT("size word length 0", put32(p + 16 + bl, 0x80000000u), len);
+	MUT("size word raw not page_size", put32(p + 16 + bl, 100), len);
+	MUT("size word over page_size", put32(p + 16 + bl, 0x80000000u | (PS + 1)), len);
+	MUT("data one byte short", (void)0, len - 1);
+	MUT("data one byte long", p[len] = 0, len + 1);
+	MUT("shorter than its header", (void)0, 16 + bl + 4 * n - 1);
+	MUT("shorter than 16", (void)0, 15);
+	MUT("pfn overflows", put64(p, UINT64_MAX - 10), len);
+	MUT("pfn * page_size overflows", put64(p, (UINT64_MAX / PS) - 39), len);
+#undef MUT
+	/* Largest count, nothing stored... is not a PAGES chunk a writer
+	 * makes, but parses: */
+	uint8_t big[16 + 512];
+	memset(big, 0, sizeof big);
+	put32(big + 8, 4096);
+	CHECK_INT(pages_parse(big, sizeof big, PS, &v), 0);
+	free(p);
+	free(good);
+}
+
+/* A page whose LZ4 data is broken although the chunk checks out. */
+static void bad_page_data(void)
+{
+	struct sb s;
+	struct dumpfile d;
+
+	build(&s, 0, C_COUNT);
+	uint8_t *h = s.b + s.off[C_PAGES0];
+	uint8_t *pl = h + 48;
+	uint32_t n = get32(pl + 12);
+	size_t hl = 16 + 8 + 4 * (size_t)n;
+	/* Block A stores pfn 0 (raw), then pfn 2 (LZ4), then pfn 3. */
+	uint32_t w0 = get32(pl + 24), w1 = get32(pl + 28);
+	CHECK(!(w0 & 0x80000000u) && (w1 & 0x80000000u), "test premise: pfn 0 raw, pfn 2 LZ4");
+	memset(pl + hl + (w0 & 0xffffff), 0xff, w1 & 0xffffff);	/* runs past its input */
+	rehash_chunk(h);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "chunk hash fixed, dump must load complete");
+	uint8_t page[PS], want[PS];
+	CHECK_INT(dumpfile_page(&d, 2, page), -EBADMSG);
+	CHECK_INT(dumpfile_page(&d, 0, page), 0);	/* its neighbours still decode */
+	page_of(0, want);
+	CHECK(!memcmp(page, want, PS), "pfn 0 wrong");
+	CHECK_INT(dumpfile_page(&d, 3, page), 0);
+	page_of(3, want);
+	CHECK(!memcmp(page, want, PS), "pfn 3 wrong");
+	dumpfile_free(&d);
+	free(s.b);
+}
+
+/* The writer keeps room for END, never writes past its limit, and END
+ * counts what the stream holds. */
+static void writer_reserve_and_limit(void)
+{
+	struct kdi_writer w;
+	uint8_t wbuf[8192];
+	uint8_t st[80], payload[1000];
+	uint64_t limit = BASE + 20000;
+
+	memset(payload, 0xa5, sizeof payload);
+	file_put(NULL, 0);
+	writer_init(&w, sfd, BASE, limit, wbuf, sizeof wbuf, 0);
+	CHECK(w.dump_id != 0, "dump_id 0");
+	start_payload(st, 1, PS, 0);
+	CHECK_INT(writer_put(&w, T_START, st, 80, NULL, 0, NULL, 0), 0);
+	int r, n = 0;
+	while ((r = writer_put(&w, T_DMESG, payload, sizeof payload, NULL, 0, NULL, 0)) == 0)
+		n++;
+	CHECK_INT(r, -ENOSPC);
+	CHECK(n > 10, "only %d chunks fit", n);
+	struct kdi_end e;
+	memset(&e, 0, sizeof e);
+	e.status = 3;
+	CHECK_INT(writer_put_end(&w, &e), 0);
+	CHECK_INT(writer_flush(&w), 0);
+	CHECK(BASE + w.pos <= limit, "stream ends at %llu, past the limit %llu",
+	      (unsigned long long)(BASE + w.pos), (unsigned long long)limit);
+	struct stat sbuf;
+	fstat(sfd, &sbuf);
+	CHECK((uint64_t)sbuf.st_size <= limit, "file grew to %lld past the limit", (long long)sbuf.st_size);
+	/* Oversized payloads are refused before anything is read. */
+	CHECK_INT(writer_put(&w, T_DMESG, NULL, (64u << 20) + 1, NULL, 0, NULL, 0), -EFBIG);
+
+	struct dumpfile d;
+	/* No SEGMENTS/VMCOREINFO: the loader says -EBADMSG but reads END. */
+	dumpfile_load(&d, sfd, BASE, limit);
+	CHECK(d.have_end, "END not read back: %s", d.why);
+	CHECK_INT(d.end.status, 3);
+	CHECK_INT(d.end.nr_chunks, w.seq);
+	CHECK_INT(d.end.bytes_out, w.pos);
+	CHECK_INT(d.stream_end, BASE + w.pos);
+	dumpfile_free(&d);
+
+	/* A limit below the END reserve: nothing fits. */
+	writer_init(&w, sfd, BASE, BASE + 100, wbuf, sizeof wbuf, 7);
+	CHECK_INT(writer_put(&w, T_START, st, 80, NULL, 0, NULL, 0), -ENOSPC);
+	CHECK_INT(w.pos, 0);
+}
+
+/* ---------------- fuzz ---------------- */
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+/* Which chunk's hashed bytes (header or payload) hold stream offset off;
+ * -1 for padding or beyond. */
+static int chunk_at(const struct sb *s, size_t off)
+{
+	for (int k = 0; k < s->n; k++)
+		if (off >= s->off[k] && off < s->off[k] + 48 + s->plen[k])
+			return k;
+	return -1;
+}
+
+static int check_loaded(struct dumpfile *d, int r, uint64_t limit, char *why, size_t wsz)
+{
+	if (r != 0 && r != -ENOENT && r != -EBADMSG && r != -EPROTONOSUPPORT) {
+		snprintf(why, wsz, "dumpfile_load returned %d", r);
+		return -1;
+	}
+	if (r == -ENOENT)
+		return 0;
+	if (d->stream_end > limit) {
+		snprintf(why, wsz, "stream_end %llu past limit %llu", (unsigned long long)d->stream_end,
+			 (unsigned long long)limit);
+		return -1;
+	}
+	for (size_t i = 0; i < d->nblocks; i++) {
+		const struct page_block *b = &d->blocks[i];
+		if (b->count < 1 || b->count > KDI_BLOCK_MAX || b->nstored > b->count ||
+		    (i && b->pfn < d->blocks[i - 1].pfn + d->blocks[i - 1].count) ||
+		    b->payload_off + b->payload_len > limit) {
+			snprintf(why, wsz, "block %zu invalid (pfn %llu count %u)", i,
+				 (unsigned long long)b->pfn, b->count);
+			return -1;
+		}
+	}
+	if (r != 0)
+		return 0;
+	static uint8_t page[65536];
+	for (size_t i = 0; i < d->nblocks; i++) {
+		const struct page_block *b = &d->blocks[i];
+		for (uint64_t pfn = b->pfn; pfn < b->pfn + b->count; pfn++) {
+			int e = dumpfile_page(d, pfn, page);
+			if (e != 0 && e != -ENOENT && e != -EBADMSG) {
+				snprintf(why, wsz, "dumpfile_page(%llu) returned %d", (unsigned long long)pfn, e);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void fuzz_mutations(void)
+{
+	struct sb s;
+	const char *e = getenv("KDI_FUZZ_ITERS");
+	long iters = e ? atol(e) : 3000;
+	e = getenv("KDI_FUZZ_SEED");
+	uint64_t seed = e ? strtoull(e, NULL, 0) : 1;
+	rng = seed * 0x9e3779b97f4a7c15ull | 1;
+
+	build(&s, 0, C_COUNT);
+	uint8_t *m = malloc(s.len + 4096);
+	char why[300];
+	long single = 0, structured = 0, prefix_ok = 0;
+	int failed = 0;
+
+	for (long it = 0; it < iters && !failed; it++) {
+		memcpy(m, s.b, s.len);
+		size_t mlen = s.len;
+		uint64_t limit = BASE + s.len;
+		int kind = (int)rnd_below(4), hit = -2;
+		if (kind == 0) {
+			/* One byte changed: exact-prefix property. */
+			size_t off = rnd_below(s.len);
+			m[off] ^= (uint8_t)(1 + rnd_below(255));
+			hit = chunk_at(&s, off);
+			single++;
+		} else if (kind == 1) {
+			/* A few raw changes anywhere, maybe a shorter device. */
+			int nm = 1 + (int)rnd_below(6);
+			for (int j = 0; j < nm; j++) {
+				size_t off = rnd_below(s.len);
+				static const uint32_t odd[] = { 0, 1, 0xffffffffu, 0x80000000u, 4096, 4097 };
+				size_t n = rnd_below(200), from = rnd_below(s.len);
+				switch (rnd_below(4)) {
+				case 0:
+					m[off] = (uint8_t)rnd();
+					break;
+				case 1:
+					if (off + 4 <= mlen)
+						put32(m + off, odd[rnd_below(6)]);
+					break;
+				case 2:
+					if (off + n <= mlen)
+						memset(m + off, 0, n);
+					break;
+				case 3:
+					if (from + n <= mlen && off + n <= mlen)
+						memmove(m + off, m + from, n);
+					break;
+				}
+			}
+			if (rnd_below(3) == 0)
+				limit = BASE + rnd_below(s.len + 1);
+		} else {
+			/* Structured: change fields of one chunk, then make its
+			 * hashes right again so the parsers behind them run. */
+			int k = (int)rnd_below(s.n);
+			uint8_t *h = m + s.off[k];
+			uint8_t *pl = h + 48;
+			size_t plen = s.plen[k];
+			int nm = 1 + (int)rnd_below(4);
+			for (int j = 0; j < nm; j++) {
+				uint64_t v = rnd();
+				switch (rnd_below(kind == 2 ? 6 : 3)) {
+				case 0: if (plen) pl[rnd_below(plen)] ^= (uint8_t)(1 + rnd_below(255)); break;
+				case 1: if (plen >= 16) put32(pl + 8, (uint32_t[]){ 0, 1, 31, 32, 33, 4096, 4097, (uint32_t)v }[rnd_below(8)]); break;
+				case 2: if (plen >= 16) put32(pl + 12, (uint32_t)rnd_below(80)); break;
+				case 3: put16(h + 4, (uint16_t)(1 + rnd_below(9))); break;
+				case 4: put32(h + 8, (uint32_t)(plen + rnd_below(64)) - 32); break;
+				case 5: if (plen >= 24) put32(pl + 16 + 4 * rnd_below(4),
+							      (uint32_t)(v & 0x80000fffu)); break;
+				}
+			}
+			rehash_chunk_in(h, mlen - s.off[k]);
+			structured++;
+		}
+		struct dumpfile d;
+		file_put(m, mlen);
+		int r = dumpfile_load(&d, sfd, BASE, limit);
+		why[0] = 0;
+		if (check_loaded(&d, r, limit, why, sizeof why) < 0) {
+			failed = 1;
+		} else if (kind == 0 && hit >= 0) {
+			/* Everything before chunk `hit` kept, nothing from it on. */
+			int want_blocks = (hit > C_PAGES0) + (hit > C_PAGES1) + (hit > C_PAGES2);
+			if (hit <= C_SEGS) {
+				if (r == 0) {
+					snprintf(why, sizeof why, "metadata chunk %d damaged, load still 0", hit);
+					failed = 1;
+				}
+			} else if (r != 0 || dumpfile_complete(&d) || (int)d.nblocks != want_blocks ||
+				   d.stream_end != BASE + s.off[hit]) {
+				snprintf(why, sizeof why, "byte in chunk %d: r %d complete %d blocks %zu (want %d)",
+					 hit, r, r == 0 && dumpfile_complete(&d), d.nblocks, want_blocks);
+				failed = 1;
+			} else {
+				prefix_ok++;
+			}
+		}
+		if (failed)
+			CHECK(0, "seed %llu iteration %ld: %s", (unsigned long long)seed, it, why);
+		dumpfile_free(&d);
+	}
+	CHECK(single > 0 && structured > 0 && prefix_ok > 0,
+	      "mutations did not cover the kinds (%ld single, %ld structured, %ld prefix)",
+	      single, structured, prefix_ok);
+	free(m);
+	free(s.b);
+}
+
+int main(void)
+{
+	file_open();
+	RUN(writer_matches_format_md);
+	RUN(roundtrip_complete);
+	RUN(reader_sequence);
+	RUN(empty_and_start);
+	RUN(stops_at_damage);
+	RUN(stops_at_foreign_chunks);
+	RUN(end_status);
+	RUN(malformed_metadata);
+	RUN(empty_payloads);
+	RUN(pages_parse_rules);
+	RUN(bad_page_data);
+	RUN(writer_reserve_and_limit);
+	RUN(fuzz_mutations);
+	return check_done();
+}
