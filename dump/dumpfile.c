@@ -49,6 +49,15 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	if (!b->bitmap)
 		return -ENOMEM;
 	memcpy(b->bitmap, v->bitmap, bl);
+	b->zbitmap = NULL;
+	if (v->zbitmap) {
+		b->zbitmap = malloc(bl);
+		if (!b->zbitmap) {
+			free(b->bitmap);
+			return -ENOMEM;
+		}
+		memcpy(b->zbitmap, v->zbitmap, bl);
+	}
 	b->pfn = v->pfn;
 	b->count = v->count;
 	b->nstored = v->nstored;
@@ -169,8 +178,10 @@ int dumpfile_complete(const struct dumpfile *d)
 
 void dumpfile_free(struct dumpfile *d)
 {
-	for (size_t i = 0; i < d->nblocks; i++)
+	for (size_t i = 0; i < d->nblocks; i++) {
 		free(d->blocks[i].bitmap);
+		free(d->blocks[i].zbitmap);
+	}
 	free(d->blocks);
 	free(d->notes);
 	free(d->vmcoreinfo);
@@ -181,7 +192,7 @@ void dumpfile_free(struct dumpfile *d)
 	memset(d, 0, sizeof *d);
 }
 
-const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx)
+static const struct page_block *block_of(const struct dumpfile *d, uint64_t pfn)
 {
 	size_t lo = 0, hi = d->nblocks;
 
@@ -192,15 +203,29 @@ const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, u
 			hi = mid;
 		else if (pfn >= b->pfn + b->count)
 			lo = mid + 1;
-		else {
-			uint32_t i = pfn - b->pfn;
-			if (!((b->bitmap[i / 8] >> (i % 8)) & 1))
-				return NULL;
-			*idx = i;
+		else
 			return b;
-		}
 	}
 	return NULL;
+}
+
+int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn)
+{
+	const struct page_block *b = block_of(d, pfn);
+	uint32_t i = b ? pfn - b->pfn : 0;
+
+	return b && b->zbitmap && ((b->zbitmap[i / 8] >> (i % 8)) & 1);
+}
+
+const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx)
+{
+	const struct page_block *b = block_of(d, pfn);
+	uint32_t i = b ? pfn - b->pfn : 0;
+
+	if (!b || !((b->bitmap[i / 8] >> (i % 8)) & 1))
+		return NULL;
+	*idx = i;
+	return b;
 }
 
 static int load_block(struct dumpfile *d, const struct page_block *b)

@@ -17,6 +17,7 @@ struct page_block {
 	uint64_t payload_off;		/* device offset of the payload */
 	uint32_t payload_len;
 	uint8_t *bitmap;		/* copy, count bits */
+	uint8_t *zbitmap;		/* zero pages left out, or NULL */
 };
 
 struct dumpfile {
@@ -54,6 +55,8 @@ void dumpfile_free(struct dumpfile *d);
 int dumpfile_complete(const struct dumpfile *d);
 /* Is pfn stored? Returns the block or NULL; *idx is its bit index. */
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx);
+/* Was pfn left out for being all zero (level bit 1)? */
+int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn);
 /* Decodes the stored page pfn into out (page_size bytes). 0, -ENOENT if
  * not stored, -EBADMSG if its data does not decode. */
 int dumpfile_page(struct dumpfile *d, uint64_t pfn, uint8_t *out);

@@ -385,14 +385,29 @@ uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chun
 
 /* ---------------- PAGES payload ---------------- */
 
-static size_t bitmap_len(uint32_t count)
+size_t pages_bitmap_len(uint32_t count)
 {
 	return ((count + 31) / 32) * 4;
 }
 
-size_t pages_hdr_len(uint32_t count, uint32_t nstored)
+size_t pages_hdr_len(uint32_t count, uint32_t nstored, uint32_t nzero)
 {
-	return sizeof(struct kdi_pages) + bitmap_len(count) + 4 * (size_t)nstored;
+	return sizeof(struct kdi_pages) + pages_bitmap_len(count) * (nzero ? 2 : 1) +
+	       4 * (size_t)nstored;
+}
+
+/* Population of a count-bit bitmap; -1 if a bit past count is set. */
+static int64_t bitmap_pop(const uint8_t *b, uint32_t count)
+{
+	int64_t pop = 0;
+
+	for (uint32_t i = 0; i < pages_bitmap_len(count) * 8; i++)
+		if ((b[i / 8] >> (i % 8)) & 1) {
+			if (i >= count)
+				return -1;
+			pop++;
+		}
+	return pop;
 }
 
 int pages_parse(const void *payload, size_t len, uint32_t page_size,
@@ -404,29 +419,34 @@ int pages_parse(const void *payload, size_t len, uint32_t page_size,
 		return -EBADMSG;
 	memcpy(&p, payload, sizeof p);
 	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count ||
+	    p.nzero > p.count - p.nstored || p.flags ||
 	    p.pfn > (UINT64_MAX / page_size) - p.count)
 		return -EBADMSG;
-	size_t hl = pages_hdr_len(p.count, p.nstored);
+	size_t hl = pages_hdr_len(p.count, p.nstored, p.nzero), bl = pages_bitmap_len(p.count);
 	if (len < hl)
 		return -EBADMSG;
 	v->pfn = p.pfn;
 	v->count = p.count;
 	v->nstored = p.nstored;
+	v->nzero = p.nzero;
 	v->bitmap = (const uint8_t *)payload + sizeof p;
-	v->sizes = (const uint32_t *)(v->bitmap + bitmap_len(p.count));
+	v->zbitmap = p.nzero ? v->bitmap + bl : NULL;
+	v->sizes = (const uint32_t *)(v->bitmap + bl * (p.nzero ? 2 : 1));
 	v->data = (const uint8_t *)payload + hl;
 	v->data_len = len - hl;
 
-	/* The bitmap population must equal nstored, and sizes must add up
-	 * exactly to the data: anything else is corruption. */
-	uint32_t pop = 0;
-	for (uint32_t i = 0; i < p.count; i++)
-		pop += (v->bitmap[i / 8] >> (i % 8)) & 1;
-	for (uint32_t i = p.count; i < bitmap_len(p.count) * 8; i++)
-		if ((v->bitmap[i / 8] >> (i % 8)) & 1)
-			return -EBADMSG;
-	if (pop != p.nstored)
+	/* Populations must equal the counts, the two bitmaps must not
+	 * overlap, and sizes must add up exactly to the data: anything else
+	 * is corruption. */
+	if (bitmap_pop(v->bitmap, p.count) != p.nstored)
 		return -EBADMSG;
+	if (v->zbitmap) {
+		if (bitmap_pop(v->zbitmap, p.count) != p.nzero)
+			return -EBADMSG;
+		for (size_t i = 0; i < bl; i++)
+			if (v->bitmap[i] & v->zbitmap[i])
+				return -EBADMSG;
+	}
 	uint64_t total = 0;
 	for (uint32_t i = 0; i < p.nstored; i++) {
 		uint32_t s;

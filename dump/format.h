@@ -90,14 +90,18 @@ _Static_assert(sizeof(struct kdi_segment) == 40, "segment layout");
 #define KDI_BLOCK_MAX		4096u	/* pfns one PAGES chunk may cover */
 
 /* PAGES payload: this header, then a bitmap of `count` bits (bit i set =
- * pfn+i stored, LSB first), padded to 4 bytes, then `nstored` little-endian
- * u32 size words, then the page data back to back. */
+ * pfn+i stored, LSB first) padded to 4 bytes, then when nzero > 0 a second
+ * such bitmap of the pages left out for being all zero (level bit 1: save
+ * writes them back as zero pages, as makedumpfile does), then `nstored`
+ * little-endian u32 size words, then the page data back to back. */
 struct kdi_pages {
 	uint64_t pfn;
 	uint32_t count;
 	uint32_t nstored;
+	uint32_t nzero;
+	uint32_t flags;			/* none defined: 0 */
 };
-_Static_assert(sizeof(struct kdi_pages) == 16, "pages layout");
+_Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
 
 #define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */
 #define KDI_PAGE_SIZEMASK 0x00ffffffu
@@ -201,11 +205,14 @@ struct kdi_pages_view {
 	uint64_t pfn;
 	uint32_t count, nstored;
 	const uint8_t *bitmap;
+	const uint8_t *zbitmap;	/* NULL when nzero == 0 */
+	uint32_t nzero;
 	const uint32_t *sizes;	/* little-endian words */
 	const uint8_t *data;
 	size_t data_len;
 };
-size_t pages_hdr_len(uint32_t count, uint32_t nstored);
+size_t pages_hdr_len(uint32_t count, uint32_t nstored, uint32_t nzero);
+size_t pages_bitmap_len(uint32_t count);
 int pages_parse(const void *payload, size_t len, uint32_t page_size,
 		struct kdi_pages_view *v);
 

@@ -32,6 +32,7 @@ struct slot {
 	uint64_t next;			/* the only block that may take it next */
 	struct kdi_pages hdr;
 	uint8_t bitmap[BLOCK_PAGES / 8];
+	uint8_t zbitmap[BLOCK_PAGES / 8];
 	uint32_t sizes[BLOCK_PAGES];
 	uint8_t *data;
 	size_t data_len;
@@ -269,6 +270,8 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 	}
 	if ((p->o->level & 1) && is_zero(src, ps)) {
 		sl->excluded[KDI_EX_ZERO]++;
+		sl->zbitmap[i / 8] |= 1u << (i % 8);
+		sl->hdr.nzero++;
 		return;
 	}
 	uint8_t *dst = sl->data + sl->data_len;
@@ -317,6 +320,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	uint32_t ncand = block_cands(w, pfn, count);
 
 	memset(sl->bitmap, 0, sizeof sl->bitmap);
+	memset(sl->zbitmap, 0, sizeof sl->zbitmap);
 	memset(sl->excluded, 0, sizeof sl->excluded);
 	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count };
 	sl->data_len = 0;
@@ -436,13 +440,17 @@ static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_res
 	for (int c = 0; c < KDI_EX_NCLASSES; c++)
 		e->excluded[c] += sl->excluded[c];
 	e->pages_total += sl->scanned;
-	if (!sl->hdr.nstored)
-		return 0;	/* nothing kept: no chunk at all */
-	size_t bl = ((sl->hdr.count + 31) / 32) * 4;
-	uint8_t head[sizeof sl->hdr + sizeof sl->bitmap];
+	if (!sl->hdr.nstored && !sl->hdr.nzero)
+		return 0;	/* nothing kept, nothing to say: no chunk at all */
+	size_t bl = pages_bitmap_len(sl->hdr.count), hl = sizeof sl->hdr + bl;
+	uint8_t head[sizeof sl->hdr + 2 * sizeof sl->bitmap];
 	memcpy(head, &sl->hdr, sizeof sl->hdr);
 	memcpy(head + sizeof sl->hdr, sl->bitmap, bl);
-	int r = writer_put(wr, KDI_CH_PAGES, head, sizeof sl->hdr + bl,
+	if (sl->hdr.nzero) {
+		memcpy(head + hl, sl->zbitmap, bl);
+		hl += bl;
+	}
+	int r = writer_put(wr, KDI_CH_PAGES, head, hl,
 			   sl->sizes, 4 * (size_t)sl->hdr.nstored, sl->data, sl->data_len);
 	if (r < 0) {
 		/* Not stored after all: count those pages as lost. */

@@ -19,7 +19,7 @@ usage() {
 usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--workdir DIR] [--level N] [--timeout SEC]
                         [--raw-only | --no-raw] [--raw-out FILE]
-                        [--arm-helper FILE]
+                        [--arm-helper FILE] [--kernel-tree DIR]
                         [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
@@ -39,15 +39,18 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --raw-out FILE     also store the raw vmcore copy as FILE
   --arm-helper FILE  arm with this static kexec_file_load helper instead of
                      'kdumpinit arm' (FILE KERNEL INITRD CMDLINE)
+  --kernel-tree DIR  boot the kernel of an extracted kernel package (dpkg-deb
+                     -x linux-image-*.deb DIR), e.g. Debian 13's 6.12, with its
+                     modules, instead of the installed 6.1.0-57-amd64
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
-rawonly=0 noraw=0 rawout='' armhelper='' demo=0
+rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -61,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--no-raw) noraw=1 ;;
 	--raw-out) rawout=$2; shift ;;
 	--arm-helper) armhelper=$2; shift ;;
+	--kernel-tree) ktree=$2; shift ;;
 	--demo) demo=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -71,13 +75,20 @@ done
 
 kver=6.1.0-57-amd64
 kernel=/boot/vmlinuz-$kver
+modroot=()
+if [ -n "$ktree" ]; then
+	kernel=$(ls "$ktree"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	[ -n "$kernel" ] || { echo "$prog: no boot/vmlinuz-* in $ktree" >&2; exit 2; }
+	kver=${kernel##*/vmlinuz-}
+	modroot=(-d "$ktree")
+fi
 busybox=/bin/busybox
 kdumpinit=$top/build/kdumpinit
 mkinitramfs=$top/initramfs/mkinitramfs
 python=/usr/bin/python3
 vmcmp=$top/tests/tools/vmcmp.py
 cache=$top/build/e2e
-[ -n "$workdir" ] || workdir=$cache/$(echo "$cpu" | tr ',=' '_-')
+[ -n "$workdir" ] || workdir=$cache/$(echo "$cpu" | tr ',=' '_-')${ktree:+-$kver}
 mode=full; [ $rawonly = 1 ] && mode=raw; [ $noraw = 1 ] && mode=capture
 [ $rawonly = 0 ] || [ $noraw = 0 ] || { echo "$prog: --raw-only and --no-raw exclude each other" >&2; exit 2; }
 
@@ -151,12 +162,12 @@ scratch=$cache/scratch.img
 # /init is just the testinit script.
 initbin=$kdumpinit
 [ $rawonly = 1 ] && [ ! -x "$kdumpinit" ] && initbin=$here/testinit
-crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit).img
+crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)-$kver.img
 build_cached "$crash" "$initbin $here/testinit $busybox $mkinitramfs" \
-	"$mkinitramfs" -k "$kver" -o "$crash" -m virtio_blk -m virtio_pci \
+	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$crash" -m virtio_blk -m virtio_pci \
 	-b "$initbin" -a "$here/testinit:/testinit" -a "$busybox:/bin/busybox"
 
-stage1=$cache/stage1-$([ $mode = raw ] && echo raw || echo kdumpinit).img
+stage1=$cache/stage1-$([ $mode = raw ] && echo raw || echo kdumpinit)-$kver.img
 s1extra=()
 s1in="$crash $here/stage1-init $busybox $kernel $mkinitramfs"
 if [ -n "$armhelper" ]; then
@@ -168,7 +179,7 @@ if [ -x "$kdumpinit" ]; then
 	s1in+=" $kdumpinit"
 fi
 build_cached "$stage1" "$s1in" \
-	"$mkinitramfs" -k "$kver" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 \
+	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 \
 	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" \
 	-a "$crash:/crash.img" "${s1extra[@]}"
 d_build=$(since "$t_build")

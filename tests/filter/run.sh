@@ -1,0 +1,282 @@
+#!/bin/bash
+# tests/filter/run.sh: differential test of kdumpinit's page filtering
+# against upstream makedumpfile, on raw vmcores (byte copies of /proc/vmcore,
+# as tests/e2e/run.sh --raw-out stores them).
+#
+# For each vmcore and each dump level:
+#   reference  makedumpfile -d LEVEL VMCORE REF        (kdump-compressed, no
+#              compression: its 2nd bitmap is exactly the pages it keeps)
+#   kdumpinit  kdumpinit capture --vmcore VMCORE --output IMG --level LEVEL
+#              kdumpinit save IMG --output ELF --format elf
+#   check      tests/tools/mdcmp.py REF ELF: the same non-zero pages, the
+#              same bytes
+# One line per case (ok/FAIL), then exactly "N passed, N failed".
+#
+# Why not `makedumpfile -E` as the reference: its ELF writer keeps excluded
+# runs shorter than 256 pages in the file (PFN_EXCLUDED), so its output holds
+# pages that its own filter excluded. --elf also runs -E and shows that
+# comparison, as a note.
+#
+# Per-class counts (makedumpfile's --message-level report, kdumpinit's
+# `info`) go to build/filter/report.txt, side by side. Other makedumpfile
+# builds (--also, default: Debian 12's /usr/bin/makedumpfile 1.7.2 and
+# Debian 13's 1.7.6 from build-makedumpfile.sh) are compared with the
+# reference on each case, as notes that do not count.
+set -uo pipefail
+
+prog=run.sh
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+usage() {
+	cat <<USAGE
+usage: tests/filter/run.sh [--levels "L..."] [--makedumpfile FILE]
+                           [--also FILE]... [--no-also] [--elf]
+                           [--workdir DIR] [--report FILE] [--keep] [VMCORE...]
+
+  VMCORE             raw vmcores (default: build/e2e/raw-4level.vmcore and
+                     build/e2e/raw-5level.vmcore)
+  --levels "L..."    dump levels (default "1 2 4 8 16 17 31")
+  --makedumpfile F   the reference (default build/filter/makedumpfile, made
+                     by tests/filter/build-makedumpfile.sh when missing)
+  --also F           another makedumpfile to compare with the reference
+                     (repeatable; replaces the defaults)
+  --no-also          no other makedumpfile
+  --elf              also run makedumpfile -E and compare it with kdumpinit
+                     (a note: -E keeps excluded runs under 256 pages)
+  --workdir DIR      scratch files (default build/filter/work); a case's
+                     files are deleted when it passes, unless --keep
+  --report FILE      per-class counts (default build/filter/report.txt)
+  --keep             keep every case's files
+USAGE
+}
+
+levels="1 2 4 8 16 17 31" ref_mdf= workdir= report= keep=0 elf=0
+also=() also_set=0 vmcores=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--levels | --makedumpfile | --also | --workdir | --report)
+		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
+	esac
+	case $1 in
+	--levels) levels=$2; shift ;;
+	--makedumpfile) ref_mdf=$2; shift ;;
+	--also) also+=("$2"); also_set=1; shift ;;
+	--no-also) also=(); also_set=1 ;;
+	--elf) elf=1 ;;
+	--workdir) workdir=$2; shift ;;
+	--report) report=$2; shift ;;
+	--keep) keep=1 ;;
+	-h | --help) usage; exit 0 ;;
+	-*) echo "$prog: unknown option: $1" >&2; usage >&2; exit 2 ;;
+	*) vmcores+=("$1") ;;
+	esac
+	shift
+done
+
+build=$top/build/filter
+kdumpinit=${KDUMPINIT:-$top/build/kdumpinit}
+python=/usr/bin/python3
+mdcmp=$top/tests/tools/mdcmp.py
+[ -n "$workdir" ] || workdir=$build/work
+[ -n "$report" ] || report=$build/report.txt
+[ ${#vmcores[@]} -gt 0 ] || vmcores=("$top/build/e2e/raw-4level.vmcore" "$top/build/e2e/raw-5level.vmcore")
+
+die() { echo "$prog: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+for l in $levels; do
+	case $l in *[!0-9]*) die "bad level: $l" ;; esac
+	[ "$l" -le 31 ] || die "bad level: $l"
+done
+[ -x "$kdumpinit" ] || die "missing $kdumpinit (run make first)"
+[ -f "$mdcmp" ] || die "missing $mdcmp"
+for v in "${vmcores[@]}"; do
+	[ -f "$v" ] || die "no vmcore $v (tests/e2e/run.sh --raw-out FILE makes one)"
+done
+if [ -z "$ref_mdf" ]; then
+	ref_mdf=$build/makedumpfile
+	if [ ! -x "$ref_mdf" ]; then
+		"$here/build-makedumpfile.sh" >&2 || die "build-makedumpfile.sh failed"
+	fi
+fi
+[ -x "$ref_mdf" ] || die "reference makedumpfile not executable: $ref_mdf"
+if [ $also_set = 0 ]; then
+	for f in /usr/bin/makedumpfile "$build/makedumpfile-1.7.6"; do
+		[ -x "$f" ] && also+=("$f")
+	done
+fi
+mdf_version() { "$1" -v 2>&1 | sed -n 's/^makedumpfile: version \([^ ]*\).*/\1/p' | head -n 1; }
+ref_ver=$(mdf_version "$ref_mdf")
+[ -n "$ref_ver" ] || die "$ref_mdf -v does not print a makedumpfile version"
+mkdir -p "$workdir" "$(dirname "$report")" || die "cannot create $workdir"
+
+# vmcore_info FILE: "OSRELEASE LEVELS" (paging levels from VMCOREINFO).
+vmcore_info() {
+	"$python" - "$1" <<'EOF'
+import os, re, sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.environ["TOP"], "tests", "tools"))
+from vmcmp import Core
+n = Core(sys.argv[1]).notes
+rel = re.search(rb"OSRELEASE=(\S+)", n)
+l5 = re.search(rb"NUMBER\(pgtable_l5_enabled\)=(\S+)", n)
+print((rel.group(1).decode() if rel else "unknown"),
+      "5-level" if l5 and int(l5.group(1), 0) else "4-level")
+EOF
+}
+export TOP=$top
+
+# md_counts LOG: makedumpfile's report as "class=N" words (decimal).
+md_counts() {
+	local key class val
+	while IFS=: read -r key val; do
+		key=$(echo "$key" | sed 's/^ *//; s/ *$//')
+		case $key in
+		"Pages filled with zero") class=zero ;;
+		"Non-private cache pages") class=cache ;;
+		"Private cache pages") class=cache-private ;;
+		"User process data pages") class=user ;;
+		"Free pages") class=free ;;
+		"Hwpoison pages") class=hwpoison ;;
+		"Offline pages") class=offline ;;
+		*) continue ;;
+		esac
+		val=$(echo "$val" | tr -d ' \t')
+		case $val in 0x[0-9a-fA-F]*) printf '%s=%d ' "$class" "$val" ;; esac
+	done <"$1"
+}
+# kd_counts INFO: kdumpinit info's excluded lines as "class=N" words.
+kd_counts() {
+	awk '
+	$NF == "pages" && NF >= 3 && ($1 == "excluded" || /^ /) { printf "%s=%s ", $(NF-2), $(NF-1) }
+	$1 == "pages" && $2 == "kept" { printf "kept=%s ", $3 }
+	' "$1"
+}
+word() { local w; for w in $1; do [ "${w%%=*}" = "$2" ] && { echo "${w#*=}"; return; }; done; echo -; }
+mdline() { sed -n "s/^$2: //p" "$1" | head -n 1; }
+
+npass=0 nfail=0
+t_all=$(now)
+{
+	echo "# tests/filter/run.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "# reference: $ref_mdf (makedumpfile $ref_ver), kdump-compressed output"
+	echo "# kdumpinit: $kdumpinit"
+	echo "# makedumpfile counts are from its report (--message-level 22); kdumpinit's"
+	echo "# from 'kdumpinit info'. 'kept' = non-zero pages kept, counted by mdcmp."
+} >"$report"
+
+for v in "${vmcores[@]}"; do
+	name=$(basename "$v" .vmcore)
+	read -r osrel paging < <(vmcore_info "$v") || osrel=unknown
+	echo "== $name: kernel $osrel, $paging paging, $(($(stat -c %s "$v") >> 20)) MB"
+	echo "" >>"$report"
+	echo "== $v: kernel $osrel, $paging paging" >>"$report"
+	for lvl in $levels; do
+		case_name="$name level $lvl"
+		w=$workdir/$name-L$lvl
+		rm -rf "$w" && mkdir -p "$w"
+		why= times=
+
+		# The reference. makedumpfile refuses an existing output file.
+		t=$(now)
+		"$ref_mdf" -d "$lvl" --message-level 22 "$v" "$w/ref.kdump" >"$w/ref.log" 2>&1
+		rc=$? times+="md $(since "$t")s"
+		[ $rc = 0 ] || why="makedumpfile $ref_ver exited $rc: $(grep -m1 -i 'error\|fail\|can.t' "$w/ref.log")"
+
+		if [ -z "$why" ]; then
+			t=$(now)
+			"$kdumpinit" capture --vmcore "$v" --output "$w/kd.img" --level "$lvl" --threads 1 \
+				>"$w/capture.log" 2>&1
+			rc=$? times+=", capture $(since "$t")s"
+			[ $rc = 0 ] || why="kdumpinit capture exited $rc: $(tail -n 1 "$w/capture.log")"
+		fi
+		if [ -z "$why" ]; then
+			"$kdumpinit" info "$w/kd.img" >"$w/info.out" 2>&1 ||
+				why="kdumpinit info exited $?: $(tail -n 1 "$w/info.out")"
+		fi
+		if [ -z "$why" ]; then
+			t=$(now)
+			"$kdumpinit" save "$w/kd.img" --output "$w/kd.elf" --format elf >"$w/save.log" 2>&1
+			rc=$? times+=", save $(since "$t")s"
+			[ $rc = 0 ] || why="kdumpinit save exited $rc: $(tail -n 1 "$w/save.log")"
+		fi
+		if [ -z "$why" ]; then
+			t=$(now)
+			"$python" "$mdcmp" "$w/ref.kdump" "$w/kd.elf" >"$w/mdcmp.out" 2>&1
+			rc=$? times+=", mdcmp $(since "$t")s"
+			if [ $rc != 0 ]; then
+				why="mdcmp: $(grep -E '^(only-in-A|only-in-B|byte mismatches|B alias disagreements): [1-9]' "$w/mdcmp.out" |
+					sed 's/only-in-A/only in makedumpfile/; s/only-in-B/only in kdumpinit/; s/B alias/kdumpinit alias/' | paste -sd';' | sed 's/;/; /g')"
+				[ "$why" != "mdcmp: " ] || why="mdcmp exited $rc: $(tail -n 1 "$w/mdcmp.out")"
+			fi
+		fi
+
+		if [ -z "$why" ]; then
+			echo "ok   $case_name ($times)"
+			npass=$((npass + 1))
+		else
+			echo "FAIL $case_name: $why ($times)"
+			[ -f "$w/mdcmp.out" ] && grep -A3 -E '^(only-in-A|only-in-B|byte mismatches): [1-9]' "$w/mdcmp.out" | sed 's/^/       /'
+			nfail=$((nfail + 1))
+		fi
+
+		# Other makedumpfile builds against the reference: notes only.
+		notes=()
+		for m in ${also[@]+"${also[@]}"}; do
+			mv_=$(mdf_version "$m")
+			rm -f "$w/also.kdump"
+			if ! "$m" -d "$lvl" --message-level 22 "$v" "$w/also.kdump" >"$w/also-$mv_.log" 2>&1; then
+				notes+=("makedumpfile $mv_ failed: $(grep -m1 -i 'error\|can.t' "$w/also-$mv_.log")")
+			elif "$python" "$mdcmp" "$w/also.kdump" "$w/ref.kdump" >"$w/also-$mv_.mdcmp" 2>&1; then
+				notes+=("makedumpfile $mv_ keeps the same pages as $ref_ver")
+			else
+				notes+=("makedumpfile $mv_ DIFFERS from $ref_ver: $(grep -E '^(only-in-A|only-in-B|byte mismatches): [1-9]' "$w/also-$mv_.mdcmp" | sed "s/only-in-A/only in $mv_/; s/only-in-B/only in $ref_ver/" | paste -sd';' | sed 's/;/; /g')")
+			fi
+			rm -f "$w/also.kdump"
+		done
+		if [ $elf = 1 ]; then
+			if "$ref_mdf" -E -d "$lvl" --message-level 22 "$v" "$w/ref.elf" >"$w/ref-elf.log" 2>&1 &&
+				[ -f "$w/kd.elf" ]; then
+				"$python" "$mdcmp" "$w/ref.elf" "$w/kd.elf" >"$w/elf.mdcmp" 2>&1
+				notes+=("makedumpfile -E vs kdumpinit: $(grep -E '^(only-in-A|only-in-B|byte mismatches): ' "$w/elf.mdcmp" | sed 's/only-in-A/only in -E/; s/only-in-B/only in kdumpinit/' | paste -sd';' | sed 's/;/; /g')")
+			else
+				notes+=("makedumpfile -E failed or no kdumpinit ELF")
+			fi
+			rm -f "$w/ref.elf"
+		fi
+		for n in ${notes[@]+"${notes[@]}"}; do echo "     note: $n"; done
+
+		# The report: makedumpfile's classes next to kdumpinit's.
+		mc=$(md_counts "$w/ref.log" 2>/dev/null)
+		kc=$([ -f "$w/info.out" ] && kd_counts "$w/info.out")
+		{
+			echo ""
+			echo "-- $name level $lvl: $([ -z "$why" ] && echo ok || echo "FAIL: $why")"
+			printf '   %-15s %14s %12s\n' class "makedumpfile" kdumpinit
+			for c in zero cache cache-private user free hwpoison offline; do
+				mcv=$(word "$mc" "$c") kcv=$(word "$kc" "$c")
+				# kdumpinit info leaves out classes with no pages.
+				[ "$kcv" = - ] && [ -f "$w/info.out" ] && kcv=0
+				printf '   %-15s %14s %12s%s\n' "$c" "$mcv" "$kcv" \
+					"$([ "$mcv" != "$kcv" ] && [ "$kcv" != - ] && echo "   <- differs")"
+			done
+			if [ -f "$w/mdcmp.out" ]; then
+				printf '   %-15s %14s %12s\n' "kept non-zero" "$(mdline "$w/mdcmp.out" "A kept non-zero")" \
+					"$(mdline "$w/mdcmp.out" "B kept non-zero")"
+			fi
+			for n in ${notes[@]+"${notes[@]}"}; do echo "   note: $n"; done
+		} >>"$report"
+
+		if [ -z "$why" ] && [ $keep = 0 ]; then
+			rm -rf "$w"
+		else
+			rm -f "$w/kd.img"  # the ELF, the reference and the logs are what a failure needs
+		fi
+	done
+done
+
+echo "report: $report (total $(since "$t_all")s)"
+echo "$npass passed, $nfail failed"
+[ $nfail = 0 ]

@@ -1,0 +1,768 @@
+#!/bin/bash
+# tests/unit/run.sh: kdumpinit's unit and host-level tests.
+#
+# Run from anywhere after `make unit-tests`. Environment (paths relative to
+# the repository top are fine):
+#   KDUMPINIT  the binary             (default build/kdumpinit)
+#   MKVMCORE   the vmcore generator   (default build/tools/mkvmcore)
+#   UNIT_BIN   the built C tests      (default build/tests/unit)
+#   WORK       scratch space; a fresh directory is made inside it and
+#              removed after a run with no failure (default build/tests/unit)
+#   KEEP=1     keep the scratch directory anyway
+#
+# Prints one line per case, "ok NAME" or "FAIL NAME: why" (details of a
+# failed case are in its log, NAME.log, in the scratch directory), notes
+# for what could not run here as "skip NAME: why", and ends with the line
+# "N passed, N failed". Exits non-zero if any case failed.
+#
+# Sections: A round trips, B bad input, C targets, D a damaged dump,
+# E PID-1 mode in a PID namespace, F the C unit tests and helper checks.
+set -u
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$top" || exit 1
+abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$top/$1" ;; esac; }
+
+KDUMPINIT=$(abs "${KDUMPINIT:-build/kdumpinit}")
+MKVMCORE=$(abs "${MKVMCORE:-build/tools/mkvmcore}")
+UNIT_BIN=$(abs "${UNIT_BIN:-build/tests/unit}")
+WORK=$(abs "${WORK:-build/tests/unit}")
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+VMCMP=$top/tests/tools/vmcmp.py
+MKSAVED=$top/tests/tools/mksaved.py
+PAGECHECK=$top/tests/unit/pagecheck.py
+CHUNKS=$top/tests/unit/chunks.py
+UNALIGN=$top/tests/unit/unalign.py
+export PYTHONDONTWRITEBYTECODE=1
+export PATH=$PATH:/usr/sbin:/sbin
+
+for f in "$KDUMPINIT" "$MKVMCORE"; do
+	[ -x "$f" ] || { echo "run.sh: $f is missing (make unit-tests)" >&2; echo "0 passed, 1 failed"; exit 1; }
+done
+mkdir -p "$WORK" || exit 1
+W=$(mktemp -d "$WORK/run.XXXXXX") || exit 1
+mkdir -p "$W/tmp"
+export TMPDIR=$W/tmp
+
+npass=0 nfail=0
+CASE= WHY= NCHK=0 LOG=/dev/null RC=0 LAST=
+
+# ---- case bookkeeping ----
+begin() { CASE=$1; WHY=; NCHK=0; LOG=$W/$CASE.log; : >"$LOG"; }
+failed() { [ -n "$WHY" ] || WHY=$1; echo "FAILED: $1" >>"$LOG"; }
+end() {
+	[ "$NCHK" -gt 0 ] || [ -n "$WHY" ] || WHY="asserted nothing"
+	if [ -z "$WHY" ]; then
+		echo "ok $CASE"
+		npass=$((npass + 1))
+	else
+		echo "FAIL $CASE: $WHY"
+		nfail=$((nfail + 1))
+	fi
+}
+skip() { echo "skip $1: $2"; }
+
+# ck WHY COMMAND...: one assertion; COMMAND's output goes to the log.
+ck() {
+	local why=$1
+	shift
+	NCHK=$((NCHK + 1))
+	"$@" >>"$LOG" 2>&1 || failed "$why"
+}
+# ck_not WHY COMMAND...: COMMAND must fail.
+ck_not() {
+	local why=$1
+	shift
+	NCHK=$((NCHK + 1))
+	if "$@" >>"$LOG" 2>&1; then failed "$why"; fi
+}
+
+# x COMMAND...: run with a bound, stdout in $W/out, stderr in $W/err,
+# exit code in RC.
+x() {
+	LAST="${1##*/}${2:+ $2}"
+	timeout 120 "$@" >"$W/out" 2>"$W/err" </dev/null
+	RC=$?
+	{
+		echo "+ $* -> exit $RC"
+		sed 's/^/  | /' "$W/out" | head -40
+		sed 's/^/  ! /' "$W/err" | head -40
+	} >>"$LOG"
+}
+K() { x "$KDUMPINIT" "$@"; }
+oneline() { tr '\n' ' ' <"$1" | cut -c1-160; }
+rc_is() {
+	NCHK=$((NCHK + 1))
+	[ "$RC" -eq "$1" ] || failed "$LAST: exit $RC, want $1 (stderr: $(oneline "$W/err"))"
+}
+err_has() {
+	NCHK=$((NCHK + 1))
+	grep -Eiq -- "$1" "$W/err" || failed "$LAST: stderr does not mention /$1/: $(oneline "$W/err")"
+}
+out_has() {
+	NCHK=$((NCHK + 1))
+	grep -Eiq -- "$1" "$W/out" || failed "$LAST: stdout does not mention /$1/: $(oneline "$W/out")"
+}
+absent() {
+	NCHK=$((NCHK + 1))
+	[ ! -e "$1" ] || failed "$1 exists but should not"
+}
+present() {
+	NCHK=$((NCHK + 1))
+	[ -s "$1" ] || failed "$1 is missing or empty"
+}
+
+mk() {
+	NCHK=$((NCHK + 1))
+	"$MKVMCORE" "$@" >>"$LOG" 2>&1 || failed "mkvmcore $* failed"
+}
+vmcmp() { "$PY" "$VMCMP" "$@"; }
+pagecheck() { "$PY" "$PAGECHECK" "$@"; }
+fsize() { stat -c %s "$1"; }
+# Last chunk's end: the stream's end offset on the device.
+stream_end() { "$PY" "$CHUNKS" "$1" | awk 'END { print $1 + int((48 + $3 + 7) / 8) * 8 }'; }
+flip() {	# FILE OFFSET: invert one byte
+	"$PY" -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    o = int(sys.argv[2]); f.seek(o); b = f.read(1); f.seek(o); f.write(bytes([b[0] ^ 0xff]))' "$1" "$2"
+}
+copy_at() {	# SRC SOFF LEN DST DOFF
+	"$PY" -c 'import sys
+s, so, n, d, do = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+with open(s, "rb") as f:
+    f.seek(so); b = f.read(n)
+with open(d, "r+b") as f:
+    f.seek(do); f.write(b)' "$@"
+}
+headsum() { { head -c 2097152 "$1"; tail -c 1048576 "$1"; } | md5sum | cut -d' ' -f1; }
+
+# capture + save + compare in one go: rt NAME VMCORE MODE CAPTURE-OPTIONS...
+# MODE is all or nonzero (vmcmp --mode).
+rt() {
+	local name=$1 core=$2 mode=$3
+	shift 3
+	K capture --vmcore "$core" --output "$W/$name.img" "$@"
+	rc_is 0
+	K info "$W/$name.img"
+	rc_is 0
+	out_has '^state +complete'
+	K save "$W/$name.img" --output "$W/$name.elf" --format elf
+	rc_is 0
+	ck "vmcmp --mode $mode: $(vmcmp "$core" "$W/$name.elf" --mode "$mode" 2>&1 | grep -m1 -E 'paddr|phdr|vmcmp' | cut -c1-120)" \
+		vmcmp "$core" "$W/$name.elf" --mode "$mode"
+}
+
+# ---- reference vmcores, made once ----
+begin setup.vmcores
+mk -o "$W/v64.core" --mem 64M --segments 2 --seed 1
+mk -o "$W/v64a.core" --mem 64M --segments 3 --text-alias --seed 3 --cpus 4
+mk -o "$W/v16.core" --mem 16M --segments 2 --seed 2 --osrelease 6.1.0-small
+mk -o "$W/v32.core" --mem 32M --segments 2 --seed 5
+mk -o "$W/vgap0.core" --mem 24M --segments 3 --sparse-gap 0 --seed 4
+ck "unalign.py failed" "$PY" "$UNALIGN" "$W/vgap0.core" "$W/vun.core"
+end
+if [ -n "$WHY" ]; then
+	echo "$npass passed, $nfail failed"
+	exit 1
+fi
+
+# ================= A. round trips =================
+
+begin A.level0_all_pages_bit_exact
+rt l0 "$W/v64a.core" all --level 0
+K info "$W/l0.img"
+out_has 'dump level +0'
+end
+
+begin A.level1_drops_zero_pages
+rt l1 "$W/v64.core" nonzero --level 1
+ck_not "vmcmp --mode all passed on a level-1 save: zero pages were not dropped" \
+	vmcmp "$W/v64.core" "$W/l1.elf" --mode all
+end
+
+begin A.level31_default
+rt l31 "$W/v64.core" nonzero
+K info "$W/l31.img"
+out_has 'dump level +31'
+out_has 'kernel +6\.1\.0-mkvmcore'
+out_has 'excluded +zero'
+end
+
+begin A.text_alias
+rt alias "$W/v64a.core" nonzero --level 31
+ck "save has no PT_LOAD at the kernel-text address" \
+	sh -c "readelf -lW '$W/alias.elf' | grep -q 0xffffffff81"
+end
+
+# mkvmcore cannot make unaligned segment ends; unalign.py moves the
+# boundary between two back-to-back PT_LOADs into the middle of a page and
+# cuts the last one mid-page.
+begin A.unaligned_segment_ends
+ck "unalign.py made no unaligned PT_LOAD" "$PY" -c 'import struct, sys
+d = open(sys.argv[1], "rb").read(65536)
+phoff, phnum = struct.unpack_from("<Q", d, 32)[0], struct.unpack_from("<H", d, 56)[0]
+ph = [struct.unpack_from("<IIQQQQQQ", d, phoff + 56 * i) for i in range(phnum)]
+sys.exit(not any(p[0] == 1 and (p[4] % 4096 or (p[4] + p[6]) % 4096) for p in ph))' "$W/vun.core"
+rt un0 "$W/vun.core" all --level 0
+rt un31 "$W/vun.core" nonzero --level 31
+end
+
+begin A.threads_and_no_mmap_identical
+for v in "t1:--threads 1" "t2:--threads 2" "t2nm:--threads 2 --no-mmap" "t1nm:--threads 1 --no-mmap"; do
+	n=${v%%:*}
+	# shellcheck disable=SC2086
+	K capture --vmcore "$W/v64a.core" --output "$W/$n.img" ${v#*:}
+	rc_is 0
+	K save "$W/$n.img" --output "$W/$n.elf"
+	rc_is 0
+done
+ck "--threads 1 and --threads 2 saves differ" cmp "$W/t1.elf" "$W/t2.elf"
+ck "--no-mmap save differs" cmp "$W/t1.elf" "$W/t2nm.elf"
+ck "--threads 1 --no-mmap save differs" cmp "$W/t1.elf" "$W/t1nm.elf"
+ck "the saves do not match the vmcore" vmcmp "$W/v64a.core" "$W/t2.elf"
+end
+
+begin A.recapture_same_target
+K format "$W/re.img" --size 48M --label again
+rc_is 0
+K capture --vmcore "$W/v64.core" --output "$W/re.img"
+rc_is 0
+cp --sparse=always "$W/re.img" "$W/re-first.img"
+big_end=$(stream_end "$W/re.img")
+K capture --vmcore "$W/v16.core" --output "$W/re.img"
+rc_is 0
+small_end=$(stream_end "$W/re.img")
+ck "second dump ($small_end) not shorter than the first ($big_end): test premise" \
+	test "$small_end" -lt "$big_end"
+K info "$W/re.img"
+rc_is 0
+out_has '^state +complete'
+out_has 'kernel +6\.1\.0-small'
+K save "$W/re.img" --output "$W/re.elf"
+rc_is 0
+ck "save of the second dump differs from its vmcore" vmcmp "$W/v16.core" "$W/re.elf"
+ck_not "save of the second dump matches the first vmcore" vmcmp "$W/v64.core" "$W/re.elf"
+end
+
+# The second dump cut short where its END was, with a chunk of the first
+# dump right there: the reader must stop, not take the old chunk.
+begin A.recapture_stale_chunk_ignored
+end_off=$("$PY" "$CHUNKS" "$W/re.img" | awk '$2 == 7 { print $1 }')
+old=$("$PY" "$CHUNKS" "$W/re-first.img" | awk '$2 == 5 { n++; if (n == 2) print $1, $3 }')
+ck "no END in the second dump or no PAGES in the first" test -n "$end_off" -a -n "$old"
+if [ -n "$end_off" ] && [ -n "$old" ]; then
+	cp --sparse=always "$W/re.img" "$W/stale.img"
+	set -- $old
+	copy_at "$W/re-first.img" "$1" $((48 + $2)) "$W/stale.img" "$end_off"
+	K info "$W/stale.img"
+	rc_is 5
+	out_has '^state +incomplete'
+	out_has 'another|older'
+	K save "$W/stale.img" --output "$W/stale.elf"
+	rc_is 5
+	present "$W/stale.elf"
+	ck "stale save: $(pagecheck "$W/v16.core" "$W/stale.elf" | grep -m1 -v '^non-zero')" \
+		pagecheck "$W/v16.core" "$W/stale.elf" --require all
+fi
+end
+
+# ================= B. bad input =================
+
+# bad NAME VMCORE KEYWORD: capture refuses with 3, says why, creates nothing.
+bad() {
+	begin "B.$1"
+	K capture --vmcore "$2" --output "$W/bad-$1.img"
+	rc_is 3
+	err_has "$3"
+	absent "$W/bad-$1.img"
+	end
+}
+bad vmcore_missing "$W/no-such.core" 'does not exist|missing|no such'
+printf 'this is not a vmcore\n' >"$W/text.core"
+bad not_elf "$W/text.core" 'not an ELF'
+bad elf_not_core_bin_true /bin/true 'not a core|ET_CORE'
+begin B.mkvmcore_bad_inputs
+mk -o "$W/exec.core" --mem 4M --bad exec
+mk -o "$W/novmci.core" --mem 4M --bad no-vmcoreinfo
+mk -o "$W/short.core" --mem 4M --bad short-header
+mk -o "$W/badphdr.core" --mem 4M --bad badphdr
+end
+bad elf_exec "$W/exec.core" 'not a core|ET_CORE'
+bad no_vmcoreinfo "$W/novmci.core" 'VMCOREINFO'
+bad short_header "$W/short.core" 'not an ELF|header|short|truncat'
+bad badphdr "$W/badphdr.core" 'program header'
+begin B.unreadable_vmcore
+printf x >"$W/noperm.core"
+chmod 000 "$W/noperm.core"
+if [ "$(id -u)" -eq 0 ]; then
+	skip B.unreadable_vmcore "running as root, a mode-000 file is readable"
+else
+	K capture --vmcore "$W/noperm.core" --output "$W/np.img"
+	rc_is 3
+	err_has 'permission'
+	end
+fi
+
+begin B.truncated_vmcore
+mk -o "$W/trunc.core" --mem 32M --bad truncate --seed 6
+K capture --vmcore "$W/trunc.core" --output "$W/trunc.img"
+rc_is 5
+err_has 'shorter|truncat'
+K info "$W/trunc.img"
+rc_is 5
+out_has '^state +incomplete'
+out_has 'truncated'
+K save "$W/trunc.img" --output "$W/trunc.elf"
+rc_is 5
+present "$W/trunc.elf"
+ck "truncated save: $(pagecheck "$W/trunc.core" "$W/trunc.elf" | grep -m1 -v '^non-zero')" \
+	pagecheck "$W/trunc.core" "$W/trunc.elf" --require all --min 1000
+end
+
+# ================= C. targets =================
+
+begin C.unclaimed_zero_file
+truncate -s 32M "$W/zero.img"
+K capture --vmcore "$W/v16.core" --output "$W/zero.img"
+rc_is 4
+err_has 'claim'
+err_has 'format'
+ck "the unclaimed file was written to" cmp -n 33554432 "$W/zero.img" /dev/zero
+ck "the unclaimed file changed size" test "$(fsize "$W/zero.img")" -eq 33554432
+K info "$W/zero.img"
+rc_is 4
+K save "$W/zero.img" --output "$W/zero.elf"
+rc_is 4
+absent "$W/zero.elf"
+end
+
+begin C.output_is_directory
+mkdir -p "$W/adir"
+K capture --vmcore "$W/v16.core" --output "$W/adir"
+rc_is 4
+err_has 'directory|not a|neither'
+end
+
+begin C.output_is_dev_null
+K capture --vmcore "$W/v16.core" --output /dev/null
+rc_is 4
+err_has 'neither|block device|regular file'
+end
+
+# CLI.md: 4 is "target refused or not found: ... not a dump"; 1 is for an
+# I/O or system error.
+begin C.source_is_dev_null
+K info /dev/null
+rc_is 4
+err_has 'neither|not a dump|regular file'
+K save /dev/null --output "$W/null.elf"
+rc_is 4
+absent "$W/null.elf"
+end
+
+begin C.claimed_then_mkfs_ext4
+K format "$W/ow.img" --size 32M
+rc_is 0
+ck "mkfs.ext4 failed" mkfs.ext4 -q -F "$W/ow.img"
+K capture --vmcore "$W/v16.core" --output "$W/ow.img"
+rc_is 4
+err_has 'ext2/3/4'
+K info "$W/ow.img"
+rc_is 4
+err_has 'ext2/3/4'
+K save "$W/ow.img" --output "$W/ow.elf"
+rc_is 4
+err_has 'ext2/3/4'
+absent "$W/ow.elf"
+end
+
+# Claimed, then something without a known signature lands in the first
+# 128 KiB (FORMAT.md: refused, someone wrote there since the claim).
+begin C.claimed_then_overwritten_data
+K format "$W/ow2.img" --size 16M
+rc_is 0
+printf 'somebody else' | dd of="$W/ow2.img" bs=1 seek=70000 conv=notrunc status=none
+K capture --vmcore "$W/v16.core" --output "$W/ow2.img"
+rc_is 4
+err_has 'other data|written'
+end
+
+# foreign KIND SIZE KEYWORD MAKER...: an image holding something else.
+foreign() {
+	local kind=$1 size=$2 kw=$3
+	shift 3
+	local img=$W/f-$kind.img
+	begin "C.foreign_$kind"
+	rm -f "$img"
+	truncate -s "$size" "$img"
+	if ! "$@" "$img" >>"$LOG" 2>&1 </dev/null; then
+		skip "C.foreign_$kind" "could not make the image here ($*); see $LOG"
+		return
+	fi
+	local sum
+	sum=$(headsum "$img")
+	K format "$img"
+	rc_is 4
+	err_has "$kw"
+	err_has 'force'
+	K capture --vmcore "$W/v16.core" --output "$img"
+	rc_is 4
+	err_has "$kw"
+	ck "the $kind image was modified by a refused format/capture" test "$(headsum "$img")" = "$sum"
+	K format "$img" --force --label "was-$kind"
+	rc_is 0
+	K capture --vmcore "$W/v16.core" --output "$img"
+	rc_is 0
+	K info "$img"
+	rc_is 0
+	out_has '^state +complete'
+	out_has "label was-$kind"
+	end
+}
+mkext4() { mkfs.ext4 -q -F "$1"; }
+mkxfs() { mkfs.xfs -q -f "$1"; }
+mkbtrfs() { mkfs.btrfs -q -f "$1"; }
+mkswp() { chmod 600 "$1" && mkswap "$1"; }
+mkluks() {
+	head -c 32 /dev/urandom >"$W/luks.key" &&
+		cryptsetup luksFormat --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+			--batch-mode --key-file "$W/luks.key" "$1"
+}
+mkmbr() { printf 'label: dos\nlabel-id: 0x1a2b3c4d\n,8M,83\n' | sfdisk -q "$1"; }
+mkgpt() { printf 'label: gpt\nsize=8M, name="kdump part"\n' | sfdisk -q "$1"; }
+mkrandom() { head -c 65536 /dev/urandom | dd of="$1" conv=notrunc status=none; }
+foreign ext4 32M 'ext2/3/4' mkext4
+foreign xfs 320M 'xfs' mkxfs
+foreign btrfs 128M 'btrfs' mkbtrfs
+foreign swap 32M 'swap' mkswp
+foreign luks 32M 'luks' mkluks
+foreign mbr 32M 'mbr|partition' mkmbr
+foreign gpt 32M 'gpt' mkgpt
+foreign random 32M 'unrecognised' mkrandom
+
+begin C.format_claimed_refused
+K format "$W/twice.img" --size 8M
+rc_is 0
+uuid1=$(grep -oE '[0-9a-f]{8}-[0-9a-f-]{27}' "$W/out" | head -1)
+K format "$W/twice.img"
+rc_is 4
+err_has 'already claimed'
+K format "$W/twice.img" --force
+rc_is 0
+uuid2=$(grep -oE '[0-9a-f]{8}-[0-9a-f-]{27}' "$W/out" | head -1)
+ck "format --force kept the UUID ($uuid1 / $uuid2)" test -n "$uuid1" -a -n "$uuid2" -a "$uuid1" != "$uuid2"
+K info "$W/twice.img"
+rc_is 4
+out_has "$uuid2"
+out_has '^state +empty'
+end
+
+begin C.format_too_small_refused
+truncate -s 1M "$W/onemeg.img"
+K format "$W/onemeg.img"
+rc_is 4
+err_has 'at least'
+end
+
+begin C.target_too_small
+K format "$W/small.img" --size 3M
+rc_is 0
+ck "format --size 3M made $(fsize "$W/small.img") bytes" test "$(fsize "$W/small.img")" -eq 3145728
+K capture --vmcore "$W/v64.core" --output "$W/small.img"
+rc_is 5
+err_has 'too small|full'
+ck "capture changed the target's size to $(fsize "$W/small.img")" test "$(fsize "$W/small.img")" -eq 3145728
+K info "$W/small.img"
+rc_is 5
+out_has '^state +incomplete'
+out_has 'device was full'
+K save "$W/small.img" --output "$W/small.elf"
+rc_is 5
+present "$W/small.elf"
+ck "too-small save: $(pagecheck "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less | grep -m1 -v '^non-zero')" \
+	pagecheck "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
+end
+
+# ================= D. a damaged dump =================
+
+begin D.setup
+K format "$W/d.img" --size 64M
+rc_is 0
+K capture --vmcore "$W/v32.core" --output "$W/d.img"
+rc_is 0
+dend=$(stream_end "$W/d.img")
+ck "no stream on the dump ($dend)" test "${dend:-0}" -gt $((2 << 20))
+end
+
+begin D.flipped_byte_mid_stream
+cp --sparse=always "$W/d.img" "$W/dflip.img"
+flip "$W/dflip.img" $(((1 << 20) + (dend - (1 << 20)) / 2))
+K info "$W/dflip.img"
+rc_is 5
+out_has '^state +incomplete'
+out_has 'checksum|magic'
+K save "$W/dflip.img" --output "$W/dflip.elf"
+rc_is 5
+err_has 'incomplete'
+present "$W/dflip.elf"
+ck "flipped-byte save: $(pagecheck "$W/v32.core" "$W/dflip.elf" --require prefix --min 100 --less | grep -m1 -v '^non-zero')" \
+	pagecheck "$W/v32.core" "$W/dflip.elf" --require prefix --min 100 --less
+end
+
+begin D.zeroed_start_chunk
+cp --sparse=always "$W/d.img" "$W/dzero.img"
+dd if=/dev/zero of="$W/dzero.img" bs=4096 seek=256 count=1 conv=notrunc status=none
+K info "$W/dzero.img"
+rc_is 4
+out_has '^state +empty'
+K save "$W/dzero.img" --output "$W/dzero.elf"
+rc_is 4
+err_has 'empty|no dump'
+absent "$W/dzero.elf"
+end
+
+begin D.truncated_dump_file
+cp --sparse=always "$W/d.img" "$W/dcut.img"
+truncate -s $(((1 << 20) + (dend - (1 << 20)) / 2)) "$W/dcut.img"
+K info "$W/dcut.img"
+rc_is 5
+out_has '^state +incomplete'
+K save "$W/dcut.img" --output "$W/dcut.elf"
+rc_is 5
+present "$W/dcut.elf"
+ck "truncated-dump save: $(pagecheck "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less | grep -m1 -v '^non-zero')" \
+	pagecheck "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less
+end
+
+begin D.damaged_superblock
+cp --sparse=always "$W/d.img" "$W/dsb.img"
+flip "$W/dsb.img" 40
+K info "$W/dsb.img"
+rc_is 4
+err_has 'damaged'
+K save "$W/dsb.img" --output "$W/dsb.elf"
+rc_is 4
+absent "$W/dsb.elf"
+K capture --vmcore "$W/v16.core" --output "$W/dsb.img"
+rc_is 4
+err_has 'damaged'
+end
+
+begin D.intact_copy_still_complete
+K info "$W/d.img"
+rc_is 0
+K save "$W/d.img" --output "$W/d.elf"
+rc_is 0
+ck "the undamaged dump does not match" vmcmp "$W/v32.core" "$W/d.elf"
+end
+
+# ================= E. PID-1 mode in a PID namespace =================
+# reboot(2) in a PID namespace ends its init: SIGHUP for a restart (exit
+# 129), SIGINT for power off and halt (exit 130).
+
+pid1_root() {	# DIR [CONF-TEXT]
+	rm -rf "$1"
+	mkdir -p "$1/proc" "$1/sys" "$1/dev" "$1/etc"
+	cp "$KDUMPINIT" "$1/init"
+	if [ $# -ge 2 ]; then printf '%s' "$2" >"$1/etc/kdumpinit.conf"; fi
+}
+pid1() {	# DIR: run it as PID 1, bounded
+	LAST="pid1 $(basename "$1")"
+	# (braces: the shell's own "Hangup" notice goes to the log)
+	{ timeout 30 unshare -p -f -m --root="$1" /init >"$W/out" 2>"$W/err" </dev/null; RC=$?; } 2>>"$LOG"
+	{
+		echo "+ unshare -p -f -m --root=$1 /init -> exit $RC"
+		sed 's/^/  ! /' "$W/err" | head -40
+	} >>"$LOG"
+	NCHK=$((NCHK + 1))
+	[ "$RC" -ne 124 ] || failed "PID 1 hung (no final action within 30 s)"
+}
+every_line_tagged() {
+	NCHK=$((NCHK + 1))
+	if grep -v '^kdumpinit: ' "$W/err" | grep -q .; then
+		failed "console lines without the 'kdumpinit:' prefix: $(grep -v '^kdumpinit: ' "$W/err" | head -2 | tr '\n' ' ')"
+	fi
+}
+
+pid1_ok=1
+if ! timeout 10 unshare -p -f -m true >/dev/null 2>&1; then
+	pid1_ok=0
+	skip E.pid1 "unshare -p -f -m does not work here (not root, or namespaces disabled)"
+fi
+if [ -e /proc/vmcore ]; then
+	pid1_ok=0
+	skip E.pid1 "this host has /proc/vmcore (a crash kernel?): the no-vmcore cases do not apply"
+fi
+
+if [ "$pid1_ok" -eq 1 ]; then
+	begin E.pid1_no_vmcore_reboot
+	pid1_root "$W/r-reboot" $'# test\nfinal = reboot\n'
+	pid1 "$W/r-reboot"
+	rc_is 129
+	err_has 'starting as PID 1'
+	err_has '/proc/vmcore is missing'
+	err_has 'final action: reboot'
+	every_line_tagged
+	end
+
+	begin E.pid1_poweroff
+	pid1_root "$W/r-poweroff" $'final = poweroff\n'
+	pid1 "$W/r-poweroff"
+	rc_is 130
+	err_has 'vmcore is missing'
+	err_has 'final action: poweroff'
+	end
+
+	begin E.pid1_halt
+	pid1_root "$W/r-halt" $'kdumpinit.final = "halt"\n'
+	pid1 "$W/r-halt"
+	rc_is 130
+	err_has 'final action: halt'
+	end
+
+	begin E.pid1_no_conf_defaults_to_reboot
+	pid1_root "$W/r-noconf"
+	pid1 "$W/r-noconf"
+	rc_is 129
+	err_has 'final action: reboot'
+	NCHK=$((NCHK + 1))
+	! grep -qi 'warning' "$W/err" || failed "warnings without a conf file: $(grep -i -m1 warning "$W/err")"
+	end
+
+	begin E.pid1_conf_warnings_still_final
+	pid1_root "$W/r-warn" $'colour = blue\nlevel = 99\nno equals sign here\nfinal = poweroff\n'
+	pid1 "$W/r-warn"
+	rc_is 130
+	err_has 'warning: .*kdumpinit.conf:1: .*colour'
+	err_has 'warning: .*kdumpinit.conf:2: .*level=99'
+	err_has 'warning: .*kdumpinit.conf:3:'
+	err_has 'final action: poweroff'
+	every_line_tagged
+	end
+
+	begin E.pid1_bad_final_value_keeps_reboot
+	pid1_root "$W/r-badfinal" $'final = sideways\n'
+	pid1 "$W/r-badfinal"
+	rc_is 129
+	err_has 'warning: .*final=sideways'
+	err_has 'final action: reboot'
+	end
+
+	begin E.pid1_conf_unreadable_still_final
+	pid1_root "$W/r-confdir" $'final = halt\n'
+	rm -f "$W/r-confdir/etc/kdumpinit.conf"
+	mkdir "$W/r-confdir/etc/kdumpinit.conf"	# a directory: read fails
+	pid1 "$W/r-confdir"
+	rc_is 129
+	err_has 'kdumpinit.conf'
+	err_has 'final action: reboot'
+	end
+fi
+
+# ================= F. C unit tests and helper checks =================
+
+# unit BINARY LABEL [ENV...]: runs one C test program, passes its lines on.
+unit() {
+	local bin=$1 label=$2
+	shift 2
+	local out=$W/${label//\//_}.out errf=$W/${label//\//_}.err rc
+	env "$@" timeout 120 "$bin" >"$out" 2>"$errf"
+	rc=$?
+	local lines
+	lines=$(grep -cE '^(ok|FAIL) ' "$out")
+	while IFS= read -r l; do
+		case $l in
+		"ok "*) echo "ok $label/${l#ok }"; npass=$((npass + 1)) ;;
+		"FAIL "*) echo "FAIL $label/${l#FAIL }"; nfail=$((nfail + 1)) ;;
+		esac
+	done <"$out"
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
+		echo "FAIL $label: exit $rc with no failed case (crash?) after $lines cases: $(oneline "$errf")"
+		nfail=$((nfail + 1))
+	elif [ "$lines" -eq 0 ]; then
+		echo "FAIL $label: ran no case"
+		nfail=$((nfail + 1))
+	fi
+	if grep -qE 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$errf"; then
+		echo "FAIL $label.sanitizer: $(grep -m1 -E 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$errf" | cut -c1-200)"
+		nfail=$((nfail + 1))
+	fi
+}
+
+nbins=0
+for bin in "$UNIT_BIN"/test_*; do
+	[ -x "$bin" ] || continue
+	nbins=$((nbins + 1))
+	unit "$bin" "$(basename "$bin")" KDI_FUZZ_ITERS=5000 KDI_FUZZ_SEED=1
+done
+if [ "$nbins" -eq 0 ]; then
+	echo "FAIL F.c_tests: no test_* programs in $UNIT_BIN (make unit-tests)"
+	nfail=$((nfail + 1))
+fi
+nasan=0
+for bin in "$UNIT_BIN"/asan/test_*; do
+	[ -x "$bin" ] || continue
+	nasan=$((nasan + 1))
+	unit "$bin" "asan/$(basename "$bin")" KDI_FUZZ_ITERS=20000 KDI_FUZZ_SEED=2 \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+done
+[ "$nasan" -gt 0 ] || skip F.asan "no sanitizer build in $UNIT_BIN/asan (no lz4 source tree: DEPS_PREFIX build?)"
+
+# gpt_parse against what sfdisk says of tables it wrote.
+begin F.gpt_parse_vs_sfdisk
+truncate -s 16M "$W/pt-gpt.img"
+if printf 'label: gpt\nsize=4M, name="kdump part"\nsize=4M, name="second"\n' | sfdisk -q "$W/pt-gpt.img" >>"$LOG" 2>&1; then
+	for n in 1 2; do
+		want=$(sfdisk --part-uuid "$W/pt-gpt.img" "$n" | tr 'A-F' 'a-f')
+		name=$(sfdisk --part-label "$W/pt-gpt.img" "$n")
+		got=$("$UNIT_BIN/test_gpt" --show "$W/pt-gpt.img" "$n")
+		NCHK=$((NCHK + 1))
+		[ -n "$want" ] && [ "$got" = "$want $name" ] || failed "partition $n: gpt_lookup says '$got', sfdisk '$want $name'"
+	done
+	got=$("$UNIT_BIN/test_gpt" --show "$W/pt-gpt.img" 3)
+	NCHK=$((NCHK + 1))
+	case $got in error*) ;; *) failed "partition 3 (unused) found: $got" ;; esac
+else
+	failed "sfdisk could not write a GPT"
+fi
+end
+
+begin F.mbr_parse_vs_sfdisk
+truncate -s 16M "$W/pt-mbr.img"
+if printf 'label: dos\nlabel-id: 0x0badcafe\n,4M,83\n,4M,82\n' | sfdisk -q "$W/pt-mbr.img" >>"$LOG" 2>&1; then
+	id=$(sfdisk --dump "$W/pt-mbr.img" | awk '/^label-id:/ { sub(/^0x/, "", $2); print $2 }')
+	for n in 1 2; do
+		got=$("$UNIT_BIN/test_gpt" --show "$W/pt-mbr.img" "$n")
+		NCHK=$((NCHK + 1))
+		[ "$got" = "$(printf '%s-%02x (none)' "$id" "$n")" ] || failed "partition $n: '$got', label-id $id"
+	done
+else
+	failed "sfdisk could not write an MBR"
+fi
+end
+
+# pagecheck.py must be able to fail, or its passes above mean nothing.
+begin F.pagecheck_can_fail
+"$PY" "$MKSAVED" "$W/v16.core" "$W/pc-good.elf" >>"$LOG" 2>&1
+ck "pagecheck rejects a correct save" pagecheck "$W/v16.core" "$W/pc-good.elf"
+ck_not "pagecheck --less accepts a complete save" pagecheck "$W/v16.core" "$W/pc-good.elf" --less
+for m in flip-byte drop-nonzero alter-note alter-vaddr drop-last-load; do
+	"$PY" "$MKSAVED" "$W/v16.core" "$W/pc-$m.elf" --mutate "$m" >>"$LOG" 2>&1
+	ck_not "pagecheck accepts a save with $m" pagecheck "$W/v16.core" "$W/pc-$m.elf"
+done
+ck "pagecheck --require some rejects a save missing one page" \
+	pagecheck "$W/v16.core" "$W/pc-drop-nonzero.elf" --require some
+ck_not "pagecheck --require prefix accepts a gap (first page dropped)" \
+	pagecheck "$W/v16.core" "$W/pc-drop-nonzero.elf" --require prefix
+head -c 5000000 "$W/pc-good.elf" >"$W/pc-cut.elf"
+ck_not "pagecheck accepts a truncated saved file" pagecheck "$W/v16.core" "$W/pc-cut.elf" --require some
+end
+
+echo "$npass passed, $nfail failed"
+if [ "$nfail" -eq 0 ] && [ -z "${KEEP:-}" ]; then
+	rm -rf "$W"
+else
+	echo "run.sh: scratch files and logs kept in $W" >&2
+fi
+[ "$nfail" -eq 0 ]
