@@ -31,6 +31,9 @@ struct arch_ops {
 	 * physically contiguous (to the end of the leaf). -EFAULT for an
 	 * unmapped or corrupt entry. */
 	int (*vtop)(struct arch_ctx *ctx, uint64_t vaddr, uint64_t *paddr, uint64_t *span);
+	/* Physical address of a kernel-image symbol without page tables
+	 * (for readers that only have the dump's pages). -ENOENT. */
+	int (*kimg_to_phys)(const struct vmcoreinfo *vi, uint64_t vaddr, uint64_t *paddr);
 };
 
 extern const struct arch_ops arch_x86_64;

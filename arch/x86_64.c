@@ -73,10 +73,19 @@ static int x86_64_vtop(struct arch_ctx *c, uint64_t va, uint64_t *pa, uint64_t *
 	return -EFAULT;
 }
 
+static int x86_64_kimg_to_phys(const struct vmcoreinfo *vi, uint64_t va, uint64_t *pa)
+{
+	if (va < START_KERNEL_MAP || !vi_has(vi, VI_NUM_PHYS_BASE))
+		return -ENOENT;
+	*pa = va - START_KERNEL_MAP + vi_u(vi, VI_NUM_PHYS_BASE);
+	return 0;
+}
+
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.e_machine = EM_X86_64,
 	.page_size = 4096,
 	.init = x86_64_init,
 	.vtop = x86_64_vtop,
+	.kimg_to_phys = x86_64_kimg_to_phys,
 };

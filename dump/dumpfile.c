@@ -186,9 +186,6 @@ void dumpfile_free(struct dumpfile *d)
 	free(d->notes);
 	free(d->vmcoreinfo);
 	free(d->seg);
-	free(d->payload);
-	free(d->page_off);
-	free(d->page_word);
 	memset(d, 0, sizeof *d);
 }
 
@@ -228,62 +225,75 @@ const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, u
 	return b;
 }
 
-static int load_block(struct dumpfile *d, const struct page_block *b)
+void cursor_init(struct dump_cursor *c, const struct dumpfile *d)
 {
+	c->d = d;
+	c->cur = NULL;
+	c->payload = NULL;
+	c->payload_cap = 0;
+	c->cur_data = NULL;
+}
+
+void cursor_fini(struct dump_cursor *c)
+{
+	free(c->payload);
+	c->payload = NULL;
+	c->cur = NULL;
+}
+
+static int load_block(struct dump_cursor *c, const struct page_block *b)
+{
+	const struct dumpfile *d = c->d;
 	struct kdi_pages_view v;
 
-	if (d->cur == b)
+	if (c->cur == b)
 		return 0;
-	d->cur = NULL;
-	if (b->payload_len > d->payload_cap) {
-		uint8_t *nb = realloc(d->payload, b->payload_len);
+	c->cur = NULL;
+	if (b->payload_len > c->payload_cap) {
+		uint8_t *nb = realloc(c->payload, b->payload_len);
 		if (!nb)
 			return -ENOMEM;
-		d->payload = nb;
-		d->payload_cap = b->payload_len;
+		c->payload = nb;
+		c->payload_cap = b->payload_len;
 	}
-	if (!d->page_off && !(d->page_off = malloc(KDI_BLOCK_MAX * sizeof *d->page_off)))
-		return -ENOMEM;
-	if (!d->page_word && !(d->page_word = malloc(KDI_BLOCK_MAX * sizeof *d->page_word)))
-		return -ENOMEM;
-	ssize_t n = read_full_at(d->fd, d->payload, b->payload_len, b->payload_off);
+	ssize_t n = read_full_at(d->fd, c->payload, b->payload_len, b->payload_off);
 	if (n != (ssize_t)b->payload_len)
 		return -EIO;
 	/* The payload was hash-checked when loading; parse again anyway, as
 	 * the device could have changed underneath since. */
-	if (pages_parse(d->payload, b->payload_len, d->start.page_size, &v) < 0)
+	if (pages_parse(c->payload, b->payload_len, d->start.page_size, &v) < 0)
 		return -EBADMSG;
 	/* Per bit index: where its data starts and its size word, so that a
 	 * page lookup is O(1) after the block is loaded. */
 	uint32_t off = 0, k = 0;
 	for (uint32_t i = 0; i < v.count; i++) {
-		d->page_word[i] = 0;
+		c->page_word[i] = 0;
 		if (!((v.bitmap[i / 8] >> (i % 8)) & 1))
 			continue;
 		uint32_t w;
 		memcpy(&w, &v.sizes[k++], 4);
-		d->page_off[i] = off;
-		d->page_word[i] = w;
+		c->page_off[i] = off;
+		c->page_word[i] = w;
 		off += w & KDI_PAGE_SIZEMASK;
 	}
-	d->cur_data = v.data;
-	d->cur = b;
+	c->cur_data = v.data;
+	c->cur = b;
 	return 0;
 }
 
-int dumpfile_page(struct dumpfile *d, uint64_t pfn, uint8_t *out)
+int dumpfile_page(struct dump_cursor *c, uint64_t pfn, uint8_t *out)
 {
-	uint32_t idx, ps = d->start.page_size;
-	const struct page_block *b = dumpfile_find(d, pfn, &idx);
+	uint32_t idx, ps = c->d->start.page_size;
+	const struct page_block *b = dumpfile_find(c->d, pfn, &idx);
 
 	if (!b)
 		return -ENOENT;
-	int r = load_block(d, b);
+	int r = load_block(c, b);
 	if (r < 0)
 		return r;
-	uint32_t w = d->page_word[idx];
+	uint32_t w = c->page_word[idx];
 	uint32_t sz = w & KDI_PAGE_SIZEMASK;
-	const uint8_t *src = d->cur_data + d->page_off[idx];
+	const uint8_t *src = c->cur_data + c->page_off[idx];
 	if (!(w & KDI_PAGE_LZ4)) {
 		memcpy(out, src, ps);
 		return 0;

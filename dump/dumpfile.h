@@ -38,12 +38,17 @@ struct dumpfile {
 	struct kdi_end end;
 	uint64_t stream_end;		/* offset after the last good chunk */
 	char why[200];			/* why the stream stopped early */
-	/* page cache for dumpfile_page(): one decoded block */
+};
+
+/* One reader of pages: each thread of `save` has its own, so the loaded
+ * dump itself stays read-only and shared. Holds one block's payload. */
+struct dump_cursor {
+	const struct dumpfile *d;
 	const struct page_block *cur;
 	uint8_t *payload;
 	size_t payload_cap;
-	uint32_t *page_off;		/* per bit index: data offset */
-	uint32_t *page_word;		/* per bit index: size word, 0 = absent */
+	uint32_t page_off[KDI_BLOCK_MAX];	/* per bit index: data offset */
+	uint32_t page_word[KDI_BLOCK_MAX];	/* per bit index: size word */
 	const uint8_t *cur_data;
 };
 
@@ -57,8 +62,10 @@ int dumpfile_complete(const struct dumpfile *d);
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx);
 /* Was pfn left out for being all zero (level bit 1)? */
 int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn);
+void cursor_init(struct dump_cursor *c, const struct dumpfile *d);
+void cursor_fini(struct dump_cursor *c);
 /* Decodes the stored page pfn into out (page_size bytes). 0, -ENOENT if
- * not stored, -EBADMSG if its data does not decode. */
-int dumpfile_page(struct dumpfile *d, uint64_t pfn, uint8_t *out);
+ * not stored, -EBADMSG if its data does not decode, -EIO, -ENOMEM. */
+int dumpfile_page(struct dump_cursor *c, uint64_t pfn, uint8_t *out);
 
 #endif

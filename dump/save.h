@@ -19,4 +19,15 @@ struct save_result {
  * sequentially from offset 0 of out_fd. 0 or -errno. */
 int save_elf(struct dumpfile *d, int out_fd, struct save_result *res);
 
+struct save_opts {
+	int zlib;			/* compress pages with zlib (else raw) */
+	unsigned threads;		/* compression threads, >= 1 */
+};
+
+/* kdump-compressed (makedumpfile's diskdump, header version 6): bitmaps,
+ * one page descriptor per dumped pfn, zero pages sharing one block, the
+ * INCOMPLETE status when the dump is. 0 or -errno. */
+int save_kdump(struct dumpfile *d, int out_fd, const struct save_opts *so,
+	       struct save_result *res);
+
 #endif

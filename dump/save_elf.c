@@ -147,11 +147,15 @@ int save_elf(struct dumpfile *d, int out_fd, struct save_result *res)
 	struct loads l = { 0 };
 	struct obuf o = { .fd = out_fd, .cap = 1u << 20 };
 	uint8_t *page = malloc(ps), *zero = calloc(1, ps);
+	struct dump_cursor *cur = malloc(sizeof *cur);
 	int r = 0;
+
+	if (cur)
+		cursor_init(cur, d);
 
 	memset(res, 0, sizeof *res);
 	o.buf = malloc(o.cap);
-	if (!page || !zero || !o.buf) {
+	if (!page || !zero || !o.buf || !cur) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -182,7 +186,7 @@ int save_elf(struct dumpfile *d, int out_fd, struct save_result *res)
 		for (uint64_t a = x->paddr; !r && a < x->paddr + x->filesz; ) {
 			uint64_t pfn = a >> shift, pstart = pfn << shift;
 			uint64_t end = MIN(x->paddr + x->filesz, pstart + ps);
-			int e = dumpfile_page(d, pfn, page);
+			int e = dumpfile_page(cur, pfn, page);
 			if (e == -ENOMEM || e == -EIO) {
 				r = e;
 				break;
@@ -201,6 +205,9 @@ int save_elf(struct dumpfile *d, int out_fd, struct save_result *res)
 	res->phnum = l.n;
 	res->bytes = o.off;
 out:
+	if (cur)
+		cursor_fini(cur);
+	free(cur);
 	free(l.v);
 	free(page);
 	free(zero);

@@ -16,6 +16,8 @@
 	X(SYM_PRB, "SYMBOL(prb)", 16)					\
 	X(SYM_VMEMMAP, "SYMBOL(vmemmap)", 16)				\
 	X(SYM_MEM_MAP, "SYMBOL(mem_map)", 16)				\
+	X(SYM_INIT_UTS_NS, "SYMBOL(init_uts_ns)", 16)			\
+	X(OFF_UTS_NAME, "OFFSET(uts_namespace.name)", 10)		\
 	X(SIZE_PAGE, "SIZE(page)", 10)					\
 	X(SIZE_MEM_SECTION, "SIZE(mem_section)", 10)			\
 	X(OFF_PAGE_FLAGS, "OFFSET(page.flags)", 10)			\

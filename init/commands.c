@@ -219,11 +219,16 @@ int cmd_info(int argc, char **argv)
 /* ---------------- save ---------------- */
 
 static const char save_help[] =
-	"usage: kdumpinit save SOURCE --output FILE [--format elf]\n"
+	"usage: kdumpinit save SOURCE --output FILE [--format kdump|elf] [--compress zlib|none]\n"
+	"                         [--threads N] [--force]\n"
 	"\n"
 	"Reads the dump on SOURCE (a claimed device or a capture file), validates every\n"
-	"chunk and writes FILE. --format elf writes an ELF vmcore that gdb, crash and\n"
-	"drgn open: PT_NOTE copied, excluded pages as p_filesz < p_memsz.\n"
+	"chunk and writes FILE:\n"
+	"  --format kdump  (default) kdump-compressed, as makedumpfile writes it: crash,\n"
+	"                  drgn (libkdumpfile) and makedumpfile read it. Pages zlib-\n"
+	"                  compressed on every core, or raw with --compress none.\n"
+	"  --format elf    an ELF vmcore for gdb, crash and drgn: PT_NOTE copied,\n"
+	"                  excluded pages as p_filesz < p_memsz.\n"
 	"FILE is written under a temporary name and renamed when complete; an existing\n"
 	"FILE is not overwritten unless --force.\n"
 	"Exit: 0 saved, 5 saved but the dump was incomplete, 4 no dump, 1 I/O error.\n";
@@ -232,23 +237,36 @@ int cmd_save(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", 1, 0, 'o' }, { "format", 1, 0, 'f' }, { "force", 0, 0, 'F' },
+		{ "compress", 1, 0, 'c' }, { "threads", 1, 0, 't' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	const char *output = NULL, *format = "elf";
+	const char *output = NULL, *format = "kdump";
+	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
 	int force = 0, c;
+	uint64_t v;
 
 	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'f': format = optarg; break;
 		case 'F': force = 1; break;
+		case 'c':
+			if (strcmp(optarg, "zlib") && strcmp(optarg, "none"))
+				return bad_value("--compress", optarg);
+			so.zlib = !strcmp(optarg, "zlib");
+			break;
+		case 't':
+			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 256)
+				return bad_value("--threads", optarg);
+			so.threads = v;
+			break;
 		case 'h': return usage(save_help, EXIT_OK);
 		default: return usage(save_help, EXIT_USAGE);
 		}
 	}
 	if (!output || optind != argc - 1)
 		return usage(save_help, EXIT_USAGE);
-	if (strcmp(format, "elf"))
+	if (strcmp(format, "elf") && strcmp(format, "kdump"))
 		return bad_value("--format", format);
 	const char *src = argv[optind];
 	struct stat st;
@@ -286,7 +304,7 @@ int cmd_save(int argc, char **argv)
 	}
 	fchmod(fd, 0600);	/* a vmcore holds the machine's secrets */
 	struct save_result res;
-	r = save_elf(&d, fd, &res);
+	r = !strcmp(format, "elf") ? save_elf(&d, fd, &res) : save_kdump(&d, fd, &so, &res);
 	if (!r && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && !r)
@@ -298,9 +316,14 @@ int cmd_save(int argc, char **argv)
 		err("writing %s failed: %s; nothing left under that name", output, errstr(r));
 		code = EXIT_SYSTEM;
 	} else {
-		msg("saved %s: %llu pages in %llu PT_LOADs, %.1f MB%s", output,
-		    (unsigned long long)res.pages, (unsigned long long)res.phnum, res.bytes / 1e6,
-		    complete ? "" : " (incomplete dump)");
+		if (!strcmp(format, "elf"))
+			msg("saved %s: ELF, %llu pages in %llu PT_LOADs, %.1f MB%s", output,
+			    (unsigned long long)res.pages, (unsigned long long)res.phnum,
+			    res.bytes / 1e6, complete ? "" : " (incomplete dump)");
+		else
+			msg("saved %s: kdump-compressed (%s), %llu pages, %.1f MB%s", output,
+			    so.zlib ? "zlib" : "raw", (unsigned long long)res.pages, res.bytes / 1e6,
+			    complete ? "" : " (incomplete dump, marked so)");
 		if (res.bad_pages)
 			warn("%llu pages did not decode and were written as zeros",
 			     (unsigned long long)res.bad_pages);

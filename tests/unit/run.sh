@@ -41,7 +41,12 @@ for f in "$KDUMPINIT" "$MKVMCORE"; do
 	[ -x "$f" ] || { echo "run.sh: $f is missing (make unit-tests)" >&2; echo "0 passed, 1 failed"; exit 1; }
 done
 mkdir -p "$WORK" || exit 1
+# Scratch directories of earlier runs (kept after a failure) go now.
+for old in "$WORK"/run.??????; do
+	[ -d "$old" ] && [ -e "$old/.kdumpinit-unit" ] && rm -rf "$old"
+done
 W=$(mktemp -d "$WORK/run.XXXXXX") || exit 1
+: >"$W/.kdumpinit-unit"
 mkdir -p "$W/tmp"
 export TMPDIR=$W/tmp
 
@@ -113,6 +118,23 @@ present() {
 	[ -s "$1" ] || failed "$1 is missing or empty"
 }
 
+# vc REF SAVED [vmcmp options]: vmcmp must pass; the first problem is the why.
+vc() {
+	NCHK=$((NCHK + 1))
+	"$PY" "$VMCMP" "$@" >"$W/cmp" 2>&1
+	local r=$?
+	cat "$W/cmp" >>"$LOG"
+	[ "$r" -eq 0 ] || failed "vmcmp ${2##*/} ${*:3}: $(grep -m1 -E '^  |vmcmp:' "$W/cmp" | cut -c1-140)"
+}
+# pc REF SAVED [pagecheck options]: the same with pagecheck.py.
+pc() {
+	NCHK=$((NCHK + 1))
+	"$PY" "$PAGECHECK" "$@" >"$W/cmp" 2>&1
+	local r=$?
+	cat "$W/cmp" >>"$LOG"
+	[ "$r" -eq 0 ] || failed "pagecheck ${2##*/} ${*:3}: $(grep -m1 -E '^  |pagecheck:' "$W/cmp" | cut -c1-140)"
+}
+
 mk() {
 	NCHK=$((NCHK + 1))
 	"$MKVMCORE" "$@" >>"$LOG" 2>&1 || failed "mkvmcore $* failed"
@@ -149,8 +171,7 @@ rt() {
 	out_has '^state +complete'
 	K save "$W/$name.img" --output "$W/$name.elf" --format elf
 	rc_is 0
-	ck "vmcmp --mode $mode: $(vmcmp "$core" "$W/$name.elf" --mode "$mode" 2>&1 | grep -m1 -E 'paddr|phdr|vmcmp' | cut -c1-120)" \
-		vmcmp "$core" "$W/$name.elf" --mode "$mode"
+	vc "$core" "$W/$name.elf" --mode "$mode"
 }
 
 # ---- reference vmcores, made once ----
@@ -220,7 +241,7 @@ done
 ck "--threads 1 and --threads 2 saves differ" cmp "$W/t1.elf" "$W/t2.elf"
 ck "--no-mmap save differs" cmp "$W/t1.elf" "$W/t2nm.elf"
 ck "--threads 1 --no-mmap save differs" cmp "$W/t1.elf" "$W/t1nm.elf"
-ck "the saves do not match the vmcore" vmcmp "$W/v64a.core" "$W/t2.elf"
+vc "$W/v64a.core" "$W/t2.elf"
 end
 
 begin A.recapture_same_target
@@ -241,7 +262,7 @@ out_has '^state +complete'
 out_has 'kernel +6\.1\.0-small'
 K save "$W/re.img" --output "$W/re.elf"
 rc_is 0
-ck "save of the second dump differs from its vmcore" vmcmp "$W/v16.core" "$W/re.elf"
+vc "$W/v16.core" "$W/re.elf"
 ck_not "save of the second dump matches the first vmcore" vmcmp "$W/v64.core" "$W/re.elf"
 end
 
@@ -262,9 +283,25 @@ if [ -n "$end_off" ] && [ -n "$old" ]; then
 	K save "$W/stale.img" --output "$W/stale.elf"
 	rc_is 5
 	present "$W/stale.elf"
-	ck "stale save: $(pagecheck "$W/v16.core" "$W/stale.elf" | grep -m1 -v '^non-zero')" \
-		pagecheck "$W/v16.core" "$W/stale.elf" --require all
+	pc "$W/v16.core" "$W/stale.elf" --require all
 fi
+end
+
+# More than 65534 program headers on both sides: the vmcore and the saved
+# ELF use extended numbering (e_phnum = PN_XNUM, the count in section 0).
+begin A.pn_xnum_many_segments
+mk -o "$W/xnum.core" --mem 256M --segments 65535 --sparse-gap 4K --seed 8
+K capture --vmcore "$W/xnum.core" --output "$W/xnum.img"
+rc_is 0
+K info "$W/xnum.img"
+rc_is 0
+out_has 'in 65535 segments'
+K save "$W/xnum.img" --output "$W/xnum.elf"
+rc_is 0
+ck "the saved ELF does not use PN_XNUM" "$PY" -c 'import struct, sys
+sys.exit(struct.unpack_from("<H", open(sys.argv[1], "rb").read(64), 56)[0] != 0xffff)' "$W/xnum.elf"
+vc "$W/xnum.core" "$W/xnum.elf"
+rm -f "$W/xnum.core" "$W/xnum.img" "$W/xnum.elf"
 end
 
 # ================= B. bad input =================
@@ -304,6 +341,25 @@ else
 	end
 fi
 
+# Usage errors are exit 2, before anything is read or written.
+begin B.usage_errors
+for args in "capture --vmcore $W/v16.core" "capture --output $W/u.img" \
+	"capture --vmcore $W/v16.core --output $W/u.img --level 32" \
+	"capture --vmcore $W/v16.core --output $W/u.img --threads 0" \
+	"capture --vmcore $W/v16.core --output $W/u.img --bogus" \
+	"save $W/l31.img" "save $W/l31.img --output $W/u.elf --format kdump" \
+	"info" "info $W/l31.img extra" \
+	"format $W/u.img --size 8M --label $(printf 'L%.0s' $(seq 64))" \
+	"format $W/u.img --size 8M --label a,b" "format $W/u.img --size 8Q" \
+	"frobnicate"; do
+	# shellcheck disable=SC2086
+	K $args
+	rc_is 2
+done
+absent "$W/u.img"
+absent "$W/u.elf"
+end
+
 begin B.truncated_vmcore
 mk -o "$W/trunc.core" --mem 32M --bad truncate --seed 6
 K capture --vmcore "$W/trunc.core" --output "$W/trunc.img"
@@ -316,8 +372,7 @@ out_has 'truncated'
 K save "$W/trunc.img" --output "$W/trunc.elf"
 rc_is 5
 present "$W/trunc.elf"
-ck "truncated save: $(pagecheck "$W/trunc.core" "$W/trunc.elf" | grep -m1 -v '^non-zero')" \
-	pagecheck "$W/trunc.core" "$W/trunc.elf" --require all --min 1000
+pc "$W/trunc.core" "$W/trunc.elf" --require all --min 1000
 end
 
 # ================= C. targets =================
@@ -458,6 +513,27 @@ out_has "$uuid2"
 out_has '^state +empty'
 end
 
+begin C.save_keeps_existing_output
+printf 'precious\n' >"$W/keep.elf"
+K save "$W/l31.img" --output "$W/keep.elf"
+rc_is 2
+err_has 'exists'
+ck "save overwrote an existing file" grep -q precious "$W/keep.elf"
+K save "$W/l31.img" --output "$W/keep.elf" --force
+rc_is 0
+vc "$W/v64.core" "$W/keep.elf"
+ck "save left temporary files behind" sh -c "! ls '$W'/keep.elf.partial-* 2>/dev/null | grep -q ."
+end
+
+begin C.source_missing
+K info "$W/no-such.img"
+rc_is 4
+err_has 'no such|not exist|not found'
+K save "$W/no-such.img" --output "$W/no-such.elf"
+rc_is 4
+absent "$W/no-such.elf"
+end
+
 begin C.format_too_small_refused
 truncate -s 1M "$W/onemeg.img"
 K format "$W/onemeg.img"
@@ -480,9 +556,29 @@ out_has 'device was full'
 K save "$W/small.img" --output "$W/small.elf"
 rc_is 5
 present "$W/small.elf"
-ck "too-small save: $(pagecheck "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less | grep -m1 -v '^non-zero')" \
-	pagecheck "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
+pc "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
 end
+
+# A new output file on a filesystem that fills up: no END fits, the dump
+# still reads back as incomplete with its intact prefix.
+begin C.new_file_on_full_filesystem
+mkdir -p "$W/mnt"
+if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/dev/null 2>&1; then
+	x unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt' &&
+		'$KDUMPINIT' capture --vmcore '$W/v32.core' --output '$W/mnt/new.img'; r=\$?;
+		cp --sparse=always '$W/mnt/new.img' '$W/full.img'; exit \$r"
+	rc_is 5
+	err_has 'no space'
+	K info "$W/full.img"
+	rc_is 5
+	out_has '^state +incomplete'
+	K save "$W/full.img" --output "$W/full.elf"
+	rc_is 5
+	pc "$W/v32.core" "$W/full.elf" --require prefix --min 100 --less
+	end
+else
+	skip C.new_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
+fi
 
 # ================= D. a damaged dump =================
 
@@ -506,8 +602,7 @@ K save "$W/dflip.img" --output "$W/dflip.elf"
 rc_is 5
 err_has 'incomplete'
 present "$W/dflip.elf"
-ck "flipped-byte save: $(pagecheck "$W/v32.core" "$W/dflip.elf" --require prefix --min 100 --less | grep -m1 -v '^non-zero')" \
-	pagecheck "$W/v32.core" "$W/dflip.elf" --require prefix --min 100 --less
+pc "$W/v32.core" "$W/dflip.elf" --require prefix --min 100 --less
 end
 
 begin D.zeroed_start_chunk
@@ -531,8 +626,7 @@ out_has '^state +incomplete'
 K save "$W/dcut.img" --output "$W/dcut.elf"
 rc_is 5
 present "$W/dcut.elf"
-ck "truncated-dump save: $(pagecheck "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less | grep -m1 -v '^non-zero')" \
-	pagecheck "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less
+pc "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less
 end
 
 begin D.damaged_superblock
@@ -554,7 +648,7 @@ K info "$W/d.img"
 rc_is 0
 K save "$W/d.img" --output "$W/d.elf"
 rc_is 0
-ck "the undamaged dump does not match" vmcmp "$W/v32.core" "$W/d.elf"
+vc "$W/v32.core" "$W/d.elf"
 end
 
 # ================= E. PID-1 mode in a PID namespace =================
@@ -662,19 +756,22 @@ fi
 
 # ================= F. C unit tests and helper checks =================
 
-# unit BINARY LABEL [ENV...]: runs one C test program, passes its lines on.
+# unit BINARY PREFIX [ENV...]: runs one C test program, passes its lines
+# on as PREFIX.NAME, and fails the program itself if it crashed, ran
+# nothing, or a sanitizer complained.
 unit() {
-	local bin=$1 label=$2
+	local bin=$1 label
+	label=$2.$(basename "$1")
 	shift 2
-	local out=$W/${label//\//_}.out errf=$W/${label//\//_}.err rc
+	local pre=${label%.*} out=$W/$label.out errf=$W/$label.err rc
 	env "$@" timeout 120 "$bin" >"$out" 2>"$errf"
 	rc=$?
 	local lines
 	lines=$(grep -cE '^(ok|FAIL) ' "$out")
 	while IFS= read -r l; do
 		case $l in
-		"ok "*) echo "ok $label/${l#ok }"; npass=$((npass + 1)) ;;
-		"FAIL "*) echo "FAIL $label/${l#FAIL }"; nfail=$((nfail + 1)) ;;
+		"ok "*) echo "ok $pre.${l#ok }"; npass=$((npass + 1)) ;;
+		"FAIL "*) echo "FAIL $pre.${l#FAIL }"; nfail=$((nfail + 1)) ;;
 		esac
 	done <"$out"
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
@@ -694,7 +791,7 @@ nbins=0
 for bin in "$UNIT_BIN"/test_*; do
 	[ -x "$bin" ] || continue
 	nbins=$((nbins + 1))
-	unit "$bin" "$(basename "$bin")" KDI_FUZZ_ITERS=5000 KDI_FUZZ_SEED=1
+	unit "$bin" F KDI_FUZZ_ITERS=5000 KDI_FUZZ_SEED=1
 done
 if [ "$nbins" -eq 0 ]; then
 	echo "FAIL F.c_tests: no test_* programs in $UNIT_BIN (make unit-tests)"
@@ -704,7 +801,7 @@ nasan=0
 for bin in "$UNIT_BIN"/asan/test_*; do
 	[ -x "$bin" ] || continue
 	nasan=$((nasan + 1))
-	unit "$bin" "asan/$(basename "$bin")" KDI_FUZZ_ITERS=20000 KDI_FUZZ_SEED=2 \
+	unit "$bin" F.asan KDI_FUZZ_ITERS=20000 KDI_FUZZ_SEED=2 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 done
 [ "$nasan" -gt 0 ] || skip F.asan "no sanitizer build in $UNIT_BIN/asan (no lz4 source tree: DEPS_PREFIX build?)"

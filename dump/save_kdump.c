@@ -1,0 +1,402 @@
+/* The kdump-compressed format (makedumpfile's diskdump), which crash,
+ * libkdumpfile/drgn and makedumpfile read. Field layout as in
+ * makedumpfile's diskdump_mod.h, header version 6. */
+#include "save.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "../arch/arch.h"
+#include "../lib/io.h"
+#include "../lib/util.h"
+#include "vmcoreinfo.h"
+
+#define DUMP_DH_COMPRESSED_ZLIB		0x1
+#define DUMP_DH_COMPRESSED_INCOMPLETE	0x8
+#define DUMP_PAGE_ZLIB			0x1
+
+struct disk_dump_header {
+	char signature[8];		/* "KDUMP   " */
+	int32_t header_version;
+	char utsname[6][65];		/* sysname nodename release version machine domain */
+	char pad[6];
+	uint64_t tv_sec, tv_usec;
+	uint32_t status;
+	int32_t block_size;
+	int32_t sub_hdr_size;		/* blocks */
+	uint32_t bitmap_blocks;
+	uint32_t max_mapnr;		/* 32-bit copy; the 64-bit one is in the sub header */
+	uint32_t total_ram_blocks;
+	uint32_t device_blocks;
+	uint32_t written_blocks;
+	uint32_t current_cpu;
+	int32_t nr_cpus;
+};
+_Static_assert(sizeof(struct disk_dump_header) == 464, "disk_dump_header");
+
+struct kdump_sub_header {
+	uint64_t phys_base;
+	int32_t dump_level;
+	int32_t split;
+	uint64_t start_pfn, end_pfn;
+	uint64_t offset_vmcoreinfo, size_vmcoreinfo;
+	uint64_t offset_note, size_note;
+	uint64_t offset_eraseinfo, size_eraseinfo;
+	uint64_t start_pfn_64, end_pfn_64, max_mapnr_64;
+};
+_Static_assert(sizeof(struct kdump_sub_header) == 104, "kdump_sub_header");
+
+struct page_desc {
+	int64_t offset;
+	uint32_t size;
+	uint32_t flags;
+	uint64_t page_flags;
+};
+_Static_assert(sizeof(struct page_desc) == 24, "page_desc");
+
+/* ---- which pfns ---- */
+
+#define SETBIT(b, n) ((b)[(n) / 8] |= 1u << ((n) % 8))
+#define GETBIT(b, n) (((b)[(n) / 8] >> ((n) % 8)) & 1)
+
+/* First bitmap: whole pages backed by the vmcore, as makedumpfile's.
+ * Second: pages in the dump, zero pages included (they point at the one
+ * shared zero page, which is how readers learn they are zero). */
+static uint64_t fill_bitmaps(const struct dumpfile *d, unsigned shift, uint64_t max_mapnr,
+			     uint8_t *bm1, uint8_t *bm2)
+{
+	uint64_t ps = 1ull << shift, n2 = 0;
+
+	for (uint32_t i = 0; i < d->nr_seg; i++) {
+		const struct kdi_segment *s = &d->seg[i];
+		uint64_t lo = (s->paddr + ps - 1) >> shift, hi = (s->paddr + s->filesz) >> shift;
+		for (uint64_t p = lo; p < hi && p < max_mapnr; p++)
+			SETBIT(bm1, p);
+	}
+	for (size_t k = 0; k < d->nblocks; k++) {
+		const struct page_block *b = &d->blocks[k];
+		for (uint32_t i = 0; i < b->count; i++) {
+			uint64_t p = b->pfn + i;
+			if (p >= max_mapnr || !GETBIT(bm1, p))
+				continue;
+			if (GETBIT(b->bitmap, i) || (b->zbitmap && GETBIT(b->zbitmap, i))) {
+				SETBIT(bm2, p);
+				n2++;
+			}
+		}
+	}
+	return n2;
+}
+
+/* ---- the header's identity fields ---- */
+
+static void fill_utsname(struct disk_dump_header *h, const struct dumpfile *d,
+			 const struct vmcoreinfo *vi, struct dump_cursor *cur)
+{
+	const struct arch_ops *arch = arch_lookup(d->start.e_machine);
+	uint32_t ps = d->start.page_size;
+
+	/* Best: the crashed kernel's own init_uts_ns, if its page was kept. */
+	if (arch && arch->kimg_to_phys && vi_has(vi, VI_SYM_INIT_UTS_NS)) {
+		uint64_t pa;
+		uint64_t off = vi_has(vi, VI_OFF_UTS_NAME) ? vi_u(vi, VI_OFF_UTS_NAME) : 0;
+		if (off < 4096 && arch->kimg_to_phys(vi, vi_u(vi, VI_SYM_INIT_UTS_NS) + off, &pa) == 0) {
+			uint8_t *buf = malloc(2 * ps);
+			uint64_t pfn = pa / ps, in = pa % ps;
+			if (buf && dumpfile_page(cur, pfn, buf) == 0 &&
+			    (in + sizeof h->utsname <= ps || dumpfile_page(cur, pfn + 1, buf + ps) == 0)) {
+				memcpy(h->utsname, buf + in, sizeof h->utsname);
+				for (int i = 0; i < 6; i++)
+					h->utsname[i][64] = 0;
+				free(buf);
+				if (!strcmp(h->utsname[0], "Linux"))
+					return;
+			} else {
+				free(buf);
+			}
+		}
+	}
+	memset(h->utsname, 0, sizeof h->utsname);
+	strcpy(h->utsname[0], "Linux");
+	snprintf(h->utsname[2], 65, "%s", vi->osrelease);
+	snprintf(h->utsname[4], 65, "%s", arch ? arch->name : "unknown");
+}
+
+static int count_cpus(const uint8_t *p, size_t len)
+{
+	size_t off = 0;
+	int n = 0;
+
+	while (off + 12 <= len) {
+		uint32_t nsz, dsz, type;
+		memcpy(&nsz, p + off, 4);
+		memcpy(&dsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		size_t na = ((size_t)nsz + 3) & ~(size_t)3, da = ((size_t)dsz + 3) & ~(size_t)3;
+		if (na > len - off - 12 || da > len - off - 12 - na)
+			break;
+		if (type == 1 && nsz == 5 && !memcmp(p + off + 12, "CORE", 5))
+			n++;	/* NT_PRSTATUS: one per CPU */
+		off += 12 + na + da;
+	}
+	return n;
+}
+
+/* ---- parallel zlib ---- */
+
+#define BATCH 512u
+
+struct batch {
+	uint64_t pfn[BATCH];
+	uint32_t n;
+	uint8_t *out;			/* BATCH * bound bytes */
+	uint32_t size[BATCH];
+	uint32_t flags[BATCH];		/* DUMP_PAGE_ZLIB, 0 raw, ~0 = zero page */
+	int err;
+	uint64_t bad;			/* pages that did not decode */
+};
+
+struct job {
+	const struct dumpfile *d;
+	struct dump_cursor *cur;
+	struct batch *b;
+	uint8_t *page;
+	int zlib;
+	uint32_t bound;
+	z_stream zs;			/* one deflate state per thread, reset per page */
+	int zs_ok;
+};
+
+/* compress2() would allocate and free ~256 KiB of deflate state for every
+ * page; with musl that is an mmap/munmap pair each time. */
+static int zpage(struct job *j, const uint8_t *src, uint32_t len, uint8_t *dst, uint32_t *out)
+{
+	if (!j->zs_ok || deflateReset(&j->zs) != Z_OK)
+		return -1;
+	j->zs.next_in = (Bytef *)(uintptr_t)src;
+	j->zs.avail_in = len;
+	j->zs.next_out = dst;
+	j->zs.avail_out = j->bound;
+	if (deflate(&j->zs, Z_FINISH) != Z_STREAM_END)
+		return -1;
+	*out = j->bound - j->zs.avail_out;
+	return 0;
+}
+
+static void *do_batch(void *arg)
+{
+	struct job *j = arg;
+	struct batch *b = j->b;
+	uint32_t ps = j->d->start.page_size;
+	size_t used = 0;
+
+	b->err = 0;
+	b->bad = 0;
+	for (uint32_t i = 0; i < b->n; i++) {
+		uint8_t *dst = b->out + used;
+		if (dumpfile_is_zero(j->d, b->pfn[i])) {
+			b->flags[i] = ~0u;	/* points at the shared zero page */
+			b->size[i] = 0;
+			continue;
+		}
+		int e = dumpfile_page(j->cur, b->pfn[i], j->page);
+		if (e == -ENOMEM || e == -EIO) {
+			b->err = e;
+			return NULL;
+		}
+		if (e < 0) {
+			memset(j->page, 0, ps);
+			b->bad++;
+		}
+		uint32_t zl;
+		if (j->zlib && zpage(j, j->page, ps, dst, &zl) == 0 && zl < ps) {
+			b->flags[i] = DUMP_PAGE_ZLIB;
+			b->size[i] = zl;
+		} else {
+			memcpy(dst, j->page, ps);
+			b->flags[i] = 0;
+			b->size[i] = ps;
+		}
+		used += b->size[i];
+	}
+	return NULL;
+}
+
+int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct save_result *res)
+{
+	uint32_t ps = d->start.page_size;
+	unsigned shift = 0, nt = so->threads ? so->threads : 1;
+	struct vmcoreinfo vi;
+	int r = 0;
+
+	memset(res, 0, sizeof *res);
+	while ((1u << shift) < ps)
+		shift++;
+	vmcoreinfo_parse(&vi, d->vmcoreinfo);
+
+	uint64_t max_mapnr = 0;
+	for (uint32_t i = 0; i < d->nr_seg; i++) {
+		uint64_t end = (d->seg[i].paddr + d->seg[i].memsz + ps - 1) >> shift;
+		if (end > max_mapnr)
+			max_mapnr = end;
+	}
+	uint64_t bm_bytes = (max_mapnr + 7) / 8;
+	uint64_t bm_blocks = (bm_bytes + ps - 1) / ps;	/* per bitmap */
+	size_t vi_len = strlen(d->vmcoreinfo);
+	uint64_t sub_bytes = sizeof(struct kdump_sub_header) + vi_len + d->notes_len;
+	uint64_t sub_blocks = (sub_bytes + ps - 1) / ps;
+	uint64_t bm_off = (1 + sub_blocks) * ps;
+	uint64_t desc_off = bm_off + 2 * bm_blocks * ps;
+
+	uint8_t *bm1 = calloc(1, bm_blocks * ps), *bm2 = calloc(1, bm_blocks * ps);
+	uint8_t *hdr = calloc(1, (1 + sub_blocks) * ps);
+	struct job *jobs = calloc(nt, sizeof *jobs);
+	struct batch *bats = calloc(nt, sizeof *bats);
+	pthread_t *tids = calloc(nt, sizeof *tids);
+	struct page_desc *descs = malloc(BATCH * nt * sizeof *descs);
+	uint32_t bound = compressBound(ps);
+	if (!bm1 || !bm2 || !hdr || !jobs || !bats || !tids || !descs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (unsigned t = 0; t < nt; t++) {
+		jobs[t].d = d;
+		jobs[t].b = &bats[t];
+		jobs[t].zlib = so->zlib;
+		jobs[t].bound = bound > ps ? bound : ps;
+		jobs[t].page = malloc(ps);
+		jobs[t].cur = calloc(1, sizeof *jobs[t].cur);
+		bats[t].out = malloc((size_t)BATCH * jobs[t].bound);
+		if (!jobs[t].page || !jobs[t].cur || !bats[t].out) {
+			r = -ENOMEM;
+			goto out;
+		}
+		cursor_init(jobs[t].cur, d);
+		if (so->zlib)
+			jobs[t].zs_ok = deflateInit(&jobs[t].zs, 1) == Z_OK;
+	}
+
+	uint64_t n2 = fill_bitmaps(d, shift, max_mapnr, bm1, bm2);
+
+	/* Header, sub header, VMCOREINFO, notes. */
+	struct disk_dump_header *h = (struct disk_dump_header *)hdr;
+	memcpy(h->signature, "KDUMP   ", 8);
+	h->header_version = 6;
+	fill_utsname(h, d, &vi, jobs[0].cur);
+	h->tv_sec = vi_has(&vi, VI_CRASHTIME) ? vi_u(&vi, VI_CRASHTIME) : d->start.start_time;
+	int complete = dumpfile_complete(d);
+	h->status = (so->zlib ? DUMP_DH_COMPRESSED_ZLIB : 0) |
+		    (complete ? 0 : DUMP_DH_COMPRESSED_INCOMPLETE);
+	h->block_size = ps;
+	h->sub_hdr_size = sub_blocks;
+	h->bitmap_blocks = 2 * bm_blocks;
+	h->max_mapnr = max_mapnr > UINT32_MAX ? UINT32_MAX : max_mapnr;
+	h->nr_cpus = count_cpus(d->notes, d->notes_len);
+	struct kdump_sub_header *sh = (struct kdump_sub_header *)(hdr + ps);
+	sh->phys_base = vi_has(&vi, VI_NUM_PHYS_BASE) ? vi_u(&vi, VI_NUM_PHYS_BASE) : 0;
+	sh->dump_level = d->start.dump_level;
+	sh->end_pfn = sh->end_pfn_64 = sh->max_mapnr_64 = max_mapnr;
+	sh->offset_vmcoreinfo = ps + sizeof *sh;
+	sh->size_vmcoreinfo = vi_len;
+	sh->offset_note = sh->offset_vmcoreinfo + vi_len;
+	sh->size_note = d->notes_len;
+	memcpy(hdr + sh->offset_vmcoreinfo, d->vmcoreinfo, vi_len);
+	memcpy(hdr + sh->offset_note, d->notes, d->notes_len);
+	r = write_full_at(fd, hdr, (1 + sub_blocks) * ps, 0);
+	if (!r)
+		r = write_full_at(fd, bm1, bm_blocks * ps, bm_off);
+	if (!r)
+		r = write_full_at(fd, bm2, bm_blocks * ps, bm_off + bm_blocks * ps);
+	if (r < 0)
+		goto out;
+
+	/* The shared zero page first, as makedumpfile does; then the pages
+	 * in pfn order, batches compressed in parallel, written in order. */
+	uint64_t data_off = desc_off + n2 * sizeof(struct page_desc);
+	struct page_desc zdesc = { .offset = data_off, .size = ps };
+	memset(jobs[0].page, 0, ps);
+	uint32_t zl;
+	if (so->zlib && zpage(&jobs[0], jobs[0].page, ps, bats[0].out, &zl) == 0 && zl < ps) {
+		zdesc.size = zl;
+		zdesc.flags = DUMP_PAGE_ZLIB;
+		r = write_full_at(fd, bats[0].out, zl, data_off);
+	} else {
+		r = write_full_at(fd, jobs[0].page, ps, data_off);
+	}
+	data_off += zdesc.size;
+	uint64_t pfn = 0, descs_done = 0;
+	while (!r && pfn < max_mapnr) {
+		unsigned used = 0;
+		for (unsigned t = 0; t < nt; t++) {
+			bats[t].n = 0;
+			while (pfn < max_mapnr && bats[t].n < BATCH) {
+				if (GETBIT(bm2, pfn))
+					bats[t].pfn[bats[t].n++] = pfn;
+				pfn++;
+			}
+			if (bats[t].n)
+				used = t + 1;
+		}
+		unsigned started = 1;
+		for (; started < used; started++)
+			if (pthread_create(&tids[started], NULL, do_batch, &jobs[started]) != 0)
+				break;
+		for (unsigned t = started; t < used; t++)
+			do_batch(&jobs[t]);	/* no thread to be had: do it here */
+		if (used)
+			do_batch(&jobs[0]);
+		for (unsigned t = 1; t < started; t++)
+			pthread_join(tids[t], NULL);
+		for (unsigned t = 0; !r && t < used; t++) {
+			struct batch *b = &bats[t];
+			size_t off = 0;
+			if (b->err) {
+				r = b->err;
+				break;
+			}
+			res->bad_pages += b->bad;
+			for (uint32_t i = 0; i < b->n; i++) {
+				struct page_desc *pd = &descs[i];
+				if (b->flags[i] == ~0u) {
+					*pd = zdesc;
+					continue;
+				}
+				*pd = (struct page_desc){ .offset = data_off, .size = b->size[i],
+							  .flags = b->flags[i] };
+				data_off += b->size[i];
+				off += b->size[i];
+				res->pages++;
+			}
+			r = write_full_at(fd, b->out, off, data_off - off);
+			if (!r)
+				r = write_full_at(fd, descs, b->n * sizeof *descs,
+						  desc_off + descs_done * sizeof *descs);
+			descs_done += b->n;
+		}
+	}
+	res->bytes = data_off;
+	res->phnum = 0;
+out:
+	for (unsigned t = 0; jobs && bats && t < nt; t++) {
+		free(jobs[t].page);
+		if (jobs[t].zs_ok)
+			deflateEnd(&jobs[t].zs);
+		if (jobs[t].cur)
+			cursor_fini(jobs[t].cur);
+		free(jobs[t].cur);
+		free(bats[t].out);
+	}
+	free(bm1);
+	free(bm2);
+	free(hdr);
+	free(jobs);
+	free(bats);
+	free(tids);
+	free(descs);
+	return r;
+}
