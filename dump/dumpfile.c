@@ -141,12 +141,15 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 				e = add_block(d, &v, reader_payload_offset(&r, &h), h.len, &bcap);
 			break;
 		}
+		case KDI_CH_DMESG:
+			e = keep_copy((uint8_t **)&d->dmesg, &d->dmesg_len, buf, h.len);
+			break;
 		case KDI_CH_END:
 			memcpy(&d->end, buf, sizeof d->end);
 			d->have_end = 1;
 			break;
 		default:
-			break;	/* DMESG, PAD and future types: skipped */
+			break;	/* PAD and future types: skipped */
 		}
 		if (e == -ENOMEM) {
 			ret = e;
@@ -185,6 +188,7 @@ void dumpfile_free(struct dumpfile *d)
 	free(d->blocks);
 	free(d->notes);
 	free(d->vmcoreinfo);
+	free(d->dmesg);
 	free(d->seg);
 	memset(d, 0, sizeof *d);
 }

@@ -28,6 +28,8 @@ struct dumpfile {
 	uint8_t *notes;
 	size_t notes_len;
 	char *vmcoreinfo;		/* NUL-terminated */
+	char *dmesg;			/* the crashed kernel's log, or NULL */
+	size_t dmesg_len;
 	struct kdi_segment *seg;
 	uint32_t nr_seg;
 	struct page_block *blocks;

@@ -13,24 +13,9 @@
  * 64-bit architecture we support. Anything else is corruption. */
 #define IS_KVADDR(a)		((a) >> 63)
 
-/* Reads kernel virtual memory through the crashed kernel's page tables. */
 static int kread(struct memmap *m, uint64_t va, void *buf, size_t len)
 {
-	uint8_t *out = buf;
-
-	while (len) {
-		uint64_t pa, span;
-		if (m->ac.ops->vtop(&m->ac, va, &pa, &span) < 0)
-			return -EFAULT;
-		size_t n = len < span ? len : span;
-		int r = physmem_read(&m->pm, pa, out, n);
-		if (r < 0)
-			return r;
-		va += n;
-		out += n;
-		len -= n;
-	}
-	return 0;
+	return kmem_read(&m->km, va, buf, len);
 }
 
 static uint64_t rd64(const uint8_t *p, uint64_t off) { uint64_t v; memcpy(&v, p + off, 8); return v; }
@@ -97,13 +82,13 @@ static void load_window(struct memmap *m, uint64_t wpfn)
 			while (q < end) {
 				uint64_t va = map + q * m->spage, pa, span;
 				uint64_t n = end - q;
-				if (m->ac.ops->vtop(&m->ac, va, &pa, &span) == 0) {
+				if (m->km.ac.ops->vtop(&m->km.ac, va, &pa, &span) == 0) {
 					uint64_t fit = span / m->spage;
 					if (fit == 0)
 						fit = 1;
 					if (n > fit)
 						n = fit;
-					if (physmem_read(&m->pm, pa, m->win + (q - wpfn) * m->spage,
+					if (physmem_read(&m->km.pm, pa, m->win + (q - wpfn) * m->spage,
 							 n * m->spage) == 0)
 						memset(m->win_ok + (q - wpfn), 1, n);
 				} else {
@@ -126,17 +111,17 @@ static void load_window(struct memmap *m, uint64_t wpfn)
 
 static int flag(const struct memmap *m, uint64_t flags, enum vi_key k)
 {
-	if (!vi_has(&m->vi, k))
+	if (!vi_has(&m->km.vi, k))
 		return 0;
-	uint64_t bit = vi_u(&m->vi, k);
+	uint64_t bit = vi_u(&m->km.vi, k);
 	return bit < 64 && ((flags >> bit) & 1);
 }
 
 static int is_slab(const struct memmap *m, uint64_t flags, uint32_t mapcount)
 {
 	/* 6.10+: a page type; before: PG_slab. */
-	if (vi_has(&m->vi, VI_NUM_SLAB_MAPCOUNT) &&
-	    mapcount == (uint32_t)vi_u(&m->vi, VI_NUM_SLAB_MAPCOUNT))
+	if (vi_has(&m->km.vi, VI_NUM_SLAB_MAPCOUNT) &&
+	    mapcount == (uint32_t)vi_u(&m->km.vi, VI_NUM_SLAB_MAPCOUNT))
 		return 1;
 	return flag(m, flags, VI_NUM_PG_SLAB);
 }
@@ -152,7 +137,7 @@ static int is_cache(const struct memmap *m, uint64_t flags)
 		return 1;
 	/* PG_swapcache aliases another bit unless PG_swapbacked is set
 	 * (kernels since 4.10 have PG_swapbacked). */
-	return (!vi_has(&m->vi, VI_NUM_PG_SWAPBACKED) || flag(m, flags, VI_NUM_PG_SWAPBACKED)) &&
+	return (!vi_has(&m->km.vi, VI_NUM_PG_SWAPBACKED) || flag(m, flags, VI_NUM_PG_SWAPBACKED)) &&
 	       flag(m, flags, VI_NUM_PG_SWAPCACHE);
 }
 
@@ -161,7 +146,7 @@ static int is_cache(const struct memmap *m, uint64_t flags)
 static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t *sp,
 			    const uint8_t *tail, uint64_t *nr)
 {
-	const struct vmcoreinfo *vi = &m->vi;
+	const struct vmcoreinfo *vi = &m->km.vi;
 	uint64_t flags = rd64(sp, vi_u(vi, VI_OFF_PAGE_FLAGS));
 	uint64_t mapping = rd64(sp, vi_u(vi, VI_OFF_PAGE_MAPPING));
 	uint32_t mapcount = vi_has(vi, VI_OFF_PAGE_MAPCOUNT) ? rd32(sp, vi_u(vi, VI_OFF_PAGE_MAPCOUNT)) : 0;
@@ -286,7 +271,7 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 		uint32_t level, uint32_t *applied, char *why, size_t whysz)
 {
 	const char *missing = NULL;
-	struct vmcoreinfo *vi = &m->vi;
+	struct vmcoreinfo *vi = &m->km.vi;
 	size_t wn = 0;
 
 	memset(m, 0, sizeof *m);
@@ -301,18 +286,11 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 	 * only reported when the level asked for more than that. */
 #define WHY(...) (want ? (wn += snprintf(why + wn, wn < whysz ? whysz - wn : 0, __VA_ARGS__)) : 0)
 
-	vmcoreinfo_parse(vi, vc->vmcoreinfo);
-	if (!arch || !arch->init) {
-		WHY("no page-table support for this machine");
-		return 0;
-	}
-	int r = physmem_init(&m->pm, vc);
+	int r = kmem_init(&m->km, vc, arch);
 	if (r < 0)
 		return r;
-	m->ac.ops = arch;
-	m->ac.pm = &m->pm;
-	if (arch->init(&m->ac, vi, &missing) < 0) {
-		WHY("VMCOREINFO lacks %s (needed to walk page tables)", missing ? missing : "page-table data");
+	if (!m->km.ok) {
+		WHY("VMCOREINFO lacks %s (needed to walk page tables)", m->km.missing);
 		return 0;
 	}
 	static const enum vi_key base[] = {
@@ -424,7 +402,7 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 
 void memmap_fini(struct memmap *m)
 {
-	physmem_fini(&m->pm);
+	kmem_fini(&m->km);
 	free(m->win);
 	free(m->win_ok);
 	m->win = m->win_ok = NULL;

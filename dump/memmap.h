@@ -8,10 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../arch/arch.h"
 #include "format.h"
-#include "physmem.h"
-#include "vmcoreinfo.h"
+#include "kmem.h"
 
 #define MM_KEEP 0xff		/* classify(): the page stays */
 
@@ -24,9 +22,7 @@
 #define MM_WINDOW 4096u		/* struct pages per read window */
 
 struct memmap {
-	struct arch_ctx ac;
-	struct physmem pm;
-	struct vmcoreinfo vi;
+	struct kmem km;		/* VMCOREINFO, page tables, physical reads */
 	uint32_t level;		/* levels this walker applies (subset) */
 	int active;		/* struct pages found: classify() may be used */
 	unsigned shift;		/* PAGE_SHIFT */

@@ -428,6 +428,12 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 	if (!r)
 		r = writer_put(wr, KDI_CH_SEGMENTS, vc->seg,
 			       (size_t)vc->nr_seg * sizeof *vc->seg, NULL, 0, NULL, 0);
+	/* The log goes before the pages: a dump cut short still explains the
+	 * crash. A log too large for one chunk keeps its newest part. */
+	if (!r && o->dmesg && o->dmesg_len) {
+		size_t n = o->dmesg_len, skip = n > KDI_CHUNK_MAX ? n - KDI_CHUNK_MAX : 0;
+		r = writer_put(wr, KDI_CH_DMESG, o->dmesg + skip, n - skip, NULL, 0, NULL, 0);
+	}
 	if (!r)
 		r = writer_flush(wr);
 	return r;

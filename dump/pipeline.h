@@ -25,6 +25,9 @@ struct capture_opts {
 	/* Page filter for levels beyond zero pages, or NULL. Called in pfn
 	 * order by whoever takes the next block. */
 	struct memmap *filter;
+	/* The crashed kernel's log, written before the pages, or NULL. */
+	const char *dmesg;
+	size_t dmesg_len;
 };
 
 struct capture_result {

@@ -52,7 +52,26 @@
 	X(NUM_SLAB_MAPCOUNT, "NUMBER(PAGE_SLAB_MAPCOUNT_VALUE)", 0)	\
 	X(NUM_HUGETLB_MAPCOUNT, "NUMBER(PAGE_HUGETLB_MAPCOUNT_VALUE)", 0) \
 	X(NUM_UNACCEPTED_MAPCOUNT, "NUMBER(PAGE_UNACCEPTED_MAPCOUNT_VALUE)", 0) \
-	X(NUM_HUGETLB_DTOR, "NUMBER(HUGETLB_PAGE_DTOR)", 0)
+	X(NUM_HUGETLB_DTOR, "NUMBER(HUGETLB_PAGE_DTOR)", 0)		\
+	X(SIZE_PRB, "SIZE(printk_ringbuffer)", 10)			\
+	X(OFF_PRB_DESC_RING, "OFFSET(printk_ringbuffer.desc_ring)", 10)	\
+	X(OFF_PRB_TEXT_RING, "OFFSET(printk_ringbuffer.text_data_ring)", 10) \
+	X(OFF_DR_COUNT_BITS, "OFFSET(prb_desc_ring.count_bits)", 10)	\
+	X(OFF_DR_DESCS, "OFFSET(prb_desc_ring.descs)", 10)		\
+	X(OFF_DR_INFOS, "OFFSET(prb_desc_ring.infos)", 10)		\
+	X(OFF_DR_HEAD_ID, "OFFSET(prb_desc_ring.head_id)", 10)		\
+	X(OFF_DR_TAIL_ID, "OFFSET(prb_desc_ring.tail_id)", 10)		\
+	X(SIZE_PRB_DESC, "SIZE(prb_desc)", 10)				\
+	X(OFF_DESC_STATE, "OFFSET(prb_desc.state_var)", 10)		\
+	X(OFF_DESC_TEXT_LPOS, "OFFSET(prb_desc.text_blk_lpos)", 10)	\
+	X(OFF_LPOS_BEGIN, "OFFSET(prb_data_blk_lpos.begin)", 10)	\
+	X(OFF_LPOS_NEXT, "OFFSET(prb_data_blk_lpos.next)", 10)		\
+	X(SIZE_PRINTK_INFO, "SIZE(printk_info)", 10)			\
+	X(OFF_INFO_TS, "OFFSET(printk_info.ts_nsec)", 10)		\
+	X(OFF_INFO_TEXT_LEN, "OFFSET(printk_info.text_len)", 10)	\
+	X(OFF_TR_SIZE_BITS, "OFFSET(prb_data_ring.size_bits)", 10)	\
+	X(OFF_TR_DATA, "OFFSET(prb_data_ring.data)", 10)		\
+	X(OFF_ATOMIC_COUNTER, "OFFSET(atomic_long_t.counter)", 10)
 
 enum vi_key {
 #define VI_ENUM(id, text, base) VI_##id,

@@ -15,6 +15,8 @@
 
 #include "../config/probe.h"
 #include "../config/target.h"
+#include "../arch/arch.h"
+#include "../dump/dmesg.h"
 #include "../dump/dumpfile.h"
 #include "../dump/save.h"
 #include "../dump/vmcore.h"
@@ -461,4 +463,75 @@ int cmd_format(int argc, char **argv)
 	printf("%s: claimed for kdumpinit, UUID %s%s%s, %.1f MB\n", path, u,
 	       label ? ", label " : "", label ? label : "", sz / 1e6);
 	return EXIT_OK;
+}
+
+/* ---------------- dmesg ---------------- */
+
+static const char dmesg_help[] =
+	"usage: kdumpinit dmesg SOURCE\n"
+	"\n"
+	"Prints the crashed kernel's log, as makedumpfile --dump-dmesg does. SOURCE is\n"
+	"a dump device or file (the log the capture wrote before the pages), or an ELF\n"
+	"vmcore such as /proc/vmcore (read from the 5.10+ printk ring buffer through\n"
+	"VMCOREINFO; no vmlinux needed).\n"
+	"Exit: 0 printed, 3 no log in a vmcore, 4 no dump / no log on the device.\n";
+
+static int dmesg_from_vmcore(const char *path, int *code)
+{
+	struct vmcore vc;
+	enum vmcore_err why;
+	int r = vmcore_open(&vc, path, &why);
+
+	if (r < 0)
+		return r;	/* not a vmcore: the caller tries a dump device */
+	struct kmem km;
+	char *text = NULL;
+	size_t len = 0;
+	unsigned n = 0;
+	r = kmem_init(&km, &vc, arch_lookup(vc.e_machine));
+	if (!r)
+		r = dmesg_read(&km, &text, &len, &n);
+	if (r == 0) {
+		fwrite(text, 1, len, stdout);
+		*code = EXIT_OK;
+	} else {
+		err("%s: no log: %s", path, r == -ENOENT ? "VMCOREINFO has no printk ring buffer "
+		    "(kernel older than 5.10?)" : !km.ok ? "page tables cannot be walked" : errstr(r));
+		*code = EXIT_INPUT;
+	}
+	free(text);
+	kmem_fini(&km);
+	vmcore_close(&vc);
+	return 0;
+}
+
+int cmd_dmesg(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return usage(dmesg_help, EXIT_OK);
+	if (argc != 2 || argv[1][0] == '-')
+		return usage(dmesg_help, EXIT_USAGE);
+	int code = EXIT_OK;
+	if (dmesg_from_vmcore(argv[1], &code) == 0)
+		return code;
+
+	struct target t;
+	struct dumpfile d;
+	int r = open_dump(argv[1], &t, &d, &code);
+	if (r == -ENOENT && code == EXIT_OK) {
+		err("%s holds no dump (empty)", argv[1]);
+		code = EXIT_TARGET;
+	} else if (r == 0 || (r < 0 && d.dmesg)) {
+		if (d.dmesg) {
+			fwrite(d.dmesg, 1, d.dmesg_len, stdout);
+			code = EXIT_OK;
+		} else {
+			err("%s: the dump holds no kernel log", argv[1]);
+			code = EXIT_TARGET;
+		}
+	}
+	if (r == 0 || r == -EBADMSG)
+		dumpfile_free(&d);
+	target_close(&t);
+	return code;
 }

@@ -28,6 +28,7 @@ int cmd_save(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_format(int argc, char **argv);
 int cmd_arm(int argc, char **argv);
+int cmd_dmesg(int argc, char **argv);
 
 /* Never returns. */
 void pid1_main(void) __attribute__((noreturn));

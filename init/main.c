@@ -19,6 +19,7 @@ static const char help[] =
 	"  capture  capture an ELF vmcore file to a claimed target\n"
 	"  save     write the dump on a device as an ELF vmcore\n"
 	"  info     show what a dump device holds\n"
+	"  dmesg    print the crashed kernel's log\n"
 	"  arm      load the crash kernel (kexec_file_load)\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
@@ -29,7 +30,7 @@ static const struct {
 	int (*run)(int, char **);
 } commands[] = {
 	{ "capture", cmd_capture }, { "save", cmd_save }, { "info", cmd_info },
-	{ "format", cmd_format }, { "arm", cmd_arm },
+	{ "format", cmd_format }, { "arm", cmd_arm }, { "dmesg", cmd_dmesg },
 };
 
 int main(int argc, char **argv)

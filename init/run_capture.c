@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../arch/arch.h"
 #include "../config/target.h"
+#include "../dump/dmesg.h"
 #include "../dump/vmcore.h"
 #include "../lib/log.h"
 
@@ -84,18 +86,33 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (mm.active)
 		o->filter = &mm;
 
+	char *log = NULL;
+	size_t log_len = 0;
+	unsigned nrec = 0;
+	r = dmesg_read(&mm.km, &log, &log_len, &nrec);
+	if (r == 0) {
+		msg("kernel log: %u records (%.0f KB), written before the pages", nrec, log_len / 1e3);
+		o->dmesg = log;
+		o->dmesg_len = log_len;
+	} else {
+		warn("the crashed kernel's log could not be read (%s); capturing without it",
+		     r == -ENOENT ? "VMCOREINFO has no printk ring buffer" : errstr(r));
+	}
+
 	struct target t;
 	enum target_refusal tw;
 	char tmsg[400];
 	r = target_open(&t, output, may_create, &tw, tmsg, sizeof tmsg);
 	if (r == -EPERM) {
 		err("%s", tmsg);
+		free(log);
 		memmap_fini(&mm);
 		vmcore_close(&vc);
 		return EXIT_TARGET;
 	}
 	if (r < 0) {
 		err("cannot open %s for writing: %s", output, errstr(r));
+		free(log);
 		memmap_fini(&mm);
 		vmcore_close(&vc);
 		return r == -ENOENT || r == -EBUSY ? EXIT_TARGET : EXIT_SYSTEM;
@@ -135,6 +152,8 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		     (unsigned long long)mm.unreadable);
 	memmap_fini(&mm);
 	o->filter = NULL;
+	free(log);
+	o->dmesg = NULL;
 	target_close(&t);
 	vmcore_close(&vc);
 	return code;

@@ -134,7 +134,8 @@ build_cached() {
 	local out=$1 inputs=$2 key
 	shift 2
 	# shellcheck disable=SC2086
-	key=$( { sha256sum $inputs; echo "$*"; } | sha256sum | cut -d' ' -f1)
+	# The binary's snapshot lives in the workdir: leave its path out.
+	key=$( { sha256sum $inputs | cut -d' ' -f1; echo "${*//$workdir/WORKDIR}"; } | sha256sum | cut -d' ' -f1)
 	if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 		return 0
 	fi

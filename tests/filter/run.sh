@@ -223,13 +223,17 @@ for v in "${vmcores[@]}"; do
 		fi
 
 		# Other makedumpfile builds against the reference: notes only.
-		notes=()
+		notes=() also_vers=() also_counts=()
 		for m in ${also[@]+"${also[@]}"}; do
 			mv_=$(mdf_version "$m")
 			rm -f "$w/also.kdump"
 			if ! "$m" -d "$lvl" --message-level 22 "$v" "$w/also.kdump" >"$w/also-$mv_.log" 2>&1; then
 				notes+=("makedumpfile $mv_ failed: $(grep -m1 -i 'error\|can.t' "$w/also-$mv_.log")")
-			elif "$python" "$mdcmp" "$w/also.kdump" "$w/ref.kdump" >"$w/also-$mv_.mdcmp" 2>&1; then
+				continue
+			fi
+			also_vers+=("$mv_")
+			also_counts+=("$(md_counts "$w/also-$mv_.log")")
+			if "$python" "$mdcmp" "$w/also.kdump" "$w/ref.kdump" >"$w/also-$mv_.mdcmp" 2>&1; then
 				notes+=("makedumpfile $mv_ keeps the same pages as $ref_ver")
 			else
 				notes+=("makedumpfile $mv_ DIFFERS from $ref_ver: $(grep -E '^(only-in-A|only-in-B|byte mismatches): [1-9]' "$w/also-$mv_.mdcmp" | sed "s/only-in-A/only in $mv_/; s/only-in-B/only in $ref_ver/" | paste -sd';' | sed 's/;/; /g')")
@@ -254,19 +258,24 @@ for v in "${vmcores[@]}"; do
 		{
 			echo ""
 			echo "-- $name level $lvl: $([ -z "$why" ] && echo ok || echo "FAIL: $why")"
-			printf '   %-15s %14s %12s\n' class "makedumpfile" kdumpinit
+			printf '   %-15s %12s %12s' class "md-$ref_ver" kdumpinit
+			for av in ${also_vers[@]+"${also_vers[@]}"}; do printf ' %12s' "md-$av"; done
+			echo
 			for c in zero cache cache-private user free hwpoison offline; do
 				mcv=$(word "$mc" "$c") kcv=$(word "$kc" "$c")
 				# kdumpinit info leaves out classes with no pages.
 				[ "$kcv" = - ] && [ -f "$w/info.out" ] && kcv=0
-				printf '   %-15s %14s %12s%s\n' "$c" "$mcv" "$kcv" \
-					"$([ "$mcv" != "$kcv" ] && [ "$kcv" != - ] && echo "   <- differs")"
+				printf '   %-15s %12s %12s' "$c" "$mcv" "$kcv"
+				for ac in ${also_counts[@]+"${also_counts[@]}"}; do printf ' %12s' "$(word "$ac" "$c")"; done
+				[ "$mcv" != "$kcv" ] && [ "$kcv" != - ] && printf '   <- kdumpinit differs'
+				echo
 			done
 			if [ -f "$w/mdcmp.out" ]; then
-				printf '   %-15s %14s %12s\n' "kept non-zero" "$(mdline "$w/mdcmp.out" "A kept non-zero")" \
+				printf '   %-15s %12s %12s\n' "kept non-zero" "$(mdline "$w/mdcmp.out" "A kept non-zero")" \
 					"$(mdline "$w/mdcmp.out" "B kept non-zero")"
 			fi
 			for n in ${notes[@]+"${notes[@]}"}; do echo "   note: $n"; done
+			[ -z "$why" ] || echo "   files kept in $w"
 		} >>"$report"
 
 		if [ -z "$why" ] && [ $keep = 0 ]; then

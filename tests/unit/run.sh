@@ -235,7 +235,7 @@ for v in "t1:--threads 1" "t2:--threads 2" "t2nm:--threads 2 --no-mmap" "t1nm:--
 	# shellcheck disable=SC2086
 	K capture --vmcore "$W/v64a.core" --output "$W/$n.img" ${v#*:}
 	rc_is 0
-	K save "$W/$n.img" --output "$W/$n.elf"
+	K save "$W/$n.img" --output "$W/$n.elf" --format elf
 	rc_is 0
 done
 ck "--threads 1 and --threads 2 saves differ" cmp "$W/t1.elf" "$W/t2.elf"
@@ -260,7 +260,7 @@ K info "$W/re.img"
 rc_is 0
 out_has '^state +complete'
 out_has 'kernel +6\.1\.0-small'
-K save "$W/re.img" --output "$W/re.elf"
+K save "$W/re.img" --output "$W/re.elf" --format elf
 rc_is 0
 vc "$W/v16.core" "$W/re.elf"
 ck_not "save of the second dump matches the first vmcore" vmcmp "$W/v64.core" "$W/re.elf"
@@ -280,7 +280,7 @@ if [ -n "$end_off" ] && [ -n "$old" ]; then
 	rc_is 5
 	out_has '^state +incomplete'
 	out_has 'another|older'
-	K save "$W/stale.img" --output "$W/stale.elf"
+	K save "$W/stale.img" --output "$W/stale.elf" --format elf
 	rc_is 5
 	present "$W/stale.elf"
 	pc "$W/v16.core" "$W/stale.elf" --require all
@@ -296,7 +296,7 @@ rc_is 0
 K info "$W/xnum.img"
 rc_is 0
 out_has 'in 65535 segments'
-K save "$W/xnum.img" --output "$W/xnum.elf"
+K save "$W/xnum.img" --output "$W/xnum.elf" --format elf
 rc_is 0
 ck "the saved ELF does not use PN_XNUM" "$PY" -c 'import struct, sys
 sys.exit(struct.unpack_from("<H", open(sys.argv[1], "rb").read(64), 56)[0] != 0xffff)' "$W/xnum.elf"
@@ -347,7 +347,7 @@ for args in "capture --vmcore $W/v16.core" "capture --output $W/u.img" \
 	"capture --vmcore $W/v16.core --output $W/u.img --level 32" \
 	"capture --vmcore $W/v16.core --output $W/u.img --threads 0" \
 	"capture --vmcore $W/v16.core --output $W/u.img --bogus" \
-	"save $W/l31.img" "save $W/l31.img --output $W/u.elf --format kdump" \
+	"save $W/l31.img" "save $W/l31.img --output $W/u.elf --format png" \
 	"info" "info $W/l31.img extra" \
 	"format $W/u.img --size 8M --label $(printf 'L%.0s' $(seq 64))" \
 	"format $W/u.img --size 8M --label a,b" "format $W/u.img --size 8Q" \
@@ -369,7 +369,7 @@ K info "$W/trunc.img"
 rc_is 5
 out_has '^state +incomplete'
 out_has 'truncated'
-K save "$W/trunc.img" --output "$W/trunc.elf"
+K save "$W/trunc.img" --output "$W/trunc.elf" --format elf
 rc_is 5
 present "$W/trunc.elf"
 pc "$W/trunc.core" "$W/trunc.elf" --require all --min 1000
@@ -387,7 +387,7 @@ ck "the unclaimed file was written to" cmp -n 33554432 "$W/zero.img" /dev/zero
 ck "the unclaimed file changed size" test "$(fsize "$W/zero.img")" -eq 33554432
 K info "$W/zero.img"
 rc_is 4
-K save "$W/zero.img" --output "$W/zero.elf"
+K save "$W/zero.img" --output "$W/zero.elf" --format elf
 rc_is 4
 absent "$W/zero.elf"
 end
@@ -411,7 +411,7 @@ begin C.source_is_dev_null
 K info /dev/null
 rc_is 4
 err_has 'neither|not a dump|regular file'
-K save /dev/null --output "$W/null.elf"
+K save /dev/null --output "$W/null.elf" --format elf
 rc_is 4
 absent "$W/null.elf"
 end
@@ -426,7 +426,7 @@ err_has 'ext2/3/4'
 K info "$W/ow.img"
 rc_is 4
 err_has 'ext2/3/4'
-K save "$W/ow.img" --output "$W/ow.elf"
+K save "$W/ow.img" --output "$W/ow.elf" --format elf
 rc_is 4
 err_has 'ext2/3/4'
 absent "$W/ow.elf"
@@ -515,11 +515,11 @@ end
 
 begin C.save_keeps_existing_output
 printf 'precious\n' >"$W/keep.elf"
-K save "$W/l31.img" --output "$W/keep.elf"
+K save "$W/l31.img" --output "$W/keep.elf" --format elf
 rc_is 2
 err_has 'exists'
 ck "save overwrote an existing file" grep -q precious "$W/keep.elf"
-K save "$W/l31.img" --output "$W/keep.elf" --force
+K save "$W/l31.img" --output "$W/keep.elf" --force --format elf
 rc_is 0
 vc "$W/v64.core" "$W/keep.elf"
 ck "save left temporary files behind" sh -c "! ls '$W'/keep.elf.partial-* 2>/dev/null | grep -q ."
@@ -529,7 +529,7 @@ begin C.source_missing
 K info "$W/no-such.img"
 rc_is 4
 err_has 'no such|not exist|not found'
-K save "$W/no-such.img" --output "$W/no-such.elf"
+K save "$W/no-such.img" --output "$W/no-such.elf" --format elf
 rc_is 4
 absent "$W/no-such.elf"
 end
@@ -553,7 +553,7 @@ K info "$W/small.img"
 rc_is 5
 out_has '^state +incomplete'
 out_has 'device was full'
-K save "$W/small.img" --output "$W/small.elf"
+K save "$W/small.img" --output "$W/small.elf" --format elf
 rc_is 5
 present "$W/small.elf"
 pc "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
@@ -572,7 +572,7 @@ if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/d
 	K info "$W/full.img"
 	rc_is 5
 	out_has '^state +incomplete'
-	K save "$W/full.img" --output "$W/full.elf"
+	K save "$W/full.img" --output "$W/full.elf" --format elf
 	rc_is 5
 	pc "$W/v32.core" "$W/full.elf" --require prefix --min 100 --less
 	end
@@ -598,7 +598,7 @@ K info "$W/dflip.img"
 rc_is 5
 out_has '^state +incomplete'
 out_has 'checksum|magic'
-K save "$W/dflip.img" --output "$W/dflip.elf"
+K save "$W/dflip.img" --output "$W/dflip.elf" --format elf
 rc_is 5
 err_has 'incomplete'
 present "$W/dflip.elf"
@@ -611,7 +611,7 @@ dd if=/dev/zero of="$W/dzero.img" bs=4096 seek=256 count=1 conv=notrunc status=n
 K info "$W/dzero.img"
 rc_is 4
 out_has '^state +empty'
-K save "$W/dzero.img" --output "$W/dzero.elf"
+K save "$W/dzero.img" --output "$W/dzero.elf" --format elf
 rc_is 4
 err_has 'empty|no dump'
 absent "$W/dzero.elf"
@@ -623,7 +623,7 @@ truncate -s $(((1 << 20) + (dend - (1 << 20)) / 2)) "$W/dcut.img"
 K info "$W/dcut.img"
 rc_is 5
 out_has '^state +incomplete'
-K save "$W/dcut.img" --output "$W/dcut.elf"
+K save "$W/dcut.img" --output "$W/dcut.elf" --format elf
 rc_is 5
 present "$W/dcut.elf"
 pc "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less
@@ -635,7 +635,7 @@ flip "$W/dsb.img" 40
 K info "$W/dsb.img"
 rc_is 4
 err_has 'damaged'
-K save "$W/dsb.img" --output "$W/dsb.elf"
+K save "$W/dsb.img" --output "$W/dsb.elf" --format elf
 rc_is 4
 absent "$W/dsb.elf"
 K capture --vmcore "$W/v16.core" --output "$W/dsb.img"
@@ -646,7 +646,7 @@ end
 begin D.intact_copy_still_complete
 K info "$W/d.img"
 rc_is 0
-K save "$W/d.img" --output "$W/d.elf"
+K save "$W/d.img" --output "$W/d.elf" --format elf
 rc_is 0
 vc "$W/v32.core" "$W/d.elf"
 end

@@ -161,25 +161,37 @@ static void page_of(uint64_t pfn, uint8_t *out)
 	out[1] = 1;
 }
 
-/* One PAGES payload for pfns [pfn, pfn+count) with the pfns where
- * keep(i) stored. Returns its length in *len (malloc'd). */
-static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t), size_t *len)
+/* One PAGES payload for pfns [pfn, pfn+count): pfn+i stored where
+ * keep(i), reported as an all-zero page where zero(i) (and not kept), left
+ * out otherwise. FORMAT.md: a 24-byte header {pfn, count, nstored, nzero,
+ * flags}, the stored bitmap, the zero bitmap only when nzero > 0, the size
+ * words, the data. Returns the payload (malloc'd), its length in *len. */
+static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t),
+			      int (*zero)(uint32_t), size_t *len)
 {
 	size_t bl = ((count + 31) / 32) * 4;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < count; i++)
+	uint32_t n = 0, nz = 0;
+	for (uint32_t i = 0; i < count; i++) {
 		n += keep(i) != 0;
-	size_t hl = 16 + bl + 4 * (size_t)n;
-	uint8_t *p = calloc(1, hl + (size_t)n * PS);
+		nz += !keep(i) && zero && zero(i);
+	}
+	size_t sizes = 24 + bl * (nz ? 2 : 1);
+	size_t hl = sizes + 4 * (size_t)n;
+	uint8_t *p = calloc(1, hl + (size_t)n * PS + 64);
 	uint8_t page[PS];
 	put64(p, pfn);
 	put32(p + 8, count);
 	put32(p + 12, n);
+	put32(p + 16, nz);
+	put32(p + 20, 0);
 	size_t d = hl, k = 0;
 	for (uint32_t i = 0; i < count; i++) {
-		if (!keep(i))
+		if (!keep(i)) {
+			if (nz && zero(i))
+				p[24 + bl + i / 8] |= 1u << (i % 8);
 			continue;
-		p[16 + i / 8] |= 1u << (i % 8);
+		}
+		p[24 + i / 8] |= 1u << (i % 8);
 		page_of(pfn + i, page);
 		int c = LZ4_compress_default((const char *)page, (char *)p + d, PS, PS - 1);
 		uint32_t w;
@@ -190,29 +202,45 @@ static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t
 			c = PS;
 			w = PS;
 		}
-		put32(p + 16 + bl + 4 * k++, w);
+		put32(p + sizes + 4 * k++, w);
 		d += c;
 	}
 	*len = d;
 	return p;
 }
 
+/* Offset of the size words in a PAGES payload. */
+static size_t sizes_at(const uint8_t *p)
+{
+	size_t bl = ((get32(p + 8) + 31) / 32) * 4;
+	return 24 + bl * (get32(p + 16) ? 2 : 1);
+}
+
 static int keep_a(uint32_t i) { return i % 3 != 1; }	/* block A: pfn 0.., 40 pfns */
+static int zero_a(uint32_t i) { return i % 2 == 0; }	/* of the rest: every other zero */
 static int keep_b(uint32_t i) { return i == 0 || i == 32 || i % 7 == 3; }	/* block B */
 static int keep_c(uint32_t i) { return i < 10 || i > 60; }	/* block C */
+static int zero_c(uint32_t i) { return i >= 10 && i < 30; }
+static int keep_none(uint32_t i) { return 0; }		/* block D: zero pages only */
+static int zero_all(uint32_t i) { return 1; }
 
-static const struct { uint64_t pfn; uint32_t count; int (*keep)(uint32_t); } blocks[] = {
-	{ 0, 40, keep_a }, { 100, 33, keep_b }, { 4000, 70, keep_c },
+static const struct {
+	uint64_t pfn;
+	uint32_t count;
+	int (*keep)(uint32_t), (*zero)(uint32_t);
+} blocks[] = {
+	{ 0, 40, keep_a, zero_a }, { 100, 33, keep_b, NULL }, { 4000, 70, keep_c, zero_c },
+	{ 4200, 16, keep_none, zero_all },
 };
-#define NBLOCKS 3
+#define NBLOCKS 4
 static const char vmcoreinfo[] = "OSRELEASE=6.1.0-unit\nPAGESIZE=4096\nCRASHTIME=1700000000\n";
 static const uint8_t notes[] = "CORE\0\0\0\0 pretend notes";
 
 /* Chunk indexes of the standard stream. */
 enum { C_START, C_NOTES, C_VMCI, C_SEGS, C_PAGES0, C_DMESG = C_PAGES0 + 1, C_PAGES1, C_PAD,
-       C_UNKNOWN, C_PAGES2, C_END, C_COUNT };
+       C_UNKNOWN, C_PAGES2, C_PAGES3, C_END, C_COUNT };
 
-/* The standard valid stream: metadata, three PAGES chunks with a DMESG,
+/* The standard valid stream: metadata, four PAGES chunks with a DMESG,
  * a PAD and an unknown type 99 among them, END. With `upto` < C_COUNT the
  * stream holds only chunks [0, upto) (no END). */
 static void build(struct sb *s, uint32_t end_status, int upto)
@@ -224,7 +252,7 @@ static void build(struct sb *s, uint32_t end_status, int upto)
 	s->dump_id = 0x1122334455667788ull;
 	start_payload(st, 1, PS, 2);
 	segment(seg, 0, 200 * PS, 200 * PS);
-	segment(seg + 40, 4000ull * PS, 100 * PS, 100 * PS);
+	segment(seg + 40, 4000ull * PS, 300 * PS, 300 * PS);
 	for (int k = 0; k < upto && k < C_COUNT; k++) {
 		uint8_t *p;
 		switch (k) {
@@ -232,9 +260,10 @@ static void build(struct sb *s, uint32_t end_status, int upto)
 		case C_NOTES: chunk(s, T_NOTES, notes, sizeof notes); break;
 		case C_VMCI: chunk(s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo)); break;
 		case C_SEGS: chunk(s, T_SEGMENTS, seg, sizeof seg); break;
-		case C_PAGES0: case C_PAGES1: case C_PAGES2: {
-			int b = k == C_PAGES0 ? 0 : k == C_PAGES1 ? 1 : 2;
-			p = pages_payload(blocks[b].pfn, blocks[b].count, blocks[b].keep, &len);
+		case C_PAGES0: case C_PAGES1: case C_PAGES2: case C_PAGES3: {
+			int b = k == C_PAGES0 ? 0 : k == C_PAGES1 ? 1 : k == C_PAGES2 ? 2 : 3;
+			p = pages_payload(blocks[b].pfn, blocks[b].count, blocks[b].keep,
+					  blocks[b].zero, &len);
 			chunk(s, T_PAGES, p, len);
 			free(p);
 			break;
@@ -359,16 +388,21 @@ static void roundtrip_complete(void)
 	CHECK_STR(d.vmcoreinfo, vmcoreinfo);
 	CHECK_INT(d.nr_seg, 2);
 	CHECK_INT(d.nblocks, NBLOCKS);
-	CHECK_INT(d.pages_stored, stored_in(0) + stored_in(1) + stored_in(2));
+	CHECK_INT(d.pages_stored, stored_in(0) + stored_in(1) + stored_in(2) + stored_in(3));
 	CHECK_INT(d.stream_end, BASE + s.len);
-	/* Every pfn: stored ones decode to their bytes, others are absent. */
+	/* Every pfn: stored ones decode to their bytes, zero ones are
+	 * reported as such, the rest is absent. */
+	struct dump_cursor *c = malloc(sizeof *c);
+	cursor_init(c, &d);
 	uint8_t page[PS], want[PS];
-	int bad = 0, missing = 0, extra = 0;
+	int bad = 0, missing = 0, extra = 0, zbad = 0, nzero = 0;
 	for (int b = 0; b < NBLOCKS; b++)
 		for (uint32_t i = 0; i < blocks[b].count + 5; i++) {
 			uint64_t pfn = blocks[b].pfn + i;
-			int e = dumpfile_page(&d, pfn, page);
-			int should = i < blocks[b].count && blocks[b].keep(i);
+			int e = dumpfile_page(c, pfn, page);
+			int in = i < blocks[b].count;
+			int should = in && blocks[b].keep(i);
+			int zero = in && !should && blocks[b].zero && blocks[b].zero(i);
 			if (should) {
 				page_of(pfn, want);
 				if (e)
@@ -378,12 +412,18 @@ static void roundtrip_complete(void)
 			} else if (e != -ENOENT) {
 				extra++;
 			}
+			nzero += zero;
+			if (dumpfile_is_zero(&d, pfn) != zero)
+				zbad++;
 		}
 	CHECK(!bad && !missing && !extra, "pages: %d wrong, %d missing, %d unexpected", bad, missing, extra);
+	CHECK(!zbad && nzero > 20, "zero pages: %d misreported (of %d)", zbad, nzero);
 	/* Going back to an earlier block works too (block cache). */
-	CHECK_INT(dumpfile_page(&d, 0, page), 0);
+	CHECK_INT(dumpfile_page(c, 0, page), 0);
 	page_of(0, want);
 	CHECK(!memcmp(page, want, PS), "pfn 0 after a later block differs");
+	cursor_fini(c);
+	free(c);
 	dumpfile_free(&d);
 	free(s.b);
 }
@@ -476,7 +516,7 @@ static void expect_prefix(const char *what, struct sb *s, uint64_t limit, int k,
 {
 	struct dumpfile d;
 	int r = load(&d, s, limit);
-	int want_blocks = (k > C_PAGES0) + (k > C_PAGES1) + (k > C_PAGES2);
+	int want_blocks = (k > C_PAGES0) + (k > C_PAGES1) + (k > C_PAGES2) + (k > C_PAGES3);
 
 	CHECK(r == 0, "%s: dumpfile_load %d (%s)", what, r, d.why);
 	if (r == 0) {
@@ -638,7 +678,7 @@ static void malformed_metadata(void)
 	start_payload(st, 1, PS, 1);
 	chunk(&s, T_START, st, 80);
 	chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
-	p = pages_payload(0, 8, keep_a, &len);
+	p = pages_payload(0, 8, keep_a, NULL, &len);
 	chunk(&s, T_PAGES, p, len);
 	free(p);
 	CHECK_INT(load(&d, &s, 0), -EBADMSG);	/* and no layout: metadata missing */
@@ -688,10 +728,10 @@ static void malformed_metadata(void)
 	chunk(&s, T_START, st, 80);
 	chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
 	chunk(&s, T_SEGMENTS, seg, 40);
-	p = pages_payload(10, 20, keep_a, &len);
+	p = pages_payload(10, 20, keep_a, zero_a, &len);
 	chunk(&s, T_PAGES, p, len);
 	free(p);
-	p = pages_payload(29, 5, keep_a, &len);		/* overlaps pfn 29 */
+	p = pages_payload(29, 5, keep_a, NULL, &len);		/* overlaps pfn 29 */
 	chunk(&s, T_PAGES, p, len);
 	free(p);
 	r = load(&d, &s, 0);
@@ -744,17 +784,21 @@ static void pages_parse_rules(void)
 {
 	size_t len;
 	struct kdi_pages_view v;
-	uint8_t *good = pages_payload(1000, 40, keep_a, &len);
+	uint8_t *good = pages_payload(1000, 40, keep_a, zero_a, &len);
 	uint8_t *p = malloc(len + 64);
 	size_t bl = 8;	/* 40 bits -> 2 words */
-	uint32_t n = get32(good + 12);
+	uint32_t n = get32(good + 12), nz = get32(good + 16);
+	size_t zb = 24 + bl, sz = 24 + 2 * bl;	/* zero bitmap, size words */
 
+	CHECK(nz > 0 && n > 0, "test premise: stored and zero pages");
 	CHECK_INT(pages_parse(good, len, PS, &v), 0);
-	CHECK(v.pfn == 1000 && v.count == 40 && v.nstored == n, "view fields");
-	CHECK(v.bitmap == good + 16 && (const uint8_t *)v.sizes == good + 16 + bl, "view pointers");
-	CHECK_INT(pages_hdr_len(40, n), 16 + bl + 4 * n);
-	CHECK_INT(pages_hdr_len(32, 0), 20);
-	CHECK_INT(pages_hdr_len(33, 0), 24);
+	CHECK(v.pfn == 1000 && v.count == 40 && v.nstored == n && v.nzero == nz, "view fields");
+	CHECK(v.bitmap == good + 24 && v.zbitmap == good + zb && (const uint8_t *)v.sizes == good + sz,
+	      "view pointers");
+	CHECK_INT(pages_hdr_len(40, n, nz), sz + 4 * n);
+	CHECK_INT(pages_hdr_len(40, n, 0), 24 + bl + 4 * n);
+	CHECK_INT(pages_hdr_len(32, 0, 0), 28);
+	CHECK_INT(pages_hdr_len(33, 0, 1), 40);
 
 #define MUT(desc, stmt, plen)                                                   \
 	do {                                                                    \
@@ -768,27 +812,46 @@ static void pages_parse_rules(void)
 	MUT("count 4097", put32(p + 8, 4097), len);
 	MUT("nstored > count", put32(p + 12, 41), len);
 	MUT("nstored one less", put32(p + 12, n - 1), len);
-	MUT("bit past count", p[16 + 5] |= 0x01, len);		/* bit 40 */
-	MUT("bit in the pad word", p[16 + 7] |= 0x80, len);
-	MUT("extra bit set", p[16 + 0] |= 0x02, len);		/* pfn 1 not kept */
-	MUT("bit cleared", p[16 + 0] &= ~0x01, len);
-	MUT("size word stray bit", put32(p + 16 + bl, get32(p + 16 + bl) | 0x01000000), len);
-	MUT("size word length 0", put32(p + 16 + bl, 0x80000000u), len);
-	MUT("size word raw not page_size", put32(p + 16 + bl, 100), len);
-	MUT("size word over page_size", put32(p + 16 + bl, 0x80000000u | (PS + 1)), len);
+	MUT("nzero one less", put32(p + 16, nz - 1), len);
+	MUT("nzero one more", put32(p + 16, nz + 1), len);
+	MUT("nzero > count - nstored", put32(p + 16, 40 - n + 1), len);
+	MUT("nzero 0 with a zero bitmap", put32(p + 16, 0), len);
+	MUT("flags", put32(p + 20, 1), len);
+	MUT("flags high bit", put32(p + 20, 0x80000000u), len);
+	MUT("bit past count", p[24 + 5] |= 0x01, len);		/* bit 40 */
+	MUT("bit in the pad word", p[24 + 7] |= 0x80, len);
+	MUT("zero bit past count", p[zb + 5] |= 0x01, len);
+	MUT("extra stored bit", p[24 + 0] |= 0x02, len);	/* pfn 1: not kept */
+	MUT("stored bit cleared", p[24 + 0] &= ~0x01, len);
+	/* pfn 2 stored, pfn 1 not zero (odd): move the zero bit from pfn 4
+	 * to pfn 2; same population, bitmaps overlap. */
+	MUT("bitmaps overlap", (p[zb] &= ~0x10, p[zb] |= 0x04), len);
+	MUT("size word stray bit", put32(p + sz, get32(p + sz) | 0x01000000), len);
+	MUT("size word length 0", put32(p + sz, 0x80000000u), len);
+	MUT("size word raw not page_size", put32(p + sz, 100), len);
+	MUT("size word over page_size", put32(p + sz, 0x80000000u | (PS + 1)), len);
 	MUT("data one byte short", (void)0, len - 1);
 	MUT("data one byte long", p[len] = 0, len + 1);
-	MUT("shorter than its header", (void)0, 16 + bl + 4 * n - 1);
-	MUT("shorter than 16", (void)0, 15);
+	MUT("shorter than its header", (void)0, sz + 4 * n - 1);
+	MUT("shorter than 24", (void)0, 23);
 	MUT("pfn overflows", put64(p, UINT64_MAX - 10), len);
 	MUT("pfn * page_size overflows", put64(p, (UINT64_MAX / PS) - 39), len);
 #undef MUT
-	/* Largest count, nothing stored... is not a PAGES chunk a writer
-	 * makes, but parses: */
-	uint8_t big[16 + 512];
+	memcpy(p, good, len);
+	CHECK(p[zb] & 0x10, "test premise: pfn 4 is a zero page");
+	/* The largest count, nothing stored, nothing zero. */
+	uint8_t big[24 + 512];
 	memset(big, 0, sizeof big);
 	put32(big + 8, 4096);
 	CHECK_INT(pages_parse(big, sizeof big, PS, &v), 0);
+	/* Zero pages only (FORMAT.md: a chunk may store no page). */
+	uint8_t zo[24 + 2 * 4];
+	memset(zo, 0, sizeof zo);
+	put32(zo + 8, 16);
+	put32(zo + 16, 16);
+	zo[28] = zo[29] = 0xff;
+	CHECK_INT(pages_parse(zo, sizeof zo, PS, &v), 0);
+	CHECK(v.nstored == 0 && v.nzero == 16, "zero-only view");
 	free(p);
 	free(good);
 }
@@ -803,22 +866,26 @@ static void bad_page_data(void)
 	uint8_t *h = s.b + s.off[C_PAGES0];
 	uint8_t *pl = h + 48;
 	uint32_t n = get32(pl + 12);
-	size_t hl = 16 + 8 + 4 * (size_t)n;
+	size_t sz = sizes_at(pl), hl = sz + 4 * (size_t)n;
 	/* Block A stores pfn 0 (raw), then pfn 2 (LZ4), then pfn 3. */
-	uint32_t w0 = get32(pl + 24), w1 = get32(pl + 28);
+	uint32_t w0 = get32(pl + sz), w1 = get32(pl + sz + 4);
 	CHECK(!(w0 & 0x80000000u) && (w1 & 0x80000000u), "test premise: pfn 0 raw, pfn 2 LZ4");
 	memset(pl + hl + (w0 & 0xffffff), 0xff, w1 & 0xffffff);	/* runs past its input */
 	rehash_chunk(h);
 	CHECK_INT(load(&d, &s, 0), 0);
 	CHECK(dumpfile_complete(&d), "chunk hash fixed, dump must load complete");
 	uint8_t page[PS], want[PS];
-	CHECK_INT(dumpfile_page(&d, 2, page), -EBADMSG);
-	CHECK_INT(dumpfile_page(&d, 0, page), 0);	/* its neighbours still decode */
+	struct dump_cursor *c = malloc(sizeof *c);
+	cursor_init(c, &d);
+	CHECK_INT(dumpfile_page(c, 2, page), -EBADMSG);
+	CHECK_INT(dumpfile_page(c, 0, page), 0);	/* its neighbours still decode */
 	page_of(0, want);
 	CHECK(!memcmp(page, want, PS), "pfn 0 wrong");
-	CHECK_INT(dumpfile_page(&d, 3, page), 0);
+	CHECK_INT(dumpfile_page(c, 3, page), 0);
 	page_of(3, want);
 	CHECK(!memcmp(page, want, PS), "pfn 3 wrong");
+	cursor_fini(c);
+	free(c);
 	dumpfile_free(&d);
 	free(s.b);
 }
@@ -925,17 +992,23 @@ static int check_loaded(struct dumpfile *d, int r, uint64_t limit, char *why, si
 	if (r != 0)
 		return 0;
 	static uint8_t page[65536];
-	for (size_t i = 0; i < d->nblocks; i++) {
+	static struct dump_cursor c;
+	cursor_init(&c, d);
+	int ret = 0;
+	for (size_t i = 0; i < d->nblocks && !ret; i++) {
 		const struct page_block *b = &d->blocks[i];
 		for (uint64_t pfn = b->pfn; pfn < b->pfn + b->count; pfn++) {
-			int e = dumpfile_page(d, pfn, page);
+			int e = dumpfile_page(&c, pfn, page);
+			(void)dumpfile_is_zero(d, pfn);
 			if (e != 0 && e != -ENOENT && e != -EBADMSG) {
 				snprintf(why, wsz, "dumpfile_page(%llu) returned %d", (unsigned long long)pfn, e);
-				return -1;
+				ret = -1;
+				break;
 			}
 		}
 	}
-	return 0;
+	cursor_fini(&c);
+	return ret;
 }
 
 static void fuzz_mutations(void)
@@ -1001,14 +1074,16 @@ static void fuzz_mutations(void)
 			int nm = 1 + (int)rnd_below(4);
 			for (int j = 0; j < nm; j++) {
 				uint64_t v = rnd();
-				switch (rnd_below(kind == 2 ? 6 : 3)) {
+				switch (rnd_below(kind == 2 ? 8 : 3)) {
 				case 0: if (plen) pl[rnd_below(plen)] ^= (uint8_t)(1 + rnd_below(255)); break;
 				case 1: if (plen >= 16) put32(pl + 8, (uint32_t[]){ 0, 1, 31, 32, 33, 4096, 4097, (uint32_t)v }[rnd_below(8)]); break;
 				case 2: if (plen >= 16) put32(pl + 12, (uint32_t)rnd_below(80)); break;
 				case 3: put16(h + 4, (uint16_t)(1 + rnd_below(9))); break;
 				case 4: put32(h + 8, (uint32_t)(plen + rnd_below(64)) - 32); break;
-				case 5: if (plen >= 24) put32(pl + 16 + 4 * rnd_below(4),
+				case 5: if (plen >= 40) put32(pl + 24 + 4 * rnd_below(4),
 							      (uint32_t)(v & 0x80000fffu)); break;
+				case 6: if (plen >= 24) put32(pl + 16, (uint32_t)rnd_below(80)); break;
+				case 7: if (plen >= 24) put32(pl + 20, (uint32_t)(rnd_below(2) << rnd_below(32))); break;
 				}
 			}
 			rehash_chunk_in(h, mlen - s.off[k]);
@@ -1022,7 +1097,8 @@ static void fuzz_mutations(void)
 			failed = 1;
 		} else if (kind == 0 && hit >= 0) {
 			/* Everything before chunk `hit` kept, nothing from it on. */
-			int want_blocks = (hit > C_PAGES0) + (hit > C_PAGES1) + (hit > C_PAGES2);
+			int want_blocks = (hit > C_PAGES0) + (hit > C_PAGES1) + (hit > C_PAGES2) +
+					  (hit > C_PAGES3);
 			if (hit <= C_SEGS) {
 				if (r == 0) {
 					snprintf(why, sizeof why, "metadata chunk %d damaged, load still 0", hit);

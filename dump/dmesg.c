@@ -1,0 +1,186 @@
+#include "dmesg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Descriptor states, from the top two bits of state_var (kernel
+ * printk_ringbuffer.h). Only committed and finalized records are text. */
+#define DESC_STATE(sv)	(((sv) >> 62) & 3)
+#define DESC_ID_MASK	(~(3ull << 62))
+#define DESC_COMMITTED	1
+#define DESC_FINALIZED	2
+
+/* Sanity bounds: a corrupt ring must not make us allocate the world. */
+#define MAX_COUNT_BITS	24
+#define MAX_SIZE_BITS	28
+
+struct out {
+	char *buf;
+	size_t len, cap;
+};
+
+static int put(struct out *o, const char *s, size_t n)
+{
+	if (o->len + n + 1 > o->cap) {
+		size_t nc = o->cap ? o->cap * 2 : 65536;
+		while (nc < o->len + n + 1)
+			nc *= 2;
+		char *nb = realloc(o->buf, nc);
+		if (!nb)
+			return -ENOMEM;
+		o->buf = nb;
+		o->cap = nc;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = 0;
+	return 0;
+}
+
+static uint64_t u64at(const uint8_t *p, uint64_t off) { uint64_t v; memcpy(&v, p + off, 8); return v; }
+static uint32_t u32at(const uint8_t *p, uint64_t off) { uint32_t v; memcpy(&v, p + off, 4); return v; }
+static uint16_t u16at(const uint8_t *p, uint64_t off) { uint16_t v; memcpy(&v, p + off, 2); return v; }
+
+static int record(struct out *o, const struct vmcoreinfo *vi, const uint8_t *descs,
+		  const uint8_t *infos, const uint8_t *data, uint64_t count, uint64_t size,
+		  uint64_t id)
+{
+	uint64_t i = id % count;
+	const uint8_t *desc = descs + i * vi_u(vi, VI_SIZE_PRB_DESC);
+	uint64_t ctr = vi_has(vi, VI_OFF_ATOMIC_COUNTER) ? vi_u(vi, VI_OFF_ATOMIC_COUNTER) : 0;
+	uint64_t sv = u64at(desc, vi_u(vi, VI_OFF_DESC_STATE) + ctr);
+
+	if ((sv & DESC_ID_MASK) != id ||
+	    (DESC_STATE(sv) != DESC_COMMITTED && DESC_STATE(sv) != DESC_FINALIZED))
+		return 0;
+	uint64_t lpos = vi_u(vi, VI_OFF_DESC_TEXT_LPOS);
+	uint64_t begin = u64at(desc, lpos + vi_u(vi, VI_OFF_LPOS_BEGIN)) % size;
+	uint64_t next = u64at(desc, lpos + vi_u(vi, VI_OFF_LPOS_NEXT)) % size;
+	if (begin == next)
+		return 0;	/* a record without text */
+	const uint8_t *inf = infos + i * vi_u(vi, VI_SIZE_PRINTK_INFO);
+	uint64_t text_len = u16at(inf, vi_u(vi, VI_OFF_INFO_TEXT_LEN));
+	if (begin > next)
+		begin = 0;	/* the block wrapped: its text starts the ring */
+	begin += 8;		/* skip the block's id word */
+	if (begin > next)
+		return 0;
+	if (next - begin < text_len)
+		text_len = next - begin;
+	uint64_t ts = u64at(inf, vi_u(vi, VI_OFF_INFO_TS));
+
+	char pre[48];
+	int pl = snprintf(pre, sizeof pre, "[%5llu.%06llu] ", (unsigned long long)(ts / 1000000000),
+			  (unsigned long long)(ts % 1000000000 / 1000));
+	int r = put(o, pre, pl);
+	const uint8_t *t = data + begin;
+	for (uint64_t k = 0; !r && k < text_len; k++) {
+		char esc[8];
+		if (t[k] == '\n') {
+			/* Continuation lines line up under the text. */
+			r = put(o, "\n", 1);
+			for (int s = 0; !r && s < pl; s++)
+				r = put(o, " ", 1);
+		} else if (t[k] < 0x80 && (isprint(t[k]) || isspace(t[k]))) {
+			r = put(o, (const char *)&t[k], 1);
+		} else {
+			snprintf(esc, sizeof esc, "\\x%02x", t[k]);
+			r = put(o, esc, 4);
+		}
+	}
+	return r ? r : put(o, "\n", 1);
+}
+
+int dmesg_read(struct kmem *km, char **text, size_t *len, unsigned *records)
+{
+	const struct vmcoreinfo *vi = &km->vi;
+	static const enum vi_key need[] = {
+		VI_SYM_PRB, VI_SIZE_PRB, VI_OFF_PRB_DESC_RING, VI_OFF_PRB_TEXT_RING,
+		VI_OFF_DR_COUNT_BITS, VI_OFF_DR_DESCS, VI_OFF_DR_INFOS, VI_OFF_DR_HEAD_ID,
+		VI_OFF_DR_TAIL_ID, VI_SIZE_PRB_DESC, VI_OFF_DESC_STATE, VI_OFF_DESC_TEXT_LPOS,
+		VI_OFF_LPOS_BEGIN, VI_OFF_LPOS_NEXT, VI_SIZE_PRINTK_INFO, VI_OFF_INFO_TS,
+		VI_OFF_INFO_TEXT_LEN, VI_OFF_TR_SIZE_BITS, VI_OFF_TR_DATA,
+	};
+	uint8_t *prb = NULL, *descs = NULL, *infos = NULL, *data = NULL;
+	struct out o = { 0 };
+	int r;
+
+	*text = NULL;
+	*len = 0;
+	*records = 0;
+	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+		if (!vi_has(vi, need[i]))
+			return -ENOENT;
+	if (!km->ok)
+		return -EFAULT;
+	uint64_t prb_sz = vi_u(vi, VI_SIZE_PRB), dsz = vi_u(vi, VI_SIZE_PRB_DESC),
+		 isz = vi_u(vi, VI_SIZE_PRINTK_INFO);
+	if (prb_sz > 4096 || dsz > 256 || isz > 1024 || !dsz || !isz ||
+	    vi_u(vi, VI_OFF_PRB_DESC_RING) + 48 > prb_sz || vi_u(vi, VI_OFF_PRB_TEXT_RING) + 32 > prb_sz)
+		return -EBADMSG;
+
+	/* SYMBOL(prb) is the pointer variable; follow it to the ring. */
+	uint64_t prb_va;
+	r = kmem_read(km, vi_u(vi, VI_SYM_PRB), &prb_va, 8);
+	if (!r) {
+		prb = malloc(prb_sz);
+		r = prb ? kmem_read(km, prb_va, prb, prb_sz) : -ENOMEM;
+	}
+	if (r < 0)
+		goto out;
+	const uint8_t *dr = prb + vi_u(vi, VI_OFF_PRB_DESC_RING);
+	const uint8_t *tr = prb + vi_u(vi, VI_OFF_PRB_TEXT_RING);
+	uint32_t cbits = u32at(dr, vi_u(vi, VI_OFF_DR_COUNT_BITS));
+	uint32_t sbits = u32at(tr, vi_u(vi, VI_OFF_TR_SIZE_BITS));
+	if (cbits > MAX_COUNT_BITS || sbits > MAX_SIZE_BITS || sbits < 4) {
+		r = -EBADMSG;
+		goto out;
+	}
+	uint64_t count = 1ull << cbits, size = 1ull << sbits;
+	uint64_t ctr = vi_has(vi, VI_OFF_ATOMIC_COUNTER) ? vi_u(vi, VI_OFF_ATOMIC_COUNTER) : 0;
+	descs = malloc(count * dsz);
+	infos = malloc(count * isz);
+	data = malloc(size + 8);
+	if (!descs || !infos || !data) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(data + size, 0, 8);
+	r = kmem_read(km, u64at(dr, vi_u(vi, VI_OFF_DR_DESCS)), descs, count * dsz);
+	if (!r)
+		r = kmem_read(km, u64at(dr, vi_u(vi, VI_OFF_DR_INFOS)), infos, count * isz);
+	if (!r)
+		r = kmem_read(km, u64at(tr, vi_u(vi, VI_OFF_TR_DATA)), data, size);
+	if (r < 0)
+		goto out;
+	uint64_t tail = u64at(dr, vi_u(vi, VI_OFF_DR_TAIL_ID) + ctr) & DESC_ID_MASK;
+	uint64_t head = u64at(dr, vi_u(vi, VI_OFF_DR_HEAD_ID) + ctr) & DESC_ID_MASK;
+	/* From tail to head inclusive; ids wrap within DESC_ID_MASK. A
+	 * corrupt pair is bounded by the ring's size. */
+	uint64_t n = ((head - tail) & DESC_ID_MASK) + 1;
+	if (n > count)
+		n = count;
+	for (uint64_t k = 0; k < n && !r; k++) {
+		size_t before = o.len;
+		r = record(&o, vi, descs, infos, data, count, size, (tail + k) & DESC_ID_MASK);
+		if (o.len > before)
+			(*records)++;
+	}
+	if (r < 0)
+		goto out;
+	if (!o.buf)
+		r = put(&o, "", 0);
+	*text = o.buf;
+	*len = o.len;
+	o.buf = NULL;
+out:
+	free(o.buf);
+	free(prb);
+	free(descs);
+	free(infos);
+	free(data);
+	return r;
+}

@@ -1,0 +1,53 @@
+#include "kmem.h"
+
+#include <errno.h>
+#include <string.h>
+
+int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *arch)
+{
+	memset(km, 0, sizeof *km);
+	vmcoreinfo_parse(&km->vi, vc->vmcoreinfo);
+	int r = physmem_init(&km->pm, vc);
+	if (r < 0)
+		return r;
+	if (!arch || !arch->init) {
+		km->missing = "an architecture table for this machine";
+		return 0;
+	}
+	km->ac.ops = arch;
+	km->ac.pm = &km->pm;
+	if (arch->init(&km->ac, &km->vi, &km->missing) < 0) {
+		if (!km->missing)
+			km->missing = "page-table data";
+		return 0;
+	}
+	km->ok = 1;
+	return 0;
+}
+
+void kmem_fini(struct kmem *km)
+{
+	physmem_fini(&km->pm);
+	km->ok = 0;
+}
+
+int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+
+	if (!km->ok)
+		return -EFAULT;
+	while (len) {
+		uint64_t pa, span;
+		if (km->ac.ops->vtop(&km->ac, va, &pa, &span) < 0)
+			return -EFAULT;
+		size_t n = len < span ? len : span;
+		int r = physmem_read(&km->pm, pa, out, n);
+		if (r < 0)
+			return r;
+		va += n;
+		out += n;
+		len -= n;
+	}
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* Reading the crashed kernel's virtual memory: VMCOREINFO for where things
+ * are, the arch's page-table walk for translation, the vmcore's PT_LOADs
+ * for the bytes. Shared by page filtering and the log reader. */
+#ifndef KDI_KMEM_H
+#define KDI_KMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../arch/arch.h"
+#include "physmem.h"
+#include "vmcoreinfo.h"
+
+struct kmem {
+	struct vmcoreinfo vi;
+	struct physmem pm;
+	struct arch_ctx ac;
+	int ok;			/* translation available */
+	const char *missing;	/* the VMCOREINFO key that stopped it */
+};
+
+/* 0 (km->ok says whether translation works), or -ENOMEM. */
+int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *arch);
+void kmem_fini(struct kmem *km);
+/* 0, -EFAULT (unmapped, outside the dump), -EIO. */
+int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len);
+
+#endif
