@@ -18,7 +18,7 @@ KDI_CFLAGS := -std=gnu11 $(CFLAGS) $(CFLAGS_WARN) -ffunction-sections -fdata-sec
 LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 
 # The capture path reads top-down by folder: init -> config -> dump -> arch.
-SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/arm.c \
+SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore.c init/arm.c \
 	config/config.c config/target.c config/probe.c config/gpt.c \
 	dump/vmcore.c dump/pipeline.c dump/window.c dump/format.c dump/dumpfile.c \
 	dump/save_elf.c dump/save_kdump.c dump/vmcoreinfo.c dump/physmem.c dump/kmem.c dump/memmap.c dump/dmesg.c \
@@ -42,9 +42,16 @@ $(BUILD)/kdumpinit: $(OBJS)
 
 include tests/tests.mk
 
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+
 install: $(BUILD)/kdumpinit
 	install -D -m 0755 $(BUILD)/kdumpinit $(DESTDIR)$(PREFIX)/sbin/kdumpinit
-	install -D -m 0755 initramfs/mkinitramfs $(DESTDIR)$(PREFIX)/lib/kdumpinit/mkinitramfs
+	install -D -m 0755 initramfs/mkinitramfs $(DESTDIR)$(PREFIX)/sbin/kdumpinit-mkinitramfs
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-save.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service
+	install -D -m 0644 dist/default.kdumpinit $(DESTDIR)$(PREFIX)/share/doc/kdumpinit/default.kdumpinit
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/kdumpinit/README.md
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/kdumpinit $(BUILD)/tests

@@ -90,10 +90,35 @@ int cmd_capture(int argc, char **argv)
 
 /* ---------------- opening a dump ---------------- */
 
-static int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
+/* SOURCE may name a device by selector, as kdumpinit.dev= does. */
+static const char *resolve_source(const char *src, char *buf, size_t sz)
+{
+	struct selector sel;
+	char bad[80];
+	const struct sysroot root = { "/sys", "/dev" };
+
+	if (src[0] == '/' || !strchr(src, '=') || selectors_parse(src, &sel, 1, bad, sizeof bad) != 1)
+		return src;
+	if (selector_find(&root, &sel, buf, sz) < 0) {
+		err("no device matches %s", src);
+		return NULL;
+	}
+	return buf;
+}
+
+int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
 {
 	enum target_refusal why;
-	char m[400];
+	char m[400], dev[300];
+
+	memset(t, 0, sizeof *t);
+	t->fd = -1;
+	memset(d, 0, sizeof *d);
+	src = resolve_source(src, dev, sizeof dev);
+	if (!src) {
+		*code = EXIT_TARGET;
+		return -ENODEV;
+	}
 	int r = source_open(t, src, &why, m, sizeof m);
 
 	if (r == -ENOENT && why != TGT_OK) {
@@ -126,16 +151,96 @@ static const char info_help[] =
 	"the crashed kernel's release and crash time, pages kept and sizes.\n"
 	"Exit: 0 a complete dump, 5 an incomplete one, 4 empty or not a dump device.\n";
 
-static void print_time(const char *label, uint64_t t)
+static void print_time(FILE *f, const char *label, uint64_t t)
 {
 	char b[64];
 	time_t tt = (time_t)t;
 	struct tm tm;
 
 	if (t && gmtime_r(&tt, &tm) && strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S UTC", &tm))
-		printf("%-12s %s\n", label, b);
+		fprintf(f, "%-12s %s\n", label, b);
 	else
-		printf("%-12s unknown\n", label);
+		fprintf(f, "%-12s unknown\n", label);
+}
+
+int dump_saved(const struct target *t, const struct dumpfile *d)
+{
+	return t->sb.saved_dump_id && t->sb.saved_dump_id == d->dump_id;
+}
+
+/* What `info` prints, also written as info.txt by save --dir. r is what
+ * open_dump returned. Returns the exit code info uses. */
+int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r)
+{
+	char u[37];
+
+	uuid_format(t->sb.uuid, u);
+	fprintf(f, "%-12s %s\n", "source", src);
+	fprintf(f, "%-12s %s%s%s%s\n", "claim", u, t->sb.label[0] ? " (label " : "",
+		t->sb.label, t->sb.label[0] ? ")" : "");
+	fprintf(f, "%-12s %.1f MB\n", "capacity", (t->limit - t->base) / 1e6);
+	if (r == -ENOENT) {
+		fprintf(f, "%-12s empty\n", "state");
+		return EXIT_TARGET;
+	}
+	if (r < 0) {
+		fprintf(f, "%-12s incomplete (%s)\n", "state", d->why);
+		return EXIT_INCOMPLETE;
+	}
+	int complete = dumpfile_complete(d);
+	const char *saved = dump_saved(t, d) ? ", saved" : ", not saved yet";
+	if (complete)
+		fprintf(f, "%-12s complete%s\n", "state", saved);
+	else if (d->have_end)
+		fprintf(f, "%-12s incomplete (%s%s%s%s)%s\n", "state",
+			d->end.status & KDI_ST_DEVICE_FULL ? "device was full; " : "",
+			d->end.status & KDI_ST_READ_ERRORS ? "unreadable pages; " : "",
+			d->end.status & KDI_ST_INPUT_TRUNCATED ? "vmcore was truncated; " : "",
+			d->end.status & KDI_ST_ABORTED ? "capture aborted; " : "", saved);
+	else
+		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
+			d->why[0] ? d->why : "stream ends without one", saved);
+	if (dump_saved(t, d))
+		print_time(f, "saved at", t->sb.saved_time);
+	char v[128];
+	if (vmcoreinfo_get(d->vmcoreinfo, "OSRELEASE", v, sizeof v) == 0)
+		fprintf(f, "%-12s %s\n", "kernel", v);
+	else
+		fprintf(f, "%-12s unknown\n", "kernel");
+	uint64_t ct = 0;
+	if (vmcoreinfo_get(d->vmcoreinfo, "CRASHTIME", v, sizeof v) == 0)
+		parse_u64(v, 10, &ct);
+	print_time(f, "crash time", ct);
+	print_time(f, "captured", d->start.start_time);
+	fprintf(f, "%-12s %u\n", "dump level", d->start.dump_level);
+	fprintf(f, "%-12s %u bytes\n", "page size", d->start.page_size);
+	uint64_t mem = 0;
+	for (uint32_t i = 0; i < d->nr_seg; i++)
+		mem += d->seg[i].filesz;
+	fprintf(f, "%-12s %.1f MB in %u segments\n", "memory", mem / 1e6, d->nr_seg);
+	fprintf(f, "%-12s %llu (%.1f MB uncompressed, %.1f MB stored)\n", "pages kept",
+		(unsigned long long)d->pages_stored,
+		(double)d->pages_stored * d->start.page_size / 1e6, d->bytes_stored / 1e6);
+	fprintf(f, "%-12s %s\n", "kernel log", d->dmesg ? "yes" : "no");
+	if (d->have_end) {
+		/* Like makedumpfile's --mem-usage table: pages per class. */
+		const struct kdi_end *e = &d->end;
+		fprintf(f, "%-12s %llu pages scanned\n", "scanned", (unsigned long long)e->pages_total);
+		int first = 1;
+		for (int c = 0; c < KDI_EX_NCLASSES; c++)
+			if (e->excluded[c]) {
+				fprintf(f, "%-12s %-14s %10llu pages\n", first ? "excluded" : "",
+					kdi_class_name[c], (unsigned long long)e->excluded[c]);
+				first = 0;
+			}
+		if (first)
+			fprintf(f, "%-12s none\n", "excluded");
+		fprintf(f, "%-12s %.1f MB on the device\n", "dump size", e->bytes_out / 1e6);
+	} else {
+		fprintf(f, "%-12s %.1f MB on the device (intact part)\n", "dump size",
+			(d->stream_end - d->base) / 1e6);
+	}
+	return complete ? EXIT_OK : EXIT_INCOMPLETE;
 }
 
 int cmd_info(int argc, char **argv)
@@ -149,73 +254,16 @@ int cmd_info(int argc, char **argv)
 	struct dumpfile d;
 	int code = EXIT_OK;
 	int r = open_dump(argv[1], &t, &d, &code);
-	char u[37];
 
 	if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
 		return code;
-	if (t.fd >= 0 || r != -ENOENT || code == EXIT_OK) {
-		uuid_format(t.sb.uuid, u);
-		printf("%-12s %s\n", "source", argv[1]);
-		printf("%-12s %s%s%s%s\n", "claim", u, t.sb.label[0] ? " (label " : "",
-		       t.sb.label, t.sb.label[0] ? ")" : "");
-		printf("%-12s %.1f MB\n", "capacity", (t.limit - t.base) / 1e6);
-	}
-	if (r == -ENOENT) {
-		printf("%-12s empty\n", "state");
-		target_close(&t);
-		return EXIT_TARGET;
-	}
-	if (r < 0) {
-		printf("%-12s incomplete (%s)\n", "state", d.why);
+	if (t.fd < 0 && code != EXIT_OK)
+		return code;
+	code = dump_report(stdout, argv[1], &t, &d, r);
+	if (r == 0 || r == -EBADMSG)
 		dumpfile_free(&d);
-		target_close(&t);
-		return EXIT_INCOMPLETE;
-	}
-	int complete = dumpfile_complete(&d);
-	if (complete)
-		printf("%-12s complete\n", "state");
-	else if (d.have_end)
-		printf("%-12s incomplete (%s%s%s%s)\n", "state",
-		       d.end.status & KDI_ST_DEVICE_FULL ? "device was full; " : "",
-		       d.end.status & KDI_ST_READ_ERRORS ? "unreadable pages; " : "",
-		       d.end.status & KDI_ST_INPUT_TRUNCATED ? "vmcore was truncated; " : "",
-		       d.end.status & KDI_ST_ABORTED ? "capture aborted; " : "");
-	else
-		printf("%-12s incomplete (no END record: %s)\n", "state",
-		       d.why[0] ? d.why : "stream ends without one");
-	char v[128];
-	if (vmcoreinfo_get(d.vmcoreinfo, "OSRELEASE", v, sizeof v) == 0)
-		printf("%-12s %s\n", "kernel", v);
-	else
-		printf("%-12s unknown\n", "kernel");
-	uint64_t ct = 0;
-	if (vmcoreinfo_get(d.vmcoreinfo, "CRASHTIME", v, sizeof v) == 0)
-		parse_u64(v, 10, &ct);
-	print_time("crash time", ct);
-	print_time("captured", d.start.start_time);
-	printf("%-12s %u\n", "dump level", d.start.dump_level);
-	printf("%-12s %u bytes\n", "page size", d.start.page_size);
-	uint64_t mem = 0;
-	for (uint32_t i = 0; i < d.nr_seg; i++)
-		mem += d.seg[i].filesz;
-	printf("%-12s %.1f MB in %u segments\n", "memory", mem / 1e6, d.nr_seg);
-	printf("%-12s %llu (%.1f MB uncompressed, %.1f MB stored)\n", "pages kept",
-	       (unsigned long long)d.pages_stored,
-	       (double)d.pages_stored * d.start.page_size / 1e6, d.bytes_stored / 1e6);
-	if (d.have_end) {
-		printf("%-12s %llu pages scanned\n", "scanned", (unsigned long long)d.end.pages_total);
-		for (int c = 0; c < KDI_EX_NCLASSES; c++)
-			if (d.end.excluded[c])
-				printf("%-12s %-14s %llu pages\n", c ? "" : "excluded",
-				       kdi_class_name[c], (unsigned long long)d.end.excluded[c]);
-		printf("%-12s %.1f MB on the device\n", "dump size", d.end.bytes_out / 1e6);
-	} else {
-		printf("%-12s %.1f MB on the device (intact part)\n", "dump size",
-		       (d.stream_end - d.base) / 1e6);
-	}
-	dumpfile_free(&d);
 	target_close(&t);
-	return complete ? EXIT_OK : EXIT_INCOMPLETE;
+	return code;
 }
 
 /* ---------------- save ---------------- */
@@ -223,6 +271,9 @@ int cmd_info(int argc, char **argv)
 static const char save_help[] =
 	"usage: kdumpinit save SOURCE --output FILE [--format kdump|elf] [--compress zlib|none]\n"
 	"                         [--threads N] [--force]\n"
+	"       kdumpinit save SOURCE --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
+	"                         [--format ...] [--force]\n"
+	"       kdumpinit save SOURCE --check\n"
 	"\n"
 	"Reads the dump on SOURCE (a claimed device or a capture file), validates every\n"
 	"chunk and writes FILE:\n"
@@ -233,15 +284,26 @@ static const char save_help[] =
 	"                  excluded pages as p_filesz < p_memsz.\n"
 	"FILE is written under a temporary name and renamed when complete; an existing\n"
 	"FILE is not overwritten unless --force.\n"
-	"Exit: 0 saved, 5 saved but the dump was incomplete, 4 no dump, 1 I/O error.\n";
+	"\n"
+	"savecore mode (--dir, for boot): writes DIR/<crash time>/{vmcore,dmesg.txt,info.txt}\n"
+	"(mode 0600, temporary names, fsync, rename), then marks the device's dump saved\n"
+	"(not with --keep-device). Refuses when DIR has less free than the dump needs plus\n"
+	"--min-free. --max N keeps the newest N dumps in DIR. A dump already saved is\n"
+	"skipped unless --force. --check exits 0 when SOURCE holds an unsaved dump, else 1.\n"
+	"SOURCE may be a selector: LABEL=, UUID=, SERIAL=, PARTUUID=, PARTLABEL=.\n"
+	"Exit: 0 saved (or nothing to save with --dir), 5 saved but incomplete,\n"
+	"4 no dump, 1 I/O error or no space.\n";
 
 int cmd_save(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", 1, 0, 'o' }, { "format", 1, 0, 'f' }, { "force", 0, 0, 'F' },
 		{ "compress", 1, 0, 'c' }, { "threads", 1, 0, 't' },
+		{ "dir", 1, 0, 'd' }, { "min-free", 1, 0, 'm' }, { "max", 1, 0, 'x' },
+		{ "keep-device", 0, 0, 'k' }, { "check", 0, 0, 'C' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
+	struct savecore_opts sc = { 0 };
 	const char *output = NULL, *format = "kdump";
 	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
 	int force = 0, c;
@@ -262,15 +324,33 @@ int cmd_save(int argc, char **argv)
 				return bad_value("--threads", optarg);
 			so.threads = v;
 			break;
+		case 'd': sc.dir = optarg; break;
+		case 'm':
+			if (parse_size(optarg, &sc.min_free) < 0)
+				return bad_value("--min-free", optarg);
+			break;
+		case 'x':
+			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 1000)
+				return bad_value("--max", optarg);
+			sc.max = v;
+			break;
+		case 'k': sc.keep_device = 1; break;
+		case 'C': sc.check = 1; break;
 		case 'h': return usage(save_help, EXIT_OK);
 		default: return usage(save_help, EXIT_USAGE);
 		}
 	}
-	if (!output || optind != argc - 1)
+	if (optind != argc - 1 || (!!output + !!sc.dir + sc.check) != 1)
 		return usage(save_help, EXIT_USAGE);
 	if (strcmp(format, "elf") && strcmp(format, "kdump"))
 		return bad_value("--format", format);
 	const char *src = argv[optind];
+	if (sc.dir || sc.check) {
+		sc.force = force;
+		sc.elf = !strcmp(format, "elf");
+		sc.so = so;
+		return savecore(src, &sc);
+	}
 	struct stat st;
 	if (!force && stat(output, &st) == 0) {
 		err("%s exists; not overwriting it (use --force)", output);

@@ -25,9 +25,10 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
 FUZZ_LZ4_SRC ?= $(BUILD)/src/lz4/lib
 FUZZ_LIBELF ?= -lelf
+FUZZ_LIBZ ?= -lz
 
 FUZZ_DIR := $(BUILD)/fuzz
-FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dumpfile fuzz_config fuzz_vmcore
+FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -35,24 +36,28 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -I$(FUZZ_LZ4_SRC) \
 	-DXXH_NAMESPACE=LZ4_ -DKDI_VERSION='"fuzz"' -Wall -Wno-unused-parameter
 
-# Project sources per target (besides the target's own file).
-fuzz_src_vmcoreinfo := dump/vmcoreinfo.c dump/vmcore.c lib/io.c lib/util.c
-fuzz_src_memmap := dump/memmap.c dump/physmem.c dump/vmcoreinfo.c dump/vmcore.c \
+# Project sources per target (besides the target's own file), then what
+# else each links: lz4/xxhash objects, libelf (dump/vmcore.c), zlib.
+fuzz_kmem := dump/kmem.c dump/physmem.c dump/vmcoreinfo.c dump/vmcore.c \
 	arch/arch.c arch/x86_64.c lib/io.c lib/util.c
-fuzz_src_dumpfile := dump/dumpfile.c dump/format.c dump/save_elf.c dump/vmcore.c \
+fuzz_src_vmcoreinfo := dump/vmcoreinfo.c dump/vmcore.c lib/io.c lib/util.c
+fuzz_src_memmap := dump/memmap.c $(fuzz_kmem)
+fuzz_src_dmesg := dump/dmesg.c $(fuzz_kmem)
+fuzz_src_dumpfile := dump/dumpfile.c dump/format.c dump/save_elf.c dump/save_kdump.c \
+	dump/vmcore.c dump/vmcoreinfo.c arch/arch.c arch/x86_64.c dump/physmem.c \
 	config/target.c config/probe.c config/gpt.c lib/io.c lib/util.c
 fuzz_src_config := config/config.c config/target.c config/probe.c config/gpt.c \
 	dump/format.c lib/io.c lib/util.c
 fuzz_src_vmcore := dump/vmcore.c lib/io.c lib/util.c
-# Which targets need lz4/xxhash, and which libelf.
-fuzz_lz4_dumpfile := $(FUZZ_DIR)/obj/lz4.o $(FUZZ_DIR)/obj/xxhash.o
-fuzz_lz4_config := $(FUZZ_DIR)/obj/xxhash.o
-fuzz_elf_vmcoreinfo := $(FUZZ_LIBELF)
-fuzz_elf_memmap := $(FUZZ_LIBELF)
-fuzz_elf_dumpfile := $(FUZZ_LIBELF)
-fuzz_elf_vmcore := $(FUZZ_LIBELF)
+fuzz_lib_vmcoreinfo := $(FUZZ_LIBELF)
+fuzz_lib_memmap := $(FUZZ_LIBELF)
+fuzz_lib_dmesg := $(FUZZ_LIBELF)
+fuzz_lib_dumpfile := $(FUZZ_DIR)/obj/lz4.o $(FUZZ_DIR)/obj/xxhash.o $(FUZZ_LIBELF) \
+	$(FUZZ_LIBZ) -lpthread
+fuzz_lib_config := $(FUZZ_DIR)/obj/xxhash.o
+fuzz_lib_vmcore := $(FUZZ_LIBELF)
 
-FUZZ_HDRS := tests/fuzz/fuzz_common.h $(wildcard */*.h)
+FUZZ_HDRS := $(wildcard tests/fuzz/*.h */*.h)
 
 # The lz4 tree is unpacked by the deps build; with DEPS_PREFIX there is none.
 $(FUZZ_LZ4_SRC)/lz4.c $(FUZZ_LZ4_SRC)/xxhash.c: | $(DEPS_STAMP)
@@ -67,12 +72,12 @@ $(FUZZ_DIR)/obj/%.o: $(FUZZ_LZ4_SRC)/%.c tests/fuzz/fuzz.mk
 # One link rule per target (no .SECONDEXPANSION: it would leak into the
 # includer's rules).
 define fuzz_rule
-$$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_src_$(1)) $$(fuzz_lz4_$(1)) \
-		$$(FUZZ_HDRS) tests/fuzz/fuzz.mk
+$$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_src_$(1)) \
+		$$(filter %.o,$$(fuzz_lib_$(1))) $$(FUZZ_HDRS) tests/fuzz/fuzz.mk
 	@mkdir -p $$(@D)
 	@echo "  FUZZ    $$@"
 	@$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ tests/fuzz/fuzz_$(1).c \
-	  $$(fuzz_src_$(1)) $$(fuzz_lz4_$(1)) $$(fuzz_elf_$(1))
+	  $$(fuzz_src_$(1)) $$(fuzz_lib_$(1))
 endef
 $(foreach t,$(FUZZ_TARGETS:fuzz_%=%),$(eval $(call fuzz_rule,$(t))))
 

@@ -51,13 +51,14 @@ mkdir -p "$W/tmp"
 export TMPDIR=$W/tmp
 
 npass=0 nfail=0
-CASE= WHY= NCHK=0 LOG=/dev/null RC=0 LAST=
+CASE= WHY= NCHK=0 LOG=/dev/null RC=0 LAST= T0=0
 
 # ---- case bookkeeping ----
-begin() { CASE=$1; WHY=; NCHK=0; LOG=$W/$CASE.log; : >"$LOG"; }
+begin() { CASE=$1; WHY=; NCHK=0; LOG=$W/$CASE.log; : >"$LOG"; T0=$(date +%s.%N); }
 failed() { [ -n "$WHY" ] || WHY=$1; echo "FAILED: $1" >>"$LOG"; }
 end() {
 	[ "$NCHK" -gt 0 ] || [ -n "$WHY" ] || WHY="asserted nothing"
+	awk -v c="$CASE" -v a="$(date +%s.%N)" -v b="$T0" 'BEGIN { printf "%6.1f s  %s\n", a - b, c }' >>"$W/times"
 	if [ -z "$WHY" ]; then
 		echo "ok $CASE"
 		npass=$((npass + 1))

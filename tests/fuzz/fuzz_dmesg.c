@@ -1,0 +1,41 @@
+/* fuzz_dmesg: reading the crashed kernel's printk ring buffer
+ * (dump/dmesg.c through dump/kmem.c) from a fake vmcore built in memory;
+ * the input layout is in fuzz_vmcore_mem.h (the level byte is unused).
+ * As `kdumpinit dmesg VMCORE` does: kmem_init, dmesg_read. */
+#include "fuzz_vmcore_mem.h"
+
+#include <assert.h>
+#include <errno.h>
+
+#include "../../dump/dmesg.h"
+#include "../../dump/kmem.h"
+
+static int memfd = -1;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct fz_vmcore f;
+	if (fz_vmcore_build(&f, &memfd, data, size) < 0)
+		return 0;
+	static struct kmem km;
+	char *text = NULL;
+	size_t len = 0;
+	unsigned n = 0;
+	int r = kmem_init(&km, &f.vc, arch_lookup(f.vc.e_machine));
+	assert(r == 0 || r == -ENOMEM);
+	if (r == 0) {
+		r = dmesg_read(&km, &text, &len, &n);
+		assert(r == 0 || r == -ENOENT || r == -EFAULT || r == -EIO || r == -EBADMSG ||
+		       r == -ENOMEM);
+		if (r == 0) {
+			assert(text && strlen(text) == len);
+			assert(n <= len);
+		} else {
+			assert(!text);
+		}
+	}
+	free(text);
+	kmem_fini(&km);
+	fz_vmcore_free(&f);
+	return 0;
+}

@@ -1,0 +1,113 @@
+/* A fake vmcore built in memory from a fuzz input, for the targets that
+ * read the crashed kernel's memory (fuzz_memmap, fuzz_dmesg).
+ *
+ * Input layout (little-endian):
+ *   off  size
+ *   0    1    flags: bit 0 = a second segment; bit 1 = use byte 1 as the
+ *             dump level (else 31)
+ *   1    1    level (low 5 bits)
+ *   2    2    reserved
+ *   4    8    seg0 paddr
+ *   12   4    seg0 filesz
+ *   16   4    seg0 memsz - filesz
+ *   20   8    seg1 paddr
+ *   28   4    seg1 filesz
+ *   32   4    seg1 memsz - filesz
+ *   36   4    seg1 file offset
+ *   40   ...  VMCOREINFO text, up to the first NUL
+ *   then      "physical memory": the vmcore file's data, written to a
+ *             memfd. seg0 is at file offset 0, seg1 where the header says.
+ *
+ * struct vmcore is filled by hand with the invariants vmcore_open
+ * guarantees (filesz <= memsz, no wrapping ranges, filesz clipped to the
+ * file) and the page size vmcore_open would pick from PAGESIZE.
+ * tests/fuzz/mkcorpus.py writes seeds in this layout (page tables,
+ * mem_section, struct pages, a printk ring). */
+#ifndef KDI_FUZZ_VMCORE_MEM_H
+#define KDI_FUZZ_VMCORE_MEM_H
+
+#include "fuzz_common.h"
+
+#include "../../arch/arch.h"
+#include "../../dump/vmcore.h"
+#include "../../lib/util.h"
+
+#define FZ_HDR 40
+
+struct fz_vmcore {
+	struct vmcore vc;
+	struct kdi_segment seg[2];
+	uint64_t seg_off[2];
+	uint32_t level;
+};
+
+/* 0 and *f filled, or -1 for an input vmcore_open would not produce. */
+static inline int fz_vmcore_build(struct fz_vmcore *f, int *memfd, const uint8_t *data, size_t size)
+{
+	memset(f, 0, sizeof *f);
+	if (size < FZ_HDR)
+		return -1;
+	struct fz_in in = { data, FZ_HDR };
+	unsigned flags = fz_take(&in, 1);
+	unsigned lvbyte = fz_take(&in, 1);
+	fz_take(&in, 2);
+	f->seg[0].paddr = fz_take(&in, 8);
+	f->seg[0].filesz = fz_take(&in, 4);
+	f->seg[0].memsz = f->seg[0].filesz + fz_take(&in, 4);
+	f->seg[1].paddr = fz_take(&in, 8);
+	f->seg[1].filesz = fz_take(&in, 4);
+	f->seg[1].memsz = f->seg[1].filesz + fz_take(&in, 4);
+	f->seg_off[1] = fz_take(&in, 4);
+	uint32_t nseg = (flags & 1) ? 2 : 1;
+	f->level = (flags & 2) ? (lvbyte & 31) : 31;
+
+	const uint8_t *rest = data + FZ_HDR;
+	size_t rlen = size - FZ_HDR;
+	const uint8_t *nul = memchr(rest, 0, rlen);
+	size_t tlen = nul ? (size_t)(nul - rest) : rlen;
+	const uint8_t *mem = nul ? nul + 1 : rest + rlen;
+	size_t mlen = (size_t)(rest + rlen - mem);
+
+	struct vmcore *vc = &f->vc;
+	for (uint32_t i = 0; i < nseg; i++)
+		if (f->seg[i].paddr + f->seg[i].memsz < f->seg[i].paddr)
+			return -1;	/* vmcore_open: VMC_BAD_HEADERS */
+	vc->fd = fz_memfd(memfd, "fuzz_vmcore_mem");
+	if (mlen)
+		fz_pwrite(vc->fd, mem, mlen, 0);
+	vc->file_size = mlen;
+	vc->e_machine = arch_x86_64.e_machine;
+	vc->vmcoreinfo = fz_strndup(rest, tlen);
+	vc->vmcoreinfo_len = tlen;
+	vc->seg = f->seg;
+	vc->seg_offset = f->seg_off;
+	vc->nr_seg = nseg;
+	for (uint32_t i = 0; i < nseg; i++) {
+		struct kdi_segment *s = &f->seg[i];
+		s->vaddr = 0xffff888000000000ull + s->paddr;
+		if (f->seg_off[i] >= vc->file_size) {
+			if (s->filesz)
+				vc->truncated = 1;
+			s->filesz = 0;
+		} else if (s->filesz > vc->file_size - f->seg_off[i]) {
+			s->filesz = vc->file_size - f->seg_off[i];
+			vc->truncated = 1;
+		}
+	}
+	/* vmcore_open's page size rule. */
+	char v[32];
+	uint64_t ps = 4096;
+	if (vmcoreinfo_get(vc->vmcoreinfo, "PAGESIZE", v, sizeof v) == 0 &&
+	    (parse_u64(v, 0, &ps) < 0 || ps < 4096 || ps > 65536 || (ps & (ps - 1))))
+		ps = 4096;
+	vc->page_size = ps;
+	return 0;
+}
+
+static inline void fz_vmcore_free(struct fz_vmcore *f)
+{
+	free(f->vc.vmcoreinfo);
+	f->vc.vmcoreinfo = NULL;
+}
+
+#endif
