@@ -610,6 +610,39 @@ static int run_threads(struct pipe *p, struct kdi_writer *wr, struct capture_res
 	return r;
 }
 
+void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
+		  char *line, size_t linesz)
+{
+	/* Per worker: two output slots of one block, LZ4 state, and the page
+	 * tables of its mmap window (8 bytes per 4 KiB page mapped). Fixed:
+	 * the write buffer, the struct-page window, the log, and slack for
+	 * the kernel's own page cache and our stack. */
+	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
+	uint64_t fixed = WRITE_BUF + (MM_WINDOW * 64) + (2u << 20);
+	uint64_t window = o->window ? o->window : 64u << 20;
+	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
+	unsigned want = o->threads ? o->threads : 1, t = want;
+
+	if (mem_avail) {
+		uint64_t budget = mem_avail > margin + fixed ? mem_avail - margin - fixed : 0;
+		/* Shrink the window before the parallelism: 16 MiB still maps
+		 * thousands of pages per call. */
+		while (window > (16u << 20) && window / 512 > budget / 8)
+			window /= 2;
+		uint64_t per = 2 * block + window / 512 + (64u << 10);
+		while (t > 1 && t * per > budget)
+			t--;
+	}
+	o->threads = t;
+	o->window = window;
+	uint64_t peak = fixed + (uint64_t)t * (2 * block + window / 512 + (64u << 10));
+	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %u MiB mmap windows, "
+		 "%u KiB blocks, %u-deep queue, %u MiB write buffer; about %.1f MB used",
+		 mem_avail / 1e6, t, t == 1 ? "" : "s", t < want ? " (memory-bound)" : "",
+		 (unsigned)(window >> 20), (unsigned)(block >> 10), t > 1 ? 2 * t : 1,
+		 WRITE_BUF >> 20, peak / 1e6);
+}
+
 int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 		const struct capture_opts *o, struct capture_result *res)
 {

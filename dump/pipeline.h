@@ -37,6 +37,13 @@ struct capture_result {
 	int write_error;		/* -errno of the write that failed, or 0 */
 };
 
+/* Sizes the run to the memory there is: threads (at most o->threads),
+ * mmap window and queue depth, so that everything fits MemAvailable with
+ * a margin. Fills o and describes the plan in one line. mem_avail 0 means
+ * unknown (keep the request). */
+void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t page_size,
+		  char *line, size_t linesz);
+
 /* Writes one dump at [base, limit) of out_fd. Returns 0 when an END record
  * was written (the dump may still be marked incomplete: see
  * res->end.status), or -errno when not even that was possible. */

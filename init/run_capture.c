@@ -10,6 +10,7 @@
 #include "../config/target.h"
 #include "../dump/dmesg.h"
 #include "../dump/vmcore.h"
+#include "../lib/io.h"
 #include "../lib/log.h"
 
 unsigned online_cpus(void)
@@ -124,6 +125,16 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	    t.path, u, t.sb.label[0] ? ", label " : "", t.sb.label,
 	    t.created ? 0.0 : (t.limit - t.base) / 1e6, o->level, o->threads,
 	    o->threads == 1 ? "" : "s");
+
+	char meminfo[4096], plan[300];
+	uint64_t avail = 0;
+	if (read_text_file("/proc/meminfo", meminfo, sizeof meminfo) > 0) {
+		const char *m = strstr(meminfo, "MemAvailable:");
+		if (m)
+			avail = strtoull(m + 13, NULL, 10) * 1024;
+	}
+	capture_plan(o, avail, vc.page_size, plan, sizeof plan);
+	msg("%s", plan);
 
 	struct capture_result res;
 	r = capture_run(&vc, t.fd, t.base, t.limit, o, &res);

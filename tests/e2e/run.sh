@@ -92,9 +92,9 @@ cache=$top/build/e2e
 mode=full; [ $rawonly = 1 ] && mode=raw; [ $noraw = 1 ] && mode=capture
 [ $rawonly = 0 ] || [ $noraw = 0 ] || { echo "$prog: --raw-only and --no-raw exclude each other" >&2; exit 2; }
 
-nfail=0
+nfail=0 npass=0
 say() { [ $demo = 1 ] || echo "$@"; }
-pass() { say "PASS: $*"; }
+pass() { say "PASS: $*"; npass=$((npass + 1)); }
 failed() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
 die() { echo "$prog: $*" >&2; exit 1; }
 now() { date +%s.%N; }
@@ -354,6 +354,7 @@ say "timings: build ${d_build}s; qemu ${d_qemu}s = boot+arm ${at[armed]:--}s, lo
 	"kdumpinit $(ms kdstart reboot), reboot->exit $([ -n "${at[reboot]:-}" ] && awk -v a="${at[reboot]}" -v b="$d_qemu" 'BEGIN { printf "%.1fs", b - a }' || echo -);" \
 	"info ${d_info}s, save ${d_save}s, vmcmp ${d_cmp}s"
 
+echo "$npass passed, $nfail failed"
 if [ $nfail = 0 ]; then
 	echo "PASS: e2e ($mode, cpu $cpu, mem $mem, crashkernel=$ck, level $level) in $workdir"
 	exit 0

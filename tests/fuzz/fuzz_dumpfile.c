@@ -49,7 +49,7 @@
  * pages than this, so that fuzzing goes on; build with
  * -DFZ_SAVE_PAGES_MAX=0 to drop the guard and reproduce. */
 #ifndef FZ_SAVE_PAGES_MAX
-#define FZ_SAVE_PAGES_MAX (1ull << 18)
+#define FZ_SAVE_PAGES_MAX 262144ull
 #endif
 
 static int devfd = -1, outfd = -1;

@@ -317,9 +317,16 @@ bad() {
 	end
 }
 bad vmcore_missing "$W/no-such.core" 'does not exist|missing|no such'
+mkdir -p "$W/adir-vmcore"
 printf 'this is not a vmcore\n' >"$W/text.core"
 bad not_elf "$W/text.core" 'not an ELF'
 bad elf_not_core_bin_true /bin/true 'not a core|ET_CORE'
+printf '' >"$W/empty.core"
+bad empty_file "$W/empty.core" 'not an ELF|empty|short'
+# A directory or a character device is "not a vmcore" (3), not a system
+# error (1) with "Block device required".
+bad vmcore_is_directory "$W/adir-vmcore" 'directory|regular file|not a vmcore|not an ELF'
+bad vmcore_is_dev_null /dev/null 'regular file|not a vmcore|not an ELF|character device'
 begin B.mkvmcore_bad_inputs
 mk -o "$W/exec.core" --mem 4M --bad exec
 mk -o "$W/novmci.core" --mem 4M --bad no-vmcoreinfo
@@ -752,6 +759,107 @@ if [ "$pid1_ok" -eq 1 ]; then
 	rc_is 129
 	err_has 'kdumpinit.conf'
 	err_has 'final action: reboot'
+	end
+fi
+
+# PID 1 with a vmcore: pid1.c leaves /proc, /sys and /dev alone when their
+# marker (/proc/self, /sys/kernel, /dev/null) is there, so a root with a
+# plain directory /proc/self, a file /proc/vmcore, a file /proc/cmdline and
+# a claimed file as /dev/dump runs the whole capture path of PID-1 mode.
+fake_root() {	# DIR VMCORE CMDLINE [CONF-TEXT]
+	rm -rf "$1"
+	mkdir -p "$1/proc/self" "$1/sys/kernel" "$1/dev" "$1/etc"
+	: >"$1/dev/null"
+	cp "$KDUMPINIT" "$1/init"
+	ln -f "$2" "$1/proc/vmcore" 2>/dev/null || cp --sparse=always "$2" "$1/proc/vmcore"
+	printf '%s\n' "$3" >"$1/proc/cmdline"
+	if [ $# -ge 4 ]; then printf '%s' "$4" >"$1/etc/kdumpinit.conf"; fi
+}
+
+if [ "$pid1_ok" -eq 1 ]; then
+	# The file says level 0 and poweroff, the command line level 1: the
+	# command line wins where it speaks, the file where it alone does.
+	begin E.pid1_capture_to_claimed_file
+	R=$W/r-cap
+	fake_root "$R" "$W/v16.core" "console=ttyS0 quiet kdumpinit.dev=/dev/dump kdumpinit.level=1 kdumpinit.threads=2" \
+		$'level = 0\nfinal = poweroff\n'
+	K format "$R/dev/dump" --size 32M --label pid1
+	rc_is 0
+	pid1 "$R"
+	rc_is 130
+	err_has 'capture finished'
+	err_has 'final action: poweroff'
+	every_line_tagged
+	K info "$R/dev/dump"
+	rc_is 0
+	out_has '^state +complete'
+	out_has 'dump level +1$'
+	out_has 'kernel +6\.1\.0-small'
+	K save "$R/dev/dump" --output "$W/pid1.elf" --format elf
+	rc_is 0
+	vc "$W/v16.core" "$W/pid1.elf"
+	end
+
+	begin E.pid1_cmdline_final_beats_file
+	R=$W/r-final
+	fake_root "$R" "$W/v16.core" "kdumpinit.final=reboot kdumpinit.dev=/dev/dump" $'final = halt\n'
+	K format "$R/dev/dump" --size 32M
+	rc_is 0
+	pid1 "$R"
+	rc_is 129
+	err_has 'final action: reboot'
+	end
+
+	begin E.pid1_device_never_appears
+	R=$W/r-nodev
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/nothere,LABEL=nosuch kdumpinit.wait=1"
+	pid1 "$R"
+	rc_is 129
+	err_has 'no usable dump device'
+	err_has 'final action: reboot'
+	end
+
+	begin E.pid1_device_refused
+	R=$W/r-refused
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/blank kdumpinit.wait=1 kdumpinit.final=halt"
+	truncate -s 8M "$R/dev/blank"
+	pid1 "$R"
+	rc_is 130
+	err_has 'refused'
+	err_has 'format'
+	ck "the refused device was written to" cmp -n 8388608 "$R/dev/blank" /dev/zero
+	end
+
+	begin E.pid1_bad_selector
+	R=$W/r-badsel
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=sdb1 kdumpinit.wait=1"
+	pid1 "$R"
+	rc_is 129
+	err_has 'not a selector'
+	err_has 'final action: reboot'
+	end
+
+	begin E.pid1_no_device_configured
+	R=$W/r-nocfg
+	fake_root "$R" "$W/v16.core" "console=ttyS0"
+	pid1 "$R"
+	rc_is 129
+	err_has 'no dump device configured'
+	end
+
+	begin E.pid1_target_too_small
+	R=$W/r-small
+	fake_root "$R" "$W/v64.core" "kdumpinit.dev=/dev/small kdumpinit.final=poweroff"
+	K format "$R/dev/small" --size 3M
+	rc_is 0
+	pid1 "$R"
+	rc_is 130
+	err_has 'too small|full'
+	err_has 'final action: poweroff'
+	K info "$R/dev/small"
+	rc_is 5
+	out_has 'device was full'
+	ck "the target changed size" test "$(fsize "$R/dev/small")" -eq 3145728
 	end
 fi
 
