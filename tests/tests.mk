@@ -18,3 +18,6 @@ demo: $(BUILD)/kdumpinit
 	@tests/e2e/demo.sh
 
 .PHONY: check check-unit check-e2e demo
+
+bench: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
+	@BUILD=$(BUILD) tests/bench/run.sh

@@ -187,8 +187,11 @@ d_build=$(since "$t_build")
 say "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
 
 # --- disks ------------------------------------------------------------------------
-dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log
-rm -f "$dump" "$raw" "$workdir/raw.vmcore" "$workdir/saved.elf" "$log" "$workdir/milestones"
+dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log small=$workdir/small.img
+rm -f "$dump" "$raw" "$small" "$workdir/raw.vmcore" "$workdir/saved.elf" "$log" "$workdir/milestones"
+# A claimed disk far too small for any dump: the PID-1 bad-input cases
+# write what fits there and must mark it incomplete.
+"$kdumpinit" format "$small" --size 4M --label small >/dev/null 2>&1 || die "kdumpinit format $small failed"
 if [ $rawonly = 0 ]; then
 	"$kdumpinit" format "$dump" --size 1536M --label e2e >"$workdir/format.out" 2>&1 ||
 		{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
@@ -208,6 +211,7 @@ drive() {
 drive "$scratch" d0 kdump-scratch ,readonly=on
 drive "$dump" d1 kdump-dump
 drive "$raw" d2 kdump-raw
+drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
@@ -291,6 +295,32 @@ if [ $rawonly = 0 ]; then
 	else
 		failed "no 'kdumpinit: ... reboot' line from the crash kernel; its last kdumpinit lines:"
 		grep "kdumpinit:" "$post" | tail -n 5 | sed 's/^/    /'
+	fi
+fi
+
+# PID-1 bad input (testinit's badcase runs): one clear line, then the
+# configured final action, never a hang or a panic.
+if [ $mode = full ]; then
+	badcheck() {	# NAME WANT_EXIT PATTERN WHAT
+		local got
+		got=$(grep -a -o "e2e-testinit: badcase $1: exit [0-9]*" "$log" | grep -o '[0-9]*$')
+		if [ "$got" = "$2" ] && grep -a "^e2e-bad-$1: kdumpinit: " "$log" | grep -Eq "$3"; then
+			pass "PID 1, $4: message and final action (exit $got)"
+		else
+			failed "PID 1, $4: want exit $2 and /$3/, got exit '${got:-none}'; lines:"
+			grep -a "^e2e-bad-$1: " "$log" | tail -n 6 | sed 's/^/    /'
+		fi
+	}
+	badcheck never 129 "no usable dump device.*appeared within 2 s" "device never appears"
+	badcheck refused 129 "matched /dev/vd[a-z]+, refused: .*(claim it first|holds)" "device refused"
+	badcheck small 129 "too small: the dump holds what fit and is marked incomplete" "device too small"
+	badcheck poweroff 130 "final action: poweroff" "final=poweroff"
+	if "$kdumpinit" info "$small" >"$workdir/small.info" 2>&1; then
+		failed "the too-small dump claims to be complete"
+	elif [ $? = 5 ] && grep -q "incomplete (device was full" "$workdir/small.info"; then
+		pass "the too-small device holds a dump marked incomplete (device was full)"
+	else
+		failed "info on the too-small device: $(head -c 300 "$workdir/small.info")"
 	fi
 fi
 

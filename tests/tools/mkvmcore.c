@@ -9,8 +9,19 @@
  * same options produce identical files. Zero pages are skipped with lseek,
  * so a 512 GiB mostly-zero vmcore costs almost no disk and little time.
  *
- * The memory holds no real kernel structures (page tables, mem_section,
- * struct page): only zero-page exclusion can be tested against it.
+ * Without --mm the memory holds no real kernel structures (page tables,
+ * mem_section, struct page): only zero-page exclusion can be tested
+ * against it. With --mm LAYOUT the generator builds, inside the synthetic
+ * physical memory, what a 6.1, 6.12 or 6.16 x86_64 kernel would leave
+ * there: 4- or 5-level page tables reachable from SYMBOL(init_top_pgt), a
+ * direct map, SPARSEMEM_EXTREME mem_section arrays, a vmemmap and one
+ * struct page per pfn, filled with every class the dump levels tell apart
+ * (free buddy blocks, page cache, anonymous, slab, hugetlb, hwpoison,
+ * offline, unaccepted ...). --corrupt damages one of those structures.
+ * It then reads the vmcore it wrote back, judges every pfn with its own
+ * small implementation of makedumpfile's rules (docs/FILTERING.md) and
+ * writes FILE.expect: per dump level, the pfns that must be excluded and
+ * why (see "expectation" below).
  */
 #define _FILE_OFFSET_BITS 64
 #define _GNU_SOURCE
@@ -19,6 +30,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,8 +86,27 @@ static const struct {
 	{ "filesz-lt-memsz", BAD_FILESZ_LT_MEMSZ },
 };
 
+struct kver;
+enum corrupt {
+	CX_NONE, CX_VMEMMAP_PGD, CX_VMEMMAP_PUD, CX_PMD_OUTSIDE, CX_PTE_HOLE,
+	CX_SECTION_GARBAGE, CX_SECTION_ABSENT, CX_ROOT_ZERO, CX_BUDDY_ORDER,
+	CX_ORDER_MISALIGNED, CX_HEAD_511, CX_RANDOM_BYTES, CX_COUNT
+};
+
+#define MAX_RAM_RANGES 64
+
 struct opts {
 	const char *out;
+	/* --mm: NULL without it */
+	const struct kver *mm;
+	unsigned mm_levels;	/* 4 or 5 */
+	unsigned leaf;		/* largest leaf, as a shift: 12, 21 or 30 */
+	unsigned ms_size;	/* SIZE(mem_section) */
+	uint64_t kernel_at;	/* physical load address of the kernel image */
+	enum corrupt corrupt;
+	/* --ram: explicit RAM ranges (bytes), sorted; nram 0 without it */
+	uint64_t ram_lo[MAX_RAM_RANGES], ram_len[MAX_RAM_RANGES];
+	size_t nram;
 	uint64_t mem;
 	uint64_t segments;
 	uint32_t zero_ppm; /* zero pages per million */
@@ -422,6 +454,8 @@ static uint64_t page_up(uint64_t x)
 	return (x + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
 }
 
+static uint64_t direct_map_base(const struct opts *o);
+
 static void plan_ram(struct layout *L, const struct opts *o)
 {
 	uint64_t pages = o->mem / PAGE_SIZE, paddr = FIRST_PADDR;
@@ -431,8 +465,14 @@ static void plan_ram(struct layout *L, const struct opts *o)
 	for (i = 0; i < L->nram; i++) {
 		struct seg *s = &L->load[i];
 
+		if (o->nram) {
+			s->paddr = o->ram_lo[i];
+			s->vaddr = direct_map_base(o) + s->paddr;
+			s->memsz = s->filesz = o->ram_len[i];
+			continue;
+		}
 		s->paddr = paddr;
-		s->vaddr = DIRECT_MAP_BASE + paddr;
+		s->vaddr = direct_map_base(o) + paddr;
 		s->memsz = (per + (i < rem)) * PAGE_SIZE;
 		s->filesz = s->memsz;
 		paddr += s->memsz + o->gap;
@@ -453,10 +493,11 @@ static void plan_alias(struct layout *L, const struct opts *o)
 {
 	const struct seg *r = &L->load[0];
 	uint64_t end = r->paddr + r->memsz, paddr = r->paddr, len;
+	uint64_t want = o->mm ? o->kernel_at : KTEXT_PADDR;
 	struct seg *a;
 
-	if (r->paddr <= KTEXT_PADDR && KTEXT_PADDR < end)
-		paddr = KTEXT_PADDR;
+	if (r->paddr <= want && want < end)
+		paddr = want;
 	len = end - paddr < KTEXT_LEN ? end - paddr : KTEXT_LEN;
 	L->phys_base = (int64_t)(paddr - KTEXT_PADDR);
 	if (!o->text_alias)
@@ -584,6 +625,10 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 	return 0;
 }
 
+/* The bytes of pfn: what --mm built there, or gen_page(). 0 for a zero
+ * page. */
+static int page_content(const struct opts *o, uint64_t pfn, uint8_t *page);
+
 /* Pages accumulate in buf while they are contiguous and non-zero; a zero
  * page ends the run, leaving a hole in the sparse file. */
 struct writer {
@@ -638,7 +683,7 @@ static int write_seg(struct writer *w, const struct opts *o,
 		if (err)
 			return err;
 		/* A zero page is simply not queued: it stays a hole. */
-		if ((!is_alias || alias_backed(L, pfn)) && gen_page(o, pfn, slot))
+		if ((!is_alias || alias_backed(L, pfn)) && page_content(o, pfn, slot))
 			w->npages++;
 	}
 	return wr_flush(w);

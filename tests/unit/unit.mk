@@ -7,13 +7,19 @@
 #
 # The C tests (tests/unit/test_*.c) are linked, with musl like the binary,
 # against the very objects build/kdumpinit is made of ($(BUILD)/obj/...,
-# built by the top Makefile's rule). The same sources are also built with
-# the host compiler under AddressSanitizer and UBSan when the lz4 source
-# tree is at hand (it is after a normal deps build; with DEPS_PREFIX it is
-# not, and run.sh then says the sanitizer run was skipped).
+# built by the top Makefile's rule), put in an archive so that each test
+# pulls in only what it uses. Everything but init/ (main, PID 1, the
+# commands) is in it.
+#
+# The same sources are also built with the host compiler under
+# AddressSanitizer and UBSan (build/tests/unit/asan/). That build cannot
+# link the musl liblz4.a, so it compiles lz4.c and xxhash.c from the lz4
+# source tree the deps build unpacks; where there is none (DEPS_PREFIX
+# builds) it is skipped, and run.sh says so.
 
 BUILD ?= build
 HOSTCC ?= cc
+AR ?= ar
 
 UNIT_DIR := $(BUILD)/tests/unit
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -21,35 +27,49 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(UNIT_DIR)/%)
 UNIT_ASAN_BINS := $(UNIT_SRCS:tests/unit/%.c=$(UNIT_DIR)/asan/%)
 UNIT_HDRS := tests/unit/check.h $(wildcard */*.h)
 
-# The library part of kdumpinit the tests exercise (no main, no PID 1).
-UNIT_LIB := config/config.c config/target.c config/probe.c config/gpt.c \
-	dump/format.c dump/dumpfile.c lib/io.c lib/log.c lib/util.c
-UNIT_OBJS := $(UNIT_LIB:%.c=$(BUILD)/obj/%.o)
+UNIT_LIB_SRCS := $(filter-out init/%,$(or $(SRCS),$(wildcard config/*.c dump/*.c arch/*.c lib/*.c)))
+UNIT_OBJS := $(UNIT_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_AR := $(UNIT_DIR)/libkdi.a
 
 UNIT_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-DKDI_VERSION='"unit"' $(DEPS_CFLAGS)
 
-$(UNIT_BINS): $(UNIT_DIR)/%: tests/unit/%.c $(UNIT_HDRS) $(UNIT_OBJS) $(DEPS_STAMP)
+$(UNIT_AR): $(UNIT_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	@$(AR) rcs $@ $(UNIT_OBJS)
+
+$(UNIT_BINS): $(UNIT_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_HDRS) $(UNIT_AR) $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	@$(MUSL_CC) $(UNIT_CFLAGS) -static -o $@ $< $(UNIT_OBJS) $(DEPS_LDLIBS) -lpthread
+	@$(MUSL_CC) $(UNIT_CFLAGS) -static -o $@ $< $(UNIT_AR) $(DEPS_LDLIBS) -lpthread
 
-# Sanitizer build: glibc, so the musl-built liblz4.a cannot be linked; lz4.c
-# and xxhash.c are compiled from the unpacked source instead (xxhash with
-# the same LZ4_ namespace, which DEPS_CFLAGS defines).
 UNIT_LZ4_SRC := $(BUILD)/src/lz4/lib
-UNIT_ASAN_FLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer \
-	-fsanitize=address,undefined \
+UNIT_ASAN_DIR := $(UNIT_DIR)/asan
+UNIT_ASAN_AR := $(UNIT_ASAN_DIR)/libkdi.a
+UNIT_ASAN_FLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-DKDI_VERSION='"unit"' $(DEPS_CFLAGS)
 
-$(UNIT_ASAN_BINS): $(UNIT_DIR)/asan/%: tests/unit/%.c $(UNIT_HDRS) $(UNIT_LIB) $(DEPS_STAMP)
-	@mkdir -p $(@D)
+$(UNIT_ASAN_AR): $(UNIT_LIB_SRCS) $(UNIT_HDRS) $(DEPS_STAMP) tests/unit/unit.mk
+	@mkdir -p $(UNIT_ASAN_DIR)/obj
+	@rm -f $@ $(UNIT_ASAN_DIR)/obj/*.o
 	@if [ -f $(UNIT_LZ4_SRC)/lz4.c ] && [ -f $(UNIT_LZ4_SRC)/xxhash.c ]; then \
 	  echo "  ASAN    $@"; \
-	  $(HOSTCC) $(UNIT_ASAN_FLAGS) -o $@ $< $(UNIT_LIB) \
-	    $(UNIT_LZ4_SRC)/lz4.c $(UNIT_LZ4_SRC)/xxhash.c -lpthread; \
+	  for f in $(UNIT_LIB_SRCS) $(UNIT_LZ4_SRC)/lz4.c $(UNIT_LZ4_SRC)/xxhash.c; do \
+	    $(HOSTCC) $(UNIT_ASAN_FLAGS) -w -c $$f \
+	      -o $(UNIT_ASAN_DIR)/obj/$$(echo $$f | tr / _).o || exit 1; \
+	  done; \
+	  $(AR) rcs $@ $(UNIT_ASAN_DIR)/obj/*.o; \
 	else \
-	  echo "  ASAN    skipped: no lz4 source in $(UNIT_LZ4_SRC)"; rm -f $@; \
+	  echo "  ASAN    skipped: no lz4 source tree in $(UNIT_LZ4_SRC)"; \
+	fi
+
+$(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_ASAN_AR)
+	@if [ -f $(UNIT_ASAN_AR) ]; then \
+	  echo "  ASAN    $@"; \
+	  $(HOSTCC) $(UNIT_ASAN_FLAGS) -o $@ $< $(UNIT_ASAN_AR) -lpthread; \
+	else \
+	  rm -f $@; \
 	fi
 
 unit-tests: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) $(UNIT_BINS) $(UNIT_ASAN_BINS)

@@ -1,0 +1,115 @@
+#!/bin/bash
+# make bench: kdumpinit's capture side by side with makedumpfile in the same
+# run, on the same vmcore files, alternating the tools and taking medians.
+# Reported as ratios; nothing here asserts a time.
+#
+# Inputs (each used if present, the first two made by the e2e harness):
+#   $BENCH_VMCORE   default build/e2e/max_la57-off/raw.vmcore (1 GiB guest)
+#   $BENCH_LARGE    default build/bench/raw-6g.vmcore (6 GiB guest; made with
+#                   BENCH_MAKE_LARGE=1, about 6 minutes under TCG)
+#   synthetic sparse vmcores describing 1.5 GiB .. 256 GiB (scan rate and
+#   memory growth; pseudo-random pages, no struct pages: level 1 only)
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+K=$PWD/$BUILD/kdumpinit
+MK=$PWD/$BUILD/tools/mkvmcore
+out=$PWD/$BUILD/bench
+ROUNDS=${BENCH_ROUNDS:-3}
+mkdir -p "$out"
+vmcore=${BENCH_VMCORE:-$BUILD/e2e/max_la57-off/raw.vmcore}
+large=${BENCH_LARGE:-$BUILD/bench/raw-6g.vmcore}
+
+if [ ! -f "$vmcore" ]; then
+	echo "bench: $vmcore missing: running the e2e harness once to make it"
+	tests/e2e/run.sh --cpu max,la57=off --raw-only --raw-out "$vmcore" >"$out/e2e.log" 2>&1 ||
+		{ echo "bench: could not make $vmcore (see $out/e2e.log)"; exit 1; }
+fi
+if [ ! -f "$large" ] && [ -n "${BENCH_MAKE_LARGE:-}" ]; then
+	tests/e2e/run.sh --cpu max,la57=off --mem 6G --raw-only --raw-out "$large" \
+		--workdir "$out/e2e-6g" --timeout 1800 >"$out/e2e-6g.log" 2>&1 || rm -f "$large"
+fi
+
+# one NAME CMD...: runs CMD once, appends "NAME seconds peakKB bytes" to $res.
+one() {
+	local name=$1 t
+	shift
+	rm -f "$out/o"
+	sync
+	t=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>"$out/err"; } 2>&1 | tail -n 1)
+	[ -s "$out/err" ] && grep -q "Command exited with non-zero" "$out/err" && t="fail 0"
+	echo "$name ${t:-fail 0} $(stat -c %s "$out/o" 2>/dev/null || echo 0)" >>"$res"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "nan")}'; }
+
+bench_file() {	# LABEL VMCORE
+	local label=$1 v=$2 lv r
+	res=$out/$label.results
+	: >"$res"
+	cat "$v" >/dev/null	# all runs read from the page cache
+	for r in $(seq "$ROUNDS"); do
+		for lv in 1 31; do
+			one "kdumpinit-l$lv-t1" "$K" capture --vmcore "$v" --output "$out/o" --level $lv --threads 1
+			one "makedumpfile-l-d$lv" makedumpfile -l -d $lv "$v" "$out/o"
+			one "kdumpinit-l$lv-t2" "$K" capture --vmcore "$v" --output "$out/o" --level $lv --threads 2
+			one "makedumpfile-c-d$lv" makedumpfile -c -d $lv "$v" "$out/o"
+			one "makedumpfile-l-d$lv-t2" makedumpfile -l -d $lv --num-threads 2 "$v" "$out/o"
+		done
+		one cat sh -c "cat '$v' > '$out/o'"
+		one lz4-1 sh -c "lz4 -1 -q -c '$v' > '$out/o'"
+	done
+	report "$label" "$v"
+}
+
+stat_of() {	# NAME FIELD(2=s,3=KB,4=bytes) -> median
+	awk -v n="$1" -v f="$2" '$1 == n && $2 != "fail" {print $f}' "$res" | median
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
+
+report() {	# LABEL VMCORE
+	local size
+	size=$(stat -c %s "$2")
+	echo
+	echo "== $1: $2 ($((size >> 20)) MiB), medians of $ROUNDS alternating runs"
+	printf '%-26s %9s %9s %11s\n' run seconds peak-MB output-MB
+	for n in kdumpinit-l1-t1 kdumpinit-l1-t2 makedumpfile-l-d1 makedumpfile-l-d1-t2 makedumpfile-c-d1 \
+		 kdumpinit-l31-t1 kdumpinit-l31-t2 makedumpfile-l-d31 makedumpfile-l-d31-t2 makedumpfile-c-d31 \
+		 cat lz4-1; do
+		printf '%-26s %9s %9s %11s\n' "$n" "$(stat_of $n 2)" \
+			"$(awk -v k="$(stat_of $n 3)" 'BEGIN{printf "%.1f", k/1024}')" \
+			"$(awk -v b="$(stat_of $n 4)" 'BEGIN{printf "%.1f", b/1048576}')"
+	done
+	local md1 md1t2 md31 k1 k1t2 k31 k31t2
+	md1=$(stat_of makedumpfile-l-d1 2) md31=$(stat_of makedumpfile-l-d31 2)
+	k1=$(stat_of kdumpinit-l1-t1 2) k1t2=$(stat_of kdumpinit-l1-t2 2)
+	k31=$(stat_of kdumpinit-l31-t1 2) k31t2=$(stat_of kdumpinit-l31-t2 2)
+	echo "ratios (makedumpfile -l time / kdumpinit time; >1 means kdumpinit is faster):"
+	echo "  level 1, 1 thread:   $(ratio "$md1" "$k1")x   (target >= 1.5)"
+	echo "  level 1, 2 threads:  $(ratio "$md1" "$k1t2")x   (target >= 2.5)"
+	echo "  level 31, 1 thread:  $(ratio "$md31" "$k31")x   (target >= 2)"
+	echo "  level 31, 2 threads: $(ratio "$md31" "$k31t2")x"
+	echo "  output size, level 1 kdumpinit / makedumpfile -l: $(ratio "$(stat_of kdumpinit-l1-t1 4)" "$(stat_of makedumpfile-l-d1 4)")  (target <= 1.05)"
+	echo "  output size, level 31 kdumpinit / makedumpfile -l: $(ratio "$(stat_of kdumpinit-l31-t1 4)" "$(stat_of makedumpfile-l-d31 4)")"
+}
+
+bench_file guest-1g "$vmcore"
+[ -f "$large" ] && bench_file guest-6g "$large"
+
+# Memory growth with the size of memory described: sparse synthetic vmcores
+# (0.1% of pages non-zero), level 1, one thread.
+echo
+echo "== peak memory as described memory grows (synthetic, level 1, 1 thread)"
+printf '%-10s %9s %9s %12s\n' memory seconds peak-MB scan-GB/s
+for m in 1536M 16G 64G 256G; do
+	"$MK" -o "$out/syn.vmcore" --mem "$m" --zero-pct 99.9 --segments 4 >/dev/null || continue
+	res=$out/syn.results
+	: >"$res"
+	one syn "$K" capture --vmcore "$out/syn.vmcore" --output "$out/o" --level 1 --threads 1
+	read -r _ s kb _ <"$res"
+	printf '%-10s %9s %9.1f %12s\n' "$m" "$s" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" \
+		"$(awk -v s="$s" -v m="$m" 'BEGIN{g=m+0; if (m ~ /M$/) g/=1024; if (s>0) printf "%.1f", g/s; else print "n/a"}')"
+	rm -f "$out/syn.vmcore"
+done
+rm -f "$out/o"

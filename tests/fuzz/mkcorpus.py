@@ -1,0 +1,659 @@
+#!/usr/bin/env python3
+"""Regenerates the seed corpora in tests/fuzz/corpus/ (committed; run this
+only to refresh them).
+
+    tests/fuzz/mkcorpus.py [--kdumpinit build/kdumpinit]
+                           [--mkvmcore build/tools/mkvmcore] [--out tests/fuzz/corpus]
+
+Everything is synthetic and built here from first principles:
+
+* fuzz_memmap / fuzz_dmesg: fake physical memory in the layout of
+  fuzz_vmcore_mem.h holding x86_64 page tables (4- and 5-level, 1 GiB,
+  2 MiB and 4 KiB leaves), a SPARSEMEM_EXTREME mem_section, struct pages
+  of every class the filter knows (cache, private, anon, THP, hugetlb,
+  buddy, hwpoison, offline, slab) in the 6.1 and 6.12 layouts, and a
+  printk ring buffer with a few records;
+* fuzz_vmcore: ELF vmcores, from mkvmcore and from the same fake memory;
+* fuzz_dumpfile: device images written by `kdumpinit capture` from those
+  vmcores (claim re-made at data_offset 4096 so that each stays small),
+  with control byte 0, plus truncated and re-hashed variants;
+* fuzz_vmcoreinfo, fuzz_config: texts and disk heads.
+
+Seeds are kept under 64 KiB each. The captures carry random dump ids and
+times, so a rerun changes those bytes; nothing else depends on chance.
+"""
+import argparse
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+PAGE = 4096
+START_KERNEL_MAP = 0xffffffff80000000
+INIT_TOP_PGT = 0xffffffff82a0a000
+PTE_P = 0x63            # present, rw, accessed, dirty
+PTE_PSE = 0x80
+
+M64 = (1 << 64) - 1
+
+
+def s32(v):
+    return v & 0xffffffff
+
+
+# ---------------------------------------------------------------- xxh64
+P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                      0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M64
+
+
+def _round(acc, v):
+    acc = (acc + v * P2) & M64
+    return (_rotl(acc, 31) * P1) & M64
+
+
+def _merge(acc, v):
+    acc ^= _round(0, v)
+    return (acc * P1 + P4) & M64
+
+
+def xxh64(data, seed=0):
+    """XXH64 from its public specification (tests the seeds, not the tool)."""
+    n = len(data)
+    i = 0
+    if n >= 32:
+        v1 = (seed + P1 + P2) & M64
+        v2 = (seed + P2) & M64
+        v3 = seed
+        v4 = (seed - P1) & M64
+        while i + 32 <= n:
+            a, b, c, d = struct.unpack_from('<4Q', data, i)
+            v1, v2, v3, v4 = _round(v1, a), _round(v2, b), _round(v3, c), _round(v4, d)
+            i += 32
+        h = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & M64
+        for v in (v1, v2, v3, v4):
+            h = _merge(h, v)
+    else:
+        h = (seed + P5) & M64
+    h = (h + n) & M64
+    while i + 8 <= n:
+        (k,) = struct.unpack_from('<Q', data, i)
+        h ^= _round(0, k)
+        h = (_rotl(h, 27) * P1 + P4) & M64
+        i += 8
+    if i + 4 <= n:
+        (k,) = struct.unpack_from('<I', data, i)
+        h ^= (k * P1) & M64
+        h = (_rotl(h, 23) * P2 + P3) & M64
+        i += 4
+    while i < n:
+        h ^= (data[i] * P5) & M64
+        h = (_rotl(h, 11) * P1) & M64
+        i += 1
+    h ^= h >> 33
+    h = (h * P2) & M64
+    h ^= h >> 29
+    h = (h * P3) & M64
+    h ^= h >> 32
+    return h
+
+
+# ---------------------------------------------------------------- fake memory
+class Mem:
+    def __init__(self, npages):
+        self.b = bytearray(npages * PAGE)
+        self.next = 1            # page 0 holds the struct pages
+
+    def alloc(self):
+        p = self.next
+        self.next += 1
+        assert p * PAGE < len(self.b), "out of fake pages"
+        return p * PAGE
+
+    def put(self, pa, data):
+        self.b[pa:pa + len(data)] = data
+
+    def q(self, pa, v):
+        struct.pack_into('<Q', self.b, pa, v & M64)
+
+    def rq(self, pa):
+        return struct.unpack_from('<Q', self.b, pa)[0]
+
+
+class PageTables:
+    """x86_64 page tables in Mem; tables shared where entries agree."""
+
+    def __init__(self, mem, levels):
+        self.m = mem
+        self.levels = levels
+        self.root = mem.alloc()
+        self.tables = {}
+
+    def _table(self, level, va):
+        key = (level, va >> (12 + 9 * level))
+        if key not in self.tables:
+            self.tables[key] = self.m.alloc()
+        return self.tables[key]
+
+    def map(self, va, pa, leaf_level, shared=None):
+        """Maps va -> pa with a leaf at leaf_level (3: 1 GiB, 2: 2 MiB,
+        1: 4 KiB). `shared` names a table page to reuse below the root."""
+        table = self.root
+        for level in range(self.levels, leaf_level, -1):
+            idx = (va >> (12 + 9 * (level - 1))) & 511
+            e = self.m.rq(table + idx * 8)
+            if e & 1:
+                table = e & 0x000ffffffffff000
+                continue
+            nxt = shared.get(level - 1) if shared else None
+            if nxt is None:
+                nxt = self._table(level - 1, va)
+            self.m.q(table + idx * 8, nxt | PTE_P)
+            table = nxt
+        idx = (va >> (12 + 9 * (leaf_level - 1))) & 511
+        self.m.q(table + idx * 8, pa | PTE_P | (PTE_PSE if leaf_level > 1 else 0))
+
+
+LAYOUT_61 = dict(flags=0, head=8, dtor=16, order=17, mapping=24, private=40,
+                 mapcount=48, refcount=52, size=64)
+
+
+def vmcoreinfo_text(v):
+    return ''.join('%s=%s\n' % kv for kv in v) + '\0'
+
+
+def base_keys(kind, direct, ms_sym, phys_base, l5):
+    L = LAYOUT_61
+    keys = [
+        ('OSRELEASE', '6.12.0-fuzz' if kind == '612' else '6.1.0-fuzz'),
+        ('PAGESIZE', '4096'),
+        ('SYMBOL(init_uts_ns)', None),       # filled by the caller
+        ('OFFSET(uts_namespace.name)', '0'),
+        ('SYMBOL(init_top_pgt)', '%x' % INIT_TOP_PGT),
+        ('NUMBER(phys_base)', str(phys_base)),
+        ('SYMBOL(mem_section)', '%x' % ms_sym),
+        ('LENGTH(mem_section)', '262144' if l5 else '2048'),
+        ('SIZE(mem_section)', '32' if l5 else '16'),
+        ('OFFSET(mem_section.section_mem_map)', '0'),
+        ('NUMBER(SECTION_SIZE_BITS)', '27'),
+        ('NUMBER(MAX_PHYSMEM_BITS)', '52' if l5 else '46'),
+        ('SIZE(page)', str(L['size'])),
+        ('OFFSET(page.flags)', str(L['flags'])),
+        ('OFFSET(page._refcount)', str(L['refcount'])),
+        ('OFFSET(page.mapping)', str(L['mapping'])),
+        ('OFFSET(page.lru)', '8'),
+        ('OFFSET(page._mapcount)', str(L['mapcount'])),
+        ('OFFSET(page.private)', str(L['private'])),
+        ('OFFSET(page.compound_head)', str(L['head'])),
+        ('LENGTH(zone.free_area)', '11'),
+        ('NUMBER(pgtable_l5_enabled)', '1' if l5 else '0'),
+    ]
+    if kind == '61':
+        keys += [
+            ('OFFSET(page.compound_dtor)', str(L['dtor'])),
+            ('OFFSET(page.compound_order)', str(L['order'])),
+            ('NUMBER(PG_lru)', '4'), ('NUMBER(PG_private)', '13'),
+            ('NUMBER(PG_swapcache)', '10'), ('NUMBER(PG_swapbacked)', '19'),
+            ('NUMBER(PG_slab)', '9'), ('NUMBER(PG_hwpoison)', '23'),
+            ('NUMBER(PG_head_mask)', '65536'),
+            ('NUMBER(PAGE_BUDDY_MAPCOUNT_VALUE)', '-129'),
+            ('NUMBER(PAGE_OFFLINE_MAPCOUNT_VALUE)', '-257'),
+            ('NUMBER(HUGETLB_PAGE_DTOR)', '2'),
+        ]
+    else:
+        keys += [
+            ('NUMBER(PG_lru)', '5'), ('NUMBER(PG_private)', '12'),
+            ('NUMBER(PG_swapcache)', '9'), ('NUMBER(PG_swapbacked)', '18'),
+            ('NUMBER(PG_hwpoison)', '22'), ('NUMBER(PG_head_mask)', '64'),
+            ('NUMBER(PAGE_BUDDY_MAPCOUNT_VALUE)', '-268435456'),
+            ('NUMBER(PAGE_OFFLINE_MAPCOUNT_VALUE)', '-251658240'),
+            ('NUMBER(PAGE_HUGETLB_MAPCOUNT_VALUE)', '-201326592'),
+            ('NUMBER(PAGE_SLAB_MAPCOUNT_VALUE)', '-184549376'),
+        ]
+    keys.append(('CRASHTIME', '1700000000'))
+    return keys
+
+
+PRB_KEYS = [
+    ('SIZE(printk_ringbuffer)', '88'),
+    ('OFFSET(printk_ringbuffer.desc_ring)', '0'),
+    ('OFFSET(printk_ringbuffer.text_data_ring)', '48'),
+    ('OFFSET(prb_desc_ring.count_bits)', '0'),
+    ('OFFSET(prb_desc_ring.descs)', '8'),
+    ('OFFSET(prb_desc_ring.infos)', '16'),
+    ('OFFSET(prb_desc_ring.head_id)', '24'),
+    ('OFFSET(prb_desc_ring.tail_id)', '32'),
+    ('SIZE(prb_desc)', '24'),
+    ('OFFSET(prb_desc.state_var)', '0'),
+    ('OFFSET(prb_desc.text_blk_lpos)', '8'),
+    ('OFFSET(prb_data_blk_lpos.begin)', '0'),
+    ('OFFSET(prb_data_blk_lpos.next)', '8'),
+    ('SIZE(printk_info)', '88'),
+    ('OFFSET(printk_info.ts_nsec)', '8'),
+    ('OFFSET(printk_info.text_len)', '16'),
+    ('OFFSET(prb_data_ring.size_bits)', '0'),
+    ('OFFSET(prb_data_ring.data)', '8'),
+    ('OFFSET(atomic_long_t.counter)', '0'),
+]
+
+
+def build_memory(kind='61', l5=False, npages=15, vmemmap_4k=False, direct_2m=False,
+                 program=None, prb=True):
+    """Returns (memory bytes, VMCOREINFO text) for a fake crashed kernel."""
+    direct = 0xff11000000000000 if l5 else 0xffff888000000000
+    vmemmap = 0xffd4000000000000 if l5 else 0xffffea0000000000
+    m = Mem(npages)
+    pt = PageTables(m, 5 if l5 else 4)
+    # One PUD page serves the direct map, vmemmap and the kernel image:
+    # all three start with a 1 GiB leaf onto physical 0.
+    shared = {}
+    if not (vmemmap_4k or direct_2m):
+        pud = m.alloc()
+        shared = {3: pud}
+        if l5:
+            shared[4] = m.alloc()
+    if direct_2m:
+        pt.map(direct, 0, 2)
+    else:
+        pt.map(direct, 0, 3, shared)
+    if vmemmap_4k:
+        pt.map(vmemmap, 0, 1)      # the struct pages: physical page 0
+    else:
+        pt.map(vmemmap, 0, 3, shared)
+    pt.map(START_KERNEL_MAP, 0, 3, shared)
+    # cr3 = init_top_pgt - __START_KERNEL_map + phys_base
+    phys_base = pt.root - (INIT_TOP_PGT - START_KERNEL_MAP)
+
+    # mem_section: root array, then the sections of root 0.
+    ms = m.alloc()
+    m.q(ms, direct + ms + 2048)
+    m.q(ms + 2048, vmemmap | 0x3)          # present | has mem_map
+    ms_sym = direct + ms
+
+    keys = base_keys(kind, direct, ms_sym, phys_base, l5)
+    uts_pa = m.alloc()
+    uts = b''.join(s.ljust(65, b'\0') for s in
+                   (b'Linux', b'fuzzhost', keys[0][1].encode(), b'#1 SMP', b'x86_64', b'(none)'))
+    m.put(uts_pa, uts)
+    keys[2] = ('SYMBOL(init_uts_ns)', '%x' % ((uts_pa - phys_base + START_KERNEL_MAP) & M64))
+
+    if prb:
+        keys += PRB_KEYS
+        ring = m.alloc()
+        var, rb, descs, infos = ring, ring + 256, ring + 1024, ring + 2048
+        text = m.alloc()
+        cbits, sbits = 3, 10
+        m.q(var, START_KERNEL_MAP + rb)         # prb -> the ring
+        struct.pack_into('<I', m.b, rb + 0, cbits)
+        m.q(rb + 8, direct + descs)
+        m.q(rb + 16, direct + infos)
+        struct.pack_into('<I', m.b, rb + 48, sbits)
+        m.q(rb + 56, direct + text)
+        msgs = [b'Linux version 6.1.0-fuzz', b'Command line: console=ttyS0',
+                b'two\nlines', b'bytes \x01\xff\x7f', b'Kernel panic - not syncing: fuzz']
+        size = 1 << sbits
+        lpos = 0x100000000 - 100               # near a wrap of the logical space
+        first = 20
+        for k, t in enumerate(msgs):
+            rid = first + k
+            blk = 8 + len(t)
+            blk = (blk + 7) & ~7
+            begin = lpos
+            if (lpos % size) + blk > size:
+                # A wrapped block, as the kernel stores it: begin stays at
+                # the end of the ring, the data starts the ring, next counts
+                # from there.
+                nxt = lpos + (size - lpos % size) + blk
+                off = 0
+            else:
+                nxt = lpos + blk
+                off = begin % size
+            m.q(text + off, rid)
+            m.put(text + off + 8, t)
+            d = descs + (rid % (1 << cbits)) * 24
+            m.q(d, (2 << 62) | rid)              # finalized
+            m.q(d + 8, begin)
+            m.q(d + 16, nxt)
+            i = infos + (rid % (1 << cbits)) * 88
+            m.q(i, rid)
+            m.q(i + 8, 1000000 * (k + 1) * 1234567)
+            struct.pack_into('<H', m.b, i + 16, len(t))
+            lpos = nxt
+        m.q(rb + 24, first + len(msgs) - 1)      # head_id
+        m.q(rb + 32, first)                      # tail_id
+        keys.append(('SYMBOL(prb)', '%x' % (START_KERNEL_MAP + var)))
+
+    # Struct pages at physical 0: pfn p at p * 64.
+    if program:
+        program(m, kind, vmemmap, npages)
+    for p in range(m.next):                      # used pages: reserved
+        if m.rq(p * 64) == 0:
+            m.q(p * 64, 1 << 12)
+    return bytes(m.b), vmcoreinfo_text(keys)
+
+
+def sp(m, pfn, **f):
+    L = LAYOUT_61
+    base = pfn * L['size']
+    for k, v in f.items():
+        if k in ('mapcount', 'refcount'):
+            struct.pack_into('<I', m.b, base + L[k], s32(v))
+        elif k in ('dtor', 'order'):
+            m.b[base + L[k]] = v
+        else:
+            m.q(base + L[k], v)
+
+
+def prog_mixed(m, kind, vmemmap, n):
+    """One page of each class from pfn 8 on (pfns below hold tables)."""
+    lru, priv, head, hwp = (4, 13, 1 << 16, 23) if kind == '61' else (5, 12, 1 << 6, 22)
+    buddy = -129 if kind == '61' else -268435456
+    offline = -257 if kind == '61' else -251658240
+    sp(m, 8, flags=1 << lru, mapping=0xffff888000200000, mapcount=-1)          # cache
+    sp(m, 9, flags=(1 << lru) | (1 << priv), mapping=0xffff888000200000, private=1)
+    sp(m, 10, mapping=0xffff888000300001, flags=1 << lru)                      # anon
+    sp(m, 11, flags=1 << hwp)
+    # pfns 12, 13: an anon THP of order 1; 14: offline
+    sp(m, 12, flags=head | (1 << lru), mapping=0xffff888000300001)
+    if kind == '61':
+        sp(m, 13, head=vmemmap + 12 * 64 + 1, dtor=1, order=1)
+    else:
+        sp(m, 13, head=vmemmap + 12 * 64 + 1, flags=1)
+    sp(m, 14, mapcount=offline)
+    sp(m, 7, mapcount=buddy, private=0)
+
+
+def prog_free(m, kind, vmemmap, n):
+    buddy = -129 if kind == '61' else -268435456
+    sp(m, 8, mapcount=buddy, private=3)          # 8..15 free
+    if kind == '612':
+        sp(m, 7, mapcount=-184549376)            # slab page type
+
+
+def prog_hugetlb(m, kind, vmemmap, n):
+    head = (1 << 16) if kind == '61' else (1 << 6)
+    if kind == '61':
+        sp(m, 8, flags=head)
+        sp(m, 9, head=vmemmap + 8 * 64 + 1, dtor=2, order=2)
+        sp(m, 14, flags=1 << 9)                  # PG_slab
+    else:
+        sp(m, 8, flags=head, mapcount=-201326592)
+        sp(m, 9, head=vmemmap + 8 * 64 + 1, flags=2)
+        sp(m, 14, flags=1 << 7, mapping=0xffff888000300001)   # Q1: bit 7 as slab
+    for p in range(10, 12):
+        sp(m, p, head=vmemmap + 8 * 64 + 1)
+    sp(m, 12, mapcount=-129 if kind == '61' else -268435456, private=1)
+
+
+def fz_header(segs, flags=0, level=31):
+    """fuzz_vmcore_mem.h header: segs = [(paddr, filesz, extra, fileoff)]."""
+    if len(segs) > 1:
+        flags |= 1
+    s0 = segs[0]
+    s1 = segs[1] if len(segs) > 1 else (0, 0, 0, 0)
+    return struct.pack('<BBHQIIQIII', flags, level, 0, s0[0], s0[1], s0[2],
+                       s1[0], s1[1], s1[2], s1[3])
+
+
+# ---------------------------------------------------------------- ELF vmcores
+def elf_vmcore(mem, vmcoreinfo, segs, cpus=1):
+    """ET_CORE x86_64: PT_NOTE (NT_PRSTATUS per cpu, VMCOREINFO) and PT_LOADs
+    of `segs` = [(paddr, file_offset_in_mem, length)]."""
+    def note(name, ntype, desc):
+        n = name + b'\0'
+        return (struct.pack('<III', len(n), len(desc), ntype) + n.ljust((len(n) + 3) & ~3, b'\0')
+                + desc.ljust((len(desc) + 3) & ~3, b'\0'))
+    notes = b''.join(note(b'CORE', 1, struct.pack('<I', c).rjust(36, b'\0').ljust(336, b'\0'))
+                     for c in range(cpus))
+    vi = vmcoreinfo.rstrip('\0').encode()
+    notes += note(b'VMCOREINFO', 0, vi)
+    phnum = 1 + len(segs)
+    hdr_end = 64 + 56 * phnum
+    data_off = (hdr_end + len(notes) + PAGE - 1) // PAGE * PAGE
+    eh = struct.pack('<16sHHIQQQIHHHHHH', b'\x7fELF\x02\x01\x01' + b'\0' * 9, 4, 62, 1,
+                     0, 64, 0, 0, 64, 56, phnum, 0, 0, 0)
+    ph = struct.pack('<IIQQQQQQ', 4, 0, hdr_end, 0, 0, len(notes), len(notes), 0)
+    body = b''
+    off = data_off
+    for paddr, moff, length in segs:
+        ph += struct.pack('<IIQQQQQQ', 1, 7, off, 0xffff888000000000 + paddr, paddr,
+                          length, length, 0)
+        body += mem[moff:moff + length]
+        off += length
+    out = eh + ph + notes
+    return out.ljust(data_off, b'\0') + body
+
+
+# ---------------------------------------------------------------- device images
+def reclaim_small(img):
+    """A capture image (claim at 0, stream at data_offset) with the stream
+    moved to data_offset 4096 and the superblock re-checksummed."""
+    (doff,) = struct.unpack_from('<Q', img, 104)
+    sb = bytearray(img[:448])
+    struct.pack_into('<Q', sb, 104, 4096)
+    struct.pack_into('<Q', sb, 440, 0)
+    struct.pack_into('<Q', sb, 440, xxh64(bytes(sb)))
+    return bytes(sb).ljust(4096, b'\0') + img[doff:]
+
+
+def chunks(img, base=4096):
+    out = []
+    pos = base
+    while pos + 48 <= len(img) and img[pos:pos + 4] == b'KDCK':
+        (ln,) = struct.unpack_from('<I', img, pos + 8)
+        (typ,) = struct.unpack_from('<H', img, pos + 4)
+        out.append((pos, typ, ln))
+        pos += (48 + ln + 7) & ~7
+    return out
+
+
+def capture(kdumpinit, vmcore_bytes, level, tmp, name):
+    vpath = os.path.join(tmp, name + '.vmcore')
+    dpath = os.path.join(tmp, name + '.img')
+    with open(vpath, 'wb') as f:
+        f.write(vmcore_bytes)
+    if os.path.exists(dpath):
+        os.unlink(dpath)
+    r = subprocess.run([kdumpinit, 'capture', '--vmcore', vpath, '--output', dpath,
+                        '--level', str(level), '--threads', '1'],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if r.returncode not in (0, 5):
+        sys.exit('capture %s failed (%d): %s' % (name, r.returncode, r.stdout.decode()))
+    with open(dpath, 'rb') as f:
+        return reclaim_small(f.read())
+
+
+# ---------------------------------------------------------------- config seeds
+def gpt_disk(sector=512, names=('dumpdisk', 'root'), n_entries=4):
+    disk = bytearray(sector * 2 + max(n_entries * 128, sector))
+    # protective MBR
+    disk[446 + 4] = 0xee
+    disk[510:512] = b'\x55\xaa'
+    h = bytearray(92)
+    h[0:8] = b'EFI PART'
+    struct.pack_into('<IIIIQQQQ16sQIII', h, 8, 0x10000, 92, 0, 0, 1, 100, 34, 90,
+                     bytes(range(16)), 2, n_entries, 128, 0)
+    disk[sector:sector + 92] = h
+    for i, nm in enumerate(names):
+        e = bytearray(128)
+        e[0:16] = bytes([0xaf, 0x3d, 0xc6, 0x0f, 0x83, 0x84, 0x72, 0x47,
+                         0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4])
+        e[16:32] = bytes((i * 16 + k) & 0xff for k in range(16))
+        struct.pack_into('<QQQ', e, 32, 2048 * (i + 1), 2048 * (i + 2) - 1, 0)
+        e[56:56 + 2 * len(nm)] = nm.encode('utf-16-le')
+        disk[2 * sector + 128 * i:2 * sector + 128 * (i + 1)] = e
+    return bytes(disk)
+
+
+def mbr_disk():
+    d = bytearray(1024)
+    struct.pack_into('<I', d, 440, 0xdeadbeef)
+    for i in range(2):
+        e = 446 + 16 * i
+        d[e + 4] = 0x83
+        struct.pack_into('<II', d, e + 8, 2048 * (i + 1), 2048)
+    d[510:512] = b'\x55\xaa'
+    return bytes(d)
+
+
+def config_seed(sector_shift, partno, selmax, cmdline, conf, kv, sel, blob):
+    return (struct.pack('<BHB', sector_shift, partno, selmax) + cmdline + b'\0' + conf + b'\0' +
+            kv + b'\0' + sel + b'\0' + blob)
+
+
+# ---------------------------------------------------------------- main
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--kdumpinit', default='build/kdumpinit')
+    ap.add_argument('--mkvmcore', default='build/tools/mkvmcore')
+    ap.add_argument('--out', default='tests/fuzz/corpus')
+    a = ap.parse_args()
+    seeds = {}
+
+    def add(target, name, data):
+        assert len(data) < 65536, '%s/%s is %d bytes' % (target, name, len(data))
+        seeds.setdefault(target, {})[name] = data
+
+    tmp = tempfile.mkdtemp(prefix='kdi-fuzz-')
+    try:
+        # -- fake kernels
+        variants = [
+            ('61-4l-mixed', dict(kind='61', program=prog_mixed)),
+            ('61-4l-free', dict(kind='61', program=prog_free, npages=15)),
+            ('61-4l-hugetlb-4k', dict(kind='61', program=prog_hugetlb, vmemmap_4k=True, npages=15)),
+            ('612-4l-mixed-2m', dict(kind='612', program=prog_mixed, direct_2m=True, npages=15)),
+            ('612-5l-free', dict(kind='612', l5=True, program=prog_free, npages=15)),
+            ('612-5l-hugetlb', dict(kind='612', l5=True, program=prog_hugetlb, npages=15)),
+            ('61-noprb', dict(kind='61', program=prog_mixed, prb=False)),
+        ]
+        for name, kw in variants:
+            mem, vi = build_memory(**kw)
+            n = len(mem)
+            vib = vi.encode()
+            add('fuzz_memmap', name, fz_header([(0, n, 0, 0)]) + vib + mem)
+            if name in ('61-4l-mixed', '612-5l-free', '61-4l-hugetlb-4k'):
+                add('fuzz_dmesg', name, fz_header([(0, n, 0, 0)]) + vib + mem)
+            add('fuzz_vmcoreinfo', name, b'\x3f' + vib.rstrip(b'\0'))
+            if name == '61-4l-mixed':
+                # Smaller: only the first 8 pages (tables, rings) in the
+                # file; a second segment shows the same file bytes again
+                # at pfns 8..15, whose struct pages are in page 0.
+                small = mem[:8 * PAGE]
+                alias = [(0, 8 * PAGE, 0, 0), (8 * PAGE, 8 * PAGE, 0, 0)]
+                add('fuzz_memmap', name + '-alias', fz_header(alias) + vib + small)
+                add('fuzz_dmesg', name + '-alias', fz_header(alias) + vib + small)
+                add('fuzz_memmap', name + '-level8', fz_header(alias, flags=2, level=8) + vib + small)
+                # Two segments: the data pages seen again at 1 MiB, where
+                # their struct pages are not in the file (unreadable).
+                add('fuzz_memmap', name + '-2seg',
+                    fz_header([(0, 8 * PAGE, 0, 0), (1 << 20, 4 * PAGE, PAGE, 0)]) + vib + small)
+                add('fuzz_memmap', name + '-truncated',
+                    fz_header([(0, n, 3 * PAGE, 0)]) + vib + mem[:9 * PAGE])
+            core = elf_vmcore(mem, vi, [(0, 0, n)], cpus=2)
+            # fuzz_vmcore reads headers and notes: a few pages will do.
+            add('fuzz_vmcore', name, elf_vmcore(mem, vi, [(0, 0, 2 * PAGE), (1 << 20, 2 * PAGE, 2 * PAGE)]))
+            for level in (31, 1) if name in ('61-4l-mixed', '612-5l-free') else (31,):
+                img = capture(a.kdumpinit, core, level, tmp, '%s-d%d' % (name, level))
+                add('fuzz_dumpfile', '%s-d%d' % (name, level), b'\0' + img)
+
+        # -- mkvmcore vmcores (no kernel structures: zero pages only)
+        mk = [
+            ('mk-2seg', ['--mem', '96K', '--segments', '2', '--zero-pct', '40', '--cpus', '2']),
+            ('mk-3seg-gap', ['--mem', '64K', '--segments', '3', '--sparse-gap', '64K',
+                             '--zero-pct', '60', '--cpus', '1']),
+            ('mk-allzero', ['--mem', '128K', '--segments', '1', '--zero-pct', '100']),
+            ('mk-alias', ['--mem', '32K', '--segments', '1', '--text-alias', '--zero-pct', '50']),
+            ('mk-truncate', ['--mem', '64K', '--segments', '2', '--bad', 'truncate']),
+        ]
+        bad = ['no-vmcoreinfo', 'exec', 'badphdr', 'short-header', 'filesz-lt-memsz']
+        for name, args in mk + [('mk-bad-' + b, ['--mem', '16K', '--bad', b]) for b in bad]:
+            vpath = os.path.join(tmp, name + '.vmcore')
+            subprocess.run([a.mkvmcore, '-o', vpath] + args, check=True,
+                           stdout=subprocess.DEVNULL)
+            with open(vpath, 'rb') as f:
+                core = f.read()
+            if len(core) < 65536:
+                add('fuzz_vmcore', name, core)
+            if name.startswith('mk-bad'):
+                continue
+            img = capture(a.kdumpinit, core, 31, tmp, name)
+            if len(img) < 65535:
+                add('fuzz_dumpfile', name, b'\0' + img)
+            elif name == 'mk-2seg':
+                sys.exit('mk-2seg capture is too big for a seed: %d' % len(img))
+
+        # -- dumpfile variants from one image
+        base = seeds['fuzz_dumpfile']['61-4l-mixed-d31'][1:]
+        ch = chunks(base)
+        types = [t for _, t, _ in ch]
+        assert types[0] == 1 and types[-1] == 7, types
+        # cut inside the first PAGES chunk, and right before END
+        pages = [c for c in ch if c[1] == 5]
+        add('fuzz_dumpfile', 'cut-in-pages', b'\0' + base[:pages[0][0] + 100])
+        add('fuzz_dumpfile', 'cut-before-end', b'\0' + base[:ch[-1][0]])
+        add('fuzz_dumpfile', 'cut-after-meta', b'\0' + base[:pages[0][0]])
+        # a payload byte flipped: re-hashed by the harness (control 2)
+        flipped = bytearray(base)
+        flipped[pages[0][0] + 48 + 30] ^= 0x40
+        add('fuzz_dumpfile', 'flip-pages-rehash', b'\x02' + bytes(flipped))
+        add('fuzz_dumpfile', 'flip-pages-raw', b'\0' + bytes(flipped))
+        # the same image saved with zlib and two threads
+        add('fuzz_dumpfile', '61-4l-mixed-d31-zlib2', b'\x18' + base)
+        # superblock only, and an unclaimed blank head
+        add('fuzz_dumpfile', 'claim-only', b'\0' + base[:4096])
+        add('fuzz_dumpfile', 'blank', b'\0' + bytes(8192))
+
+        # -- VMCOREINFO texts
+        add('fuzz_vmcoreinfo', 'empty', b'\0')
+        add('fuzz_vmcoreinfo', 'odd-values',
+            b'\x07NUMBER(phys_base)=-450887680\nNUMBER(PAGE_BUDDY_MAPCOUNT_VALUE)=4026531840\n'
+            b'SYMBOL(mem_section)=0\nSIZE(page)=0x40\nPAGESIZE=+4096\nOFFSET(page.flags)=-1\n'
+            b'NUMBER(SECTION_SIZE_BITS)=1b\nOSRELEASE=' + b'x' * 80 + b'\nno equals sign\n='
+            b'\nKERNELOFFSET=1a000000\nCRASHTIME=99999999999999999999999\nPAGESIZE=4096')
+
+        # -- config
+        claim = base[:4096]
+        add('fuzz_config', 'typical', config_seed(
+            0, 1, 7,
+            b'BOOT_IMAGE=/vmlinuz root=/dev/vda1 kdumpinit.dev="SERIAL=abc 1,/dev/vdb" '
+            b'kdumpinit.level=31 kdumpinit.final=poweroff kdumpinit.verbose=2',
+            b'# kdumpinit.conf\ndev = LABEL=dumpdisk\nlevel=17\nthreads = 4\nwait = "60"\n'
+            b'stall=0\nbogus = 1\nnot a line\nkdumpinit.final = halt\n',
+            b'kdumpinit.wait=86401', b'UUID=4dd0515a-86ba-435f-acb8-bf974b8c021c,PARTLABEL=x',
+            gpt_disk()))
+        add('fuzz_config', 'gpt4k', config_seed(
+            3, 2, 0, b'kdumpinit.dev=PARTUUID=0fc63daf-8483-4772-8e79-3d69d8477de4 kdumpinit.threads',
+            b'', b'level=abc', b'/dev/../etc/shadow,/dev/vdb,PARTUUID=,',
+            gpt_disk(4096, names=('a' * 40,), n_entries=1)))
+        add('fuzz_config', 'mbr', config_seed(
+            0, 2, 3, b'quiet kdumpinit.level=0x1f "kdumpinit.stall=300" kdumpinit.wait=-1',
+            b'dev=' + b'/dev/x' * 100, b'final=reboot', b'SERIAL=' + b's' * 130, mbr_disk()))
+        ext = bytearray(8192)
+        ext[1080:1082] = b'\x53\xef'
+        ext[-512:-504] = b'EFI PART'
+        add('fuzz_config', 'claim', config_seed(1, 1, 1, b'', b'', b'', b'LABEL=dumpdisk', claim))
+        add('fuzz_config', 'ext4', config_seed(0, 5, 2, b'kdumpinit.', b'=\n', b'=', b',', bytes(ext)))
+    finally:
+        shutil.rmtree(tmp)
+
+    total = 0
+    for target, files in sorted(seeds.items()):
+        d = os.path.join(a.out, target)
+        if os.path.isdir(d):
+            shutil.rmtree(d)
+        os.makedirs(d)
+        for name, data in sorted(files.items()):
+            with open(os.path.join(d, name), 'wb') as f:
+                f.write(data)
+            total += len(data)
+        print('%-16s %3d seeds' % (target, len(files)))
+    print('total %d bytes' % total)
+
+
+if __name__ == '__main__':
+    main()
