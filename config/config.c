@@ -2,6 +2,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -151,12 +153,19 @@ static char *trim(char *s)
 int config_load_file(struct config *c, const char *path)
 {
 	char buf[8192];
-	ssize_t n = read_text_file(path, buf, sizeof buf);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read_full_at(fd, buf, sizeof buf, 0);
+	close(fd);
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n == sizeof buf - 1)
+	if ((size_t)n == sizeof buf) {
 		addwarn(c, "%s: longer than %zu bytes; the rest is ignored", path, sizeof buf - 1);
+		n--;
+	}
+	buf[n] = 0;
 	int lineno = 0;
 	for (char *line = buf, *next; line; line = next) {
 		next = strchr(line, '\n');

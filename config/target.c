@@ -252,6 +252,9 @@ int target_open(struct target *t, const char *path, int may_create,
 		t->limit = UINT64_MAX / 2;	/* the filesystem says when it is full */
 		return 0;
 	}
+	if (t->fd < 0 && errno == EISDIR)
+		return refuse(why, TGT_NOT_TARGET, msg, msgsz,
+			      "%s is a directory, not a dump device or file%s", path, "");
 	if (t->fd < 0)
 		return -errno;
 	int64_t sz = fd_size(t->fd, &t->is_blockdev);
@@ -285,6 +288,13 @@ int source_open(struct target *t, const char *path, enum target_refusal *why,
 	if (t->fd < 0)
 		return -errno;
 	int64_t sz = fd_size(t->fd, &t->is_blockdev);
+	if (sz == -ENOTBLK) {
+		*why = TGT_NOT_TARGET;
+		snprintf(msg, msgsz, "%s is neither a block device nor a regular file", path);
+		close(t->fd);
+		t->fd = -1;
+		return -ENOENT;
+	}
 	int r = sz < 0 ? (int)sz : probe_fd(&p, t->fd, sz);
 	if (r < 0)
 		goto fail;

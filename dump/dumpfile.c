@@ -15,7 +15,8 @@ static int keep_copy(uint8_t **dst, size_t *dlen, const uint8_t *src, size_t len
 	*dst = malloc(len + 1);
 	if (!*dst)
 		return -ENOMEM;
-	memcpy(*dst, src, len);
+	if (len)
+		memcpy(*dst, src, len);
 	(*dst)[len] = 0;
 	*dlen = len;
 	return 0;
@@ -117,6 +118,16 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 				e = -EBADMSG;
 				break;
 			}
+			/* Check every entry before keeping any. */
+			for (uint32_t i = 0; i < h.len / sizeof(struct kdi_segment); i++) {
+				struct kdi_segment s;
+				memcpy(&s, buf + i * sizeof s, sizeof s);
+				if (s.filesz > s.memsz || s.paddr + s.memsz < s.paddr ||
+				    s.vaddr + s.memsz < s.vaddr)
+					e = -EBADMSG;
+			}
+			if (e)
+				break;
 			d->seg = malloc(h.len ? h.len : 1);
 			if (!d->seg) {
 				e = -ENOMEM;
@@ -124,12 +135,6 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			}
 			memcpy(d->seg, buf, h.len);
 			d->nr_seg = h.len / sizeof(struct kdi_segment);
-			for (uint32_t i = 0; i < d->nr_seg; i++) {
-				const struct kdi_segment *s = &d->seg[i];
-				if (s->filesz > s->memsz || s->paddr + s->memsz < s->paddr ||
-				    s->vaddr + s->memsz < s->vaddr)
-					e = -EBADMSG;
-			}
 			break;
 		}
 		case KDI_CH_PAGES: {

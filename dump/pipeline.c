@@ -46,6 +46,7 @@ struct pipe {
 	uint32_t ps;
 	unsigned shift;
 	uint32_t *order;		/* segments with data, by paddr */
+	uint64_t *maxend;		/* running max of paddr+filesz over order[] */
 	uint32_t norder;
 	struct range *ranges;
 	uint32_t nranges;
@@ -119,13 +120,19 @@ static int build_layout(struct pipe *p)
 	struct vmcore *vc = p->vc;
 
 	p->order = calloc(vc->nr_seg, sizeof *p->order);
+	p->maxend = calloc(vc->nr_seg, sizeof *p->maxend);
 	p->ranges = calloc(vc->nr_seg, sizeof *p->ranges);
-	if (!p->order || !p->ranges)
+	if (!p->order || !p->maxend || !p->ranges)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < vc->nr_seg; i++)
 		if (vc->seg[i].filesz)
 			p->order[p->norder++] = i;
 	sort_order(p->order, p->norder, vc->seg);
+	for (uint32_t k = 0; k < p->norder; k++) {
+		const struct kdi_segment *s = &vc->seg[p->order[k]];
+		uint64_t e = s->paddr + s->filesz;
+		p->maxend[k] = k && p->maxend[k - 1] > e ? p->maxend[k - 1] : e;
+	}
 
 	/* Merge overlapping pfn ranges: the kernel-text PT_LOAD aliases
 	 * memory that a RAM PT_LOAD also covers; each pfn is stored once. */
@@ -204,9 +211,18 @@ static uint32_t block_cands(struct worker *w, uint64_t pfn, uint32_t count)
 {
 	struct pipe *p = w->p;
 	uint64_t lo = pfn << p->shift, hi = (pfn + count) << p->shift;
-	uint32_t n = 0;
+	uint32_t n = 0, a = 0, b = p->norder;
 
-	for (uint32_t k = 0; k < p->norder; k++) {
+	/* Skip, by binary search, every segment that ends at or before lo:
+	 * a vmcore may have tens of thousands of PT_LOADs. */
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		if (p->maxend[mid] > lo)
+			b = mid;
+		else
+			a = mid + 1;
+	}
+	for (uint32_t k = a; k < p->norder; k++) {
 		const struct kdi_segment *s = &p->vc->seg[p->order[k]];
 		if (s->paddr >= hi)
 			break;
@@ -709,6 +725,7 @@ out:
 		free(p.slots[i].data);
 	free(p.slots);
 	free(p.order);
+	free(p.maxend);
 	free(p.ranges);
 	free(wbuf);
 	pthread_cond_destroy(&p.cond);

@@ -22,6 +22,7 @@ const char *vmcore_strerror(enum vmcore_err e)
 		[VMC_NO_VMCOREINFO] = "a core file without a VMCOREINFO note: not a kernel vmcore",
 		[VMC_BAD_HEADERS] = "program headers are unreadable or out of bounds",
 		[VMC_NO_LOADS] = "no PT_LOAD segment holds memory",
+		[VMC_NOT_FILE] = "not a regular file or block device",
 	};
 	return (unsigned)e < ARRAY_SIZE(names) ? names[e] : "?";
 }
@@ -90,6 +91,10 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 	if (vc->fd < 0)
 		return -errno;
 	int64_t sz = fd_size(vc->fd, NULL);
+	if (sz == -ENOTBLK) {
+		*why = VMC_NOT_FILE;
+		goto fail;
+	}
 	if (sz < 0) {
 		ret = (int)sz;
 		goto fail;

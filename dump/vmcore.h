@@ -17,6 +17,7 @@ enum vmcore_err {
 	VMC_NO_VMCOREINFO,	/* a core file, but no VMCOREINFO note */
 	VMC_BAD_HEADERS,	/* program headers unreadable or out of bounds */
 	VMC_NO_LOADS,		/* no PT_LOAD with data */
+	VMC_NOT_FILE,		/* a directory, character device, ... */
 };
 const char *vmcore_strerror(enum vmcore_err e);
 

@@ -31,7 +31,7 @@ top=$(cd "$here/../.." && pwd)
 usage() {
 	cat <<USAGE
 usage: tests/filter/run.sh [--levels "L..."] [--makedumpfile FILE]
-                           [--also FILE]... [--no-also] [--elf]
+                           [--also FILE]... [--no-also] [--elf] [--save-kdump]
                            [--workdir DIR] [--report FILE] [--keep] [VMCORE...]
 
   VMCORE             raw vmcores (default: build/e2e/raw-4level.vmcore and
@@ -44,6 +44,8 @@ usage: tests/filter/run.sh [--levels "L..."] [--makedumpfile FILE]
   --no-also          no other makedumpfile
   --elf              also run makedumpfile -E and compare it with kdumpinit
                      (a note: -E keeps excluded runs under 256 pages)
+  --save-kdump       also check 'kdumpinit save --format kdump' output
+                     against the reference (a case of its own)
   --workdir DIR      scratch files (default build/filter/work); a case's
                      files are deleted when it passes, unless --keep
   --report FILE      per-class counts (default build/filter/report.txt)
@@ -51,7 +53,7 @@ usage: tests/filter/run.sh [--levels "L..."] [--makedumpfile FILE]
 USAGE
 }
 
-levels="1 2 4 8 16 17 31" ref_mdf= workdir= report= keep=0 elf=0
+levels="1 2 4 8 16 17 31" ref_mdf='' workdir='' report='' keep=0 elf=0 savekd=0
 also=() also_set=0 vmcores=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -64,6 +66,7 @@ while [ $# -gt 0 ]; do
 	--also) also+=("$2"); also_set=1; shift ;;
 	--no-also) also=(); also_set=1 ;;
 	--elf) elf=1 ;;
+	--save-kdump) savekd=1 ;;
 	--workdir) workdir=$2; shift ;;
 	--report) report=$2; shift ;;
 	--keep) keep=1 ;;
@@ -177,7 +180,7 @@ for v in "${vmcores[@]}"; do
 		case_name="$name level $lvl"
 		w=$workdir/$name-L$lvl
 		rm -rf "$w" && mkdir -p "$w"
-		why= times=
+		why='' times=''
 
 		# The reference. makedumpfile refuses an existing output file.
 		t=$(now)
@@ -220,6 +223,29 @@ for v in "${vmcores[@]}"; do
 			echo "FAIL $case_name: $why ($times)"
 			[ -f "$w/mdcmp.out" ] && grep -A3 -E '^(only-in-A|only-in-B|byte mismatches): [1-9]' "$w/mdcmp.out" | sed 's/^/       /'
 			nfail=$((nfail + 1))
+		fi
+
+		# kdumpinit's kdump-compressed output, the same way (--save-kdump).
+		if [ $savekd = 1 ]; then
+			kwhy='' t=$(now)
+			if [ ! -f "$w/kd.img" ] || [ ! -f "$w/ref.kdump" ]; then
+				kwhy="no capture or no reference"
+			elif ! "$kdumpinit" save "$w/kd.img" --output "$w/kd.kdump" --format kdump >"$w/save-kdump.log" 2>&1; then
+				kwhy="kdumpinit save --format kdump failed: $(tail -n 1 "$w/save-kdump.log")"
+			elif ! "$python" "$mdcmp" "$w/ref.kdump" "$w/kd.kdump" >"$w/mdcmp-kdump.out" 2>&1; then
+				kwhy="mdcmp: $(grep -E '^(only-in-A|only-in-B|byte mismatches): [1-9]' "$w/mdcmp-kdump.out" |
+					sed 's/only-in-A/only in makedumpfile/; s/only-in-B/only in kdumpinit/' | paste -sd';' | sed 's/;/; /g')"
+				[ "$kwhy" != "mdcmp: " ] || kwhy="mdcmp: $(tail -n 1 "$w/mdcmp-kdump.out")"
+			fi
+			if [ -z "$kwhy" ]; then
+				echo "ok   $case_name, save --format kdump ($(since "$t")s)"
+				npass=$((npass + 1))
+				rm -f "$w/kd.kdump"
+			else
+				echo "FAIL $case_name, save --format kdump: $kwhy"
+				nfail=$((nfail + 1))
+				why=${why:-"save --format kdump: $kwhy"}
+			fi
 		fi
 
 		# Other makedumpfile builds against the reference: notes only.

@@ -1,7 +1,8 @@
 /* fuzz_dmesg: reading the crashed kernel's printk ring buffer
  * (dump/dmesg.c through dump/kmem.c) from a fake vmcore built in memory;
  * the input layout is in fuzz_vmcore_mem.h (the level byte is unused).
- * As `kdumpinit dmesg VMCORE` does: kmem_init, dmesg_read. */
+ * As `kdumpinit dmesg VMCORE` does: kmem_init, dmesg_read. FZ_VERBOSE=1 in
+ * the environment prints the result. */
 #include "fuzz_vmcore_mem.h"
 
 #include <assert.h>
@@ -27,6 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = dmesg_read(&km, &text, &len, &n);
 		assert(r == 0 || r == -ENOENT || r == -EFAULT || r == -EIO || r == -EBADMSG ||
 		       r == -ENOMEM);
+		if (getenv("FZ_VERBOSE"))
+			fprintf(stderr, "dmesg_read: %d, %u records\n%s", r, n, text ? text : "");
 		if (r == 0) {
 			assert(text && strlen(text) == len);
 			assert(n <= len);

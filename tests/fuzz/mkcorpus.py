@@ -243,8 +243,14 @@ PRB_KEYS = [
 
 
 def build_memory(kind='61', l5=False, npages=15, vmemmap_4k=False, direct_2m=False,
-                 program=None, prb=True):
-    """Returns (memory bytes, VMCOREINFO text) for a fake crashed kernel."""
+                 program=None, prb=True, small_sections=False):
+    """Returns (memory bytes, VMCOREINFO text) for a fake crashed kernel.
+
+    memmap reads a window's struct pages in one piece per page-table leaf
+    and section, and a piece must lie in one PT_LOAD: with a 1 GiB or 2 MiB
+    vmemmap leaf that is 256 KiB, more than these files hold. Such
+    variants use small_sections (SECTION_SIZE_BITS 15: 8 pfns, 512 bytes
+    of struct pages per section; LENGTH(mem_section) left out)."""
     direct = 0xff11000000000000 if l5 else 0xffff888000000000
     vmemmap = 0xffd4000000000000 if l5 else 0xffffea0000000000
     m = Mem(npages)
@@ -271,11 +277,17 @@ def build_memory(kind='61', l5=False, npages=15, vmemmap_4k=False, direct_2m=Fal
 
     # mem_section: root array, then the sections of root 0.
     ms = m.alloc()
+    ms_size = 32 if l5 else 16
     m.q(ms, direct + ms + 2048)
-    m.q(ms + 2048, vmemmap | 0x3)          # present | has mem_map
+    for nr in range((npages + 7) // 8 if small_sections else 1):
+        m.q(ms + 2048 + nr * ms_size, vmemmap | 0x3)    # present | has mem_map
     ms_sym = direct + ms
 
     keys = base_keys(kind, direct, ms_sym, phys_base, l5)
+    if small_sections:
+        keys = [kv for kv in keys if kv[0] != 'LENGTH(mem_section)']
+        keys = [('NUMBER(SECTION_SIZE_BITS)', '15') if kv[0] == 'NUMBER(SECTION_SIZE_BITS)' else kv
+                for kv in keys]
     uts_pa = m.alloc()
     uts = b''.join(s.ljust(65, b'\0') for s in
                    (b'Linux', b'fuzzhost', keys[0][1].encode(), b'#1 SMP', b'x86_64', b'(none)'))
@@ -523,37 +535,38 @@ def main():
     try:
         # -- fake kernels
         variants = [
-            ('61-4l-mixed', dict(kind='61', program=prog_mixed)),
-            ('61-4l-free', dict(kind='61', program=prog_free, npages=15)),
-            ('61-4l-hugetlb-4k', dict(kind='61', program=prog_hugetlb, vmemmap_4k=True, npages=15)),
-            ('612-4l-mixed-2m', dict(kind='612', program=prog_mixed, direct_2m=True, npages=15)),
-            ('612-5l-free', dict(kind='612', l5=True, program=prog_free, npages=15)),
-            ('612-5l-hugetlb', dict(kind='612', l5=True, program=prog_hugetlb, npages=15)),
-            ('61-noprb', dict(kind='61', program=prog_mixed, prb=False)),
+            ('61-4l-mixed', dict(kind='61', program=prog_mixed, vmemmap_4k=True)),
+            ('61-4l-free', dict(kind='61', program=prog_free, small_sections=True)),
+            ('61-4l-hugetlb-4k', dict(kind='61', program=prog_hugetlb, vmemmap_4k=True)),
+            ('612-4l-mixed-2m', dict(kind='612', program=prog_mixed, direct_2m=True,
+                                     small_sections=True)),
+            ('612-5l-free', dict(kind='612', l5=True, program=prog_free, small_sections=True)),
+            ('612-5l-hugetlb-4k', dict(kind='612', l5=True, program=prog_hugetlb, vmemmap_4k=True)),
+            ('61-noprb', dict(kind='61', program=prog_mixed, prb=False, small_sections=True)),
         ]
         for name, kw in variants:
             mem, vi = build_memory(**kw)
             n = len(mem)
             vib = vi.encode()
             add('fuzz_memmap', name, fz_header([(0, n, 0, 0)]) + vib + mem)
-            if name in ('61-4l-mixed', '612-5l-free', '61-4l-hugetlb-4k'):
+            if name in ('61-4l-mixed', '612-5l-free', '612-5l-hugetlb-4k'):
                 add('fuzz_dmesg', name, fz_header([(0, n, 0, 0)]) + vib + mem)
             add('fuzz_vmcoreinfo', name, b'\x3f' + vib.rstrip(b'\0'))
             if name == '61-4l-mixed':
-                # Smaller: only the first 8 pages (tables, rings) in the
-                # file; a second segment shows the same file bytes again
-                # at pfns 8..15, whose struct pages are in page 0.
-                small = mem[:8 * PAGE]
-                alias = [(0, 8 * PAGE, 0, 0), (8 * PAGE, 8 * PAGE, 0, 0)]
+                # Smaller: only the first 11 pages (tables, rings) in the
+                # file; a second segment shows the file's first bytes again
+                # at pfns 11..14, whose struct pages are in page 0.
+                small = mem[:11 * PAGE]
+                alias = [(0, 11 * PAGE, 0, 0), (11 * PAGE, 4 * PAGE, 0, 0)]
                 add('fuzz_memmap', name + '-alias', fz_header(alias) + vib + small)
                 add('fuzz_dmesg', name + '-alias', fz_header(alias) + vib + small)
                 add('fuzz_memmap', name + '-level8', fz_header(alias, flags=2, level=8) + vib + small)
-                # Two segments: the data pages seen again at 1 MiB, where
-                # their struct pages are not in the file (unreadable).
+                # Two segments: pfns seen again at 1 MiB, where their
+                # struct pages are not in the file (unreadable).
                 add('fuzz_memmap', name + '-2seg',
-                    fz_header([(0, 8 * PAGE, 0, 0), (1 << 20, 4 * PAGE, PAGE, 0)]) + vib + small)
+                    fz_header([(0, 11 * PAGE, 0, 0), (1 << 20, 4 * PAGE, PAGE, 0)]) + vib + small)
                 add('fuzz_memmap', name + '-truncated',
-                    fz_header([(0, n, 3 * PAGE, 0)]) + vib + mem[:9 * PAGE])
+                    fz_header([(0, n, 3 * PAGE, 0)]) + vib + mem[:12 * PAGE])
             core = elf_vmcore(mem, vi, [(0, 0, n)], cpus=2)
             # fuzz_vmcore reads headers and notes: a few pages will do.
             add('fuzz_vmcore', name, elf_vmcore(mem, vi, [(0, 0, 2 * PAGE), (1 << 20, 2 * PAGE, 2 * PAGE)]))

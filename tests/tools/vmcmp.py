@@ -357,6 +357,22 @@ def compare(ref, saved, mode):
     return rep
 
 
+def expect_excluded(rep, addrs):
+    """Turns "missing" problems for the given pages into passes, and
+    makes each given page that was not missing a problem."""
+    missing = {}
+    for p in rep.problems:
+        if p.startswith("paddr ") and "reads as zero" in p:
+            missing[int(p.split()[1], 16)] = p
+    for a in addrs:
+        if a in missing:
+            rep.problems.remove(missing[a])
+            rep.mismatches -= 1
+        else:
+            rep.problem(f"paddr {a:#014x}: expected to be excluded, but the saved dump holds it")
+    print(f"expected excluded: {len(addrs)} pages")
+
+
 def print_report(rep, mode):
     print(f"mode: {mode}")
     print(f"pages compared: {rep.pages}")
@@ -379,6 +395,10 @@ def main():
     ap.add_argument("reference")
     ap.add_argument("saved")
     ap.add_argument("--mode", choices=("nonzero", "all"), default="nonzero")
+    ap.add_argument("--excluded", default="",
+                    help="comma-separated physical addresses of pages that must be left out "
+                         "although non-zero (e.g. pages the test poisoned: hwpoison pages are "
+                         "always excluded)")
     args = ap.parse_args()
     try:
         ref = Core(args.reference)
@@ -387,6 +407,8 @@ def main():
         print(f"vmcmp: {e}", file=sys.stderr)
         return 1
     rep = compare(ref, saved, args.mode)
+    if args.excluded:
+        expect_excluded(rep, [int(a, 0) & ~(PAGE - 1) for a in args.excluded.split(",")])
     print_report(rep, args.mode)
     return 0 if not rep.problems else 1
 

@@ -1,0 +1,98 @@
+#!/bin/bash
+# tests/fuzz/run.sh: runs the libFuzzer targets built by tests/fuzz/fuzz.mk.
+#
+#   tests/fuzz/run.sh smoke SECONDS TARGET...   each target runs every seed
+#       of its committed corpus once, then fuzzes for SECONDS
+#   tests/fuzz/run.sh long SECONDS TARGET...    each target fuzzes for
+#       SECONDS, growing a working corpus kept in $FUZZ_DIR/corpus/TARGET
+#
+# Targets run one after the other (one core each). Prints one line per step,
+# "ok NAME ..." or "FAIL NAME: why", and ends with "N passed, N failed";
+# exits non-zero if anything failed. Environment: FUZZ_DIR (default
+# build/fuzz) holds the binaries; logs go to FUZZ_DIR/logs, crashing inputs
+# to FUZZ_DIR/artifacts/TARGET/ (the log names the file). The committed
+# corpus in tests/fuzz/corpus is only read. FUZZ_FLAGS adds libFuzzer flags.
+set -u
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$top" || exit 1
+FUZZ_DIR=${FUZZ_DIR:-build/fuzz}
+mode=${1:-}
+secs=${2:-}
+shift 2 2>/dev/null
+if { [ "$mode" != smoke ] && [ "$mode" != long ]; } || [ -z "$secs" ] || [ $# -eq 0 ]; then
+	echo "usage: $0 smoke|long SECONDS TARGET..." >&2
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+
+npass=0 nfail=0
+ok() { echo "ok $*"; npass=$((npass + 1)); }
+fail() { echo "FAIL $*"; nfail=$((nfail + 1)); }
+
+# Per-target libFuzzer options: dictionary and largest input.
+opts_for() {
+	case $1 in
+	fuzz_vmcoreinfo) echo "-dict=tests/fuzz/dict/vmcoreinfo.dict -max_len=8192" ;;
+	fuzz_memmap|fuzz_dmesg) echo "-dict=tests/fuzz/dict/vmcoreinfo.dict -max_len=70000" ;;
+	fuzz_dumpfile) echo "-dict=tests/fuzz/dict/dumpfile.dict -max_len=65536" ;;
+	fuzz_config) echo "-dict=tests/fuzz/dict/config.dict -max_len=16384" ;;
+	fuzz_vmcore) echo "-dict=tests/fuzz/dict/vmcore.dict -max_len=65536" ;;
+	*) echo "" ;;
+	esac
+}
+
+# A failure's first sanitizer or libFuzzer line, and the artifact.
+why_failed() {
+	local log=$1 line art
+	line=$(grep -m1 -E '^==[0-9]+==ERROR|runtime error|^==[0-9]+== ERROR: libFuzzer|Assertion .* failed|deadly signal|ALARM|out-of-memory' "$log")
+	art=$(grep -m1 -o 'Test unit written to [^ ]*' "$log" | sed 's/Test unit written to //')
+	echo "${line:-exit status $2}${art:+ (input: $art)}"
+}
+
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+mkdir -p "$FUZZ_DIR/logs"
+for t in "$@"; do
+	bin=$FUZZ_DIR/$t
+	seeds=tests/fuzz/corpus/$t
+	if [ ! -x "$bin" ]; then
+		fail "$t: $bin is not built (make fuzz-build)"
+		continue
+	fi
+	art=$FUZZ_DIR/artifacts/$t
+	mkdir -p "$art"
+	read -ra topts <<<"$(opts_for "$t")"
+	common=("${topts[@]}" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$art/" -print_final_stats=1)
+
+	if [ "$mode" = smoke ]; then
+		log=$FUZZ_DIR/logs/$t-corpus.log
+		files=("$seeds"/*)
+		if [ ! -e "${files[0]}" ]; then
+			fail "$t corpus: no seeds in $seeds"
+		elif "$bin" "${common[@]}" "${files[@]}" >"$log" 2>&1; then
+			ok "$t corpus: ${#files[@]} seeds"
+		else
+			fail "$t corpus: $(why_failed "$log" $?)"
+		fi
+		work=$(mktemp -d "$FUZZ_DIR/smoke-$t.XXXXXX")
+		dirs=("$work" "$seeds")
+	else
+		work=$FUZZ_DIR/corpus/$t
+		mkdir -p "$work"
+		dirs=("$work" "$seeds")
+	fi
+	log=$FUZZ_DIR/logs/$t-$mode.log
+	# shellcheck disable=SC2086
+	"$bin" "${common[@]}" -max_total_time="$secs" ${FUZZ_FLAGS:-} "${dirs[@]}" >"$log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n1)
+	if [ "$rc" -eq 0 ]; then
+		ok "$t fuzzing: $secs s, ${execs:-?} execs (${rate:-?}/s), ${cov:-cov: ?}"
+	else
+		fail "$t fuzzing: $(why_failed "$log" $rc) (log: $log)"
+	fi
+	[ "$mode" = smoke ] && rm -rf "$work"
+done
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

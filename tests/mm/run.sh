@@ -1,0 +1,224 @@
+#!/bin/bash
+# tests/mm/run.sh: page filtering on synthetic vmcores with real x86_64
+# page tables, mem_section arrays and struct pages (mkvmcore --mm).
+#
+# For every case: mkvmcore builds a vmcore and FILE.expect (its own,
+# independent judgement of docs/FILTERING.md's rules); then, per dump
+# level, `kdumpinit capture --level L`, `kdumpinit save --format elf` and
+# `kdumpinit info`, and check.py compares the kept pfns and the per-class
+# counts with the expectation. Corruption cases also require that capture
+# neither crashes nor hangs (timeout 60 s) and exits 0 or 5; the pfns whose
+# struct pages cannot be read must be kept (the expectation says which).
+#
+# Run from anywhere. Environment (paths relative to the repository top):
+#   KDUMPINIT  the binary                  (default build/kdumpinit)
+#   MKVMCORE   the generator; default: built from tests/tools/mkvmcore.c
+#              into the scratch directory
+#   WORK       scratch space; a fresh directory is made inside it and
+#              removed after a run without failures (default /dev/shm/kdumpinit-mm
+#              when /dev/shm is a writable tmpfs, else build/tests/mm: `save`
+#              syncs its output, which on a disk costs most of the run)
+#   KEEP=1     keep the scratch directory anyway
+#   JOBS       cases run at once (default: online CPUs, at most 4)
+#   ONLY       a regular expression: run only the cases whose name matches
+#
+# Prints "ok NAME/dL" or "FAIL NAME/dL: why" per case and level, then
+# exactly one line "N passed, N failed"; exits non-zero on any failure.
+set -u
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$top" || exit 1
+abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$top/$1" ;; esac; }
+
+KDUMPINIT=$(abs "${KDUMPINIT:-build/kdumpinit}")
+if [ -z "${WORK:-}" ]; then
+	WORK=build/tests/mm
+	if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+		WORK=/dev/shm/kdumpinit-mm
+	fi
+fi
+WORK=$(abs "$WORK")
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+CHECK=$top/tests/mm/check.py
+export PYTHONDONTWRITEBYTECODE=1
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+[ "$JOBS" -gt 4 ] && JOBS=4
+[ "$JOBS" -lt 1 ] && JOBS=1
+ONLY=${ONLY:-}
+
+if [ ! -x "$KDUMPINIT" ]; then
+	echo "FAIL setup: $KDUMPINIT is missing (make)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+mkdir -p "$WORK" || exit 1
+for old in "$WORK"/run.??????; do
+	[ -d "$old" ] && [ -e "$old/.kdumpinit-mm" ] && rm -rf "$old"
+done
+W=$(mktemp -d "$WORK/run.XXXXXX") || exit 1
+: >"$W/.kdumpinit-mm"
+
+if [ -n "${MKVMCORE:-}" ]; then
+	MKVMCORE=$(abs "$MKVMCORE")
+else
+	MKVMCORE=$W/mkvmcore
+	if ! ${HOSTCC:-cc} -Wall -Wextra -Werror -O2 -o "$MKVMCORE" tests/tools/mkvmcore.c \
+		>"$W/mkvmcore-build.log" 2>&1; then
+		echo "FAIL setup: building mkvmcore: $(head -3 "$W/mkvmcore-build.log" | tr '\n' ' ')"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+fi
+
+# Memory: two RAM ranges in two 128 MiB sections (several corruptions
+# damage the second one). 96 MiB in all keeps a run short.
+RAM2=0x1000:56M,128M:40M
+
+# NAME | mkvmcore arguments | dump levels | corrupt (capture may exit 5)
+CASES=()
+add() { CASES+=("$1|$2|$3|$4"); }
+
+seed=1
+for layout in 6.1 6.12 6.16; do
+	for lv in 4 5; do
+		for leaf in 4k 2m 1g; do
+			extra=
+			# vary what the layouts do not fix: SIZE(mem_section),
+			# where the kernel sits (phys_base < 0), the text alias
+			case $layout-$lv-$leaf in
+			6.1-4-*) extra="--ms-size 16" ;;
+			*-5-2m) extra="--kernel-at 6M --text-alias" ;;
+			6.12-4-1g) extra="--text-alias" ;;
+			esac
+			add "clean-$layout-l$lv-$leaf" \
+				"--mm $layout --levels $lv --leaf $leaf --ram $RAM2 --zero-pct 5 --seed $seed $extra" \
+				"1 2 4 8 16 31" 0
+			seed=$((seed + 1))
+		done
+	done
+done
+add "clean-6.1-l4-2m-d0" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 40" "0 3 5 24" 0
+# A 1 GiB hugetlb page: head at 1 GiB, RAM there and just below 2 GiB,
+# nothing in between (it spans 8 sections, 6 of them without RAM).
+BIG=0x1000:40M,1G:24M,2032M:32M
+add "gigantic-6.12-l4-1g" "--mm 6.12 --levels 4 --leaf 1g --ram $BIG --zero-pct 5 --seed 50" "1 8 16 31" 0
+add "gigantic-6.1-l5-2m" "--mm 6.1 --levels 5 --leaf 2m --ram $BIG --zero-pct 5 --seed 51" "1 8 16 31" 0
+
+c() { add "corrupt-$1-$2-l$3-$4" "--mm $2 --levels $3 --leaf $4 --ram ${6:-$RAM2} --zero-pct 5 --seed $5 --corrupt $1" "1 2 8 16 31" 1; }
+c vmemmap-pgd 6.1 4 2m 60
+c vmemmap-pgd 6.12 5 4k 61
+c vmemmap-pud 6.12 4 1g 62
+c vmemmap-pud 6.1 5 2m 63
+c pmd-outside 6.1 4 4k 64
+c pmd-outside 6.16 4 2m 65
+c pmd-outside 6.12 5 1g 66
+c pte-hole 6.12 4 4k 67
+c pte-hole 6.1 5 4k 68
+c section-garbage 6.1 4 2m 69
+c section-garbage 6.16 5 1g 70
+c section-absent 6.12 4 2m 71
+c root-zero 6.12 4 2m 72
+# the second range under mem_section root 1 (section 128: 16 GiB)
+c root-zero 6.1 4 1g 73 0x1000:72M,16G:24M
+c buddy-order 6.1 4 2m 74
+c buddy-order 6.12 5 4k 75
+c order-misaligned 6.1 4 2m 76
+c order-misaligned 6.12 4 4k 77
+c head-511 6.1 4 2m 78
+c head-511 6.12 4 2m 79
+c random-bytes 6.1 4 2m 80
+c random-bytes 6.16 5 4k 81
+
+# run_case NAME ARGS LEVELS CORRUPT: writes $W/NAME.result
+run_case() {
+	local name=$1 args=$2 levels=$3 corrupt=$4
+	local d=$W/$name res=$W/$name.result specs= L rc fail=
+	mkdir -p "$d"
+	# shellcheck disable=SC2086
+	timeout 120 "$MKVMCORE" -o "$d/v.core" $args >"$d/mkvmcore.log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		for L in $levels; do
+			echo "FAIL $name/d$L: mkvmcore exit $rc: $(tail -3 "$d/mkvmcore.log" | tr '\n' ' ')"
+		done >"$res"
+		return
+	fi
+	for L in $levels; do
+		timeout 60 "$KDUMPINIT" capture --vmcore "$d/v.core" --output "$d/d$L.img" \
+			--level "$L" >"$d/d$L.log" 2>&1
+		rc=$?
+		fail=
+		if [ $rc -eq 124 ]; then
+			fail="capture hung (killed after 60 s)"
+		elif [ $rc -gt 128 ]; then
+			fail="capture crashed (signal $((rc - 128)))"
+		elif [ $rc -ne 0 ] && { [ "$corrupt" = 0 ] || [ $rc -ne 5 ]; }; then
+			fail="capture exit $rc: $(grep -m2 -i 'error\|kdumpinit:' "$d/d$L.log" | tail -1)"
+		else
+			timeout 60 "$KDUMPINIT" save "$d/d$L.img" --output "$d/d$L.elf" --format elf \
+				>"$d/d$L.save.log" 2>&1
+			rc=$?
+			if [ $rc -ne 0 ] && [ $rc -ne 5 ]; then
+				fail="save exit $rc: $(tail -1 "$d/d$L.save.log")"
+			fi
+			timeout 60 "$KDUMPINIT" info "$d/d$L.img" >"$d/d$L.info" 2>&1
+		fi
+		if [ -n "$fail" ]; then
+			echo "FAIL $name/d$L: $fail" >>"$res.pre"
+		else
+			specs="$specs $L:$d/d$L.elf:$d/d$L.info:$d/d$L.log"
+		fi
+		rm -f "$d/d$L.img"
+	done
+	{
+		[ -e "$res.pre" ] && cat "$res.pre"
+		[ -n "$specs" ] && "$PY" "$CHECK" "$d/v.core.expect" "$name" $specs
+	} >"$res" 2>&1
+	rm -f "$res.pre"
+	# keep the inputs of a failure, drop the bulk of a pass
+	if ! grep -q '^FAIL' "$res"; then
+		rm -rf "$d"
+	else
+		rm -f "$d"/d*.elf
+	fi
+}
+
+start=$(date +%s)
+running=0
+for entry in "${CASES[@]}"; do
+	IFS='|' read -r name args levels corrupt <<<"$entry"
+	if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then
+		continue
+	fi
+	run_case "$name" "$args" "$levels" "$corrupt" &
+	running=$((running + 1))
+	if [ $running -ge "$JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
+npass=0 nfail=0
+for entry in "${CASES[@]}"; do
+	IFS='|' read -r name _ <<<"$entry"
+	[ -e "$W/$name.result" ] || continue
+	while IFS= read -r line; do
+		case $line in
+		ok\ *) npass=$((npass + 1)); echo "$line" ;;
+		FAIL\ *) nfail=$((nfail + 1)); echo "$line" ;;
+		*) [ -n "$line" ] && echo "  $line" ;;
+		esac
+	done <"$W/$name.result"
+done
+if [ $((npass + nfail)) -eq 0 ]; then
+	echo "FAIL setup: no case ran"
+	nfail=1
+fi
+echo "# $(($(date +%s) - start)) s; scratch $W" >&2
+if [ "$nfail" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then
+	rm -rf "$W"
+fi
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
