@@ -20,3 +20,9 @@ demo: $(BUILD)/kdumpinit
 
 bench: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
 	@BUILD=$(BUILD) tests/bench/run.sh
+
+# Opt-in: crash and gdb on saved dumps (downloads the 858 MB -dbg package once).
+check-crash: $(BUILD)/kdumpinit
+	@BUILD=$(BUILD) tests/crash/run.sh
+
+.PHONY: bench check-crash

@@ -360,6 +360,12 @@ if [ $rawonly = 0 ]; then
 	fi
 	[ $rc = 0 ] && pass "kdumpinit info (exit 0)" ||
 		{ failed "kdumpinit info exited $rc:"; sed 's/^/    /' "$workdir/info.out"; }
+	npois=$(grep -a -c "e2e-stage1: poisoned 0x" "$log")
+	if [ "$npois" -gt 0 ]; then
+		got=$(awk '$1 == "hwpoison" || $2 == "hwpoison" {print $(NF-1)}' "$workdir/info.out")
+		[ "${got:-0}" = "$npois" ] && pass "hwpoison: the $npois poisoned pages were left out" ||
+			failed "hwpoison: $npois pages poisoned, info says ${got:-0} excluded"
+	fi
 
 	t=$(now)
 	"$kdumpinit" save "$dump" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
