@@ -162,6 +162,7 @@ void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
 	w->limit = limit;
 	w->buf = buf;
 	w->buf_size = buf_size;
+	w->align = 1;
 	w->dump_id = dump_id;
 	if (!dump_id)
 		random_bytes(&w->dump_id, sizeof w->dump_id);
@@ -169,7 +170,17 @@ void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
 		w->dump_id = 1;
 }
 
-int writer_flush(struct kdi_writer *w)
+void writer_use_sink(struct kdi_writer *w, struct sink *s)
+{
+	w->sink = s;
+	w->buf = sink_buf(s);
+	w->buf_size = s->cap;
+	w->align = s->direct ? SINK_ALIGN : 1;
+}
+
+/* Hands the buffer to the device: synchronously, or to the sink's I/O
+ * thread (then the next buffer is already free to fill). */
+static int submit(struct kdi_writer *w)
 {
 	if (!w->buf_used)
 		return 0;
@@ -177,7 +188,13 @@ int writer_flush(struct kdi_writer *w)
 	 * before the device, so a bug above can never write past the end. */
 	if (w->base + w->flushed + w->buf_used > w->limit)
 		return -ENOSPC;
-	int r = write_full_at(w->fd, w->buf, w->buf_used, w->base + w->flushed);
+	int r;
+	if (w->sink) {
+		r = sink_submit(w->sink, w->buf_used, w->base + w->flushed);
+		w->buf = sink_buf(w->sink);
+	} else {
+		r = write_full_at(w->fd, w->buf, w->buf_used, w->base + w->flushed);
+	}
 	if (r < 0)
 		return r;
 	w->flushed += w->buf_used;
@@ -185,11 +202,44 @@ int writer_flush(struct kdi_writer *w)
 	return 0;
 }
 
+static int buf_append(struct kdi_writer *w, const void *p, size_t len);
+static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room,
+		     const void *p1, size_t l1, const void *p2, size_t l2,
+		     const void *p3, size_t l3);
+
+int writer_flush(struct kdi_writer *w)
+{
+	static const uint8_t zeros[2 * 4096];
+	int r = 0;
+
+	/* Direct I/O needs whole aligned blocks. Mid-stream, a PAD chunk
+	 * fills up to the boundary (readers skip it); after END, plain zeros
+	 * do (readers stop at END). If neither fits, the sink writes the
+	 * tail through the page cache instead. */
+	size_t need = (w->align - (w->pos % w->align)) % w->align;
+	if (need && !w->ended) {
+		if (need < sizeof(struct kdi_chunk))
+			need += w->align;
+		if (need - sizeof(struct kdi_chunk) <= sizeof zeros)
+			r = put_chunk(w, KDI_CH_PAD, w->limit - writer_end_reserve(), zeros,
+				      need - sizeof(struct kdi_chunk), NULL, 0, NULL, 0);
+		if (r == -ENOSPC)
+			r = 0;
+	} else if (need && w->base + w->pos + need <= w->limit) {
+		r = buf_append(w, zeros, need);
+	}
+	if (!r)
+		r = submit(w);
+	if (!r && w->sink)
+		r = sink_drain(w->sink);
+	return r;
+}
+
 static int buf_append(struct kdi_writer *w, const void *p, size_t len)
 {
 	while (len) {
 		if (w->buf_used == w->buf_size) {
-			int r = writer_flush(w);
+			int r = submit(w);
 			if (r < 0)
 				return r;
 		}
@@ -257,7 +307,10 @@ int writer_put_end(struct kdi_writer *w, const struct kdi_end *end)
 
 	e.nr_chunks = w->seq + 1;
 	e.bytes_out = w->pos + chunk_span(sizeof e);
-	return put_chunk(w, KDI_CH_END, w->limit, &e, sizeof e, NULL, 0, NULL, 0);
+	int r = put_chunk(w, KDI_CH_END, w->limit, &e, sizeof e, NULL, 0, NULL, 0);
+	if (!r)
+		w->ended = 1;
+	return r;
 }
 
 /* ---------------- reader ---------------- */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sink.h"
+
 #define KDI_SB_MAGIC	"KDUMPINT"
 #define KDI_SB_VERSION	1
 #define KDI_SB_AREA	4096u			/* bytes reserved for the superblock */
@@ -161,6 +163,9 @@ struct kdi_writer {
 	uint8_t *buf;		/* caller-owned staging buffer */
 	size_t buf_size, buf_used;
 	uint64_t dump_id, seq;
+	struct sink *sink;	/* async, maybe O_DIRECT; NULL: plain pwrite */
+	size_t align;		/* flush boundary the sink needs */
+	int ended;		/* END appended */
 };
 
 /* Room an END chunk needs; the writer always keeps it free. */
@@ -174,7 +179,11 @@ int writer_put(struct kdi_writer *w, uint16_t type,
 	       const void *p3, size_t l3);
 /* END is the one chunk allowed into the reserve. */
 int writer_put_end(struct kdi_writer *w, const struct kdi_end *end);
+/* Writes out all that is appended (padded to the sink's alignment) and
+ * waits for it. */
 int writer_flush(struct kdi_writer *w);
+/* Route the writer through s (its buffers replace the caller's). */
+void writer_use_sink(struct kdi_writer *w, struct sink *s);
 /* Bytes a chunk with this payload occupies on the device. */
 size_t chunk_span(size_t payload_len);
 

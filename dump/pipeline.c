@@ -666,7 +666,8 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	struct kdi_writer wr;
 	struct progress pg = { .t0 = now_mono(), .last_pct = -100 };
 	uint8_t *wbuf = malloc(WRITE_BUF);
-	int r;
+	struct sink sk;
+	int have_sink = 0, r;
 
 	memset(res, 0, sizeof *res);
 	pg.last_t = pg.t0;
@@ -683,6 +684,11 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 		goto out;
 
 	writer_init(&wr, out_fd, base, limit, wbuf, WRITE_BUF, 0);
+	/* Double-buffered, O_DIRECT where the target allows it; plain
+	 * buffered writes if the sink cannot be had. */
+	have_sink = sink_open(&sk, out_fd, WRITE_BUF, o->no_direct) == 0;
+	if (have_sink)
+		writer_use_sink(&wr, &sk);
 	res->dump_id = wr.dump_id;
 	r = write_metadata(&wr, vc, o);
 	if (r < 0)
@@ -716,11 +722,14 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 		er = -errno;
 	res->end.bytes_out = wr.pos;
 	res->end.nr_chunks = wr.seq;
+	res->direct = have_sink && sk.direct;
 	res->seconds = now_mono() - pg.t0;
 	if (o->progress)
 		progress_tick(&pg, &p, res->end.pages_total, wr.pos, 1);
 	r = er;
 out:
+	if (have_sink)
+		sink_close(&sk);
 	for (unsigned i = 0; p.slots && i < p.nslots; i++)
 		free(p.slots[i].data);
 	free(p.slots);

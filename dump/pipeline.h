@@ -15,6 +15,7 @@ struct capture_opts {
 	unsigned threads;		/* compression workers, >= 1 */
 	uint64_t window;		/* mmap window bytes */
 	int no_mmap;			/* read with pread (tests; mmap fallback) */
+	int no_direct;			/* never O_DIRECT on the target */
 	uint8_t sb_uuid[16];
 	/* Bumped after every block so a watchdog can tell progress from a
 	 * stall. May be NULL. */
@@ -35,6 +36,7 @@ struct capture_result {
 	uint64_t dump_id;
 	double seconds;
 	int write_error;		/* -errno of the write that failed, or 0 */
+	int direct;			/* the dump went out with O_DIRECT */
 };
 
 /* Sizes the run to the memory there is: threads (at most o->threads),
