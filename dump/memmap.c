@@ -13,6 +13,8 @@
  * 64-bit architecture we support. Anything else is corruption. */
 #define IS_KVADDR(a)		((a) >> 63)
 
+_Static_assert(MM_WINDOW % 512 == 0, "the window must hold whole 512-pfn blocks");
+
 static int kread(struct memmap *m, uint64_t va, void *buf, size_t len)
 {
 	return kmem_read(&m->km, va, buf, len);
@@ -211,18 +213,8 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 	return MM_KEEP;
 }
 
-/* Struct page of one pfn outside the window (a head's first tail that
- * lies in the next window). */
-static int read_one(struct memmap *m, uint64_t pfn, uint8_t *out)
-{
-	uint64_t map = section_map(m, pfn >> m->sec_shift);
-	return map ? kread(m, map + pfn * m->spage, out, m->spage) : -EFAULT;
-}
-
 void memmap_classify(struct memmap *m, uint64_t pfn, uint32_t n, uint8_t *cls)
 {
-	uint8_t tailbuf[256];
-
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t p = pfn + i;
 		if (p < m->carry_end) {
@@ -238,13 +230,16 @@ void memmap_classify(struct memmap *m, uint64_t pfn, uint32_t n, uint8_t *cls)
 			cls[i] = MM_KEEP;
 			continue;
 		}
+		/* makedumpfile reads struct pages 512 at a time and never looks
+		 * past its buffer for a head's first tail: a head on the last
+		 * pfn of a 512-block is judged as order 0 with no hugetlb mark.
+		 * A real compound head is aligned to its order and cannot sit
+		 * there; corrupt data can, and must be judged the same way
+		 * (FILTERING.md Q12). Our window is a multiple of 512, so the
+		 * tail is always inside it. */
 		const uint8_t *sp = m->win + k * m->spage, *tail = NULL;
-		if (k + 1 < MM_WINDOW) {
-			if (m->win_ok[k + 1])
-				tail = sp + m->spage;
-		} else if (m->spage <= sizeof tailbuf && read_one(m, p + 1, tailbuf) == 0) {
-			tail = tailbuf;
-		}
+		if ((p & 511) != 511 && m->win_ok[k + 1])
+			tail = sp + m->spage;
 		uint64_t nr;
 		uint8_t c = classify_one(m, p, sp, tail, &nr);
 		cls[i] = c;
