@@ -1,0 +1,100 @@
+#!/bin/bash
+# save --dir (savecore) and save --format kdump, black-box: the whole cycle
+# (a dump present, saved, the device marked saved, nothing left to save),
+# --check, --max, a full disk (nothing half-written under a final name, the
+# device not marked), and a damaged dump saved as INCOMPLETE. Needs root
+# for the small tmpfs that plays the full disk.
+set -u
+cd "$(dirname "$0")/../.."
+K=${KDUMPINIT:-$PWD/build/kdumpinit}
+MK=${MKVMCORE:-$PWD/build/tools/mkvmcore}
+W=$(mktemp -d "${TMPDIR:-/tmp}/kdi-savecore.XXXXXX")
+pass=0 fail=0
+ok() { echo "ok $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+check() { local n=$1; shift; if "$@"; then ok "$n"; else bad "$n" "${why:-condition false}"; fi; why=; }
+cleanup() { mountpoint -q "$W/full" && umount "$W/full"; rm -rf "$W"; }
+trap cleanup EXIT
+
+"$MK" -o "$W/v.core" --mem 32M --segments 2 --seed 7 >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+"$K" capture --vmcore "$W/v.core" --output "$W/dev.img" --level 1 >/dev/null 2>&1
+cp "$W/dev.img" "$W/dev2.img"
+
+"$K" save "$W/dev.img" --check; rc=$?
+check "check: an unsaved dump is there (exit 0)" test $rc = 0
+"$K" save "$W/dev.img" --dir "$W/crash" --max 2 >"$W/out" 2>&1; rc=$?
+check "save --dir exits 0" test $rc = 0
+d=$(ls -d "$W"/crash/[0-9]*-[0-9]*-[0-9]*-* 2>/dev/null | head -n 1)
+check "a DIR/<crash time> directory holds vmcore, dmesg-less info.txt" test -f "$d/vmcore" -a -f "$d/info.txt"
+check "files are mode 0600" test "$(stat -c %a "$d/vmcore") $(stat -c %a "$d/info.txt")" = "600 600"
+check "no temporary names are left" test -z "$(find "$W/crash" -name '.*tmp' -o -name '*.partial')"
+check "the vmcore is kdump-compressed" test "$(head -c 8 "$d/vmcore")" = "KDUMP   "
+"$K" save "$W/dev.img" --check; rc=$?
+check "check: after saving, nothing unsaved (exit 1)" test $rc = 1
+"$K" info "$W/dev.img" >"$W/info" 2>&1
+check "info says the dump is saved" grep -q "complete, saved" "$W/info"
+"$K" save "$W/dev.img" --dir "$W/crash" >"$W/out" 2>&1; rc=$?
+check "a second save finds nothing to do (exit 0, no new directory)" \
+	test $rc = 0 -a "$(ls "$W/crash" | wc -l)" = 1
+for i in 1 2; do "$K" save "$W/dev.img" --dir "$W/crash" --force --max 2 >/dev/null 2>&1; done
+check "--max 2 keeps the newest two" test "$(ls "$W/crash" | wc -l)" = 2
+
+# The kdump file holds the same pages as the ELF save, read back.
+"$K" save "$W/dev.img" --output "$W/e.elf" --format elf >/dev/null 2>&1
+/usr/bin/python3 tests/tools/mdcmp.py "$W/e.elf" "$(ls -d "$W"/crash/*/ | tail -n 1)vmcore" >"$W/md" 2>&1
+check "save --format kdump holds the same pages as the ELF save" grep -q "result: OK" "$W/md"
+"$K" save "$W/dev.img" --output "$W/raw.kdump" --compress none >/dev/null 2>&1
+/usr/bin/python3 tests/tools/mdcmp.py "$W/e.elf" "$W/raw.kdump" >"$W/md" 2>&1
+check "save --compress none holds the same pages" grep -q "result: OK" "$W/md"
+
+# A full disk: a 2 MiB tmpfs cannot hold the dump.
+mkdir -p "$W/full"
+if mount -t tmpfs -o size=2m tmpfs "$W/full" 2>/dev/null; then
+	"$K" save "$W/dev2.img" --dir "$W/full" >"$W/out" 2>&1; rc=$?
+	check "full disk: save fails (exit 1)" test $rc = 1
+	check "full disk: nothing left in DIR" test -z "$(ls -A "$W/full")"
+	"$K" save "$W/dev2.img" --check; rc=$?
+	check "full disk: the device still holds an unsaved dump" test $rc = 0
+	umount "$W/full"
+	# Room for the estimate (the LZ4 size) but not for an ELF vmcore,
+	# which is raw: the write itself runs out of space.
+	stored=$("$K" info "$W/dev2.img" | sed -n 's/.*uncompressed, \([0-9.]*\) MB stored.*/\1/p')
+	mount -t tmpfs -o size=$(awk -v s="$stored" 'BEGIN{printf "%d", s + 6}')m tmpfs "$W/full"
+	"$K" save "$W/dev2.img" --dir "$W/full" --format elf >"$W/out" 2>&1; rc=$?
+	check "disk fills while writing: save fails (exit 1)" test $rc = 1
+	check "disk fills while writing: nothing left in DIR" test -z "$(ls -A "$W/full")"
+	grep -q "nothing left there, the device keeps its dump" "$W/out" ||
+		bad "disk fills while writing: message" "$(cat "$W/out")"
+	"$K" save "$W/dev2.img" --check; rc=$?
+	check "disk fills while writing: the device is not marked saved" test $rc = 0
+	dd if=/dev/zero of="$W/full/filler" bs=1k count=1 2>/dev/null
+	"$K" save "$W/dev2.img" --dir "$W/full" --min-free 1G >"$W/out" 2>&1; rc=$?
+	check "--min-free refuses before writing" \
+		test $rc = 1 -a "$(ls -A "$W/full")" = filler
+	grep -q "not saved, the device keeps it" "$W/out" || bad "--min-free message" "$(cat "$W/out")"
+	umount "$W/full"
+else
+	bad "full disk" "cannot mount a tmpfs (not root?)"
+fi
+
+# A damaged dump: a byte flipped in the middle of the stream.
+cp "$W/dev2.img" "$W/dmg.img"
+size=$(stat -c %s "$W/dmg.img")
+printf '\xff' | dd of="$W/dmg.img" bs=1 seek=$(((1 << 20) + (size - (1 << 20)) / 2)) conv=notrunc 2>/dev/null
+"$K" save "$W/dmg.img" --dir "$W/crash2" >"$W/out" 2>&1; rc=$?
+check "damaged: save --dir exits 5 (saved, incomplete)" test $rc = 5
+v=$(ls -d "$W"/crash2/*/ 2>/dev/null | head -n 1)vmcore
+st=$(od -An -tu4 -j 424 -N 4 "$v" 2>/dev/null | tr -d ' ')
+check "damaged: the kdump header says INCOMPLETE (status 0x8)" test $(( ${st:-0} & 8 )) = 8
+"$K" save "$W/dmg.img" --check; rc=$?
+check "damaged: marked saved after saving what was intact" test $rc = 1
+
+# An empty device.
+"$K" format "$W/empty.img" --size 4M >/dev/null 2>&1
+"$K" save "$W/empty.img" --check; rc=$?
+check "empty device: --check exits 1" test $rc = 1
+"$K" save "$W/empty.img" --dir "$W/crash3" >"$W/out" 2>&1; rc=$?
+check "empty device: save --dir has nothing to do (exit 0)" test $rc = 0 -a ! -e "$W/crash3/"*
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
