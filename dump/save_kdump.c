@@ -306,7 +306,8 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	sh->offset_note = sh->offset_vmcoreinfo + vi_len;
 	sh->size_note = d->notes_len;
 	memcpy(hdr + sh->offset_vmcoreinfo, d->vmcoreinfo, vi_len);
-	memcpy(hdr + sh->offset_note, d->notes, d->notes_len);
+	if (d->notes_len)
+		memcpy(hdr + sh->offset_note, d->notes, d->notes_len);
 	r = write_full_at(fd, hdr, (1 + sub_blocks) * ps, 0);
 	if (!r)
 		r = write_full_at(fd, bm1, bm_blocks * ps, bm_off);

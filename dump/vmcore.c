@@ -137,7 +137,9 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 			*why = VMC_BAD_HEADERS;
 			goto fail;
 		}
-		if (ph.p_type == PT_NOTE) {
+		if (ph.p_type == PT_NOTE && ph.p_filesz == 0) {
+			continue;	/* nothing to read; realloc(p, 0) would free p */
+		} else if (ph.p_type == PT_NOTE) {
 			if (ph.p_filesz > (64u << 20) || ph.p_offset > vc->file_size ||
 			    ph.p_filesz > vc->file_size - ph.p_offset) {
 				*why = VMC_BAD_HEADERS;
