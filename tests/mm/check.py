@@ -15,6 +15,8 @@ Checks, per level:
   - the PT_LOADs map (p_memsz) exactly the vmcore's pfns;
   - "info" reports, per class, the number of excluded pfns the
     expectation gives, no unreadable pages, and the kept count;
+  - every pfn the expectation lists as unreadable (struct page cannot be
+    read) is kept, unless a readable head's range excludes it;
   - the capture's "N pages kept because their struct page could not be
     read" equals the expectation's count of such pfns (absent means 0;
     not checked when no section at all could be read, since kdumpinit
@@ -47,6 +49,7 @@ class Expect:
         self.nosection = False
         self.objs = []          # (pfn, npfn, type), sorted
         self.unreadable = {}
+        self.unreadable_pfns = []  # inclusive ranges
         self.excl = {L: {} for L in levels}   # level -> {class: [ranges]}
         self.header = ""
         want = {str(L) for L in levels}
@@ -59,6 +62,8 @@ class Expect:
                 elif line.startswith("obj "):
                     _, p, n, t = line.split()
                     self.objs.append((int(p), int(n), t))
+                elif line.startswith("unreadable-pfns"):
+                    self.unreadable_pfns = list(ranges_of(line.split()[1:]))
                 elif line.startswith("unreadable "):
                     _, L, n = line.split()
                     self.unreadable[int(L)] = int(n)
@@ -154,6 +159,19 @@ def check_level(E, L, elf, info, log):
         why.append("PT_LOADs map %d pfns not in the vmcore %s and miss %d %s"
                    % (len(extra), extra[:EXAMPLES], len(miss), miss[:EXAMPLES]))
     want_kept = pfnset - set(cls)
+    # unreadable struct pages: kept, unless a readable head's range covers them
+    unread = set()
+    for a, b in E.unreadable_pfns:
+        unread.update(range(a, b + 1))
+    # (zero pages are dropped after the struct-page rules: not by them)
+    rules_keep = unread - {p for p, c in cls.items() if c != "zero"}
+    lost = sorted((rules_keep & want_kept) - kept)
+    if lost:
+        why.append("%d pfns whose struct page is unreadable were excluded, e.g. %s"
+                   % (len(lost), lost[:EXAMPLES]))
+    if len(rules_keep) != E.unreadable.get(L, 0):
+        why.append("internal: expectation lists %d unreadable kept pfns, counts %d"
+                   % (len(rules_keep), E.unreadable.get(L, 0)))
     dropped = sorted(want_kept - kept)     # should be kept, were excluded
     leaked = sorted(kept & set(cls))       # should be excluded, were kept
     if dropped:

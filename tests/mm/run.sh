@@ -85,11 +85,14 @@ for layout in 6.1 6.12 6.16; do
 		for leaf in 4k 2m 1g; do
 			extra=
 			# vary what the layouts do not fix: SIZE(mem_section),
-			# where the kernel sits (phys_base < 0), the text alias
+			# where the kernel sits (phys_base < 0), the text alias,
+			# an AMD SME C-bit in every page-table entry
 			case $layout-$lv-$leaf in
 			6.1-4-*) extra="--ms-size 16" ;;
 			*-5-2m) extra="--kernel-at 6M --text-alias" ;;
 			6.12-4-1g) extra="--text-alias" ;;
+			6.12-4-4k | 6.16-5-1g) extra="--sme-bit 47" ;;
+			6.1-5-1g) extra="--sme-bit 51" ;;
 			esac
 			add "clean-$layout-l$lv-$leaf" \
 				"--mm $layout --levels $lv --leaf $leaf --ram $RAM2 --zero-pct 5 --seed $seed $extra" \
@@ -98,7 +101,8 @@ for layout in 6.1 6.12 6.16; do
 		done
 	done
 done
-add "clean-6.1-l4-2m-d0" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 40" "0 3 5 24" 0
+add "clean-6.1-l4-2m-levels" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 40" "0 3 5 6 9 12 17 24 27 30" 0
+add "clean-6.16-l5-4k-levels" "--mm 6.16 --levels 5 --leaf 4k --ram $RAM2 --zero-pct 5 --seed 41" "0 3 7 10 18 20 23 25 28" 0
 # A 1 GiB hugetlb page: head at 1 GiB, RAM there and just below 2 GiB,
 # nothing in between (it spans 8 sections, 6 of them without RAM).
 BIG=0x1000:40M,1G:24M,2032M:32M

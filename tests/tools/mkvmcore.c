@@ -104,6 +104,7 @@ struct opts {
 	unsigned ms_size;	/* SIZE(mem_section) */
 	uint64_t kernel_at;	/* physical load address of the kernel image */
 	enum corrupt corrupt;
+	unsigned sme_bit;	/* 0, or the AMD SME C-bit set in every PTE */
 	/* --ram: explicit RAM ranges (bytes), sorted; nram 0 without it */
 	uint64_t ram_lo[MAX_RAM_RANGES], ram_len[MAX_RAM_RANGES];
 	size_t nram;
@@ -795,6 +796,7 @@ static int write_file(const struct opts *o, const struct layout *L,
 #define PTE_PSE 0x80ull
 #define PTE_NX (1ull << 63)
 #define PTE_ADDR 0x000ffffffffff000ull
+#define SME(m) ((m)->o->sme_bit ? 1ull << (m)->o->sme_bit : 0)
 #define TAIL_MAPPING 0xdead000000000400ull
 #define SECTION_FLAGS 0xfull		/* present, has mem_map, online, early */
 #define MAX_ORDER_PAGES 1024u		/* 2^(LENGTH(zone.free_area) - 1) */
@@ -880,7 +882,8 @@ enum otype {
 	O_HUGETLB_1G, O_HWPOISON, O_HWPOISON_ANON, O_HWPOISON_CACHE, O_HWPOISON_THP,
 	O_OFFLINE, O_OFFLINE_SLAB, O_UNACCEPTED, O_TYPED_DATA, O_BUDDY_SLAB,
 	O_TYPED_OTHER, O_BIG_CACHE, O_BAD_BUDDY, O_BAD_BUDDY11, O_MISALIGNED_THP,
-	O_MISALIGNED_HUGETLB, O_HEAD511, O_RANDOM, O_NTYPES
+	O_MISALIGNED_HUGETLB, O_HEAD511, O_RANDOM, O_THP_POISONED_TAIL,
+	O_FOLIO_POISONED_TAIL, O_NTYPES
 };
 
 static const char *const otype_names[O_NTYPES] = {
@@ -891,6 +894,7 @@ static const char *const otype_names[O_NTYPES] = {
 	"offline", "offline-but-slab", "unaccepted", "typed-with-data", "buddy-but-slab",
 	"other-page-type", "cache-order13", "buddy-order-200", "buddy-order-11",
 	"misaligned-thp", "misaligned-hugetlb", "hugetlb-head-at-511", "random-bytes",
+	"anon-thp-hwpoison-tail", "cache-folio-hwpoison-tail",
 };
 
 /* Classes, numbered as kdumpinit's "info" names them. */
@@ -1007,12 +1011,12 @@ static uint8_t *pt_slot(struct mm *m, uint64_t va, unsigned level)
 		if (l == level)
 			return e;
 		if (!(v & 1)) {
-			v = pool_alloc(m, PAGE_SIZE, 1) | PTE_TABLE;
+			v = pool_alloc(m, PAGE_SIZE, 1) | PTE_TABLE | SME(m);
 			wr_u64(e, v);
 		} else if (l <= 3 && (v & PTE_PSE)) {
 			die("internal: mapping 0x%" PRIx64 " under a large leaf", va);
 		}
-		table = v & PTE_ADDR;
+		table = v & PTE_ADDR & ~SME(m);
 	}
 }
 
@@ -1020,7 +1024,7 @@ static void map_leaf(struct mm *m, uint64_t va, uint64_t pa, unsigned shift, uin
 {
 	unsigned level = shift == 12 ? 1 : shift == 21 ? 2 : 3;
 	uint8_t *e = pt_slot(m, va, level);
-	uint64_t want = pa | PTE_LEAF | extra | (level > 1 ? PTE_PSE : 0);
+	uint64_t want = pa | PTE_LEAF | extra | SME(m) | (level > 1 ? PTE_PSE : 0);
 	uint64_t v = rd_u64(e);
 
 	if ((v & 1) && v != want)
@@ -1380,6 +1384,20 @@ static void put_obj(struct mm *m, uint64_t pfn, unsigned k, enum otype t)
 		put_compound(m, pfn + 511, 1, upd, kptr(m), 0, kv->types ? kv->t_hugetlb : 0xffffffff,
 			     2, 1, 1);
 		break;
+	case O_THP_POISONED_TAIL:
+	case O_FOLIO_POISONED_TAIL: {
+		/* PG_hwpoison may sit on a tail: judged with the head, never
+		 * alone, so it is kept whenever the head is */
+		uint8_t *tp;
+		if (t == O_THP_POISONED_TAIL)
+			put_compound(m, pfn, k, lru | upd | BIT(kv->swapbacked), anon_ptr(m), 0,
+				     0xffffffff, 3, k, n - 1);
+		else
+			put_compound(m, pfn, k, lru | upd, kptr(m), 0, 0xffffffff, 1, k, n - 1);
+		tp = sp(m, pfn + n / 2 + 1);
+		wr_u64(tp + SP_FLAGS, rd_u64(tp + SP_FLAGS) | BIT(kv->hwpoison));
+		break;
+	}
 	case O_RANDOM:
 	case O_NTYPES:
 		break;
@@ -1666,6 +1684,8 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 	place(m, O_HUGETLB, 9);
 	place(m, O_HUGETLB_FREE, 9);
 	place(m, O_HWPOISON_THP, 9);
+	place(m, O_THP_POISONED_TAIL, 9);
+	place(m, O_FOLIO_POISONED_TAIL, 4);
 	if (m->kv->types)
 		place(m, O_UNACCEPTED, 10);
 	place(m, O_CACHE, 2);
@@ -1877,9 +1897,9 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
 		    "LENGTH(node_data)=1024\n"
 		    "KERNELOFFSET=0\n"
 		    "NUMBER(KERNEL_IMAGE_SIZE)=1073741824\n"
-		    "NUMBER(sme_mask)=0\n"
+		    "NUMBER(sme_mask)=%" PRIu64 "\n"
 		    "CRASHTIME=%" PRId64 "\n",
-		    phys_base, pgd_sym, m->levels == 5, o->crashtime);
+		    phys_base, pgd_sym, m->levels == 5, SME(m), o->crashtime);
 	return 0;
 }
 
@@ -1903,6 +1923,22 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
  * as "unreadable". A first tail that cannot be read counts as not read
  * (like index 511). A section whose entry is unreadable, not present or
  * decodes below page_offset has no mem_map: its pfns are kept.
+ *
+ * FILE.expect, one item per line (pfn ranges "A-B" are inclusive, "A" is
+ * one pfn):
+ *   mkvmcore-expect 1
+ *   layout LAYOUT levels N leaf SIZE ms-size N corrupt MODE
+ *   pfns RANGES            the vmcore's pfns (bitmap 1)
+ *   nosection 0|1          1: no mem_section could be read at all
+ *   obj PFN NPFN TYPE      what the builder put there (for messages)
+ *   unreadable-pfns RANGES pfns whose struct page cannot be read
+ *   unreadable L N         how many of those level L keeps
+ *   level L CLASS RANGES   pfns level L excludes as CLASS (zero, cache,
+ *                          cache-private, user, free, hwpoison, offline);
+ *                          a class with no pfn has no line
+ * for every level L in 0..31. Without --corrupt the judge's verdicts are
+ * also checked against what the builder meant each object to be
+ * (obj_intent()); a disagreement is an internal error, exit 1.
  */
 
 #define J_NOTFOUND INT64_MIN
@@ -2415,8 +2451,11 @@ static uint8_t obj_intent(const struct mm *m, const struct mobj *ob, uint64_t pf
 		return L & 6 ? E_CACHE : E_KEEP;
 	case O_CACHE_PRIV:
 		return L & 4 ? E_PRIV : E_KEEP;
+	case O_FOLIO_POISONED_TAIL:
+		return L & 6 ? E_CACHE : E_KEEP;
 	case O_ANON:
 	case O_ANON_THP:
+	case O_THP_POISONED_TAIL:
 	case O_ANON_SWAPCACHE:
 	case O_KSM:
 	case O_HUGETLB:
@@ -2489,7 +2528,9 @@ static void write_expect(const struct opts *o, struct mm *m)
 		die("%s: %s", path, strerror(errno));
 	fprintf(f, "# mkvmcore --mm expectation: pfns ranges are inclusive\n"
 		   "# level L CLASS RANGES: pfns level L must exclude as CLASS\n"
-		   "# unreadable L N: pfns kept at level L because their struct page is unreadable\n"
+		   "# unreadable-pfns RANGES: pfns whose struct page cannot be read\n"
+		   "# unreadable L N: how many of them level L keeps (the others lie in a\n"
+		   "#   range excluded through a readable compound or buddy head)\n"
 		   "mkvmcore-expect 1\n");
 	fprintf(f, "layout %s levels %u leaf %s ms-size %u corrupt %s\n", m->kv->name, m->levels,
 		m->leaf == 12 ? "4k" : m->leaf == 21 ? "2m" : "1g", o->ms_size,
@@ -2502,6 +2543,27 @@ static void write_expect(const struct opts *o, struct mm *m)
 		if (m->obj[i].type != O_KERNEL && m->obj[i].type != O_TABLE)
 			fprintf(f, "obj %" PRIu64 " %" PRIu64 " %s\n", m->obj[i].pfn, m->obj[i].npfn,
 				otype_names[m->obj[i].type]);
+	/* pfns whose struct page cannot be read, whatever the level */
+	fprintf(f, "unreadable-pfns");
+	for (size_t r = 0; r < J.nr; r++) {
+		uint64_t pfn = J.rlo[r], a = 0;
+		int run = 0;
+		for (; pfn <= J.rhi[r]; pfn++) {
+			uint64_t nr = pfn / SEC_PFNS;
+			int bad = pfn < J.rhi[r] && j_in_segs(&J, pfn) &&
+				  !(nr < J.num_section && J.secbuf[nr] && J.secok[nr][pfn % SEC_PFNS]);
+			if (bad && !run)
+				a = pfn;
+			if (!bad && run) {
+				if (pfn - a == 1)
+					fprintf(f, " %" PRIu64, a);
+				else
+					fprintf(f, " %" PRIu64 "-%" PRIu64, a, pfn - 1);
+			}
+			run = bad;
+		}
+	}
+	fputc('\n', f);
 	for (int l = 0; l < 32; l++) {
 		fprintf(f, "unreadable %d %" PRIu64 "\n", l, J.unreadable[l]);
 		for (uint8_t c = 0; c < E_NCLS; c++)
@@ -2521,7 +2583,7 @@ static void usage(FILE *f)
 		"       [--osrelease STR] [--crashtime T] [--cpus N] [--text-alias]\n"
 		"       [--sparse-gap SIZE] [--bad MODE] [--ram START:SIZE,...]\n"
 		"       [--mm LAYOUT [--levels 4|5] [--leaf 4k|2m|1g] [--ms-size 16|32]\n"
-		"        [--kernel-at ADDR] [--corrupt MODE]]\n"
+		"        [--kernel-at ADDR] [--sme-bit N] [--corrupt MODE]]\n"
 		"  --mem SIZE        physical memory, page multiple, K/M/G/T suffixes (64M)\n"
 		"  --segments N      RAM PT_LOADs splitting --mem (2)\n"
 		"  --zero-pct P      percent of all-zero pages, may be fractional (30)\n"
@@ -2543,6 +2605,8 @@ static void usage(FILE *f)
 		"  --ms-size N       SIZE(mem_section), 16 or 32 (32)\n"
 		"  --kernel-at ADDR  physical load address of the kernel, 2 MiB aligned\n"
 		"                    (16M): phys_base = ADDR - 16M\n"
+		"  --sme-bit N       AMD SME: set address bit N (47..51) in every page-table\n"
+		"                    entry and export it as NUMBER(sme_mask)\n"
 		"  --corrupt MODE    none vmemmap-pgd vmemmap-pud pmd-outside pte-hole\n"
 		"                    section-garbage section-absent root-zero buddy-order\n"
 		"                    order-misaligned head-511 random-bytes\n",
@@ -2722,6 +2786,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "ms-size", required_argument, NULL, 'Z' },
 		{ "kernel-at", required_argument, NULL, 'K' },
 		{ "corrupt", required_argument, NULL, 'C' },
+		{ "sme-bit", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -2751,6 +2816,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_u64(optarg, &t) || (t != 4 && t != 5))
 				return bad_arg(name, optarg);
 			o->mm_levels = (unsigned)t;
+			break;
+		case 'E':
+			if (parse_u64(optarg, &t) || t < 47 || t > 51)
+				return bad_arg(name, optarg);
+			o->sme_bit = (unsigned)t;
 			break;
 		case 'Z':
 			if (parse_u64(optarg, &t) || (t != 16 && t != 32))
