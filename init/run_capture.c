@@ -119,6 +119,12 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		return r == -ENOENT || r == -EBUSY ? EXIT_TARGET : EXIT_SYSTEM;
 	}
 	memcpy(o->sb_uuid, t.sb.uuid, 16);
+	/* O_DIRECT for block devices: in a small reservation the page cache
+	 * has no room for the dump, and queued direct writes are what the
+	 * device is fastest with. A file goes through its filesystem's page
+	 * cache (writeback merges it better) and is fdatasync'd at the end. */
+	if (!t.is_blockdev)
+		o->no_direct = 1;
 	char u[37];
 	uuid_format(t.sb.uuid, u);
 	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",

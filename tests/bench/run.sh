@@ -5,6 +5,8 @@
 #
 # Inputs (each used if present, the first two made by the e2e harness):
 #   $BENCH_VMCORE   default build/e2e/max_la57-off/raw.vmcore (1 GiB guest)
+#   $BENCH_OUT      where outputs go (default build/bench: a real disk, so
+#                   every tool's time includes syncing its output)
 #   $BENCH_LARGE    default build/bench/raw-6g.vmcore (6 GiB guest; made with
 #                   BENCH_MAKE_LARGE=1, about 6 minutes under TCG)
 #   synthetic sparse vmcores describing 1.5 GiB .. 32 GiB, 256 GiB with
@@ -15,7 +17,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 K=$PWD/$BUILD/kdumpinit
 MK=$PWD/$BUILD/tools/mkvmcore
-out=$PWD/$BUILD/bench
+out=${BENCH_OUT:-$PWD/$BUILD/bench}	# BENCH_OUT=/dev/shm/x: outputs in RAM, CPU-bound
 ROUNDS=${BENCH_ROUNDS:-3}
 mkdir -p "$out"
 vmcore=${BENCH_VMCORE:-$BUILD/e2e/max_la57-off/raw.vmcore}
