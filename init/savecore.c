@@ -44,8 +44,18 @@ static int fsync_dir(const char *dir)
 	return r;
 }
 
-/* Writes len bytes to dir/name.tmp, fsyncs, renames to dir/name. */
-static int write_small(const char *dir, const char *name, const void *buf, size_t len)
+/* What goes into one output file. */
+struct content {
+	const void *buf;		/* either bytes ... */
+	size_t len;
+	struct dumpfile *d;		/* ... or the dump, saved per o */
+	const struct savecore_opts *o;
+	struct save_result *res;
+};
+
+/* Writes dir/.name.tmp, fsyncs, renames it to dir/name: a name is only
+ * ever seen holding all of its bytes. */
+static int write_atomic(const char *dir, const char *name, const struct content *c)
 {
 	char tmp[4200], fin[4200], dot[300];
 	if (join(dot, sizeof dot, ".", name, ".tmp") || join(tmp, sizeof tmp, dir, "/", dot) ||
@@ -54,28 +64,11 @@ static int write_small(const char *dir, const char *name, const void *buf, size_
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	int r = write_full(fd, buf, len);
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, fin) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
-static int write_vmcore(const char *dir, struct dumpfile *d, const struct savecore_opts *o,
-			struct save_result *res)
-{
-	char tmp[4200], fin[4200];
-	if (join(tmp, sizeof tmp, dir, "/", ".vmcore.tmp") || join(fin, sizeof fin, dir, "/", "vmcore"))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	int r = o->elf ? save_elf(d, fd, res) : save_kdump(d, fd, &o->so, res);
+	int r;
+	if (c->d)
+		r = c->o->elf ? save_elf(c->d, fd, c->res) : save_kdump(c->d, fd, &c->o->so, c->res);
+	else
+		r = write_full(fd, c->buf, c->len);
 	if (!r && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && !r)
@@ -272,9 +265,9 @@ int savecore(const char *src, const struct savecore_opts *o)
 	}
 
 	struct save_result res;
-	r = write_vmcore(part, &d, o, &res);
+	r = write_atomic(part, "vmcore", &(struct content){ .d = &d, .o = o, .res = &res });
 	if (!r && d.dmesg)
-		r = write_small(part, "dmesg.txt", d.dmesg, d.dmesg_len);
+		r = write_atomic(part, "dmesg.txt", &(struct content){ .buf = d.dmesg, .len = d.dmesg_len });
 	char *rep = NULL;
 	size_t rep_len = 0;
 	FILE *mf = r ? NULL : open_memstream(&rep, &rep_len);
@@ -283,7 +276,7 @@ int savecore(const char *src, const struct savecore_opts *o)
 		fprintf(mf, "%-12s %s (%s)%s\n", "saved as", "vmcore", o->elf ? "ELF" : "kdump-compressed",
 			complete ? "" : ", INCOMPLETE");
 		fclose(mf);
-		r = write_small(part, "info.txt", rep, rep_len);
+		r = write_atomic(part, "info.txt", &(struct content){ .buf = rep, .len = rep_len });
 	} else if (!r) {
 		r = -ENOMEM;
 	}
