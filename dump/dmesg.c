@@ -15,7 +15,8 @@
 
 /* Sanity bounds: a corrupt ring must not make us allocate the world. */
 #define MAX_COUNT_BITS	24
-#define MAX_SIZE_BITS	28
+#define MAX_SIZE_BITS	26	/* CONFIG_LOG_BUF_SHIFT tops out at 25 */
+#define MAX_TABLE	(64u << 20)	/* descs or infos, bytes */
 
 struct out {
 	char *buf;
@@ -118,8 +119,25 @@ int dmesg_read(struct kmem *km, char **text, size_t *len, unsigned *records)
 		return -EFAULT;
 	uint64_t prb_sz = vi_u(vi, VI_SIZE_PRB), dsz = vi_u(vi, VI_SIZE_PRB_DESC),
 		 isz = vi_u(vi, VI_SIZE_PRINTK_INFO);
-	if (prb_sz > 4096 || dsz > 256 || isz > 1024 || !dsz || !isz ||
-	    vi_u(vi, VI_OFF_PRB_DESC_RING) + 48 > prb_sz || vi_u(vi, VI_OFF_PRB_TEXT_RING) + 32 > prb_sz)
+	/* Every offset must land inside its struct: VMCOREINFO comes from the
+	 * crashed kernel and is as corruptible as the rest of its memory.
+	 * Compared as "off <= size - n" so that no sum can wrap. */
+	uint64_t ctr0 = vi_has(vi, VI_OFF_ATOMIC_COUNTER) ? vi_u(vi, VI_OFF_ATOMIC_COUNTER) : 0;
+	uint64_t dro = vi_u(vi, VI_OFF_PRB_DESC_RING), trg = vi_u(vi, VI_OFF_PRB_TEXT_RING);
+	uint64_t lpos = vi_u(vi, VI_OFF_DESC_TEXT_LPOS);
+	if (prb_sz > 4096 || prb_sz < 16 || dsz > 256 || dsz < 16 || isz > 1024 || isz < 16 ||
+	    ctr0 > 8 || dro > prb_sz - 16 || trg > prb_sz - 16 ||
+	    vi_u(vi, VI_OFF_DR_COUNT_BITS) > prb_sz - 4 - dro ||
+	    vi_u(vi, VI_OFF_DR_DESCS) > prb_sz - 8 - dro ||
+	    vi_u(vi, VI_OFF_DR_INFOS) > prb_sz - 8 - dro ||
+	    vi_u(vi, VI_OFF_DR_HEAD_ID) > prb_sz - 16 - dro ||
+	    vi_u(vi, VI_OFF_DR_TAIL_ID) > prb_sz - 16 - dro ||
+	    vi_u(vi, VI_OFF_TR_SIZE_BITS) > prb_sz - 4 - trg ||
+	    vi_u(vi, VI_OFF_TR_DATA) > prb_sz - 8 - trg ||
+	    vi_u(vi, VI_OFF_DESC_STATE) > dsz - 16 ||
+	    lpos > dsz - 16 || vi_u(vi, VI_OFF_LPOS_BEGIN) > dsz - 8 - lpos ||
+	    vi_u(vi, VI_OFF_LPOS_NEXT) > dsz - 8 - lpos ||
+	    vi_u(vi, VI_OFF_INFO_TS) > isz - 8 || vi_u(vi, VI_OFF_INFO_TEXT_LEN) > isz - 2)
 		return -EBADMSG;
 
 	/* SYMBOL(prb) is the pointer variable; follow it to the ring. */
@@ -140,6 +158,10 @@ int dmesg_read(struct kmem *km, char **text, size_t *len, unsigned *records)
 		goto out;
 	}
 	uint64_t count = 1ull << cbits, size = 1ull << sbits;
+	if (count * dsz > MAX_TABLE || count * isz > MAX_TABLE) {
+		r = -EBADMSG;
+		goto out;
+	}
 	uint64_t ctr = vi_has(vi, VI_OFF_ATOMIC_COUNTER) ? vi_u(vi, VI_OFF_ATOMIC_COUNTER) : 0;
 	descs = malloc(count * dsz);
 	infos = malloc(count * isz);

@@ -122,8 +122,9 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			for (uint32_t i = 0; i < h.len / sizeof(struct kdi_segment); i++) {
 				struct kdi_segment s;
 				memcpy(&s, buf + i * sizeof s, sizeof s);
+				/* 2^56: beyond any physical address space there is. */
 				if (s.filesz > s.memsz || s.paddr + s.memsz < s.paddr ||
-				    s.vaddr + s.memsz < s.vaddr)
+				    s.vaddr + s.memsz < s.vaddr || s.paddr + s.memsz > (1ull << 56))
 					e = -EBADMSG;
 			}
 			if (e)
@@ -221,6 +222,27 @@ int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn)
 	uint32_t i = b ? pfn - b->pfn : 0;
 
 	return b && b->zbitmap && ((b->zbitmap[i / 8] >> (i % 8)) & 1);
+}
+
+uint64_t dumpfile_next_stored(const struct dumpfile *d, uint64_t pfn)
+{
+	size_t lo = 0, hi = d->nblocks;
+
+	/* first block that ends after pfn */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->blocks[mid].pfn + d->blocks[mid].count <= pfn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < d->nblocks; k++) {
+		const struct page_block *b = &d->blocks[k];
+		for (uint32_t i = pfn > b->pfn ? pfn - b->pfn : 0; i < b->count; i++)
+			if ((b->bitmap[i / 8] >> (i % 8)) & 1)
+				return b->pfn + i;
+	}
+	return UINT64_MAX;
 }
 
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx)

@@ -62,6 +62,8 @@ void dumpfile_free(struct dumpfile *d);
 int dumpfile_complete(const struct dumpfile *d);
 /* Is pfn stored? Returns the block or NULL; *idx is its bit index. */
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx);
+/* The first stored pfn >= pfn, or UINT64_MAX. */
+uint64_t dumpfile_next_stored(const struct dumpfile *d, uint64_t pfn);
 /* Was pfn left out for being all zero (level bit 1)? */
 int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn);
 void cursor_init(struct dump_cursor *c, const struct dumpfile *d);

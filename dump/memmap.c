@@ -185,7 +185,7 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 	uint32_t lv = m->level;
 	if ((lv & DL_FREE) && m->has_buddy && !is_slab(m, flags, mapcount) &&
 	    mapcount == (uint32_t)vi_u(vi, VI_NUM_BUDDY_MAPCOUNT)) {
-		if (m->max_order && private >= m->max_order)
+		if ((m->max_order && private >= m->max_order) || private >= 32)
 			return MM_KEEP;	/* not a believable free-block order */
 		*nr = 1ull << private;
 		return KDI_EX_FREE;
@@ -309,11 +309,12 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 			    vi_has(vi, VI_OFF_PAGE_MAPCOUNT) ? vi_u(vi, VI_OFF_PAGE_MAPCOUNT) : 0,
 			    vi_has(vi, VI_OFF_PAGE_PRIVATE) ? vi_u(vi, VI_OFF_PAGE_PRIVATE) : 0,
 			    vi_has(vi, VI_OFF_PAGE_COMPOUND_HEAD) ? vi_u(vi, VI_OFF_PAGE_COMPOUND_HEAD) : 0 };
+	/* Written as "off <= size - 8": off + 8 could wrap. */
 	int sane = ssb > m->shift && ssb < 40 && mpb > ssb && mpb <= 57 &&
 		   m->spage >= 32 && m->spage <= 256 && m->ms_size >= 8 && m->ms_size <= 64 &&
-		   m->ms_map_off + 8 <= m->ms_size;
+		   m->ms_map_off <= m->ms_size - 8;
 	for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
-		sane = sane && offs[i] + 8 <= m->spage;
+		sane = sane && offs[i] <= m->spage - 8;
 	if (!sane) {
 		WHY("VMCOREINFO struct sizes are out of range (corrupt?)");
 		return 0;
@@ -329,7 +330,9 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 		m->per_root = 1;
 		m->nroots = nsections;
 	}
-	if (vi_has(vi, VI_LEN_FREE_AREA))
+	/* MAX_ORDER is 11 on every kernel we know; beyond 32 it is garbage. */
+	if (vi_has(vi, VI_LEN_FREE_AREA) && vi_u(vi, VI_LEN_FREE_AREA) >= 1 &&
+	    vi_u(vi, VI_LEN_FREE_AREA) <= 32)
 		m->max_order = vi_u(vi, VI_LEN_FREE_AREA);
 
 	/* Compound order/dtor location in the first tail page. */

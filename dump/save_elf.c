@@ -51,9 +51,14 @@ static int split_segment(const struct dumpfile *d, const struct kdi_segment *s,
 		uint64_t q = pos, e;
 		while (q < F && stored(d, q, shift))
 			q = MIN(F, ((q >> shift) + 1) * ps);
-		e = q;
-		while (e < M && !(e < F && stored(d, e, shift)))
-			e = e < F ? MIN(F, ((e >> shift) + 1) * ps) : M;
+		/* Jump to the next stored page: a segment may describe far
+		 * more memory than the dump holds (or than exists). */
+		e = M;
+		if (q < F) {
+			uint64_t np = dumpfile_next_stored(d, q >> shift);
+			if (np != UINT64_MAX && np < (F + ps - 1) >> shift)
+				e = MAX(q, np << shift);
+		}
 		int r = push(out, (struct oload){ .paddr = pos, .vaddr = s->vaddr + (pos - P),
 						  .filesz = q - pos, .memsz = e - pos,
 						  .flags = s->p_flags });

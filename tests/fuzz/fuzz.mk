@@ -10,12 +10,12 @@
 #   make fuzz-build   only builds them
 #
 # The targets are built with the host clang (FUZZ_CC, default clang-14) under
-# -fsanitize=fuzzer,address,undefined, compiling the project's sources
-# directly. lz4.c and xxhash.c come from the unpacked lz4 tree the deps
-# build leaves in $(BUILD)/src/lz4/lib (FUZZ_LZ4_SRC); they get ASan/UBSan
-# but no coverage instrumentation, so coverage counts kdumpinit's code only.
-# The targets that need dump/vmcore.c link the system's (glibc) libelf
-# (libelf-dev). Crash artifacts, logs and the grown working corpus go to
+# -fsanitize=fuzzer,address,undefined, from the project's sources compiled
+# directly (into one archive, so each target links what it uses). lz4.c and
+# xxhash.c come from the unpacked lz4 tree the deps build leaves in
+# $(BUILD)/src/lz4/lib (FUZZ_LZ4_SRC), with ASan but no coverage, so
+# coverage counts kdumpinit's code only. libelf (dump/vmcore.c) and zlib
+# (save_kdump.c) are the system's glibc builds (libelf-dev, zlib1g-dev). Crash artifacts, logs and the grown working corpus go to
 # $(BUILD)/fuzz; the committed seeds in tests/fuzz/corpus/ are only read.
 # tests/fuzz/mkcorpus.py regenerates those seeds (see its header).
 
@@ -36,50 +36,52 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -I$(FUZZ_LZ4_SRC) \
 	-DXXH_NAMESPACE=LZ4_ -DKDI_VERSION='"fuzz"' -Wall -Wno-unused-parameter
 
-# Project sources per target (besides the target's own file), then what
-# else each links: lz4/xxhash objects, libelf (dump/vmcore.c), zlib.
-fuzz_kmem := dump/kmem.c dump/physmem.c dump/vmcoreinfo.c dump/vmcore.c \
-	arch/arch.c arch/x86_64.c lib/io.c lib/util.c
-fuzz_src_vmcoreinfo := dump/vmcoreinfo.c dump/vmcore.c lib/io.c lib/util.c
-fuzz_src_memmap := dump/memmap.c $(fuzz_kmem)
-fuzz_src_dmesg := dump/dmesg.c $(fuzz_kmem)
-fuzz_src_dumpfile := dump/dumpfile.c dump/format.c dump/save_elf.c dump/save_kdump.c \
-	dump/vmcore.c dump/vmcoreinfo.c arch/arch.c arch/x86_64.c dump/physmem.c \
-	config/target.c config/probe.c config/gpt.c lib/io.c lib/util.c
-fuzz_src_config := config/config.c config/target.c config/probe.c config/gpt.c \
-	dump/format.c lib/io.c lib/util.c
-fuzz_src_vmcore := dump/vmcore.c lib/io.c lib/util.c
-fuzz_lib_vmcoreinfo := $(FUZZ_LIBELF)
-fuzz_lib_memmap := $(FUZZ_LIBELF)
-fuzz_lib_dmesg := $(FUZZ_LIBELF)
-fuzz_lib_dumpfile := $(FUZZ_DIR)/obj/lz4.o $(FUZZ_DIR)/obj/xxhash.o $(FUZZ_LIBELF) \
-	$(FUZZ_LIBZ) -lpthread
-fuzz_lib_config := $(FUZZ_DIR)/obj/xxhash.o
-fuzz_lib_vmcore := $(FUZZ_LIBELF)
+# Every library source of kdumpinit (all but init/, which holds main and
+# PID 1), instrumented for coverage, in one archive: each target's link
+# pulls in exactly the objects it needs, so new files need no list here.
+# FUZZ_LIB_EXCLUDE drops a source the host cannot build.
+FUZZ_LIB_EXCLUDE ?=
+FUZZ_LIB_SRCS := $(filter-out $(FUZZ_LIB_EXCLUDE),$(wildcard dump/*.c arch/*.c config/*.c lib/*.c))
+FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_LIB := $(FUZZ_DIR)/libkdumpinit-fuzz.a
+# lz4.c and xxhash.c: AddressSanitizer only, no coverage, no UBSan: the
+# findings wanted are kdumpinit's (xxhash 0.6's pointer arithmetic on a
+# NULL, 0-length input is UBSan-noisy but harmless).
+FUZZ_CFLAGS_3P := -std=gnu11 -g -O1 -fsanitize=address -fno-omit-frame-pointer \
+	-DXXH_NAMESPACE=LZ4_
+FUZZ_LZ4_OBJS := $(FUZZ_DIR)/obj/lz4/lz4.o $(FUZZ_DIR)/obj/lz4/xxhash.o
+FUZZ_LDLIBS := $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_LIBELF) $(FUZZ_LIBZ) -lpthread
 
 FUZZ_HDRS := $(wildcard tests/fuzz/*.h */*.h)
+
+# The byte movers under the struct-page and log walkers run tens of
+# thousands of times per input; comparison tracing in them costs most of
+# the time and guides nothing, so they get edge coverage only.
+FUZZ_NOCMP_SRCS := arch/x86_64.c dump/physmem.c dump/kmem.c lib/io.c
+
+$(FUZZ_DIR)/obj/%.o: %.c $(FUZZ_HDRS) tests/fuzz/fuzz.mk
+	@mkdir -p $(@D)
+	@echo "  FUZZCC  $<"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
+	  $(if $(filter $<,$(FUZZ_NOCMP_SRCS)),-fno-sanitize-coverage=trace-cmp) -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_LIB_OBJS)
+	@rm -f $@
+	@ar rcs $@ $^
 
 # The lz4 tree is unpacked by the deps build; with DEPS_PREFIX there is none.
 $(FUZZ_LZ4_SRC)/lz4.c $(FUZZ_LZ4_SRC)/xxhash.c: | $(DEPS_STAMP)
 	@test -f $@ || { echo "fuzz: no $@: run 'make' first, or set FUZZ_LZ4_SRC" \
 	  "to an unpacked lz4 lib/ directory" >&2; exit 1; }
 
-$(FUZZ_DIR)/obj/%.o: $(FUZZ_LZ4_SRC)/%.c tests/fuzz/fuzz.mk
+$(FUZZ_DIR)/obj/lz4/%.o: $(FUZZ_LZ4_SRC)/%.c tests/fuzz/fuzz.mk
 	@mkdir -p $(@D)
-	@echo "  FUZZCC  $@"
-	@$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	@echo "  FUZZCC  $<"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS_3P) -c $< -o $@
 
-# One link rule per target (no .SECONDEXPANSION: it would leak into the
-# includer's rules).
-define fuzz_rule
-$$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(fuzz_src_$(1)) \
-		$$(filter %.o,$$(fuzz_lib_$(1))) $$(FUZZ_HDRS) tests/fuzz/fuzz.mk
-	@mkdir -p $$(@D)
-	@echo "  FUZZ    $$@"
-	@$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ tests/fuzz/fuzz_$(1).c \
-	  $$(fuzz_src_$(1)) $$(fuzz_lib_$(1))
-endef
-$(foreach t,$(FUZZ_TARGETS:fuzz_%=%),$(eval $(call fuzz_rule,$(t))))
+$(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_HDRS) tests/fuzz/fuzz.mk
+	@echo "  FUZZ    $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LDLIBS)
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -54,6 +54,23 @@
 
 static int devfd = -1, outfd = -1;
 
+/* With NAME=path in the environment, a copy of what was saved goes there
+ * (for looking at a saver's output on one input; not used when fuzzing). */
+static void fz_keep(int fd, const char *name)
+{
+	const char *path = getenv(name);
+	if (!path)
+		return;
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return;
+	char buf[65536];
+	ssize_t n;
+	for (off_t off = 0; (n = pread(fd, buf, sizeof buf, off)) > 0; off += n)
+		fwrite(buf, 1, (size_t)n, f);
+	fclose(f);
+}
+
 static void fix_super(uint8_t *img, size_t len)
 {
 	if (len < sizeof(struct kdi_super))
@@ -193,6 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			off_t end = lseek(ofd, 0, SEEK_END);
 			assert(end >= 0 && (uint64_t)end == res.bytes);
 			assert(res.bad_pages <= res.pages);
+			fz_keep(ofd, "FZ_SAVE_ELF");
 		}
 	}
 	if (!FZ_SAVE_PAGES_MAX || max_mapnr <= FZ_SAVE_PAGES_MAX) {
@@ -200,8 +218,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct save_opts so = { .zlib = !!(ctl & 8), .threads = (ctl & 16) ? 2 : 1 };
 		r = save_kdump(&d, ofd, &so, &res);
 		assert(r == 0 || r == -ENOMEM || r == -EIO);
-		if (r == 0)
+		if (r == 0) {
 			assert(res.bad_pages <= d.pages_stored);
+			fz_keep(ofd, "FZ_SAVE_KDUMP");
+		}
 	}
 	dumpfile_free(&d);
 	target_close(&t);
