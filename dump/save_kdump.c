@@ -14,6 +14,7 @@
 #include "../arch/arch.h"
 #include "../lib/io.h"
 #include "../lib/util.h"
+#include "vmcore.h"
 #include "vmcoreinfo.h"
 
 #define DUMP_DH_COMPRESSED_ZLIB		0x1
@@ -129,22 +130,12 @@ static void fill_utsname(struct disk_dump_header *h, const struct dumpfile *d,
 
 static int count_cpus(const uint8_t *p, size_t len)
 {
-	size_t off = 0;
-	int n = 0;
+	struct note n;
+	int cpus = 0;
 
-	while (off + 12 <= len) {
-		uint32_t nsz, dsz, type;
-		memcpy(&nsz, p + off, 4);
-		memcpy(&dsz, p + off + 4, 4);
-		memcpy(&type, p + off + 8, 4);
-		size_t na = ((size_t)nsz + 3) & ~(size_t)3, da = ((size_t)dsz + 3) & ~(size_t)3;
-		if (na > len - off - 12 || da > len - off - 12 - na)
-			break;
-		if (type == 1 && nsz == 5 && !memcmp(p + off + 12, "CORE", 5))
-			n++;	/* NT_PRSTATUS: one per CPU */
-		off += 12 + na + da;
-	}
-	return n;
+	for (size_t off = 0; note_next(p, len, &off, &n);)
+		cpus += n.type == 1 && n.namesz == 5 && !memcmp(n.name, "CORE", 5); /* NT_PRSTATUS */
+	return cpus;
 }
 
 /* ---- parallel zlib ---- */

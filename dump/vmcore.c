@@ -47,34 +47,45 @@ int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz)
 	return -ENOENT;
 }
 
-/* Walks the notes of one PT_NOTE blob; keeps a copy of VMCOREINFO. Notes
- * come from the crashed kernel, so every length is checked. */
+int note_next(const uint8_t *p, size_t len, size_t *off, struct note *n)
+{
+	size_t o = *off;
+
+	if (o > len || len - o < 12)
+		return 0;
+	uint32_t nsz, dsz;
+	memcpy(&nsz, p + o, 4);
+	memcpy(&dsz, p + o + 4, 4);
+	memcpy(&n->type, p + o + 8, 4);
+	size_t nalign = ((size_t)nsz + 3) & ~(size_t)3;
+	size_t dalign = ((size_t)dsz + 3) & ~(size_t)3;
+	if (nalign > len - o - 12 || dalign > len - o - 12 - nalign)
+		return 0;
+	if (nsz == 0 && dsz == 0 && n->type == 0)
+		return 0;	/* zero padding after the last note */
+	n->name = (const char *)p + o + 12;
+	n->namesz = nsz;
+	n->desc = p + o + 12 + nalign;
+	n->descsz = dsz;
+	*off = o + 12 + nalign + dalign;
+	return 1;
+}
+
+/* Keeps a copy of the first VMCOREINFO note of one PT_NOTE blob. */
 static void find_vmcoreinfo(struct vmcore *vc, const uint8_t *p, size_t len)
 {
-	size_t off = 0;
+	struct note n;
 
-	while (off + 12 <= len) {
-		uint32_t nsz, dsz, type;
-		memcpy(&nsz, p + off, 4);
-		memcpy(&dsz, p + off + 4, 4);
-		memcpy(&type, p + off + 8, 4);
-		size_t nalign = ((size_t)nsz + 3) & ~(size_t)3;
-		size_t dalign = ((size_t)dsz + 3) & ~(size_t)3;
-		if (nalign > len - off - 12 || dalign > len - off - 12 - nalign)
-			return;
-		const char *name = (const char *)p + off + 12;
-		if (nsz == 11 && !memcmp(name, "VMCOREINFO", 11) && !vc->vmcoreinfo) {
-			vc->vmcoreinfo = malloc(dsz + 1);
-			if (vc->vmcoreinfo) {
-				memcpy(vc->vmcoreinfo, name + nalign, dsz);
-				vc->vmcoreinfo[dsz] = 0;
-				/* The text is NUL-padded in the kernel's buffer. */
-				vc->vmcoreinfo_len = strlen(vc->vmcoreinfo);
-			}
+	for (size_t off = 0; !vc->vmcoreinfo && note_next(p, len, &off, &n);) {
+		if (n.namesz != 11 || memcmp(n.name, "VMCOREINFO", 11))
+			continue;
+		vc->vmcoreinfo = malloc(n.descsz + 1);
+		if (vc->vmcoreinfo) {
+			memcpy(vc->vmcoreinfo, n.desc, n.descsz);
+			vc->vmcoreinfo[n.descsz] = 0;
+			/* The text is NUL-padded in the kernel's buffer. */
+			vc->vmcoreinfo_len = strlen(vc->vmcoreinfo);
 		}
-		if (nsz == 0 && dsz == 0 && type == 0)
-			return;		/* zero padding after the last note */
-		off += 12 + nalign + dalign;
 	}
 }
 

@@ -41,6 +41,17 @@ struct vmcore {
 int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why);
 void vmcore_close(struct vmcore *vc);
 
+/* ELF notes, walked with every length checked (they come from the
+ * crashed kernel). *off starts at 0; returns 1 per note, 0 at the end or
+ * at the first note that does not fit. */
+struct note {
+	const char *name;
+	uint32_t namesz, type;
+	const uint8_t *desc;
+	uint32_t descsz;
+};
+int note_next(const uint8_t *p, size_t len, size_t *off, struct note *n);
+
 /* Value of a VMCOREINFO line "KEY=value", copied into out; -ENOENT. */
 int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
 
