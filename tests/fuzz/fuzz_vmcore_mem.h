@@ -6,7 +6,8 @@
  *   0    1    flags: bit 0 = a second segment; bit 1 = use byte 1 as the
  *             dump level (else 31)
  *   1    1    level (low 5 bits)
- *   2    2    reserved
+ *   2    2    file size in pages: the data below is zero-extended to it
+ *             (seeds hold only the non-zero head of their memory)
  *   4    8    seg0 paddr
  *   12   4    seg0 filesz
  *   16   4    seg0 memsz - filesz
@@ -44,7 +45,8 @@
  * other fd goes to the kernel. The copy still goes through ASan's memcpy
  * checks on the destination. */
 static const uint8_t *fz_mem_buf;
-static size_t fz_mem_len;
+static size_t fz_mem_len;		/* bytes of fz_mem_buf */
+static uint64_t fz_mem_size;		/* file size: zeros past fz_mem_len */
 static int fz_mem_fd = -1;
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off);
@@ -55,10 +57,14 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 			errno = EINVAL;
 			return -1;
 		}
-		if ((uint64_t)off >= fz_mem_len)
+		if ((uint64_t)off >= fz_mem_size)
 			return 0;
-		size_t k = n < fz_mem_len - (uint64_t)off ? n : fz_mem_len - (uint64_t)off;
-		memcpy(buf, fz_mem_buf + off, k);
+		size_t k = n < fz_mem_size - (uint64_t)off ? n : fz_mem_size - (uint64_t)off;
+		size_t c = (uint64_t)off >= fz_mem_len ? 0 : fz_mem_len - (uint64_t)off;
+		if (c > k)
+			c = k;
+		memcpy(buf, fz_mem_buf + off, c);
+		memset((uint8_t *)buf + c, 0, k - c);
 		return (ssize_t)k;
 	}
 	return syscall(SYS_pread64, fd, buf, n, off);
@@ -85,7 +91,7 @@ static inline int fz_vmcore_build(struct fz_vmcore *f, int *memfd, const uint8_t
 	struct fz_in in = { data, FZ_HDR };
 	unsigned flags = fz_take(&in, 1);
 	unsigned lvbyte = fz_take(&in, 1);
-	fz_take(&in, 2);
+	uint64_t fpages = fz_take(&in, 2);
 	f->seg[0].paddr = fz_take(&in, 8);
 	f->seg[0].filesz = fz_take(&in, 4);
 	f->seg[0].memsz = f->seg[0].filesz + fz_take(&in, 4);
@@ -113,7 +119,10 @@ static inline int fz_vmcore_build(struct fz_vmcore *f, int *memfd, const uint8_t
 	fz_mem_fd = vc->fd;
 	fz_mem_buf = mem;
 	fz_mem_len = mlen;
-	vc->file_size = mlen;
+	fz_mem_size = fpages * 4096 > mlen ? fpages * 4096 : mlen;
+	if (fz_mem_size > mlen && ftruncate(vc->fd, (off_t)fz_mem_size) < 0)
+		abort();
+	vc->file_size = fz_mem_size;
 	vc->e_machine = arch_x86_64.e_machine;
 	vc->vmcoreinfo = fz_strndup(rest, tlen);
 	vc->vmcoreinfo_len = tlen;

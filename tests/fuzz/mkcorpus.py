@@ -17,7 +17,11 @@ Everything is synthetic and built here from first principles:
 * fuzz_dumpfile: device images written by `kdumpinit capture` from those
   vmcores (claim re-made at data_offset 4096 so that each stays small),
   with control byte 0, plus truncated and re-hashed variants;
-* fuzz_vmcoreinfo, fuzz_config: texts and disk heads.
+* fuzz_vmcoreinfo, fuzz_config: texts and disk heads;
+* regress-*: reproducers of bugs the fuzzers found (now fixed), derived
+  from the seeds above; see crashes/README.md. Other regress-* files in a
+  corpus directory (added by hand) are left alone; every other file there
+  is replaced.
 
 Seeds are kept under 64 KiB each. The captures carry random dump ids and
 times, so a rerun changes those bytes; nothing else depends on chance.
@@ -107,7 +111,9 @@ def xxh64(data, seed=0):
 class Mem:
     def __init__(self, npages):
         self.b = bytearray(npages * PAGE)
-        self.next = 1            # page 0 holds the struct pages
+        # Page 0: struct pages (pfn p at p * 64, up to pfn 15), mem_section
+        # and init_uts_ns; page 1: the printk ring; tables from page 2.
+        self.next = 2
 
     def alloc(self):
         p = self.next
@@ -276,7 +282,7 @@ def build_memory(kind='61', l5=False, npages=15, vmemmap_4k=False, direct_2m=Fal
     phys_base = pt.root - (INIT_TOP_PGT - START_KERNEL_MAP)
 
     # mem_section: root array, then the sections of root 0.
-    ms = m.alloc()
+    ms = 1024                               # roots 0..255, then the sections
     ms_size = 32 if l5 else 16
     m.q(ms, direct + ms + 2048)
     for nr in range((npages + 7) // 8 if small_sections else 1):
@@ -288,7 +294,7 @@ def build_memory(kind='61', l5=False, npages=15, vmemmap_4k=False, direct_2m=Fal
         keys = [kv for kv in keys if kv[0] != 'LENGTH(mem_section)']
         keys = [('NUMBER(SECTION_SIZE_BITS)', '15') if kv[0] == 'NUMBER(SECTION_SIZE_BITS)' else kv
                 for kv in keys]
-    uts_pa = m.alloc()
+    uts_pa = ms + 2048 + 128                # after the sections
     uts = b''.join(s.ljust(65, b'\0') for s in
                    (b'Linux', b'fuzzhost', keys[0][1].encode(), b'#1 SMP', b'x86_64', b'(none)'))
     m.put(uts_pa, uts)
@@ -296,9 +302,9 @@ def build_memory(kind='61', l5=False, npages=15, vmemmap_4k=False, direct_2m=Fal
 
     if prb:
         keys += PRB_KEYS
-        ring = m.alloc()
+        ring = PAGE
         var, rb, descs, infos = ring, ring + 256, ring + 1024, ring + 2048
-        text = m.alloc()
+        text = ring + 3072                   # 1 KiB text ring
         cbits, sbits = 3, 10
         m.q(var, START_KERNEL_MAP + rb)         # prb -> the ring
         struct.pack_into('<I', m.b, rb + 0, cbits)
@@ -346,6 +352,7 @@ def build_memory(kind='61', l5=False, npages=15, vmemmap_4k=False, direct_2m=Fal
     for p in range(m.next):                      # used pages: reserved
         if m.rq(p * 64) == 0:
             m.q(p * 64, 1 << 12)
+    build_memory.used = m.next                   # pages before the zero tail
     return bytes(m.b), vmcoreinfo_text(keys)
 
 
@@ -402,14 +409,51 @@ def prog_hugetlb(m, kind, vmemmap, n):
     sp(m, 12, mapcount=-129 if kind == '61' else -268435456, private=1)
 
 
-def fz_header(segs, flags=0, level=31):
-    """fuzz_vmcore_mem.h header: segs = [(paddr, filesz, extra, fileoff)]."""
+def fz_header(segs, flags=0, level=31, fpages=0):
+    """fuzz_vmcore_mem.h header: segs = [(paddr, filesz, extra, fileoff)];
+    the file is zero-extended to fpages pages."""
     if len(segs) > 1:
         flags |= 1
     s0 = segs[0]
     s1 = segs[1] if len(segs) > 1 else (0, 0, 0, 0)
-    return struct.pack('<BBHQIIQIII', flags, level, 0, s0[0], s0[1], s0[2],
+    return struct.pack('<BBHQIIQIII', flags, level, fpages, s0[0], s0[1], s0[2],
                        s1[0], s1[1], s1[2], s1[3])
+
+
+def fz_seed(hdr, vi, mem):
+    """A fuzz_vmcore_mem.h input: memory trimmed of its zero tail (the
+    header's fpages puts it back)."""
+    body = mem.rstrip(b'\0')
+    body = body + b'\0' * (-len(body) % 8)
+    return hdr + vi.encode() + body
+
+
+def edit_vmcoreinfo(seed, edits, mem_edit=None):
+    """The seed with VMCOREINFO lines replaced, added (value) or removed
+    (None), and its memory edited in place by mem_edit."""
+    hdr, rest = seed[:40], seed[40:]
+    nul = rest.index(b'\0')
+    lines, mem = rest[:nul].decode().split('\n'), bytearray(rest[nul + 1:])
+    for k, v in edits.items():
+        hit = [i for i, l in enumerate(lines) if l.startswith(k + '=')]
+        for i in hit:
+            lines[i] = None if v is None else '%s=%s' % (k, v)
+        if not hit and v is not None:
+            lines.insert(0, '%s=%s' % (k, v))
+    if mem_edit:
+        mem_edit(mem)
+    return hdr + '\n'.join(l for l in lines if l is not None).encode() + b'\0' + bytes(mem)
+
+
+def rehash_stream(img, base=4096):
+    """Chunk hashes recomputed after an edit: a device image that reads
+    back intact, so that what is tested is the parser behind the hashes."""
+    img = bytearray(img)
+    for pos, _, ln in chunks(bytes(img), base):
+        struct.pack_into('<Q', img, pos + 32, xxh64(bytes(img[pos + 48:pos + 48 + ln])))
+        struct.pack_into('<Q', img, pos + 40, 0)
+        struct.pack_into('<Q', img, pos + 40, xxh64(bytes(img[pos:pos + 48])))
+    return bytes(img)
 
 
 # ---------------------------------------------------------------- ELF vmcores
@@ -547,29 +591,28 @@ def main():
         for name, kw in variants:
             mem, vi = build_memory(**kw)
             n = len(mem)
-            vib = vi.encode()
-            add('fuzz_memmap', name, fz_header([(0, n, 0, 0)]) + vib + mem)
+            one = fz_header([(0, n, 0, 0)], fpages=n // PAGE)
+            add('fuzz_memmap', name, fz_seed(one, vi, mem))
             if name in ('61-4l-mixed', '612-5l-free', '612-5l-hugetlb-4k'):
-                add('fuzz_dmesg', name, fz_header([(0, n, 0, 0)]) + vib + mem)
-            add('fuzz_vmcoreinfo', name, b'\x3f' + vib.rstrip(b'\0'))
+                add('fuzz_dmesg', name, fz_seed(one, vi, mem))
+            add('fuzz_vmcoreinfo', name, b'\x3f' + vi.encode().rstrip(b'\0'))
             if name == '61-4l-mixed':
-                # Smaller: only the first 11 pages (tables, rings) in the
-                # file; a second segment shows the file's first bytes again
-                # at pfns 11..14, whose struct pages are in page 0.
-                small = mem[:11 * PAGE]
-                alias = [(0, 11 * PAGE, 0, 0), (11 * PAGE, 4 * PAGE, 0, 0)]
-                add('fuzz_memmap', name + '-alias', fz_header(alias) + vib + small)
-                add('fuzz_dmesg', name + '-alias', fz_header(alias) + vib + small)
-                add('fuzz_memmap', name + '-level8', fz_header(alias, flags=2, level=8) + vib + small)
-                # Two segments: pfns seen again at 1 MiB, where their
-                # struct pages are not in the file (unreadable).
-                add('fuzz_memmap', name + '-2seg',
-                    fz_header([(0, 11 * PAGE, 0, 0), (1 << 20, 4 * PAGE, PAGE, 0)]) + vib + small)
+                used = build_memory.used * PAGE
+                # Two segments: the same file bytes seen again at pfns
+                # 16.. (struct pages in page 0), and at 1 MiB (struct
+                # pages outside the file: unreadable).
+                add('fuzz_memmap', name + '-alias', fz_seed(
+                    fz_header([(0, n, 0, 0), (16 * PAGE, 4 * PAGE, 0, 0)], fpages=n // PAGE),
+                    vi, mem))
+                add('fuzz_memmap', name + '-level8',
+                    fz_seed(fz_header([(0, n, 0, 0)], flags=2, level=8, fpages=n // PAGE), vi, mem))
+                add('fuzz_memmap', name + '-2seg', fz_seed(
+                    fz_header([(0, used, 0, 0), (1 << 20, 4 * PAGE, PAGE, 0)]), vi, mem[:used]))
                 add('fuzz_memmap', name + '-truncated',
-                    fz_header([(0, n, 3 * PAGE, 0)]) + vib + mem[:12 * PAGE])
+                    fz_seed(fz_header([(0, n, 3 * PAGE, 0)]), vi, mem[:used + PAGE]))
             core = elf_vmcore(mem, vi, [(0, 0, n)], cpus=2)
             # fuzz_vmcore reads headers and notes: a few pages will do.
-            add('fuzz_vmcore', name, elf_vmcore(mem, vi, [(0, 0, 2 * PAGE), (1 << 20, 2 * PAGE, 2 * PAGE)]))
+            add('fuzz_vmcore', name, elf_vmcore(mem, vi, [(0, 0, PAGE), (1 << 20, PAGE, PAGE)]))
             for level in (31, 1) if name in ('61-4l-mixed', '612-5l-free') else (31,):
                 img = capture(a.kdumpinit, core, level, tmp, '%s-d%d' % (name, level))
                 add('fuzz_dumpfile', '%s-d%d' % (name, level), b'\0' + img)
@@ -621,6 +664,40 @@ def main():
         add('fuzz_dumpfile', 'claim-only', b'\0' + base[:4096])
         add('fuzz_dumpfile', 'blank', b'\0' + bytes(8192))
 
+        # -- reproducers of fixed bugs (regress-*: see crashes/README.md)
+        mixed = seeds['fuzz_memmap']['61-4l-mixed']
+
+        def pfn7_private(v):
+            return lambda mem: struct.pack_into('<Q', mem, 7 * 64 + 40, v)
+        W = str(M64 - 7)                          # an offset that wraps when 8 is added
+        for name, edits, me in [
+                ('buddy-order-shift', {'LENGTH(zone.free_area)': None}, pfn7_private(64)),
+                ('unaccepted-order-shift', {'LENGTH(zone.free_area)': '100',
+                                            'NUMBER(PAGE_UNACCEPTED_MAPCOUNT_VALUE)': '-1'}, None),
+                ('page-offset-wraps', {'OFFSET(page.flags)': W}, None),
+                ('section-map-offset-wraps', {'OFFSET(mem_section.section_mem_map)': W}, None)]:
+            add('fuzz_memmap', 'regress-memmap-' + name, edit_vmcoreinfo(mixed, edits, me))
+        for name, edits in [
+                ('desc-ring-offset-wraps', {'OFFSET(printk_ringbuffer.desc_ring)': str(M64)}),
+                ('count-bits-offset', {'OFFSET(prb_desc_ring.count_bits)': '1000000'}),
+                ('tail-id-offset', {'OFFSET(prb_desc_ring.tail_id)': '1000000'}),
+                ('desc-state-offset', {'OFFSET(prb_desc.state_var)': '4096'}),
+                ('info-text-len-offset', {'OFFSET(printk_info.text_len)': '100000'}),
+                ('atomic-counter-offset', {'OFFSET(atomic_long_t.counter)': '1000000'}),
+                ('huge-alloc', {'OFFSET(prb_desc_ring.count_bits)': '24', 'SIZE(prb_desc)': '256',
+                                'SIZE(printk_info)': '1024'})]:
+            add('fuzz_dmesg', 'regress-dmesg-' + name, edit_vmcoreinfo(mixed, edits))
+        img = bytearray(seeds['fuzz_dumpfile']['61-4l-mixed-d31'][1:])
+        for pos, typ, ln in chunks(bytes(img)):
+            if typ == 2:
+                struct.pack_into('<H', img, pos + 4, 8)          # NOTES -> PAD
+        add('fuzz_dumpfile', 'regress-dumpfile-no-notes-memcpy-null', b'\0' + rehash_stream(img))
+        img = bytearray(seeds['fuzz_dumpfile']['61-4l-mixed-d31'][1:])
+        for pos, typ, ln in chunks(bytes(img)):
+            if typ == 4:                                          # vaddr 0, memsz = filesz = 2^60
+                struct.pack_into('<QQQ', img, pos + 48 + 8, 0, 1 << 60, 1 << 60)
+        add('fuzz_dumpfile', 'regress-dumpfile-huge-segment-timeout', b'\0' + rehash_stream(img))
+
         # -- VMCOREINFO texts
         add('fuzz_vmcoreinfo', 'empty', b'\0')
         add('fuzz_vmcoreinfo', 'odd-values',
@@ -654,17 +731,22 @@ def main():
     finally:
         shutil.rmtree(tmp)
 
+    # Seeds made here replace what is there; files named regress-* that
+    # this script does not make (added by hand) are kept.
     total = 0
     for target, files in sorted(seeds.items()):
         d = os.path.join(a.out, target)
-        if os.path.isdir(d):
-            shutil.rmtree(d)
-        os.makedirs(d)
+        os.makedirs(d, exist_ok=True)
+        for old in os.listdir(d):
+            if old not in files and not old.startswith('regress-'):
+                os.unlink(os.path.join(d, old))
         for name, data in sorted(files.items()):
             with open(os.path.join(d, name), 'wb') as f:
                 f.write(data)
-            total += len(data)
-        print('%-16s %3d seeds' % (target, len(files)))
+        kept = sorted(os.listdir(d))
+        size = sum(os.path.getsize(os.path.join(d, x)) for x in kept)
+        total += size
+        print('%-16s %3d seeds, %7d bytes' % (target, len(kept), size))
     print('total %d bytes' % total)
 
 
