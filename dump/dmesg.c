@@ -16,11 +16,11 @@
 /* Sanity bounds: a corrupt ring must not make us allocate the world. */
 #define MAX_COUNT_BITS	24
 #define MAX_SIZE_BITS	26	/* CONFIG_LOG_BUF_SHIFT tops out at 25 */
-#define MAX_TABLE	(64u << 20)	/* descs or infos, bytes */
+#define MAX_TABLE	(128u << 20)	/* descs or infos: LOG_BUF_SHIFT=25 needs 92 MB */
 
 struct out {
 	char *buf;
-	size_t len, cap;
+	size_t len, cap, max;	/* max: what the caller's budget leaves */
 };
 
 static int put(struct out *o, const char *s, size_t n)
@@ -29,6 +29,10 @@ static int put(struct out *o, const char *s, size_t n)
 		size_t nc = o->cap ? o->cap * 2 : 65536;
 		while (nc < o->len + n + 1)
 			nc *= 2;
+		if (nc > o->max)
+			nc = o->len + n + 1;
+		if (nc > o->max)
+			return -EFBIG;
 		char *nb = realloc(o->buf, nc);
 		if (!nb)
 			return -ENOMEM;
@@ -95,7 +99,7 @@ static int record(struct out *o, const struct vmcoreinfo *vi, const uint8_t *des
 	return r ? r : put(o, "\n", 1);
 }
 
-int dmesg_read(struct kmem *km, char **text, size_t *len, unsigned *records)
+int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, unsigned *records)
 {
 	const struct vmcoreinfo *vi = &km->vi;
 	static const enum vi_key need[] = {
@@ -162,6 +166,15 @@ int dmesg_read(struct kmem *km, char **text, size_t *len, unsigned *records)
 		r = -EBADMSG;
 		goto out;
 	}
+	/* In a small reservation an allocation the kernel cannot back ends
+	 * in the OOM killer, and PID 1 killed is a panic: the log is worth
+	 * less than the pages, so it gets only what the caller can spare. */
+	uint64_t bytes = count * (dsz + isz) + size + 8 + prb_sz;
+	if (bytes > budget) {
+		r = -EFBIG;
+		goto out;
+	}
+	o.max = budget - bytes;
 	uint64_t ctr = vi_has(vi, VI_OFF_ATOMIC_COUNTER) ? vi_u(vi, VI_OFF_ATOMIC_COUNTER) : 0;
 	descs = malloc(count * dsz);
 	infos = malloc(count * isz);

@@ -27,26 +27,6 @@ const char *vmcore_strerror(enum vmcore_err e)
 	return (unsigned)e < ARRAY_SIZE(names) ? names[e] : "?";
 }
 
-int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = text; p && *p; ) {
-		const char *eol = strchr(p, '\n');
-		size_t ll = eol ? (size_t)(eol - p) : strlen(p);
-		if (ll > kl && !memcmp(p, key, kl) && p[kl] == '=') {
-			size_t vl = ll - kl - 1;
-			if (vl >= outsz)
-				vl = outsz - 1;
-			memcpy(out, p + kl + 1, vl);
-			out[vl] = 0;
-			return 0;
-		}
-		p = eol ? eol + 1 : NULL;
-	}
-	return -ENOENT;
-}
-
 int note_next(const uint8_t *p, size_t len, size_t *off, struct note *n)
 {
 	size_t o = *off;

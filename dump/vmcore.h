@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "vmcoreinfo.h"
 
 /* Why a file is not usable as a vmcore, for one clear message. */
 enum vmcore_err {
@@ -51,8 +52,5 @@ struct note {
 	uint32_t descsz;
 };
 int note_next(const uint8_t *p, size_t len, size_t *off, struct note *n);
-
-/* Value of a VMCOREINFO line "KEY=value", copied into out; -ENOENT. */
-int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
 
 #endif

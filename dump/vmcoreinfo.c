@@ -46,6 +46,11 @@ static int parse_value(const char *s, size_t len, int base, uint64_t *out)
 
 void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 {
+	/* A key given twice keeps its first value, as vmcoreinfo_get and
+	 * makedumpfile read it: both views of one note must agree. */
+	unsigned char seen[VI_NKEYS] = { 0 };
+	int seen_rel = 0;
+
 	memset(vi, 0, sizeof *vi);
 	for (const char *p = text; p && *p;) {
 		const char *eol = strchr(p, '\n');
@@ -53,7 +58,8 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 		const char *eq = memchr(p, '=', ll);
 		if (eq) {
 			size_t kl = eq - p, vl = ll - kl - 1;
-			if (kl == 9 && !memcmp(p, "OSRELEASE", 9)) {
+			if (kl == 9 && !memcmp(p, "OSRELEASE", 9) && !seen_rel) {
+				seen_rel = 1;
 				size_t n = vl < sizeof vi->osrelease ? vl : sizeof vi->osrelease - 1;
 				memcpy(vi->osrelease, eq + 1, n);
 				vi->osrelease[n] = 0;
@@ -61,6 +67,9 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 			for (int k = 0; k < VI_NKEYS; k++) {
 				if (strlen(keys[k].text) != kl || memcmp(keys[k].text, p, kl))
 					continue;
+				if (seen[k])
+					break;
+				seen[k] = 1;
 				if (parse_value(eq + 1, vl, keys[k].base, &vi->v[k]) == 0)
 					vi->have[k] = 1;
 				else
@@ -70,4 +79,26 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 		}
 		p = eol ? eol + 1 : NULL;
 	}
+}
+
+int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz)
+{
+	size_t kl = strlen(key);
+
+	if (outsz == 0)
+		return -EINVAL;
+	for (const char *p = text; p && *p; ) {
+		const char *eol = strchr(p, '\n');
+		size_t ll = eol ? (size_t)(eol - p) : strlen(p);
+		if (ll > kl && !memcmp(p, key, kl) && p[kl] == '=') {
+			size_t vl = ll - kl - 1;
+			if (vl >= outsz)
+				vl = outsz - 1;
+			memcpy(out, p + kl + 1, vl);
+			out[vl] = 0;
+			return 0;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
 }

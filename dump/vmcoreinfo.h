@@ -4,6 +4,7 @@
 #ifndef KDI_VMCOREINFO_H
 #define KDI_VMCOREINFO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define VI_KEYS(X)							\
@@ -88,8 +89,12 @@ struct vmcoreinfo {
 };
 
 /* Parses the note text (NUL-terminated). Unknown keys are ignored; a known
- * key with a malformed value is treated as absent and counted. */
+ * key with a malformed value is treated as absent and counted. A key given
+ * twice keeps its first line, good or bad, as vmcoreinfo_get does. */
 void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text);
+/* Value of the first line "KEY=value", copied (cut to fit) into out;
+ * -ENOENT, or -EINVAL for outsz 0. For the string values: OSRELEASE. */
+int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
 static inline int vi_has(const struct vmcoreinfo *vi, enum vi_key k) { return vi->have[k]; }
 static inline uint64_t vi_u(const struct vmcoreinfo *vi, enum vi_key k) { return vi->v[k]; }
 static inline int64_t vi_s(const struct vmcoreinfo *vi, enum vi_key k) { return (int64_t)vi->v[k]; }

@@ -570,13 +570,15 @@ static int dmesg_from_vmcore(const char *path, int *code)
 	unsigned n = 0;
 	r = kmem_init(&km, &vc, arch_lookup(vc.e_machine));
 	if (!r)
-		r = dmesg_read(&km, &text, &len, &n);
+		r = dmesg_read(&km, 1ull << 30, &text, &len, &n);
 	if (r == 0) {
 		fwrite(text, 1, len, stdout);
 		*code = EXIT_OK;
 	} else {
 		err("%s: no log: %s", path, r == -ENOENT ? "VMCOREINFO has no printk ring buffer "
-		    "(kernel older than 5.10?)" : !km.ok ? "page tables cannot be walked" : errstr(r));
+		    "(kernel older than 5.10?)" :
+		    r == -EFBIG ? "its ring buffer claims more than 1 GiB" :
+		    !km.ok ? "page tables cannot be walked" : errstr(r));
 		*code = EXIT_INPUT;
 	}
 	free(text);

@@ -87,14 +87,29 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (mm.active)
 		o->filter = &mm;
 
+	char meminfo[4096], plan[300];
+	uint64_t avail = 0;
+	if (read_text_file("/proc/meminfo", meminfo, sizeof meminfo) > 0) {
+		const char *m = strstr(meminfo, "MemAvailable:");
+		if (m)
+			avail = strtoull(m + 13, NULL, 10) * 1024;
+	}
+
+	/* The log may use a quarter of what is free; the plan then sizes
+	 * the pipeline around what it kept. */
 	char *log = NULL;
 	size_t log_len = 0;
 	unsigned nrec = 0;
-	r = dmesg_read(&mm.km, &log, &log_len, &nrec);
+	uint64_t log_budget = avail ? avail / 4 : 1ull << 30;
+	r = dmesg_read(&mm.km, log_budget, &log, &log_len, &nrec);
 	if (r == 0) {
 		msg("kernel log: %u records (%.0f KB), written before the pages", nrec, log_len / 1e3);
 		o->dmesg = log;
 		o->dmesg_len = log_len;
+		avail = avail > log_len ? avail - log_len : 0;
+	} else if (r == -EFBIG) {
+		warn("the crashed kernel's log ring needs more than the %.1f MB this capture can "
+		     "spare; capturing without it (a larger crashkernel= keeps it)", log_budget / 1e6);
 	} else {
 		warn("the crashed kernel's log could not be read (%s); capturing without it",
 		     r == -ENOENT ? "VMCOREINFO has no printk ring buffer" : errstr(r));
@@ -132,13 +147,6 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	    t.created ? 0.0 : (t.limit - t.base) / 1e6, o->level, o->threads,
 	    o->threads == 1 ? "" : "s");
 
-	char meminfo[4096], plan[300];
-	uint64_t avail = 0;
-	if (read_text_file("/proc/meminfo", meminfo, sizeof meminfo) > 0) {
-		const char *m = strstr(meminfo, "MemAvailable:");
-		if (m)
-			avail = strtoull(m + 13, NULL, 10) * 1024;
-	}
 	capture_plan(o, avail, vc.page_size, plan, sizeof plan);
 	msg("%s", plan);
 

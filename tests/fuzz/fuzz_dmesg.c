@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r = kmem_init(&km, &f.vc, arch_lookup(f.vc.e_machine));
 	assert(r == 0 || r == -ENOMEM);
 	if (r == 0) {
-		r = dmesg_read(&km, &text, &len, &n);
+		r = dmesg_read(&km, 64u << 20, &text, &len, &n);
 		assert(r == 0 || r == -ENOENT || r == -EFAULT || r == -EIO || r == -EBADMSG ||
 		       r == -ENOMEM);
 		if (getenv("FZ_VERBOSE"))
