@@ -219,7 +219,7 @@ void config_load_cmdline(struct config *c, const char *cmdline)
 				word[n++] = *p;
 		}
 		word[n] = 0;
-		if (strncmp(word, "kdumpinit.", 10))
+		if (n < 10 || memcmp(word, "kdumpinit.", 10))
 			continue;
 		char *eq = strchr(word, '=');
 		if (!eq) {

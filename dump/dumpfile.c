@@ -263,13 +263,58 @@ void cursor_init(struct dump_cursor *c, const struct dumpfile *d)
 	c->payload = NULL;
 	c->payload_cap = 0;
 	c->cur_data = NULL;
+	c->decoded = NULL;
+	c->decoded_cap = 0;
 }
 
 void cursor_fini(struct dump_cursor *c)
 {
 	free(c->payload);
+	free(c->decoded);
 	c->payload = NULL;
+	c->decoded = NULL;
 	c->cur = NULL;
+}
+
+/* A linked chunk's pages can only be decoded in order, each with the
+ * pages before it as its dictionary: decode them all into one buffer, and
+ * point the per-page table at it as raw pages. One bad page spoils the
+ * rest of the chunk (they may copy from it), so the whole chunk fails. */
+static int decode_linked(struct dump_cursor *c, const struct kdi_pages_view *v)
+{
+	uint32_t ps = c->d->start.page_size;
+	size_t need = (size_t)v->nstored * ps;	/* <= KDI_LINKED_MAX (pages_parse) */
+
+	if (need > c->decoded_cap) {
+		uint8_t *nb = realloc(c->decoded, need);
+		if (!nb)
+			return -ENOMEM;
+		c->decoded = nb;
+		c->decoded_cap = need;
+	}
+	size_t out = 0;
+	for (uint32_t i = 0; i < v->count; i++) {
+		uint32_t w = c->page_word[i];
+		if (!w)
+			continue;
+		const uint8_t *src = v->data + c->page_off[i];
+		uint8_t *dst = c->decoded + out;
+		uint32_t sz = w & KDI_PAGE_SIZEMASK;
+		if (w & KDI_PAGE_LZ4) {
+			size_t dl = out < 65536 ? out : 65536;
+			int n = LZ4_decompress_safe_usingDict((const char *)src, (char *)dst, sz, ps,
+							      (const char *)dst - dl, dl);
+			if (n != (int)ps)
+				return -EBADMSG;
+		} else {
+			memcpy(dst, src, ps);
+		}
+		c->page_off[i] = out;
+		c->page_word[i] = ps;
+		out += ps;
+	}
+	c->cur_data = c->decoded;
+	return 0;
 }
 
 static int load_block(struct dump_cursor *c, const struct page_block *b)
@@ -308,6 +353,11 @@ static int load_block(struct dump_cursor *c, const struct page_block *b)
 		off += w & KDI_PAGE_SIZEMASK;
 	}
 	c->cur_data = v.data;
+	if (v.flags & KDI_PAGES_LINKED) {
+		int r = decode_linked(c, &v);
+		if (r < 0)
+			return r;
+	}
 	c->cur = b;
 	return 0;
 }

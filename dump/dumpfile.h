@@ -52,6 +52,8 @@ struct dump_cursor {
 	uint32_t page_off[KDI_BLOCK_MAX];	/* per bit index: data offset */
 	uint32_t page_word[KDI_BLOCK_MAX];	/* per bit index: size word */
 	const uint8_t *cur_data;
+	uint8_t *decoded;			/* a linked chunk's pages, decoded */
+	size_t decoded_cap;
 };
 
 /* 0: loaded (complete or not: see have_end/why). -ENOENT: no dump in the

@@ -474,7 +474,8 @@ int pages_parse(const void *payload, size_t len, uint32_t page_size,
 		return -EBADMSG;
 	memcpy(&p, payload, sizeof p);
 	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count ||
-	    p.nzero > p.count - p.nstored || p.flags ||
+	    p.nzero > p.count - p.nstored || (p.flags & ~KDI_PAGES_LINKED) ||
+	    ((p.flags & KDI_PAGES_LINKED) && (uint64_t)p.nstored * page_size > KDI_LINKED_MAX) ||
 	    p.pfn > (UINT64_MAX / page_size) - p.count)
 		return -EBADMSG;
 	size_t hl = pages_hdr_len(p.count, p.nstored, p.nzero), bl = pages_bitmap_len(p.count);
@@ -484,6 +485,7 @@ int pages_parse(const void *payload, size_t len, uint32_t page_size,
 	v->count = p.count;
 	v->nstored = p.nstored;
 	v->nzero = p.nzero;
+	v->flags = p.flags;
 	v->bitmap = (const uint8_t *)payload + sizeof p;
 	v->zbitmap = p.nzero ? v->bitmap + bl : NULL;
 	v->sizes = (const uint32_t *)(v->bitmap + bl * (p.nzero ? 2 : 1));

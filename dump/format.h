@@ -101,9 +101,18 @@ struct kdi_pages {
 	uint32_t count;
 	uint32_t nstored;
 	uint32_t nzero;
-	uint32_t flags;			/* none defined: 0 */
+	uint32_t flags;			/* KDI_PAGES_* */
 };
 _Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
+
+/* The chunk's LZ4 blocks are one stream: each may copy from the (decoded)
+ * pages stored before it in the same chunk, up to 64 KiB back, so a
+ * reader decodes the chunk's pages in order. Page-sized LZ4 blocks alone
+ * cannot see the redundancy between pages, and LZ4 must then also clear
+ * its 16 KiB table for each. Such a chunk decodes to at most
+ * KDI_LINKED_MAX bytes. */
+#define KDI_PAGES_LINKED	0x1u
+#define KDI_LINKED_MAX		(16u << 20)
 
 #define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */
 #define KDI_PAGE_SIZEMASK 0x00ffffffu
@@ -213,6 +222,7 @@ uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chun
 struct kdi_pages_view {
 	uint64_t pfn;
 	uint32_t count, nstored;
+	uint32_t flags;
 	const uint8_t *bitmap;
 	const uint8_t *zbitmap;	/* NULL when nzero == 0 */
 	uint32_t nzero;

@@ -10,9 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The _fastReset variant skips LZ4's per-call 16 KiB state memset, which
- * for 4 KiB pages cost as much as compressing them. */
-#define LZ4_STATIC_LINKING_ONLY
 #include <lz4.h>
 
 #include "../lib/log.h"
@@ -69,9 +66,12 @@ struct pipe {
 struct worker {
 	struct pipe *p;
 	struct window win;
-	void *lz4;
+	LZ4_stream_t *lz4;
+	uint8_t *stage;			/* the block's stored pages, contiguous */
+	uint32_t stage_len;
 	uint8_t *scratch;
 	uint32_t *cands;		/* segment candidates for one block */
+	uint32_t ncand;
 	uint8_t cls[BLOCK_PAGES];	/* filter decision per page of the block */
 	pthread_t tid;
 };
@@ -293,14 +293,26 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 		sl->hdr.nzero++;
 		return;
 	}
+	/* The last touch of the mapping: from here on a fault cannot strike,
+	 * and LZ4 sees the block's pages as one contiguous stream, the same
+	 * whatever the window, the thread count or the read path. */
+	uint8_t *page = w->stage + w->stage_len;
+	memcpy(page, src, ps);
+	w->stage_len += ps;
+
 	uint8_t *dst = sl->data + sl->data_len;
-	int n = LZ4_compress_fast_extState_fastReset(w->lz4, (const char *)src, (char *)dst,
-						     ps, ps - 1, 1);
+	int n = LZ4_compress_fast_continue(w->lz4, (const char *)page, (char *)dst, ps,
+					   LZ4_COMPRESSBOUND(ps), 1);
 	uint32_t word;
-	if (n > 0) {
+	if (n > 0 && (uint32_t)n < ps) {
 		word = (uint32_t)n | KDI_PAGE_LZ4;
 	} else {
-		memcpy(dst, src, ps);	/* incompressible: stored raw */
+		/* Incompressible: stored raw. It stays in LZ4's history, as
+		 * it is in the reader's. A failed call (never, with a bound-
+		 * sized output) leaves the stream undefined: restart it. */
+		if (n <= 0)
+			LZ4_resetStream_fast(w->lz4);
+		memcpy(dst, page, ps);
 		n = ps;
 		word = ps;
 	}
@@ -311,43 +323,43 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 	sl->bytes_in += ps;
 }
 
-/* The SIGBUS guard covers every touch of the mapping (the copy, the zero
- * test and LZ4). Slot state is only updated after the last touch, so a
- * fault leaves nothing half-done. */
-static void encode_page(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i,
-			uint32_t ncand)
-{
-	sigjmp_buf jb;
-	volatile int faults = 0;
-
-	if (sigsetjmp(jb, 1)) {
-		/* This worker reads with pread from now on; a page that faults
-		 * again is unreadable. */
-		fault_jmp = NULL;
-		window_force_pread(&w->win);
-		if (++faults > 1) {
-			sl->excluded[KDI_EX_UNREADABLE]++;
-			return;
-		}
-	}
-	fault_jmp = &jb;
-	encode_page_body(w, sl, pfn, i, ncand);
-	fault_jmp = NULL;
-}
-
+/* The SIGBUS guard covers every touch of the mapping (the page's pieces,
+ * the zero test, the copy to the stage), set once per block: sigsetjmp
+ * without the signal mask is no system call, and SA_NODEFER leaves the
+ * mask alone. Slot and stage are only updated after the last touch, so a
+ * fault leaves nothing half-done: the page is retried with pread, and a
+ * page that faults again is unreadable. */
 static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t count)
 {
-	uint32_t ncand = block_cands(w, pfn, count);
+	sigjmp_buf jb;
+	volatile uint32_t i = 0;
+	volatile int64_t faulted = -1;
 
 	memset(sl->bitmap, 0, sizeof sl->bitmap);
 	memset(sl->zbitmap, 0, sizeof sl->zbitmap);
 	memset(sl->excluded, 0, sizeof sl->excluded);
-	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count };
+	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count, .flags = KDI_PAGES_LINKED };
 	sl->data_len = 0;
 	sl->scanned = count;
 	sl->stored = sl->bytes_in = 0;
-	for (uint32_t i = 0; i < count; i++)
-		encode_page(w, sl, pfn + i, i, ncand);
+	w->stage_len = 0;
+	w->ncand = block_cands(w, pfn, count);
+	LZ4_resetStream_fast(w->lz4);
+
+	if (sigsetjmp(jb, 0)) {
+		fault_jmp = NULL;
+		window_force_pread(&w->win);
+		if (faulted == (int64_t)i) {
+			sl->excluded[KDI_EX_UNREADABLE]++;
+			i++;
+		} else {
+			faulted = i;
+		}
+	}
+	fault_jmp = &jb;
+	for (; i < count; i++)
+		encode_page_body(w, sl, pfn + i, i, w->ncand);
+	fault_jmp = NULL;
 }
 
 /* ---- workers (threads > 1) ---- */
@@ -498,7 +510,7 @@ static int slots_alloc(struct pipe *p, unsigned n)
 	p->nslots = n;
 	for (unsigned i = 0; i < n; i++) {
 		p->slots[i].next = i;
-		p->slots[i].data = malloc((size_t)BLOCK_PAGES * p->ps);
+		p->slots[i].data = malloc((size_t)BLOCK_PAGES * p->ps + LZ4_COMPRESSBOUND(p->ps));
 		if (!p->slots[i].data)
 			return -ENOMEM;
 	}
@@ -510,18 +522,18 @@ static int worker_init(struct worker *w, struct pipe *p)
 	memset(w, 0, sizeof *w);
 	w->p = p;
 	window_init(&w->win, p->vc->fd, p->vc->file_size, p->o->window, p->o->no_mmap);
-	w->lz4 = malloc(LZ4_sizeofState());
-	if (w->lz4)
-		LZ4_initStream(w->lz4, LZ4_sizeofState());
+	w->lz4 = LZ4_createStream();
+	w->stage = malloc((size_t)BLOCK_PAGES * p->ps);
 	w->scratch = malloc(p->ps);
 	w->cands = calloc(p->vc->nr_seg ? p->vc->nr_seg : 1, sizeof *w->cands);
-	return (w->lz4 && w->scratch && w->cands) ? 0 : -ENOMEM;
+	return (w->lz4 && w->stage && w->scratch && w->cands) ? 0 : -ENOMEM;
 }
 
 static void worker_fini(struct worker *w)
 {
 	window_fini(&w->win);
-	free(w->lz4);
+	LZ4_freeStream(w->lz4);
+	free(w->stage);
 	free(w->scratch);
 	free(w->cands);
 }
@@ -635,8 +647,9 @@ static int run_threads(struct pipe *p, struct kdi_writer *wr, struct capture_res
 void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
 		  char *line, size_t linesz)
 {
-	/* Per worker: two output slots of one block, LZ4 state, and the page
-	 * tables of its mmap window (8 bytes per 4 KiB page mapped). Fixed:
+	/* Per worker: two output slots of one block, its stage (one block),
+	 * LZ4 state, and the page tables of its mmap window (8 bytes per
+	 * 4 KiB page mapped). Fixed:
 	 * the write buffer, the struct-page window, the log, and slack for
 	 * the kernel's own page cache and our stack. */
 	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
@@ -651,13 +664,13 @@ void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
 		 * thousands of pages per call. */
 		while (window > (16u << 20) && window / 512 > budget / 8)
 			window /= 2;
-		uint64_t per = 2 * block + window / 512 + (64u << 10);
+		uint64_t per = 3 * block + window / 512 + (64u << 10);
 		while (t > 1 && t * per > budget)
 			t--;
 	}
 	o->threads = t;
 	o->window = window;
-	uint64_t peak = fixed + (uint64_t)t * (2 * block + window / 512 + (64u << 10));
+	uint64_t peak = fixed + (uint64_t)t * (3 * block + window / 512 + (64u << 10));
 	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %u MiB mmap windows, "
 		 "%u KiB blocks, %u-deep queue, %u MiB write buffer; about %.1f MB used",
 		 mem_avail / 1e6, t, t == 1 ? "" : "s", t < want ? " (memory-bound)" : "",

@@ -31,6 +31,31 @@ static int write_piece(struct sink *s, const uint8_t *p, size_t len, uint64_t of
 	return r;
 }
 
+/* Buffered writes start their writeback at once, so that the disk works
+ * while we compress instead of all at the final fdatasync; and what was
+ * written SINK_LAG bytes ago is waited for and dropped from the page
+ * cache, so dirty pages stay bounded (a small reservation has no room
+ * for them). Hints only: errors surface at fdatasync. */
+#define SINK_LAG (8u << 20)
+
+static void writeback(struct sink *s, uint64_t off, size_t len)
+{
+	if (s->direct || s->no_writeback)
+		return;
+	if (sync_file_range(s->fd, off, len, SYNC_FILE_RANGE_WRITE) < 0) {
+		s->no_writeback = 1;	/* not a file or device that can */
+		return;
+	}
+	uint64_t end = off + len;
+	if (end < s->settled + 2 * SINK_LAG)
+		return;
+	uint64_t to = end - SINK_LAG;
+	if (sync_file_range(s->fd, s->settled, to - s->settled, SYNC_FILE_RANGE_WAIT_BEFORE |
+			    SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) == 0)
+		posix_fadvise(s->fd, s->settled, to - s->settled, POSIX_FADV_DONTNEED);
+	s->settled = to;
+}
+
 static void *io_main(void *arg)
 {
 	struct sink *s = arg;
@@ -46,6 +71,8 @@ static void *io_main(void *arg)
 		uint64_t off = s->woff;
 		pthread_mutex_unlock(&s->lock);
 		int r = write_piece(s, p, len, off);
+		if (r == 0)
+			writeback(s, off, len);
 		pthread_mutex_lock(&s->lock);
 		if (r < 0 && !s->err)
 			s->err = r;
@@ -88,6 +115,8 @@ int sink_submit(struct sink *s, size_t len, uint64_t off)
 		return s->err;
 	if (!s->started) {
 		int r = write_piece(s, s->buf[s->cur], len, off);
+		if (r == 0)
+			writeback(s, off, len);
 		if (r < 0 && !s->err)
 			s->err = r;
 		return s->err;

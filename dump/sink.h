@@ -2,7 +2,9 @@
  * compression fills one buffer while the other is on its way to the
  * device (double buffering), with O_DIRECT when the target allows it: the
  * dump bypasses the page cache, which a small crashkernel reservation has
- * no room for, and the final fdatasync has nothing left to flush. */
+ * no room for, and the final fdatasync has nothing left to flush. Without
+ * O_DIRECT (a regular file), writeback is started as each buffer is
+ * written, so the disk still works while we compress. */
 #ifndef KDI_SINK_H
 #define KDI_SINK_H
 
@@ -27,6 +29,8 @@ struct sink {
 	size_t wlen;
 	uint64_t woff;
 	int err;		/* first write error, -errno */
+	int no_writeback;	/* sync_file_range refused: stop asking */
+	uint64_t settled;	/* below this, written back and dropped */
 };
 
 /* cap: bytes per buffer, a multiple of SINK_ALIGN. Tries O_DIRECT unless

@@ -27,8 +27,14 @@
 /* dir + sep + name into out; -ENAMETOOLONG rather than a cut path. */
 static int join(char *out, size_t sz, const char *dir, const char *sep, const char *name)
 {
-	int n = snprintf(out, sz, "%s%s%s", dir, sep, name);
-	return n < 0 || (size_t)n >= sz ? -ENAMETOOLONG : 0;
+	size_t a = strlen(dir), b = strlen(sep), c = strlen(name);
+
+	if (a + b + c >= sz)
+		return -ENAMETOOLONG;
+	memcpy(out, dir, a);
+	memcpy(out + a, sep, b);
+	memcpy(out + a + b, name, c + 1);
+	return 0;
 }
 
 static int fsync_dir(const char *dir)

@@ -816,7 +816,7 @@ static void pages_parse_rules(void)
 	MUT("nzero one more", put32(p + 16, nz + 1), len);
 	MUT("nzero > count - nstored", put32(p + 16, 40 - n + 1), len);
 	MUT("nzero 0 with a zero bitmap", put32(p + 16, 0), len);
-	MUT("flags", put32(p + 20, 1), len);
+	MUT("flags: unknown bit", put32(p + 20, 2), len);
 	MUT("flags high bit", put32(p + 20, 0x80000000u), len);
 	MUT("bit past count", p[24 + 5] |= 0x01, len);		/* bit 40 */
 	MUT("bit in the pad word", p[24 + 7] |= 0x80, len);
