@@ -311,7 +311,7 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 		 * it is in the reader's. A failed call (never, with a bound-
 		 * sized output) leaves the stream undefined: restart it. */
 		if (n <= 0)
-			LZ4_resetStream_fast(w->lz4);
+			LZ4_initStream(w->lz4, sizeof *w->lz4);
 		memcpy(dst, page, ps);
 		n = ps;
 		word = ps;
@@ -344,7 +344,10 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	sl->stored = sl->bytes_in = 0;
 	w->stage_len = 0;
 	w->ncand = block_cands(w, pfn, count);
-	LZ4_resetStream_fast(w->lz4);
+	/* A full reset, 16 KiB once per block: after the _fast one LZ4's
+	 * output still depends on what the worker compressed before, and the
+	 * dump must be the same whichever worker took the block. */
+	LZ4_initStream(w->lz4, sizeof *w->lz4);
 
 	if (sigsetjmp(jb, 0)) {
 		fault_jmp = NULL;

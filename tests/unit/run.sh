@@ -243,6 +243,11 @@ for v in "t1:--threads 1" "t2:--threads 2" "t2nm:--threads 2 --no-mmap" "t1nm:--
 	K save "$W/$n.img" --output "$W/$n.elf" --format elf
 	rc_is 0
 done
+for n in t1 t2 t2nm t1nm; do "$PY" "$CHUNKS" --pages "$W/$n.img" >"$W/$n.pages"; done
+ck "no PAGES chunk listed: test premise" test -s "$W/t1.pages"
+ck "--threads 2 stores other PAGES chunks than --threads 1" cmp "$W/t1.pages" "$W/t2.pages"
+ck "--no-mmap stores other PAGES chunks" cmp "$W/t1.pages" "$W/t2nm.pages"
+ck "--threads 1 --no-mmap stores other PAGES chunks" cmp "$W/t1.pages" "$W/t1nm.pages"
 ck "--threads 1 and --threads 2 saves differ" cmp "$W/t1.elf" "$W/t2.elf"
 ck "--no-mmap save differs" cmp "$W/t1.elf" "$W/t2nm.elf"
 ck "--threads 1 --no-mmap save differs" cmp "$W/t1.elf" "$W/t1nm.elf"
