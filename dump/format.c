@@ -203,7 +203,7 @@ static int submit(struct kdi_writer *w)
 }
 
 static int buf_append(struct kdi_writer *w, const void *p, size_t len);
-static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room,
+static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const uint64_t *hash,
 		     const void *p1, size_t l1, const void *p2, size_t l2,
 		     const void *p3, size_t l3);
 
@@ -221,7 +221,7 @@ int writer_flush(struct kdi_writer *w)
 		if (need < sizeof(struct kdi_chunk))
 			need += w->align;
 		if (need - sizeof(struct kdi_chunk) <= sizeof zeros)
-			r = put_chunk(w, KDI_CH_PAD, w->limit - writer_end_reserve(), zeros,
+			r = put_chunk(w, KDI_CH_PAD, w->limit - writer_end_reserve(), NULL, zeros,
 				      need - sizeof(struct kdi_chunk), NULL, 0, NULL, 0);
 		if (r == -ENOSPC)
 			r = 0;
@@ -254,7 +254,7 @@ static int buf_append(struct kdi_writer *w, const void *p, size_t len)
 	return 0;
 }
 
-static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room,
+static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const uint64_t *hash,
 		     const void *p1, size_t l1, const void *p2, size_t l2,
 		     const void *p3, size_t l3)
 {
@@ -270,12 +270,7 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room,
 	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len,
 			       .dump_id = w->dump_id, .seq = w->seq };
 	memcpy(h.magic, KDI_CHUNK_MAGIC, 4);
-	XXH64_state_t st;
-	XXH64_reset(&st, 0);
-	if (l1) XXH64_update(&st, p1, l1);
-	if (l2) XXH64_update(&st, p2, l2);
-	if (l3) XXH64_update(&st, p3, l3);
-	h.payload_hash = XXH64_digest(&st);
+	h.payload_hash = hash ? *hash : payload_hash(p1, l1, p2, l2, p3, l3);
 	h.hdr_hash = XXH64(&h, sizeof h, 0);
 
 	int r = buf_append(w, &h, sizeof h);
@@ -290,15 +285,34 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room,
 	return 0;
 }
 
-int writer_put(struct kdi_writer *w, uint16_t type,
-	       const void *p1, size_t l1, const void *p2, size_t l2,
-	       const void *p3, size_t l3)
+uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
+		      const void *p3, size_t l3)
+{
+	XXH64_state_t st;
+
+	XXH64_reset(&st, 0);
+	if (l1) XXH64_update(&st, p1, l1);
+	if (l2) XXH64_update(&st, p2, l2);
+	if (l3) XXH64_update(&st, p3, l3);
+	return XXH64_digest(&st);
+}
+
+int writer_put_hashed(struct kdi_writer *w, uint16_t type, const uint64_t *hash,
+		      const void *p1, size_t l1, const void *p2, size_t l2,
+		      const void *p3, size_t l3)
 {
 	uint64_t room = w->limit - writer_end_reserve();
 
 	if (w->limit < w->base + writer_end_reserve())
 		return -ENOSPC;
-	return put_chunk(w, type, room, p1, l1, p2, l2, p3, l3);
+	return put_chunk(w, type, room, hash, p1, l1, p2, l2, p3, l3);
+}
+
+int writer_put(struct kdi_writer *w, uint16_t type,
+	       const void *p1, size_t l1, const void *p2, size_t l2,
+	       const void *p3, size_t l3)
+{
+	return writer_put_hashed(w, type, NULL, p1, l1, p2, l2, p3, l3);
 }
 
 int writer_put_end(struct kdi_writer *w, const struct kdi_end *end)
@@ -307,7 +321,7 @@ int writer_put_end(struct kdi_writer *w, const struct kdi_end *end)
 
 	e.nr_chunks = w->seq + 1;
 	e.bytes_out = w->pos + chunk_span(sizeof e);
-	int r = put_chunk(w, KDI_CH_END, w->limit, &e, sizeof e, NULL, 0, NULL, 0);
+	int r = put_chunk(w, KDI_CH_END, w->limit, NULL, &e, sizeof e, NULL, 0, NULL, 0);
 	if (!r)
 		w->ended = 1;
 	return r;

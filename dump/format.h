@@ -186,6 +186,14 @@ void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
 int writer_put(struct kdi_writer *w, uint16_t type,
 	       const void *p1, size_t l1, const void *p2, size_t l2,
 	       const void *p3, size_t l3);
+/* The same with the payload's XXH64 already computed (payload_hash() of
+ * the same pieces): the capture's workers hash their own blocks, in
+ * parallel, instead of the one writer thread. */
+int writer_put_hashed(struct kdi_writer *w, uint16_t type, const uint64_t *hash,
+		      const void *p1, size_t l1, const void *p2, size_t l2,
+		      const void *p3, size_t l3);
+uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
+		      const void *p3, size_t l3);
 /* END is the one chunk allowed into the reserve. */
 int writer_put_end(struct kdi_writer *w, const struct kdi_end *end);
 /* Writes out all that is appended (padded to the sink's alignment) and

@@ -34,6 +34,9 @@ struct slot {
 	uint8_t bitmap[BLOCK_PAGES / 8];
 	uint8_t zbitmap[BLOCK_PAGES / 8];
 	uint32_t sizes[BLOCK_PAGES];
+	uint8_t head[sizeof(struct kdi_pages) + 2 * BLOCK_PAGES / 8];
+	size_t head_len;
+	uint64_t hash;			/* of head, sizes and data */
 	uint8_t *data;
 	size_t data_len;
 	uint64_t excluded[KDI_EX_NCLASSES];
@@ -363,6 +366,19 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	for (; i < count; i++)
 		encode_page_body(w, sl, pfn + i, i, w->ncand);
 	fault_jmp = NULL;
+
+	/* The chunk's head and payload hash, made here in the worker so the
+	 * writer thread only copies. */
+	size_t bl = pages_bitmap_len(count), hl = sizeof sl->hdr + bl;
+	memcpy(sl->head, &sl->hdr, sizeof sl->hdr);
+	memcpy(sl->head + sizeof sl->hdr, sl->bitmap, bl);
+	if (sl->hdr.nzero) {
+		memcpy(sl->head + hl, sl->zbitmap, bl);
+		hl += bl;
+	}
+	sl->head_len = hl;
+	sl->hash = payload_hash(sl->head, hl, sl->sizes, 4 * (size_t)sl->hdr.nstored,
+				sl->data, sl->data_len);
 }
 
 /* ---- workers (threads > 1) ---- */
@@ -483,16 +499,8 @@ static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_res
 	e->pages_total += sl->scanned;
 	if (!sl->hdr.nstored && !sl->hdr.nzero)
 		return 0;	/* nothing kept, nothing to say: no chunk at all */
-	size_t bl = pages_bitmap_len(sl->hdr.count), hl = sizeof sl->hdr + bl;
-	uint8_t head[sizeof sl->hdr + 2 * sizeof sl->bitmap];
-	memcpy(head, &sl->hdr, sizeof sl->hdr);
-	memcpy(head + sizeof sl->hdr, sl->bitmap, bl);
-	if (sl->hdr.nzero) {
-		memcpy(head + hl, sl->zbitmap, bl);
-		hl += bl;
-	}
-	int r = writer_put(wr, KDI_CH_PAGES, head, hl,
-			   sl->sizes, 4 * (size_t)sl->hdr.nstored, sl->data, sl->data_len);
+	int r = writer_put_hashed(wr, KDI_CH_PAGES, &sl->hash, sl->head, sl->head_len,
+				  sl->sizes, 4 * (size_t)sl->hdr.nstored, sl->data, sl->data_len);
 	if (r < 0) {
 		/* Not stored after all: count those pages as lost. */
 		e->pages_total -= sl->scanned;

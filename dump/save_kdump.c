@@ -150,6 +150,25 @@ struct batch {
 	uint32_t flags[BATCH];		/* DUMP_PAGE_ZLIB, 0 raw, ~0 = zero page */
 	int err;
 	uint64_t bad;			/* pages that did not decode */
+	int state;			/* B_FREE, B_BUSY, B_FULL */
+	uint64_t idx;			/* batch held (BUSY/FULL) */
+	uint64_t next;			/* the only batch that may take it next */
+};
+
+enum { B_FREE, B_BUSY, B_FULL };
+
+/* Persistent workers take batches in pfn order and compress them into a
+ * ring of 2 slots per worker; the caller writes the slots out strictly in
+ * order while the workers go on. */
+struct pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	const uint8_t *bm2;
+	uint64_t pfn, max_mapnr;	/* scan cursor over the dumpable bitmap */
+	uint64_t issued;
+	int done, stop;
+	struct batch *slots;
+	unsigned nslots;
 };
 
 struct job {
@@ -161,6 +180,9 @@ struct job {
 	uint32_t bound;
 	z_stream zs;			/* one deflate state per thread, reset per page */
 	int zs_ok;
+	struct pool *pool;
+	uint64_t pfns[BATCH];		/* the next batch, before it has a slot */
+	pthread_t tid;
 };
 
 /* compress2() would allocate and free ~256 KiB of deflate state for every
@@ -218,6 +240,70 @@ static void *do_batch(void *arg)
 	return NULL;
 }
 
+static void *pool_worker(void *arg)
+{
+	struct job *j = arg;
+	struct pool *p = j->pool;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		uint32_t n = 0;
+		while (p->pfn < p->max_mapnr && n < BATCH) {
+			if (GETBIT(p->bm2, p->pfn))
+				j->pfns[n++] = p->pfn;
+			p->pfn++;
+		}
+		if (!n || p->stop) {
+			p->done = 1;
+			pthread_cond_broadcast(&p->cond);
+			break;
+		}
+		uint64_t idx = p->issued++;
+		struct batch *b = &p->slots[idx % p->nslots];
+		while (!p->stop && !(b->state == B_FREE && b->next == idx))
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->stop)
+			break;
+		b->state = B_BUSY;
+		b->idx = idx;
+		pthread_mutex_unlock(&p->lock);
+
+		memcpy(b->pfn, j->pfns, n * sizeof *b->pfn);
+		b->n = n;
+		j->b = b;
+		do_batch(j);
+
+		pthread_mutex_lock(&p->lock);
+		b->state = B_FULL;
+		pthread_cond_broadcast(&p->cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* The next batch in order, or NULL when there is none; the caller gives
+ * it back with pool_release after writing it. */
+static struct batch *pool_next(struct pool *p, uint64_t idx)
+{
+	struct batch *b = &p->slots[idx % p->nslots];
+
+	pthread_mutex_lock(&p->lock);
+	while (!(b->state == B_FULL && b->idx == idx) && !(p->done && idx >= p->issued) && !p->stop)
+		pthread_cond_wait(&p->cond, &p->lock);
+	int have = b->state == B_FULL && b->idx == idx;
+	pthread_mutex_unlock(&p->lock);
+	return have ? b : NULL;
+}
+
+static void pool_release(struct pool *p, struct batch *b)
+{
+	pthread_mutex_lock(&p->lock);
+	b->state = B_FREE;
+	b->next = b->idx + p->nslots;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
 int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct save_result *res)
 {
 	uint32_t ps = d->start.page_size;
@@ -246,24 +332,35 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 
 	uint8_t *bm1 = calloc(1, bm_blocks * ps), *bm2 = calloc(1, bm_blocks * ps);
 	uint8_t *hdr = calloc(1, (1 + sub_blocks) * ps);
+	unsigned nslots = 2 * nt;
 	struct job *jobs = calloc(nt, sizeof *jobs);
-	struct batch *bats = calloc(nt, sizeof *bats);
-	pthread_t *tids = calloc(nt, sizeof *tids);
-	struct page_desc *descs = malloc(BATCH * nt * sizeof *descs);
+	struct batch *bats = calloc(nslots, sizeof *bats);
+	struct page_desc *descs = malloc(BATCH * sizeof *descs);
 	uint32_t bound = compressBound(ps);
-	if (!bm1 || !bm2 || !hdr || !jobs || !bats || !tids || !descs) {
+	struct pool pool = { .slots = bats, .nslots = nslots };
+	unsigned started = 0;
+	if (!bm1 || !bm2 || !hdr || !jobs || !bats || !descs) {
 		r = -ENOMEM;
 		goto out;
 	}
+	bound = bound > ps ? bound : ps;
+	for (unsigned t = 0; t < nslots; t++) {
+		bats[t].next = t;
+		bats[t].out = malloc((size_t)BATCH * bound);
+		if (!bats[t].out) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
 	for (unsigned t = 0; t < nt; t++) {
 		jobs[t].d = d;
-		jobs[t].b = &bats[t];
+		jobs[t].b = &bats[0];
 		jobs[t].zlib = so->zlib;
-		jobs[t].bound = bound > ps ? bound : ps;
+		jobs[t].bound = bound;
+		jobs[t].pool = &pool;
 		jobs[t].page = malloc(ps);
 		jobs[t].cur = calloc(1, sizeof *jobs[t].cur);
-		bats[t].out = malloc((size_t)BATCH * jobs[t].bound);
-		if (!jobs[t].page || !jobs[t].cur || !bats[t].out) {
+		if (!jobs[t].page || !jobs[t].cur) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -321,74 +418,73 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 		r = write_full_at(fd, jobs[0].page, ps, data_off);
 	}
 	data_off += zdesc.size;
-	uint64_t pfn = 0, descs_done = 0;
-	while (!r && pfn < max_mapnr) {
-		unsigned used = 0;
-		for (unsigned t = 0; t < nt; t++) {
-			bats[t].n = 0;
-			while (pfn < max_mapnr && bats[t].n < BATCH) {
-				if (GETBIT(bm2, pfn))
-					bats[t].pfn[bats[t].n++] = pfn;
-				pfn++;
-			}
-			if (bats[t].n)
-				used = t + 1;
+	uint64_t descs_done = 0;
+	pthread_mutex_init(&pool.lock, NULL);
+	pthread_cond_init(&pool.cond, NULL);
+	pool.bm2 = bm2;
+	pool.max_mapnr = max_mapnr;
+	for (; !r && started < nt; started++)
+		if (pthread_create(&jobs[started].tid, NULL, pool_worker, &jobs[started]) != 0)
+			break;
+	if (!started)
+		r = -EAGAIN;
+	for (uint64_t idx = 0; !r; idx++) {
+		struct batch *b = pool_next(&pool, idx);
+		if (!b)
+			break;
+		size_t off = 0;
+		if (b->err) {
+			r = b->err;
+			break;
 		}
-		unsigned started = 1;
-		for (; started < used; started++)
-			if (pthread_create(&tids[started], NULL, do_batch, &jobs[started]) != 0)
-				break;
-		for (unsigned t = started; t < used; t++)
-			do_batch(&jobs[t]);	/* no thread to be had: do it here */
-		if (used)
-			do_batch(&jobs[0]);
-		for (unsigned t = 1; t < started; t++)
-			pthread_join(tids[t], NULL);
-		for (unsigned t = 0; !r && t < used; t++) {
-			struct batch *b = &bats[t];
-			size_t off = 0;
-			if (b->err) {
-				r = b->err;
-				break;
+		res->bad_pages += b->bad;
+		for (uint32_t i = 0; i < b->n; i++) {
+			struct page_desc *pd = &descs[i];
+			if (b->flags[i] == ~0u) {
+				*pd = zdesc;
+				continue;
 			}
-			res->bad_pages += b->bad;
-			for (uint32_t i = 0; i < b->n; i++) {
-				struct page_desc *pd = &descs[i];
-				if (b->flags[i] == ~0u) {
-					*pd = zdesc;
-					continue;
-				}
-				*pd = (struct page_desc){ .offset = data_off, .size = b->size[i],
-							  .flags = b->flags[i] };
-				data_off += b->size[i];
-				off += b->size[i];
-				res->pages++;
-			}
-			r = write_full_at(fd, b->out, off, data_off - off);
-			if (!r)
-				r = write_full_at(fd, descs, b->n * sizeof *descs,
-						  desc_off + descs_done * sizeof *descs);
-			descs_done += b->n;
+			*pd = (struct page_desc){ .offset = data_off, .size = b->size[i],
+						  .flags = b->flags[i] };
+			data_off += b->size[i];
+			off += b->size[i];
+			res->pages++;
 		}
+		r = write_full_at(fd, b->out, off, data_off - off);
+		if (!r)
+			r = write_full_at(fd, descs, b->n * sizeof *descs,
+					  desc_off + descs_done * sizeof *descs);
+		descs_done += b->n;
+		pool_release(&pool, b);
 	}
+	pthread_mutex_lock(&pool.lock);
+	pool.stop = 1;
+	pthread_cond_broadcast(&pool.cond);
+	pthread_mutex_unlock(&pool.lock);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(jobs[t].tid, NULL);
+	pthread_cond_destroy(&pool.cond);
+	pthread_mutex_destroy(&pool.lock);
+	if (!r && descs_done != n2)
+		r = -EIO;	/* the bitmap and the pages written disagree */
 	res->bytes = data_off;
 	res->phnum = 0;
 out:
-	for (unsigned t = 0; jobs && bats && t < nt; t++) {
+	for (unsigned t = 0; jobs && t < nt; t++) {
 		free(jobs[t].page);
 		if (jobs[t].zs_ok)
 			deflateEnd(&jobs[t].zs);
 		if (jobs[t].cur)
 			cursor_fini(jobs[t].cur);
 		free(jobs[t].cur);
-		free(bats[t].out);
 	}
+	for (unsigned t = 0; bats && t < nslots; t++)
+		free(bats[t].out);
 	free(bm1);
 	free(bm2);
 	free(hdr);
 	free(jobs);
 	free(bats);
-	free(tids);
 	free(descs);
 	return r;
 }

@@ -19,6 +19,19 @@ unsigned online_cpus(void)
 	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
 }
 
+/* Our peak resident memory (VmHWM), in bytes, or 0. What the reservation
+ * must hold: /proc/vmcore's own mappings are of the old kernel's memory
+ * (PFN maps) and are not counted; a regular vmcore file's are. */
+static uint64_t peak_rss(void)
+{
+	char st[4096];
+	const char *m;
+
+	if (read_text_file("/proc/self/status", st, sizeof st) <= 0 || !(m = strstr(st, "VmHWM:")))
+		return 0;
+	return strtoull(m + 6, NULL, 10) * 1024;
+}
+
 static void summary(const struct capture_result *res, uint32_t ps)
 {
 	const struct kdi_end *e = &res->end;
@@ -32,10 +45,11 @@ static void summary(const struct capture_result *res, uint32_t ps)
 				      n ? ", " : "", kdi_class_name[c],
 				      (unsigned long long)e->excluded[c]);
 	double in = (double)e->pages_total * ps;
-	msg("capture: %llu of %llu pages kept (excluded: %s), %.1f MB -> %.1f MB (ratio %.2f) in %.1f s",
+	msg("capture: %llu of %llu pages kept (excluded: %s), %.1f MB -> %.1f MB (ratio %.2f) "
+	    "in %.1f s, peak memory %.1f MB",
 	    (unsigned long long)e->pages_stored, (unsigned long long)e->pages_total,
 	    n ? ex : "none", in / 1e6, e->bytes_out / 1e6,
-	    e->bytes_out ? in / e->bytes_out : 0.0, res->seconds);
+	    e->bytes_out ? in / e->bytes_out : 0.0, res->seconds, peak_rss() / 1e6);
 }
 
 int run_capture(const char *vmcore, const char *output, int may_create,

@@ -295,6 +295,15 @@ else
 	failed "raw copy of /proc/vmcore not taken: $(grep -m1 'e2e-testinit: FAIL' "$log")"
 fi
 if [ $rawonly = 0 ]; then
+	# What the reservation had to hold, as kdumpinit measured it (VmHWM)
+	# against what the crash kernel had free when it started.
+	peak=$(grep -a -o "peak memory [0-9.]* MB" "$post" | tail -n 1 | grep -o "[0-9.]*")
+	availmb=$(grep -a -o "plan: MemAvailable [0-9]* MB" "$post" | tail -n 1 | grep -o "[0-9]*")
+	if [ -n "$peak" ] && [ -n "$availmb" ] && awk -v p="$peak" -v a="$availmb" 'BEGIN{exit !(p > 0 && p < a)}'; then
+		pass "kdumpinit peak memory ${peak} MB, of ${availmb} MB available (crashkernel=$ck)"
+	else
+		failed "no believable peak memory line (peak '${peak:-}' MB, available '${availmb:-}' MB)"
+	fi
 	if grep -q "kdumpinit: .*reboot" "$post"; then
 		pass "kdumpinit final action: $(grep "kdumpinit: .*reboot" "$post" | tail -n 1)"
 	else
