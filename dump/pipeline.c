@@ -19,8 +19,13 @@
 /* 256 pages = 1 MiB of memory per PAGES chunk: small enough that a few
  * output slots fit a tiny crashkernel reservation, large enough that the
  * 48-byte header and the bitmap are noise. */
+/* LZ4's acceleration. Measured on a 6.1 dump: 2 and 4 save under 10 % of
+ * the time at level 31 and less at level 1, for 2-6 % more output; the
+ * output-size budget (1.05x makedumpfile -l) is worth more. */
+#define LZ4_ACCEL 1
 #define BLOCK_PAGES 256u
-#define WRITE_BUF (1u << 20)
+#define WRITE_BUF_MIN (1u << 20)	/* small reservations */
+#define WRITE_BUF_MAX (4u << 20)	/* what a disk's queue likes */
 
 struct range { uint64_t lo, hi; };	/* pfns [lo, hi) */
 
@@ -305,7 +310,7 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 
 	uint8_t *dst = sl->data + sl->data_len;
 	int n = LZ4_compress_fast_continue(w->lz4, (const char *)page, (char *)dst, ps,
-					   LZ4_COMPRESSBOUND(ps), 1);
+					   LZ4_COMPRESSBOUND(ps), LZ4_ACCEL);
 	uint32_t word;
 	if (n > 0 && (uint32_t)n < ps) {
 		word = (uint32_t)n | KDI_PAGE_LZ4;
@@ -660,11 +665,13 @@ void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
 {
 	/* Per worker: two output slots of one block, its stage (one block),
 	 * LZ4 state, and the page tables of its mmap window (8 bytes per
-	 * 4 KiB page mapped). Fixed:
-	 * the write buffer, the struct-page window, the log, and slack for
-	 * the kernel's own page cache and our stack. */
+	 * 4 KiB page mapped). Fixed: the two write buffers, the struct-page
+	 * window, and slack for the kernel's own page cache and our stack
+	 * (the log is already taken out of mem_avail). Large writes when
+	 * there is room for them: 4 MiB each from 256 MB free. */
 	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
-	uint64_t fixed = WRITE_BUF + (MM_WINDOW * 64) + (2u << 20);
+	uint32_t wb = !mem_avail || mem_avail >= (256u << 20) ? WRITE_BUF_MAX : WRITE_BUF_MIN;
+	uint64_t fixed = 2 * (uint64_t)wb + (MM_WINDOW * 64) + (2u << 20);
 	uint64_t window = o->window ? o->window : 64u << 20;
 	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
 	unsigned want = o->threads ? o->threads : 1, t = want;
@@ -681,12 +688,13 @@ void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
 	}
 	o->threads = t;
 	o->window = window;
+	o->write_buf = wb;
 	uint64_t peak = fixed + (uint64_t)t * (3 * block + window / 512 + (64u << 10));
 	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %u MiB mmap windows, "
-		 "%u KiB blocks, %u-deep queue, %u MiB write buffer; about %.1f MB used",
+		 "%u KiB blocks, %u-deep queue, 2 x %u MiB write buffers; about %.1f MB used",
 		 mem_avail / 1e6, t, t == 1 ? "" : "s", t < want ? " (memory-bound)" : "",
 		 (unsigned)(window >> 20), (unsigned)(block >> 10), t > 1 ? 2 * t : 1,
-		 WRITE_BUF >> 20, peak / 1e6);
+		 wb >> 20, peak / 1e6);
 }
 
 int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
@@ -695,7 +703,8 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	struct pipe p = { .vc = vc, .o = o, .ps = vc->page_size };
 	struct kdi_writer wr;
 	struct progress pg = { .t0 = now_mono(), .last_pct = -100 };
-	uint8_t *wbuf = malloc(WRITE_BUF);
+	size_t wbsz = o->write_buf ? o->write_buf : WRITE_BUF_MIN;
+	uint8_t *wbuf = malloc(wbsz);
 	struct sink sk;
 	int have_sink = 0, r;
 
@@ -713,10 +722,10 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	if (r < 0)
 		goto out;
 
-	writer_init(&wr, out_fd, base, limit, wbuf, WRITE_BUF, 0);
+	writer_init(&wr, out_fd, base, limit, wbuf, wbsz, 0);
 	/* Double-buffered, O_DIRECT where the target allows it; plain
 	 * buffered writes if the sink cannot be had. */
-	have_sink = sink_open(&sk, out_fd, WRITE_BUF, o->no_direct) == 0;
+	have_sink = sink_open(&sk, out_fd, wbsz, o->no_direct) == 0;
 	if (have_sink)
 		writer_use_sink(&wr, &sk);
 	res->dump_id = wr.dump_id;

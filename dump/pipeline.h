@@ -14,6 +14,7 @@ struct capture_opts {
 	uint32_t level;			/* makedumpfile dump-level bits */
 	unsigned threads;		/* compression workers, >= 1 */
 	uint64_t window;		/* mmap window bytes */
+	uint32_t write_buf;		/* bytes per write buffer (0: 1 MiB) */
 	int no_mmap;			/* read with pread (tests; mmap fallback) */
 	int no_direct;			/* never O_DIRECT on the target */
 	uint8_t sb_uuid[16];

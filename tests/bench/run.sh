@@ -3,15 +3,20 @@
 # run, on the same vmcore files, alternating the tools and taking medians.
 # Reported as ratios; nothing here asserts a time.
 #
-# Inputs (each used if present, the first two made by the e2e harness):
-#   $BENCH_VMCORE   default build/e2e/max_la57-off/raw.vmcore (1 GiB guest)
+# Inputs (made by the e2e harness when missing, then kept):
+#   $BENCH_VMCORE   default build/bench/raw-1536m.vmcore (1.5 GiB guest,
+#                   about 2 minutes under TCG to make)
+#   $BENCH_LARGE    default build/bench/raw-6g.vmcore (6 GiB guest, about
+#                   6 minutes to make); BENCH_NO_LARGE=1 skips it
+#   synthetic sparse vmcores describing 1.5 GiB .. 256 GiB (scan rate and
+#   memory growth; pseudo-random pages, no struct pages: level 1 only);
+#   BENCH_QUICK=1 stops at 32 GiB
 #   $BENCH_OUT      where outputs go (default build/bench: a real disk, so
 #                   every tool's time includes syncing its output)
-#   $BENCH_LARGE    default build/bench/raw-6g.vmcore (6 GiB guest; made with
-#                   BENCH_MAKE_LARGE=1, about 6 minutes under TCG)
-#   synthetic sparse vmcores describing 1.5 GiB .. 32 GiB, 256 GiB with
-#   BENCH_FULL=1 (scan rate and memory growth; pseudo-random pages, no
-#   struct pages: level 1 only)
+#   $BENCH_ROUNDS   rounds per input (default 3)
+# On the large input only kdumpinit and makedumpfile -l run: makedumpfile
+# -c and --num-threads 2 take minutes per run there, and their ratios are
+# shown on the first input.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -20,17 +25,21 @@ MK=$PWD/$BUILD/tools/mkvmcore
 out=${BENCH_OUT:-$PWD/$BUILD/bench}	# BENCH_OUT=/dev/shm/x: outputs in RAM, CPU-bound
 ROUNDS=${BENCH_ROUNDS:-3}
 mkdir -p "$out"
-vmcore=${BENCH_VMCORE:-$BUILD/e2e/max_la57-off/raw.vmcore}
+vmcore=${BENCH_VMCORE:-$BUILD/bench/raw-1536m.vmcore}
 large=${BENCH_LARGE:-$BUILD/bench/raw-6g.vmcore}
 
-if [ ! -f "$vmcore" ]; then
-	echo "bench: $vmcore missing: running the e2e harness once to make it"
-	tests/e2e/run.sh --cpu max,la57=off --raw-only --raw-out "$vmcore" >"$out/e2e.log" 2>&1 ||
-		{ echo "bench: could not make $vmcore (see $out/e2e.log)"; exit 1; }
-fi
-if [ ! -f "$large" ] && [ -n "${BENCH_MAKE_LARGE:-}" ]; then
-	tests/e2e/run.sh --cpu max,la57=off --mem 6G --raw-only --raw-out "$large" \
-		--workdir "$out/e2e-6g" --timeout 1800 >"$out/e2e-6g.log" 2>&1 || rm -f "$large"
+# make_input FILE MEM: a guest of MEM crashed under the e2e harness, its
+# /proc/vmcore copied raw.
+make_input() {
+	echo "bench: $1 missing: crashing a $2 guest once to make it"
+	tests/e2e/run.sh --cpu max,la57=off --mem "$2" --raw-only --raw-out "$1" \
+		--workdir "$out/e2e-$2" --timeout 1800 >"$out/e2e-$2.log" 2>&1 ||
+		{ echo "bench: could not make $1 (see $out/e2e-$2.log)"; rm -f "$1"; return 1; }
+	rm -rf "$out/e2e-$2"
+}
+[ -f "$vmcore" ] || make_input "$vmcore" 1536M || exit 1
+if [ ! -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
+	make_input "$large" 6G
 fi
 
 # one NAME CMD...: runs CMD once, appends "NAME seconds peakKB bytes" to $res.
@@ -57,8 +66,8 @@ chmod +x "$synced"
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "nan")}'; }
 
-bench_file() {	# LABEL VMCORE
-	local label=$1 v=$2 lv r
+bench_file() {	# LABEL VMCORE [core]
+	local label=$1 v=$2 all=${3:-all} lv r
 	res=$out/$label.results
 	: >"$res"
 	cat "$v" >/dev/null	# all runs read from the page cache
@@ -67,6 +76,7 @@ bench_file() {	# LABEL VMCORE
 			one "kdumpinit-l$lv-t1" "$K" capture --vmcore "$v" --output "$out/o" --level $lv --threads 1
 			one "makedumpfile-l-d$lv" "$synced" makedumpfile -l -d $lv "$v" "$out/o"
 			one "kdumpinit-l$lv-t2" "$K" capture --vmcore "$v" --output "$out/o" --level $lv --threads 2
+			[ "$all" = all ] || continue
 			one "makedumpfile-c-d$lv" "$synced" makedumpfile -c -d $lv "$v" "$out/o"
 			one "makedumpfile-l-d$lv-t2" "$synced" makedumpfile -l -d $lv --num-threads 2 "$v" "$out/o"
 		done
@@ -91,6 +101,7 @@ report() {	# LABEL VMCORE
 	for n in kdumpinit-l1-t1 kdumpinit-l1-t2 makedumpfile-l-d1 makedumpfile-l-d1-t2 makedumpfile-c-d1 \
 		 kdumpinit-l31-t1 kdumpinit-l31-t2 makedumpfile-l-d31 makedumpfile-l-d31-t2 makedumpfile-c-d31 \
 		 cat lz4-1; do
+		[ "$(stat_of $n 2)" = nan ] && continue
 		printf '%-26s %9s %9s %11s\n' "$n" "$(stat_of $n 2)" \
 			"$(awk -v k="$(stat_of $n 3)" 'BEGIN{printf "%.1f", k/1024}')" \
 			"$(awk -v b="$(stat_of $n 4)" 'BEGIN{printf "%.1f", b/1048576}')"
@@ -108,16 +119,16 @@ report() {	# LABEL VMCORE
 	echo "  output size, level 31 kdumpinit / makedumpfile -l: $(ratio "$(stat_of kdumpinit-l31-t1 4)" "$(stat_of makedumpfile-l-d31 4)")"
 }
 
-bench_file guest-1g "$vmcore"
-[ -f "$large" ] && bench_file guest-6g "$large"
+bench_file guest-1.5g "$vmcore"
+[ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ] && bench_file guest-6g "$large" core
 
 # Memory growth with the size of memory described: sparse synthetic vmcores
 # (0.1% of pages non-zero), level 1, one thread.
 echo
 echo "== peak memory as described memory grows (synthetic, level 1, 1 thread)"
 printf '%-10s %9s %9s %12s\n' memory seconds peak-MB scan-GB/s
-sizes="1536M 8G 32G"
-[ -n "${BENCH_FULL:-}" ] && sizes="1536M 16G 64G 256G"
+sizes="1536M 16G 64G 256G"
+[ -n "${BENCH_QUICK:-}" ] && sizes="1536M 8G 32G"
 for m in $sizes; do
 	"$MK" -o "$out/syn.vmcore" --mem "$m" --zero-pct 99.9 --segments 4 >/dev/null || continue
 	res=$out/syn.results
