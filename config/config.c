@@ -172,9 +172,17 @@ int config_load_file(struct config *c, const char *path)
 		if (next)
 			*next++ = 0;
 		lineno++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = 0;
+		/* A comment starts at a '#' outside double quotes: a label
+		 * or a path may hold one. */
+		int inq = 0;
+		for (char *h = line; *h; h++) {
+			if (*h == '"')
+				inq = !inq;
+			else if (*h == '#' && !inq) {
+				*h = 0;
+				break;
+			}
+		}
 		char *l = trim(line);
 		if (!*l)
 			continue;

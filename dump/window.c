@@ -45,6 +45,7 @@ static int remap(struct window *w, uint64_t off)
 	w->map = m;
 	w->off = start;
 	w->len = len;
+	w->dropped = 0;
 	return 0;
 }
 
@@ -69,6 +70,24 @@ static int refill(struct window *w, uint64_t off)
 	return 0;
 }
 
+/* Pages of a regular file's window stay mapped, and resident in our RSS,
+ * until the window moves on: drop what lies more than TRAIL behind the
+ * reader, so that our footprint is what we hold, not 64 MiB of the
+ * input's page cache. Only the page-table entries go; the page cache
+ * keeps the data. /proc/vmcore's mappings are PFN maps, which refuse this
+ * (and do not count as RSS): the first refusal stops the attempts. */
+#define TRAIL (4u << 20)
+
+static void trail(struct window *w, uint64_t rel)
+{
+	if (w->no_trail || w->use_pread || rel < w->dropped + 2 * TRAIL)
+		return;
+	uint64_t to = (rel - TRAIL) & ~4095ull;
+	if (madvise(w->map + w->dropped, to - w->dropped, MADV_DONTNEED) < 0)
+		w->no_trail = 1;
+	w->dropped = to;
+}
+
 const uint8_t *window_get(struct window *w, uint64_t off, size_t len, int *e)
 {
 	*e = 0;
@@ -76,8 +95,10 @@ const uint8_t *window_get(struct window *w, uint64_t off, size_t len, int *e)
 		*e = -EIO;
 		return NULL;
 	}
-	if (w->map && off >= w->off && off + len <= w->off + w->len)
+	if (w->map && off >= w->off && off + len <= w->off + w->len) {
+		trail(w, off - w->off);
 		return w->map + (off - w->off);
+	}
 	if (!w->use_pread && remap(w, off) == 0)
 		return w->map + (off - w->off);
 	/* pread path, also the fallback after mmap failed once */

@@ -16,6 +16,8 @@ struct window {
 	uint8_t *map;		/* mapping or pread buffer */
 	uint64_t off, len;	/* file range currently held */
 	int map_errno;		/* why mmap was given up, for one message */
+	uint64_t dropped;	/* window bytes already unmapped behind us */
+	int no_trail;		/* the mapping refuses MADV_DONTNEED */
 };
 
 void window_init(struct window *w, int fd, uint64_t file_size, uint64_t size, int no_mmap);

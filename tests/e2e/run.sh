@@ -304,6 +304,13 @@ if [ $rawonly = 0 ]; then
 	else
 		failed "no believable peak memory line (peak '${peak:-}' MB, available '${availmb:-}' MB)"
 	fi
+	# Our lines reach the crash kernel's log whole: PID 1 lifts the
+	# /dev/kmsg rate limit there.
+	if grep -a -q "init: [0-9]* output lines suppressed due to ratelimiting" "$post"; then
+		failed "the crash kernel's log dropped kdumpinit lines: $(grep -a -m1 'suppressed due to ratelimiting' "$post")"
+	else
+		pass "no kdumpinit line dropped by the /dev/kmsg rate limit"
+	fi
 	if grep -q "kdumpinit: .*reboot" "$post"; then
 		pass "kdumpinit final action: $(grep "kdumpinit: .*reboot" "$post" | tail -n 1)"
 	else

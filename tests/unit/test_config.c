@@ -268,6 +268,21 @@ static void file_lines(void)
 	unlink(p);
 }
 
+/* '#' starts a comment only outside double quotes. */
+static void file_hash_in_quotes(void)
+{
+	struct config c;
+	const char *p = conf_file(
+		"dev = \"LABEL=dump#1\"  # the dump disk\n"
+		"level = 17 # \"quoted\" in a comment\n");
+	config_defaults(&c);
+	CHECK_INT(config_load_file(&c, p), 0);
+	CHECK_STR(c.dev, "LABEL=dump#1");
+	CHECK_INT(c.level, 17);
+	CHECK_INT(c.nwarn, 0);
+	unlink(p);
+}
+
 static void file_problems_warn_with_line(void)
 {
 	struct config c;
@@ -375,6 +390,7 @@ int main(void)
 	RUN(warnings_are_capped);
 	RUN(cmdline_words);
 	RUN(cmdline_quotes);
+	RUN(file_hash_in_quotes);
 	RUN(cmdline_problems_warn);
 	RUN(file_lines);
 	RUN(file_problems_warn_with_line);
