@@ -71,5 +71,14 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		"$raws"/raw-*.vmcore
 fi
 
+# make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB
+# (about 10 more minutes: the 6 GiB guest's load takes most of it).
+if [ -n "${FULL:-}" ]; then
+	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
+		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
+	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
+		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,11 +1,16 @@
 # Test targets. `make check` is the README's test command (about 15 min on
-# 2 cores: unit tests, then two QEMU/TCG kdump runs, 4- and 5-level paging).
+# 2 cores: unit tests, fuzz smoke runs, four QEMU/TCG kdump runs, the
+# differential filter test against makedumpfile).
 include tests/tools/tools.mk
 -include tests/unit/unit.mk
 
 
 check: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
 	@BUILD=$(BUILD) tests/check.sh
+
+# check plus the 88M floor with 1.5 GiB and 6 GiB guests.
+check-full: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
+	@BUILD=$(BUILD) FULL=1 tests/check.sh
 
 check-unit: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
 	@BUILD=$(BUILD) SKIP_E2E=1 tests/check.sh
@@ -16,7 +21,7 @@ check-e2e: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
 demo: $(BUILD)/kdumpinit
 	@tests/e2e/demo.sh
 
-.PHONY: check check-unit check-e2e demo
+.PHONY: check check-full check-unit check-e2e demo
 
 bench: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
 	@BUILD=$(BUILD) tests/bench/run.sh
