@@ -276,14 +276,18 @@ void cursor_fini(struct dump_cursor *c)
 	c->cur = NULL;
 }
 
+/* Size word of a page in a decoded linked chunk that did not decode. */
+#define PAGE_UNDECODABLE 0x40000000u
+
 /* A linked chunk's pages can only be decoded in order, each with the
  * pages before it as its dictionary: decode them all into one buffer, and
- * point the per-page table at it as raw pages. One bad page spoils the
- * rest of the chunk (they may copy from it), so the whole chunk fails. */
+ * point the per-page table at it as raw pages. A page that fails spoils
+ * the pages after it (they may copy from it), never those before. */
 static int decode_linked(struct dump_cursor *c, const struct kdi_pages_view *v)
 {
 	uint32_t ps = c->d->start.page_size;
 	size_t need = (size_t)v->nstored * ps;	/* <= KDI_LINKED_MAX (pages_parse) */
+	int failed = 0;
 
 	if (need > c->decoded_cap) {
 		uint8_t *nb = realloc(c->decoded, need);
@@ -297,6 +301,10 @@ static int decode_linked(struct dump_cursor *c, const struct kdi_pages_view *v)
 		uint32_t w = c->page_word[i];
 		if (!w)
 			continue;
+		if (failed) {
+			c->page_word[i] = PAGE_UNDECODABLE;
+			continue;
+		}
 		const uint8_t *src = v->data + c->page_off[i];
 		uint8_t *dst = c->decoded + out;
 		uint32_t sz = w & KDI_PAGE_SIZEMASK;
@@ -304,8 +312,11 @@ static int decode_linked(struct dump_cursor *c, const struct kdi_pages_view *v)
 			size_t dl = out < 65536 ? out : 65536;
 			int n = LZ4_decompress_safe_usingDict((const char *)src, (char *)dst, sz, ps,
 							      (const char *)dst - dl, dl);
-			if (n != (int)ps)
-				return -EBADMSG;
+			if (n != (int)ps) {
+				failed = 1;
+				c->page_word[i] = PAGE_UNDECODABLE;
+				continue;
+			}
 		} else {
 			memcpy(dst, src, ps);
 		}
@@ -374,6 +385,8 @@ int dumpfile_page(struct dump_cursor *c, uint64_t pfn, uint8_t *out)
 		return r;
 	uint32_t w = c->page_word[idx];
 	uint32_t sz = w & KDI_PAGE_SIZEMASK;
+	if (w == PAGE_UNDECODABLE)
+		return -EBADMSG;
 	const uint8_t *src = c->cur_data + c->page_off[idx];
 	if (!(w & KDI_PAGE_LZ4)) {
 		memcpy(out, src, ps);

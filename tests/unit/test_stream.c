@@ -166,6 +166,11 @@ static void page_of(uint64_t pfn, uint8_t *out)
  * out otherwise. FORMAT.md: a 24-byte header {pfn, count, nstored, nzero,
  * flags}, the stored bitmap, the zero bitmap only when nzero > 0, the size
  * words, the data. Returns the payload (malloc'd), its length in *len. */
+/* When set, pages_payload writes LINKED chunks (flags bit 0): the stored
+ * pages are one LZ4 stream, each compressed with the earlier ones (as
+ * they decode, raw ones too) as its dictionary. */
+static int linked;
+
 static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t),
 			      int (*zero)(uint32_t), size_t *len)
 {
@@ -178,12 +183,13 @@ static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t
 	size_t sizes = 24 + bl * (nz ? 2 : 1);
 	size_t hl = sizes + 4 * (size_t)n;
 	uint8_t *p = calloc(1, hl + (size_t)n * PS + 64);
-	uint8_t page[PS];
+	uint8_t page[PS], *hist = malloc((size_t)n * PS + 1);
+	LZ4_stream_t *ls = LZ4_createStream();
 	put64(p, pfn);
 	put32(p + 8, count);
 	put32(p + 12, n);
 	put32(p + 16, nz);
-	put32(p + 20, 0);
+	put32(p + 20, linked ? 1 : 0);
 	size_t d = hl, k = 0;
 	for (uint32_t i = 0; i < count; i++) {
 		if (!keep(i)) {
@@ -193,7 +199,20 @@ static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t
 		}
 		p[24 + i / 8] |= 1u << (i % 8);
 		page_of(pfn + i, page);
-		int c = LZ4_compress_default((const char *)page, (char *)p + d, PS, PS - 1);
+		int c;
+		if (linked) {
+			/* The stream reads its history in place: keep it all. */
+			memcpy(hist + k * PS, page, PS);
+			char out[LZ4_COMPRESSBOUND(PS)];
+			c = LZ4_compress_fast_continue(ls, (const char *)hist + k * PS, out, PS,
+						       sizeof out, 1);
+			if (c > 0 && c < (int)PS)
+				memcpy(p + d, out, c);
+			else
+				c = 0;
+		} else {
+			c = LZ4_compress_default((const char *)page, (char *)p + d, PS, PS - 1);
+		}
 		uint32_t w;
 		if (c > 0) {
 			w = (uint32_t)c | 0x80000000u;
@@ -205,6 +224,8 @@ static uint8_t *pages_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t
 		put32(p + sizes + 4 * k++, w);
 		d += c;
 	}
+	LZ4_freeStream(ls);
+	free(hist);
 	*len = d;
 	return p;
 }
@@ -890,6 +911,61 @@ static void bad_page_data(void)
 	free(s.b);
 }
 
+/* LINKED chunks from this file's encoder decode to the same pages; a bad
+ * page in one spoils the pages after it in its chunk (they may copy from
+ * it), not those before it and not other chunks. */
+static void linked_pages(void)
+{
+	struct sb s;
+	struct dumpfile d;
+	uint8_t page[PS], want[PS];
+
+	linked = 1;
+	build(&s, 0, C_COUNT);
+	linked = 0;
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "linked stream must load complete");
+	struct dump_cursor *c = malloc(sizeof *c);
+	cursor_init(c, &d);
+	int bad = 0, n = 0;
+	for (int b = 0; b < NBLOCKS; b++)
+		for (uint32_t i = 0; i < blocks[b].count; i++) {
+			if (!blocks[b].keep(i))
+				continue;
+			n++;
+			page_of(blocks[b].pfn + i, want);
+			if (dumpfile_page(c, blocks[b].pfn + i, page) != 0 || memcmp(page, want, PS))
+				bad++;
+		}
+	CHECK(n > 40 && bad == 0, "%d of %d linked pages wrong", bad, n);
+	cursor_fini(c);
+	dumpfile_free(&d);
+
+	/* Damage block A's second stored page (pfn 2, LZ4), re-hash. */
+	uint8_t *h = s.b + s.off[C_PAGES0];
+	uint8_t *pl = h + 48;
+	uint32_t np = get32(pl + 12);
+	size_t sz = sizes_at(pl), hl = sz + 4 * (size_t)np;
+	uint32_t w0 = get32(pl + sz), w1 = get32(pl + sz + 4);
+	CHECK((w1 & 0x80000000u) != 0, "test premise: pfn 2 is LZ4");
+	memset(pl + hl + (w0 & 0xffffff), 0xff, w1 & 0xffffff);
+	rehash_chunk(h);
+	CHECK_INT(load(&d, &s, 0), 0);
+	cursor_init(c, &d);
+	CHECK_INT(dumpfile_page(c, 0, page), 0);	/* before the damage */
+	page_of(0, want);
+	CHECK(!memcmp(page, want, PS), "pfn 0 wrong");
+	CHECK_INT(dumpfile_page(c, 3, page), -EBADMSG);	/* after it */
+	CHECK_INT(dumpfile_page(c, 100, page), 0);	/* block B is intact */
+	page_of(100, want);
+	CHECK(!memcmp(page, want, PS), "pfn 100 wrong");
+	CHECK_INT(dumpfile_page(c, 2, page), -EBADMSG);
+	cursor_fini(c);
+	free(c);
+	dumpfile_free(&d);
+	free(s.b);
+}
+
 /* The writer keeps room for END, never writes past its limit, and END
  * counts what the stream holds. */
 static void writer_reserve_and_limit(void)
@@ -1129,6 +1205,7 @@ int main(void)
 	file_open();
 	RUN(writer_matches_format_md);
 	RUN(roundtrip_complete);
+	RUN(linked_pages);
 	RUN(reader_sequence);
 	RUN(empty_and_start);
 	RUN(stops_at_damage);
