@@ -1,3 +1,4 @@
+#define _GNU_SOURCE	/* fallocate */
 #include "format.h"
 
 #include <errno.h>
@@ -170,6 +171,45 @@ void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
 		w->dump_id = 1;
 }
 
+#define GROW_STEP (64u << 20)
+
+void writer_grow_file(struct kdi_writer *w)
+{
+	w->grow = 1;
+	w->alloc_end = w->base;
+}
+
+/* Allocates the file up to at least `need`; -ENOSPC when even that does
+ * not fit. Whatever was allocated before stays. */
+static int grow_to(struct kdi_writer *w, uint64_t need)
+{
+	uint64_t step = GROW_STEP;
+
+	while (w->alloc_end < need) {
+		if (step < need - w->alloc_end)
+			step = need - w->alloc_end;
+		if (fallocate(w->fd, 0, w->alloc_end, step) == 0) {
+			w->alloc_end += step;
+			return 0;
+		}
+		if (errno != ENOSPC) {
+			w->grow = 0;	/* not supported here: find out by writing */
+			return 0;
+		}
+		if (step == need - w->alloc_end)
+			return -ENOSPC;
+		step /= 2;
+	}
+	return 0;
+}
+
+int writer_trim(struct kdi_writer *w)
+{
+	if (!w->grow || w->alloc_end <= w->base + w->pos)
+		return 0;
+	return ftruncate(w->fd, w->base + w->pos) < 0 ? -errno : 0;
+}
+
 void writer_use_sink(struct kdi_writer *w, struct sink *s)
 {
 	w->sink = s;
@@ -265,6 +305,10 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 	if (len > KDI_CHUNK_MAX)
 		return -EFBIG;
 	if (w->base + w->pos + span > room)
+		return -ENOSPC;
+	/* END itself lives in the reserve allocated with what came before. */
+	if (w->grow && type != KDI_CH_END &&
+	    grow_to(w, w->base + w->pos + span + writer_end_reserve()) < 0)
 		return -ENOSPC;
 
 	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len,

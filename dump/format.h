@@ -175,8 +175,20 @@ struct kdi_writer {
 	struct sink *sink;	/* async, maybe O_DIRECT; NULL: plain pwrite */
 	size_t align;		/* flush boundary the sink needs */
 	int ended;		/* END appended */
+	int grow;		/* a new file: allocate ahead (writer_grow_file) */
+	uint64_t alloc_end;	/* device offset allocated up to */
 };
 
+/* For a file the capture created: the filesystem, not a device size,
+ * says when it is full, and it says so only when a write fails, which
+ * leaves no room for END. So the file is allocated ahead of the stream
+ * (fallocate, 64 MiB at a time, less near the end), always with the END
+ * reserve beyond it: a full filesystem then shows as -ENOSPC at append
+ * time like a full device, and END still fits. A filesystem without
+ * fallocate keeps the old behaviour. writer_trim() gives back what was
+ * allocated past the stream. */
+void writer_grow_file(struct kdi_writer *w);
+int writer_trim(struct kdi_writer *w);
 /* Room an END chunk needs; the writer always keeps it free. */
 size_t writer_end_reserve(void);
 void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,

@@ -723,6 +723,8 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 		goto out;
 
 	writer_init(&wr, out_fd, base, limit, wbuf, wbsz, 0);
+	if (o->grow_file)
+		writer_grow_file(&wr);
 	/* Double-buffered, O_DIRECT where the target allows it; plain
 	 * buffered writes if the sink cannot be had. */
 	have_sink = sink_open(&sk, out_fd, wbsz, o->no_direct) == 0;
@@ -757,6 +759,8 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	int er = writer_put_end(&wr, e);
 	if (!er)
 		er = writer_flush(&wr);
+	if (!er)
+		writer_trim(&wr);	/* only gives space back: a failure leaves zeros after END */
 	if (!er && fdatasync(out_fd) < 0)
 		er = -errno;
 	res->end.bytes_out = wr.pos;

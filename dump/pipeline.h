@@ -17,6 +17,7 @@ struct capture_opts {
 	uint32_t write_buf;		/* bytes per write buffer (0: 1 MiB) */
 	int no_mmap;			/* read with pread (tests; mmap fallback) */
 	int no_direct;			/* never O_DIRECT on the target */
+	int grow_file;			/* a file we created: allocate ahead */
 	uint8_t sb_uuid[16];
 	/* Bumped after every block so a watchdog can tell progress from a
 	 * stall. May be NULL. */
