@@ -96,8 +96,7 @@ kmsg:;
 		/* Best effort: printk.devkmsg=off on the command line locks
 		 * it, and the write then fails. */
 		if (d >= 0) {
-			ssize_t n = write(d, "on\n", 3);
-			(void)n;
+			write_full(d, "on\n", 3);
 			close(d);
 		}
 	}

@@ -19,17 +19,23 @@ unsigned online_cpus(void)
 	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
 }
 
+/* A "Key:   N kB" line of a /proc file, in bytes; 0 when absent. */
+static uint64_t proc_kb(const char *path, const char *key)
+{
+	char buf[4096];
+	const char *m;
+
+	if (read_text_file(path, buf, sizeof buf) <= 0 || !(m = strstr(buf, key)))
+		return 0;
+	return strtoull(m + strlen(key), NULL, 10) * 1024;
+}
+
 /* Our peak resident memory (VmHWM), in bytes, or 0. What the reservation
  * must hold: /proc/vmcore's own mappings are of the old kernel's memory
  * (PFN maps) and are not counted; a regular vmcore file's are. */
 static uint64_t peak_rss(void)
 {
-	char st[4096];
-	const char *m;
-
-	if (read_text_file("/proc/self/status", st, sizeof st) <= 0 || !(m = strstr(st, "VmHWM:")))
-		return 0;
-	return strtoull(m + 6, NULL, 10) * 1024;
+	return proc_kb("/proc/self/status", "VmHWM:");
 }
 
 static void summary(const struct capture_result *res, uint32_t ps)
@@ -101,13 +107,8 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (mm.active)
 		o->filter = &mm;
 
-	char meminfo[4096], plan[300];
-	uint64_t avail = 0;
-	if (read_text_file("/proc/meminfo", meminfo, sizeof meminfo) > 0) {
-		const char *m = strstr(meminfo, "MemAvailable:");
-		if (m)
-			avail = strtoull(m + 13, NULL, 10) * 1024;
-	}
+	char plan[300];
+	uint64_t avail = proc_kb("/proc/meminfo", "MemAvailable:");
 
 	/* The log may use a quarter of what is free; the plan then sizes
 	 * the pipeline around what it kept. */

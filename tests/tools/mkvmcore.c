@@ -840,30 +840,27 @@ static const struct kver kv61 = {
 	.dtor = 1,
 };
 
+/* The flag bits and page types of 6.12, which 6.16 keeps. */
+#define KV612_LAYOUT								\
+	.lru = 5, .private_ = 14, .swapcache = 10, .swapbacked = 17, .slab = -1, .hwpoison = 20, \
+	.head = 6, .reserved = 13, .waiters = 7, .uptodate = 3,				\
+	.benign = BIT(2) | BIT(3) | BIT(4) | BIT(8) | BIT(9) | BIT(12) | BIT(16) | BIT(18) |	\
+		  BIT(19),							\
+	.t_buddy = 0xf0000000, .t_offline = 0xf1000000, .t_table = 0xf2000000,		\
+	.t_guard = 0xf3000000,								\
+	.types = 1, .t_hugetlb = 0xf4000000, .t_slab = 0xf5000000, .t_zsmalloc = 0xf6000000, \
+	.t_unaccepted = 0xf7000000
+
 static const struct kver kv612 = {
 	.name = "6.12", .release = "6.12.0-mkvmcore",
-	.lru = 5, .private_ = 14, .swapcache = 10, .swapbacked = 17, .slab = -1, .hwpoison = 20,
-	.head = 6, .reserved = 13, .waiters = 7, .uptodate = 3,
-	.benign = BIT(2) | BIT(3) | BIT(4) | BIT(8) | BIT(9) | BIT(12) | BIT(16) | BIT(18) |
-		  BIT(19),
-	.t_buddy = 0xf0000000, .t_offline = 0xf1000000, .t_table = 0xf2000000,
-	.t_guard = 0xf3000000,
-	.types = 1, .t_hugetlb = 0xf4000000, .t_slab = 0xf5000000, .t_zsmalloc = 0xf6000000,
-	.t_unaccepted = 0xf7000000,
+	KV612_LAYOUT,
 };
 
 /* 6.12's layout plus the unaccepted key (added in 6.16); its page-type
  * numbers are printed unsigned, the other form a kernel may use. */
 static const struct kver kv616 = {
 	.name = "6.16", .release = "6.16.0-mkvmcore",
-	.lru = 5, .private_ = 14, .swapcache = 10, .swapbacked = 17, .slab = -1, .hwpoison = 20,
-	.head = 6, .reserved = 13, .waiters = 7, .uptodate = 3,
-	.benign = BIT(2) | BIT(3) | BIT(4) | BIT(8) | BIT(9) | BIT(12) | BIT(16) | BIT(18) |
-		  BIT(19),
-	.t_buddy = 0xf0000000, .t_offline = 0xf1000000, .t_table = 0xf2000000,
-	.t_guard = 0xf3000000,
-	.types = 1, .t_hugetlb = 0xf4000000, .t_slab = 0xf5000000, .t_zsmalloc = 0xf6000000,
-	.t_unaccepted = 0xf7000000,
+	KV612_LAYOUT,
 	.export_unaccepted = 1, .print_unsigned = 1,
 };
 
