@@ -27,7 +27,8 @@
 #define WRITE_BUF_MIN (1u << 20)	/* small reservations */
 #define WRITE_BUF_MAX (4u << 20)	/* what a disk's queue likes */
 
-struct range { uint64_t lo, hi; };	/* pfns [lo, hi) */
+struct range { uint64_t lo, hi; };
+struct progress;	/* pfns [lo, hi) */
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_FULL };
 
@@ -60,15 +61,31 @@ struct pipe {
 	uint32_t nranges;
 	uint64_t total_pfns;
 
+	/* One lock for the iterator, the slot states and the emitter role.
+	 * A worker sleeps only when the slot its block needs is still held
+	 * by the block nslots earlier: everything else is a short critical
+	 * section, so 2 workers on 2 CPUs do not ping-pong. */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t slot_free;
+	unsigned waiting;		/* workers asleep on slot_free */
 	uint32_t it_range;		/* block iterator */
 	uint64_t it_pfn;
 	uint64_t issued;		/* blocks handed out */
 	int it_done;
 	int stop;
+	int err;			/* what stopped the emitter, -errno */
 	struct slot *slots;
 	unsigned nslots;
+
+	/* The emitter: whichever worker finds the next block in order full
+	 * writes it, and every full one after it. Only that worker touches
+	 * these. */
+	int emitting;
+	uint64_t emit_next;
+	uint64_t done;			/* pfns emitted, for progress */
+	struct kdi_writer *wr;
+	struct capture_result *res;
+	struct progress *pg;
 };
 
 struct worker {
@@ -163,10 +180,19 @@ static int build_layout(struct pipe *p)
 	return 0;
 }
 
-/* Next block, clipped to its range and to a BLOCK_PAGES-aligned boundary;
- * called with the lock held. */
-static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *idx,
-		      uint8_t *cls)
+/* Pages already judged for a block: the all-excluded blocks before it,
+ * which never get a slot, are carried by the next block that keeps
+ * something (or by an empty one at the end). */
+struct skipped {
+	uint64_t scanned;
+	uint64_t excluded[KDI_EX_NCLASSES];
+};
+
+#define SKIP_MAX 256u		/* blocks folded into one: progress still ticks */
+
+/* Advances the iterator by one block, clipped to its range and to a
+ * BLOCK_PAGES-aligned boundary. 0 when there is none. */
+static int step(struct pipe *p, uint64_t *pfn, uint32_t *count)
 {
 	if (p->it_done || p->stop)
 		return 0;
@@ -182,13 +208,6 @@ static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *
 		end = r->hi;
 	*pfn = p->it_pfn;
 	*count = end - p->it_pfn;
-	*idx = p->issued++;
-	/* Filtering is done here, under the iterator's lock, because it must
-	 * see pfns in order (a compound or free run carries over). */
-	if (p->o->filter)
-		memmap_classify(p->o->filter, *pfn, *count, cls);
-	else
-		memset(cls, MM_KEEP, *count);
 	p->it_pfn = end;
 	if (end == r->hi) {
 		p->it_range++;
@@ -197,6 +216,42 @@ static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *
 		else
 			p->it_done = 1;
 	}
+	return 1;
+}
+
+/* Next block to encode, called with the lock held. Filtering is done
+ * here, under the iterator's lock, because it must see pfns in order (a
+ * compound or free run carries over). A block the filter excludes whole
+ * (most of a level-31 dump: free memory comes in long runs) is only
+ * counted into sk: it needs no slot, no worker and no wakeup. Returns 1
+ * with a block (count may be 0: only sk to account), 0 at the end. */
+static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *idx,
+		      uint8_t *cls, struct skipped *sk)
+{
+	memset(sk, 0, sizeof *sk);
+	for (unsigned n = 0;; n++) {
+		if (!step(p, pfn, count)) {
+			if (!sk->scanned)
+				return 0;
+			*pfn = 0;	/* the tail's counts still go in order */
+			*count = 0;
+			break;
+		}
+		if (!p->o->filter) {
+			memset(cls, MM_KEEP, *count);
+			break;
+		}
+		memmap_classify(p->o->filter, *pfn, *count, cls);
+		uint32_t i = 0;
+		while (i < *count && cls[i] != MM_KEEP)
+			i++;
+		if (i < *count || n + 1 >= SKIP_MAX)
+			break;
+		for (i = 0; i < *count; i++)
+			sk->excluded[cls[i]]++;
+		sk->scanned += *count;
+	}
+	*idx = p->issued++;
 	return 1;
 }
 
@@ -337,7 +392,8 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
  * mask alone. Slot and stage are only updated after the last touch, so a
  * fault leaves nothing half-done: the page is retried with pread, and a
  * page that faults again is unreadable. */
-static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t count)
+static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t count,
+			 const struct skipped *sk)
 {
 	sigjmp_buf jb;
 	volatile uint32_t i = 0;
@@ -345,10 +401,10 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 
 	memset(sl->bitmap, 0, sizeof sl->bitmap);
 	memset(sl->zbitmap, 0, sizeof sl->zbitmap);
-	memset(sl->excluded, 0, sizeof sl->excluded);
+	memcpy(sl->excluded, sk->excluded, sizeof sl->excluded);
 	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count, .flags = KDI_PAGES_LINKED };
 	sl->data_len = 0;
-	sl->scanned = count;
+	sl->scanned = sk->scanned + count;
 	sl->stored = sl->bytes_in = 0;
 	w->stage_len = 0;
 	w->ncand = block_cands(w, pfn, count);
@@ -386,44 +442,6 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	sl->head_len = hl;
 	sl->hash = payload_hash(sl->head, hl, sl->sizes, 4 * (size_t)sl->hdr.nstored,
 				sl->data, sl->data_len);
-}
-
-/* ---- workers (threads > 1) ---- */
-
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct pipe *p = w->p;
-
-	for (;;) {
-		uint64_t pfn, idx;
-		uint32_t count;
-
-		pthread_mutex_lock(&p->lock);
-		if (!next_block(p, &pfn, &count, &idx, w->cls)) {
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
-			break;
-		}
-		struct slot *sl = &p->slots[idx % p->nslots];
-		while (!p->stop && !(sl->state == SLOT_FREE && sl->next == idx))
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->stop) {
-			pthread_mutex_unlock(&p->lock);
-			break;
-		}
-		sl->state = SLOT_BUSY;
-		sl->block = idx;
-		pthread_mutex_unlock(&p->lock);
-
-		encode_block(w, sl, pfn, count);
-
-		pthread_mutex_lock(&p->lock);
-		sl->state = SLOT_FULL;
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
-	}
-	return NULL;
 }
 
 /* ---- progress ---- */
@@ -561,105 +579,115 @@ static int should_abort(const struct capture_opts *o)
 	return o->abort_flag && *o->abort_flag;
 }
 
-/* Writer loop: blocks strictly in order, whatever thread made them. */
-static int drain(struct pipe *p, struct kdi_writer *wr, struct capture_result *res,
-		 struct progress *pg)
+/* ---- workers ----
+ * Every worker, the calling thread included, loops: take the next block
+ * (classified in pfn order under the lock), wait for the slot it maps to,
+ * encode it unlocked, mark it full, then emit if nobody else is: the
+ * emitter writes blocks strictly in order, as many full ones as it finds,
+ * so the dump is the same for any thread count. */
+
+/* Called with the lock held; drops it while writing. */
+static void emit_ready(struct pipe *p)
 {
 	const struct capture_opts *o = p->o;
-	uint64_t done = 0;
 
-	for (uint64_t b = 0;; b++) {
-		struct slot *sl = &p->slots[b % p->nslots];
-		pthread_mutex_lock(&p->lock);
-		while (!(sl->state == SLOT_FULL && sl->block == b) &&
-		       !(p->it_done && b >= p->issued) && !p->stop)
-			pthread_cond_wait(&p->cond, &p->lock);
-		int have = sl->state == SLOT_FULL && sl->block == b;
+	if (p->emitting)
+		return;		/* that worker will find our block too */
+	p->emitting = 1;
+	for (;;) {
+		struct slot *sl = &p->slots[p->emit_next % p->nslots];
+		if (p->stop || sl->state != SLOT_FULL || sl->block != p->emit_next)
+			break;
 		pthread_mutex_unlock(&p->lock);
-		if (!have)
-			return 0;
 
-		int r = should_abort(o) ? -ECANCELED : emit_block(wr, sl, res);
-		done += sl->scanned;
+		int r = should_abort(o) ? -ECANCELED : emit_block(p->wr, sl, p->res);
+		p->done += sl->scanned;
 		if (o->heartbeat)
 			(*o->heartbeat)++;
 		if (o->progress)
-			progress_tick(pg, p, done, wr->pos, 0);
+			progress_tick(p->pg, p, p->done, p->wr->pos, 0);
 
 		pthread_mutex_lock(&p->lock);
 		sl->state = SLOT_FREE;
-		sl->next = b + p->nslots;
-		if (r < 0)
+		sl->next = p->emit_next + p->nslots;
+		p->emit_next++;
+		if (r < 0) {
 			p->stop = 1;
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
-		if (r < 0)
-			return r;
-	}
-}
-
-static int run_inline(struct pipe *p, struct kdi_writer *wr, struct capture_result *res,
-		      struct progress *pg)
-{
-	struct worker w;
-	int r = worker_init(&w, p);
-	uint64_t pfn, idx, done = 0;
-	uint32_t count;
-
-	while (!r && next_block(p, &pfn, &count, &idx, w.cls)) {
-		if (should_abort(p->o)) {
-			r = -ECANCELED;
-			break;
+			p->err = r;
 		}
-		encode_block(&w, &p->slots[0], pfn, count);
-		r = emit_block(wr, &p->slots[0], res);
-		done += count;
-		if (p->o->heartbeat)
-			(*p->o->heartbeat)++;
-		if (p->o->progress)
-			progress_tick(pg, p, done, wr->pos, 0);
+		if (p->waiting)
+			pthread_cond_broadcast(&p->slot_free);
 	}
-	if (w.win.map_errno)
-		warn("mmap of the vmcore failed (%s): read it with pread instead",
-		     errstr(w.win.map_errno));
-	worker_fini(&w);
-	return r;
+	p->emitting = 0;
 }
 
-static int run_threads(struct pipe *p, struct kdi_writer *wr, struct capture_result *res,
-		       struct progress *pg)
+static void *worker_main(void *arg)
 {
-	unsigned n = p->o->threads;
+	struct worker *w = arg;
+	struct pipe *p = w->p;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		uint64_t pfn, idx;
+		uint32_t count;
+		struct skipped sk;
+
+		if (!next_block(p, &pfn, &count, &idx, w->cls, &sk))
+			break;
+		struct slot *sl = &p->slots[idx % p->nslots];
+		while (!p->stop && !(sl->state == SLOT_FREE && sl->next == idx)) {
+			p->waiting++;
+			pthread_cond_wait(&p->slot_free, &p->lock);
+			p->waiting--;
+		}
+		if (p->stop)
+			break;
+		sl->state = SLOT_BUSY;
+		sl->block = idx;
+		pthread_mutex_unlock(&p->lock);
+
+		encode_block(w, sl, pfn, count, &sk);
+
+		pthread_mutex_lock(&p->lock);
+		sl->state = SLOT_FULL;
+		emit_ready(p);
+	}
+	/* A stop must wake whoever sleeps on a slot that will not free. */
+	if (p->stop && p->waiting)
+		pthread_cond_broadcast(&p->slot_free);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* n workers: the caller and n-1 threads. Returns the emitter's error. */
+static int run_workers(struct pipe *p, unsigned n)
+{
 	struct worker *ws = calloc(n, sizeof *ws);
-	unsigned started = 0;
+	unsigned started = 1;
 	int r = ws ? 0 : -ENOMEM;
 
-	for (unsigned i = 0; !r && i < n; i++) {
+	for (unsigned i = 0; !r && i < n; i++)
 		r = worker_init(&ws[i], p);
-		if (!r && pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) != 0)
-			r = -EAGAIN;
-		if (!r)
-			started++;
+	for (unsigned i = 1; !r && i < n; i++) {
+		if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) != 0)
+			break;	/* fewer workers, same output */
+		started++;
 	}
 	if (!r)
-		r = drain(p, wr, res, pg);
-	pthread_mutex_lock(&p->lock);
-	p->stop = 1;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+		worker_main(&ws[0]);
 	int map_errno = 0;
-	for (unsigned i = 0; i < started; i++) {
+	for (unsigned i = 1; i < started; i++)
 		pthread_join(ws[i].tid, NULL);
+	for (unsigned i = 0; ws && i < n; i++)
 		if (ws[i].win.map_errno)
 			map_errno = ws[i].win.map_errno;
-	}
 	if (map_errno)
 		warn("mmap of the vmcore failed (%s): read it with pread instead",
 		     errstr(map_errno));
 	for (unsigned i = 0; ws && i < n; i++)
 		worker_fini(&ws[i]);
 	free(ws);
-	return r;
+	return r < 0 ? r : p->err;
 }
 
 void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
@@ -715,7 +743,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	while ((1u << p.shift) < p.ps)
 		p.shift++;
 	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.cond, NULL);
+	pthread_cond_init(&p.slot_free, NULL);
 	install_fault_handler();
 
 	r = wbuf ? build_layout(&p) : -ENOMEM;
@@ -737,7 +765,10 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	if (r < 0)
 		goto out;	/* not even the header fits or writes: no dump */
 
-	r = o->threads > 1 ? run_threads(&p, &wr, res, &pg) : run_inline(&p, &wr, res, &pg);
+	p.wr = &wr;
+	p.res = res;
+	p.pg = &pg;
+	r = run_workers(&p, o->threads ? o->threads : 1);
 
 	struct kdi_end *e = &res->end;
 	if (vc->truncated)
@@ -782,7 +813,7 @@ out:
 	free(p.maxend);
 	free(p.ranges);
 	free(wbuf);
-	pthread_cond_destroy(&p.cond);
+	pthread_cond_destroy(&p.slot_free);
 	pthread_mutex_destroy(&p.lock);
 	return r;
 }
