@@ -15,6 +15,7 @@ struct capture_opts {
 	unsigned threads;		/* compression workers, >= 1 */
 	uint64_t window;		/* mmap window bytes */
 	uint32_t write_buf;		/* bytes per write buffer (0: 1 MiB) */
+	unsigned write_bufs;		/* how many (0: 2) */
 	int no_mmap;			/* read with pread (tests; mmap fallback) */
 	int no_direct;			/* never O_DIRECT on the target */
 	int grow_file;			/* a file we created: allocate ahead */

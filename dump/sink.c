@@ -9,24 +9,29 @@
 
 #include "../lib/io.h"
 
-/* O_DIRECT wants aligned buffers, offsets and lengths. A piece that is not
- * (the last write of a stream) goes through the page cache instead. */
-static int write_piece(struct sink *s, const uint8_t *p, size_t len, uint64_t off)
+/* Called with the lock held and no write in flight that could be
+ * direct: turn O_DIRECT off for good. */
+static void direct_off(struct sink *s)
 {
-	if (s->direct && (len % SINK_ALIGN || off % SINK_ALIGN)) {
-		int fl = fcntl(s->fd, F_GETFL);
-		if (fl >= 0 && fcntl(s->fd, F_SETFL, fl & ~O_DIRECT) == 0)
-			s->direct = 0;
-	}
-	int r = write_full_at(s->fd, p, len, off);
-	if (r == -EINVAL && s->direct) {
+	int fl = fcntl(s->fd, F_GETFL);
+	if (fl >= 0 && fcntl(s->fd, F_SETFL, fl & ~O_DIRECT) == 0)
+		s->direct = 0;
+}
+
+/* d: O_DIRECT was on when this write was taken. */
+static int write_piece(struct sink *s, const struct sink_buf *b, int d)
+{
+	int r = write_full_at(s->fd, b->p, b->len, b->off);
+	if (r == -EINVAL && d) {
 		/* The filesystem took the flag but refuses the I/O (some do):
 		 * fall back for good. */
-		int fl = fcntl(s->fd, F_GETFL);
-		if (fl >= 0 && fcntl(s->fd, F_SETFL, fl & ~O_DIRECT) == 0) {
-			s->direct = 0;
-			r = write_full_at(s->fd, p, len, off);
-		}
+		pthread_mutex_lock(&s->lock);
+		if (s->direct)
+			direct_off(s);
+		d = s->direct;
+		pthread_mutex_unlock(&s->lock);
+		if (!d)
+			r = write_full_at(s->fd, b->p, b->len, b->off);
 	}
 	return r;
 }
@@ -35,7 +40,10 @@ static int write_piece(struct sink *s, const uint8_t *p, size_t len, uint64_t of
  * while we compress instead of all at the final fdatasync; and what was
  * written SINK_LAG bytes ago is waited for and dropped from the page
  * cache, so dirty pages stay bounded (a small reservation has no room
- * for them). Hints only: errors surface at fdatasync. */
+ * for them). Hints only: errors surface at fdatasync. Buffered writes
+ * have one I/O thread, so this runs in offset order; wb_lock covers the
+ * case of several after a mid-stream fall back from O_DIRECT, where a
+ * range may only settle late. */
 #define SINK_LAG (8u << 20)
 
 static void writeback(struct sink *s, uint64_t off, size_t len)
@@ -50,6 +58,8 @@ static void writeback(struct sink *s, uint64_t off, size_t len)
 	if (end < s->settled + 2 * SINK_LAG)
 		return;
 	uint64_t to = end - SINK_LAG;
+	if (to <= s->settled)
+		return;
 	if (sync_file_range(s->fd, s->settled, to - s->settled, SYNC_FILE_RANGE_WAIT_BEFORE |
 			    SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) == 0)
 		posix_fadvise(s->fd, s->settled, to - s->settled, POSIX_FADV_DONTNEED);
@@ -62,59 +72,87 @@ static void *io_main(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
-		while (!s->busy && !s->quit)
+		struct sink_buf *b = &s->b[s->next_io];
+		while (b->state != 1 && !s->quit) {
 			pthread_cond_wait(&s->cond, &s->lock);
-		if (!s->busy && s->quit)
-			break;
-		const uint8_t *p = s->wbuf;
-		size_t len = s->wlen;
-		uint64_t off = s->woff;
+			b = &s->b[s->next_io];
+		}
+		if (b->state != 1)
+			break;		/* quit, and nothing left queued */
+		s->next_io = (s->next_io + 1) % s->nbuf;
+		b->state = 2;
+		int d = s->direct;
 		pthread_mutex_unlock(&s->lock);
-		int r = write_piece(s, p, len, off);
-		if (r == 0)
-			writeback(s, off, len);
+		int r = write_piece(s, b, d);
+		if (r == 0) {
+			pthread_mutex_lock(&s->wb_lock);
+			writeback(s, b->off, b->len);
+			pthread_mutex_unlock(&s->wb_lock);
+		}
 		pthread_mutex_lock(&s->lock);
 		if (r < 0 && !s->err)
 			s->err = r;
-		s->busy = 0;
+		b->state = 0;
 		pthread_cond_broadcast(&s->cond);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
-int sink_open(struct sink *s, int fd, size_t cap, int no_direct)
+int sink_open(struct sink *s, int fd, size_t cap, unsigned nbuf, int no_direct)
 {
 	memset(s, 0, sizeof *s);
 	s->fd = fd;
 	s->cap = cap;
-	for (int i = 0; i < 2; i++)
-		if (posix_memalign((void **)&s->buf[i], SINK_ALIGN, cap)) {
-			sink_close(s);
-			return -ENOMEM;
-		}
 	if (!no_direct) {
 		int fl = fcntl(fd, F_GETFL);
 		s->direct = fl >= 0 && fcntl(fd, F_SETFL, fl | O_DIRECT) == 0;
 	}
+	/* Through the page cache, two buffers are all one thread can use. */
+	s->nbuf = !s->direct || nbuf < 2 ? 2 : nbuf > SINK_MAX_BUFS ? SINK_MAX_BUFS : nbuf;
+	for (unsigned i = 0; i < s->nbuf; i++)
+		if (posix_memalign((void **)&s->b[i].p, SINK_ALIGN, cap)) {
+			if (s->direct)
+				direct_off(s);	/* the caller writes plainly */
+			sink_close(s);
+			return -ENOMEM;
+		}
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->wb_lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	s->inited = 1;
 	/* Without a thread the writes just happen inline. */
-	s->started = pthread_create(&s->io, NULL, io_main, s) == 0;
+	unsigned want = s->direct ? s->nbuf - 1 : 1;
+	while (s->nio < want && pthread_create(&s->io[s->nio], NULL, io_main, s) == 0)
+		s->nio++;
 	return 0;
 }
 
 uint8_t *sink_buf(struct sink *s)
 {
-	return s->buf[s->cur];
+	return s->b[s->cur].p;
+}
+
+static int idle(const struct sink *s)
+{
+	for (unsigned i = 0; i < s->nbuf; i++)
+		if (s->b[i].state)
+			return 0;
+	return 1;
 }
 
 int sink_submit(struct sink *s, size_t len, uint64_t off)
 {
+	struct sink_buf *b = &s->b[s->cur];
+
 	if (!len)
 		return s->err;
-	if (!s->started) {
-		int r = write_piece(s, s->buf[s->cur], len, off);
+	if (!s->nio) {
+		if (s->direct && (len % SINK_ALIGN || off % SINK_ALIGN))
+			direct_off(s);
+		b->len = len;
+		b->off = off;
+		int r = write_piece(s, b, s->direct);
 		if (r == 0)
 			writeback(s, off, len);
 		if (r < 0 && !s->err)
@@ -122,25 +160,32 @@ int sink_submit(struct sink *s, size_t len, uint64_t off)
 		return s->err;
 	}
 	pthread_mutex_lock(&s->lock);
-	while (s->busy)
-		pthread_cond_wait(&s->cond, &s->lock);
-	s->wbuf = s->buf[s->cur];
-	s->wlen = len;
-	s->woff = off;
-	s->busy = 1;
+	/* O_DIRECT wants aligned offsets and lengths. A piece that is not
+	 * (the tail of a stream) goes through the page cache, once every
+	 * direct write before it is done. */
+	if (s->direct && (len % SINK_ALIGN || off % SINK_ALIGN)) {
+		while (!idle(s))
+			pthread_cond_wait(&s->cond, &s->lock);
+		direct_off(s);
+	}
+	b->len = len;
+	b->off = off;
+	b->state = 1;
 	pthread_cond_broadcast(&s->cond);
+	s->cur = (s->cur + 1) % s->nbuf;
+	while (s->b[s->cur].state)
+		pthread_cond_wait(&s->cond, &s->lock);
 	int err = s->err;
 	pthread_mutex_unlock(&s->lock);
-	s->cur ^= 1;
 	return err;
 }
 
 int sink_drain(struct sink *s)
 {
-	if (!s->started)
+	if (!s->nio)
 		return s->err;
 	pthread_mutex_lock(&s->lock);
-	while (s->busy)
+	while (!idle(s))
 		pthread_cond_wait(&s->cond, &s->lock);
 	int err = s->err;
 	pthread_mutex_unlock(&s->lock);
@@ -149,17 +194,23 @@ int sink_drain(struct sink *s)
 
 void sink_close(struct sink *s)
 {
-	if (s->started) {
+	if (s->nio) {
 		pthread_mutex_lock(&s->lock);
 		s->quit = 1;
 		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
-		pthread_join(s->io, NULL);
-		pthread_cond_destroy(&s->cond);
-		pthread_mutex_destroy(&s->lock);
-		s->started = 0;
+		for (unsigned i = 0; i < s->nio; i++)
+			pthread_join(s->io[i], NULL);
+		s->nio = 0;
 	}
-	free(s->buf[0]);
-	free(s->buf[1]);
-	s->buf[0] = s->buf[1] = NULL;
+	if (s->inited) {
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->wb_lock);
+		pthread_mutex_destroy(&s->lock);
+		s->inited = 0;
+	}
+	for (unsigned i = 0; i < SINK_MAX_BUFS; i++) {
+		free(s->b[i].p);
+		s->b[i].p = NULL;
+	}
 }

@@ -1,6 +1,6 @@
-/* Where the chunk stream goes: two aligned buffers and an I/O thread, so
- * compression fills one buffer while the other is on its way to the
- * device (double buffering), with O_DIRECT when the target allows it: the
+/* Where the chunk stream goes: a ring of aligned buffers and I/O threads,
+ * so compression fills one buffer while the others are on their way to
+ * the device, with O_DIRECT when the target allows it: the
  * dump bypasses the page cache, which a small crashkernel reservation has
  * no room for, and the final fdatasync has nothing left to flush. Without
  * O_DIRECT (a regular file), writeback is started as each buffer is
@@ -13,34 +13,46 @@
 #include <stdint.h>
 
 #define SINK_ALIGN 4096u
+#define SINK_MAX_BUFS 8u
+
+struct sink_buf {
+	uint8_t *p;
+	size_t len;		/* queued or being written: bytes, offset */
+	uint64_t off;
+	int state;		/* 0 free (or being filled), 1 queued, 2 writing */
+};
 
 struct sink {
 	int fd;
 	int direct;		/* O_DIRECT in effect */
-	uint8_t *buf[2];
+	struct sink_buf b[SINK_MAX_BUFS];
+	unsigned nbuf;
 	size_t cap;
-	int cur;		/* buffer being filled */
-	/* the buffer in flight */
-	pthread_t io;
+	unsigned cur;		/* buffer being filled */
+	unsigned next_io;	/* oldest queued buffer, the next to write */
+	pthread_t io[SINK_MAX_BUFS];
+	unsigned nio;		/* I/O threads started */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int busy, quit, started;
-	const uint8_t *wbuf;
-	size_t wlen;
-	uint64_t woff;
+	pthread_mutex_t wb_lock;	/* writeback()'s state */
+	int inited;
+	int quit;
 	int err;		/* first write error, -errno */
 	int no_writeback;	/* sync_file_range refused: stop asking */
 	uint64_t settled;	/* below this, written back and dropped */
 };
 
-/* cap: bytes per buffer, a multiple of SINK_ALIGN. Tries O_DIRECT unless
- * no_direct. 0 or -ENOMEM. */
-int sink_open(struct sink *s, int fd, size_t cap, int no_direct);
+/* nbuf buffers of cap bytes (cap a multiple of SINK_ALIGN, 2 <= nbuf <=
+ * SINK_MAX_BUFS). Tries O_DIRECT unless no_direct; with it, nbuf - 1
+ * writes are in flight at once, which is what a disk (or a virtual one)
+ * needs to reach its speed. Through the page cache one writer thread is
+ * enough: the kernel queues the writeback. 0 or -ENOMEM. */
+int sink_open(struct sink *s, int fd, size_t cap, unsigned nbuf, int no_direct);
 /* The buffer to fill now (cap bytes). */
 uint8_t *sink_buf(struct sink *s);
-/* Hands the current buffer's first len bytes to the I/O thread for
- * offset off, and switches buffers (waiting for the previous write).
- * Returns the first error of any earlier write. */
+/* Hands the current buffer's first len bytes to the I/O threads for
+ * offset off, and moves on to the next buffer (waiting until it is
+ * written). Returns the first error of any earlier write. */
 int sink_submit(struct sink *s, size_t len, uint64_t off);
 /* Waits until everything submitted is written. First error or 0. */
 int sink_drain(struct sink *s);

@@ -52,10 +52,11 @@ static void summary(const struct capture_result *res, uint32_t ps)
 				      (unsigned long long)e->excluded[c]);
 	double in = (double)e->pages_total * ps;
 	msg("capture: %llu of %llu pages kept (excluded: %s), %.1f MB -> %.1f MB (ratio %.2f) "
-	    "in %.1f s, peak memory %.1f MB",
+	    "in %.1f s%s, peak memory %.1f MB",
 	    (unsigned long long)e->pages_stored, (unsigned long long)e->pages_total,
 	    n ? ex : "none", in / 1e6, e->bytes_out / 1e6,
-	    e->bytes_out ? in / e->bytes_out : 0.0, res->seconds, peak_rss() / 1e6);
+	    e->bytes_out ? in / e->bytes_out : 0.0, res->seconds,
+	    res->direct ? " (direct I/O)" : "", peak_rss() / 1e6);
 }
 
 int run_capture(const char *vmcore, const char *output, int may_create,
@@ -152,7 +153,8 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	/* O_DIRECT for block devices: in a small reservation the page cache
 	 * has no room for the dump, and queued direct writes are what the
 	 * device is fastest with. A file goes through its filesystem's page
-	 * cache (measured faster here than 1 MiB direct writes), with its
+	 * cache (direct writes into an ext4 file, 3 in flight, measured
+	 * slower here: 1.15 s against 1.0 s for a level-1 capture), with its
 	 * writeback started as it goes (sink.c) and fdatasync'd at the end. */
 	if (!t.is_blockdev)
 		o->no_direct = 1;

@@ -564,6 +564,47 @@ present "$W/small.elf"
 pc "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
 end
 
+# A block device is written with O_DIRECT and several writes in flight
+# (dump/sink.c): the dump must hold the same pages as through the page
+# cache, and a device that fills must still end in END, with the writes
+# in flight at that moment accounted for.
+begin C.block_device_direct_io
+loopdevs=
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null &&
+	truncate -s 64M "$W/bd.img" && truncate -s 3M "$W/bds.img" &&
+	bd=$(losetup -f --show "$W/bd.img" 2>/dev/null) && loopdevs=$bd &&
+	bds=$(losetup -f --show "$W/bds.img" 2>/dev/null) && loopdevs="$bd $bds"; then
+	K format "$bd" --force
+	rc_is 0
+	K capture --vmcore "$W/v64a.core" --output "$bd" --threads 2
+	rc_is 0
+	err_has 'direct I/O'
+	K save "$bd" --output "$W/bd.elf" --format elf --keep-device
+	rc_is 0
+	K capture --vmcore "$W/v64a.core" --output "$W/bdf.img" --threads 1
+	rc_is 0
+	K save "$W/bdf.img" --output "$W/bdf.elf" --format elf
+	rc_is 0
+	ck "a block device holds other pages than a file" cmp "$W/bd.elf" "$W/bdf.elf"
+	vc "$W/v64a.core" "$W/bd.elf"
+	K format "$bds" --force
+	rc_is 0
+	K capture --vmcore "$W/v64.core" --output "$bds" --threads 2
+	rc_is 5
+	err_has 'direct I/O'
+	err_has 'too small'
+	K info "$bds"
+	rc_is 5
+	out_has '^state +incomplete \(device was full'
+	K save "$bds" --output "$W/bds.elf" --format elf --keep-device
+	rc_is 5
+	pc "$W/v64.core" "$W/bds.elf" --require prefix --min 100 --less
+	end
+else
+	skip C.block_device_direct_io "no loop devices here (needs root and losetup)"
+fi
+for d in $loopdevs; do losetup -d "$d"; done
+
 # A new output file on a filesystem that fills up: the file is allocated
 # ahead of the stream, so the full filesystem shows before a write fails
 # and END still fits, saying why the dump is incomplete.
