@@ -12,6 +12,7 @@
 
 #include <lz4.h>
 
+#include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 #include "window.h"
@@ -66,6 +67,7 @@ struct pipe {
 	struct range *ranges;
 	uint32_t nranges;
 	uint64_t total_pfns;
+	int pread_runs;			/* read with pread, not mmap windows */
 
 	/* One lock for the iterator, the slot states and the emitter role.
 	 * A worker sleeps only when the slot its block needs is still held
@@ -338,38 +340,15 @@ static const uint8_t *page_bytes(struct worker *w, uint64_t pfn, uint32_t ncand)
 
 /* ---- one block ---- */
 
-/* One page: read, judge, compress into the slot. */
-static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i,
-			     uint32_t ncand)
+/* A kept page, already in the stage at its place (stage + stage_len):
+ * compress it into the slot. */
+static void store_page(struct worker *w, struct slot *sl, uint32_t i)
 {
-	struct pipe *p = w->p;
-	uint32_t ps = p->ps;
-
-	/* Filtered pages are never read: that is most of the saving. */
-	if (w->cls[i] != MM_KEEP) {
-		sl->excluded[w->cls[i]]++;
-		return;
-	}
-	const uint8_t *src = page_bytes(w, pfn, ncand);
-
-	if (!src) {
-		sl->excluded[KDI_EX_UNREADABLE]++;
-		return;
-	}
-	if ((p->o->level & 1) && is_zero(src, ps)) {
-		sl->excluded[KDI_EX_ZERO]++;
-		sl->zbitmap[i / 8] |= 1u << (i % 8);
-		sl->hdr.nzero++;
-		return;
-	}
-	/* The last touch of the mapping: from here on a fault cannot strike,
-	 * and LZ4 sees the block's pages as one contiguous stream, the same
-	 * whatever the window, the thread count or the read path. */
+	uint32_t ps = w->p->ps;
 	uint8_t *page = w->stage + w->stage_len;
-	memcpy(page, src, ps);
-	w->stage_len += ps;
-
 	uint8_t *dst = sl->data + sl->data_len;
+
+	w->stage_len += ps;
 	int n = LZ4_compress_fast_continue(w->lz4, (const char *)page, (char *)dst, ps,
 					   LZ4_COMPRESSBOUND(ps), LZ4_ACCEL);
 	uint32_t word;
@@ -390,6 +369,90 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 	sl->bitmap[i / 8] |= 1u << (i % 8);
 	sl->stored++;
 	sl->bytes_in += ps;
+}
+
+static void count_zero(struct slot *sl, uint32_t i)
+{
+	sl->excluded[KDI_EX_ZERO]++;
+	sl->zbitmap[i / 8] |= 1u << (i % 8);
+	sl->hdr.nzero++;
+}
+
+/* One page: read, judge, compress into the slot. */
+static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i,
+			     uint32_t ncand)
+{
+	struct pipe *p = w->p;
+	uint32_t ps = p->ps;
+
+	/* Filtered pages are never read: that is most of the saving. */
+	if (w->cls[i] != MM_KEEP) {
+		sl->excluded[w->cls[i]]++;
+		return;
+	}
+	const uint8_t *src = page_bytes(w, pfn, ncand);
+
+	if (!src) {
+		sl->excluded[KDI_EX_UNREADABLE]++;
+		return;
+	}
+	if ((p->o->level & 1) && is_zero(src, ps)) {
+		count_zero(sl, i);
+		return;
+	}
+	/* The last touch of the mapping: from here on a fault cannot strike,
+	 * and LZ4 sees the block's pages as one contiguous stream, the same
+	 * whatever the window, the thread count or the read path. */
+	memcpy(w->stage + w->stage_len, src, ps);
+	store_page(w, sl, i);
+}
+
+/* The pread path: the run of kept pages from i on that one segment holds
+ * whole is read with one pread straight into the stage, where each page
+ * is judged and compressed in place (a zero page is dropped by moving the
+ * next ones down), so the stage ends up as the per-page path makes it.
+ * Returns the pages done, 0 to leave page i to the per-page path (a page
+ * split across segments, or a read that did not return everything: that
+ * path finds which page is bad). */
+static uint32_t read_run(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i,
+			 uint32_t count)
+{
+	struct pipe *p = w->p;
+	struct vmcore *vc = p->vc;
+	uint32_t ps = p->ps, j = i;
+	uint64_t pa = (pfn + i) << p->shift;
+	const struct kdi_segment *s = NULL;
+	uint64_t foff = 0;
+
+	for (uint32_t k = 0; k < w->ncand; k++) {
+		const struct kdi_segment *c = &vc->seg[w->cands[k]];
+		if (c->paddr <= pa && c->paddr + c->filesz >= pa + ps) {
+			s = c;
+			foff = vc->seg_offset[w->cands[k]] + (pa - c->paddr);
+			break;
+		}
+	}
+	if (!s)
+		return 0;
+	uint64_t whole = (s->paddr + s->filesz - pa) / ps;	/* >= 1 */
+	while (j < count && j - i < whole && w->cls[j] == MM_KEEP)
+		j++;
+	uint8_t *run = w->stage + w->stage_len;
+	size_t len = (size_t)(j - i) * ps;
+	if (foff + len > vc->file_size || read_full_at(vc->fd, run, len, foff) != (ssize_t)len)
+		return 0;
+	for (uint32_t k = i; k < j; k++) {
+		const uint8_t *src = run + (size_t)(k - i) * ps;
+		if ((p->o->level & 1) && is_zero(src, ps)) {
+			count_zero(sl, k);
+			continue;
+		}
+		uint8_t *page = w->stage + w->stage_len;
+		if (page != src)	/* whole pages apart: no overlap */
+			memcpy(page, src, ps);
+		store_page(w, sl, k);
+	}
+	return j - i;
 }
 
 /* The SIGBUS guard covers every touch of the mapping (the page's pieces,
@@ -430,8 +493,16 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		}
 	}
 	fault_jmp = &jb;
-	for (; i < count; i++)
+	for (; i < count; i++) {
+		if (w->p->pread_runs && w->cls[i] == MM_KEEP) {
+			uint32_t n = read_run(w, sl, pfn, i, count);
+			if (n) {
+				i += n - 1;
+				continue;
+			}
+		}
 		encode_page_body(w, sl, pfn + i, i, w->ncand);
+	}
 	fault_jmp = NULL;
 	if (!sl->hdr.nstored && !sl->hdr.nzero)
 		return;		/* emit_block writes no chunk for it */
@@ -563,7 +634,7 @@ static int worker_init(struct worker *w, struct pipe *p)
 {
 	memset(w, 0, sizeof *w);
 	w->p = p;
-	window_init(&w->win, p->vc->fd, p->vc->file_size, p->o->window, p->o->no_mmap);
+	window_init(&w->win, p->vc->fd, p->vc->file_size, p->o->window, p->pread_runs);
 	w->lz4 = LZ4_createStream();
 	w->stage = malloc((size_t)BLOCK_PAGES * p->ps);
 	w->scratch = malloc(p->ps);
@@ -729,11 +800,15 @@ void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
 	o->write_buf = wb;
 	o->write_bufs = nwb;
 	uint64_t peak = fixed + (uint64_t)t * (3 * block + window / 512 + (64u << 10));
-	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %u MiB mmap windows, "
+	char rd[48];
+	if (o->read_mode == READ_PREAD)
+		snprintf(rd, sizeof rd, "pread into the stage");
+	else
+		snprintf(rd, sizeof rd, "%u MiB mmap windows", (unsigned)(window >> 20));
+	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %s, "
 		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used",
 		 mem_avail / 1e6, t, t == 1 ? "" : "s", t < want ? " (memory-bound)" : "",
-		 (unsigned)(window >> 20), (unsigned)(block >> 10), t > 1 ? 2 * t : 1,
-		 nwb, wb >> 20, peak / 1e6);
+		 rd, (unsigned)(block >> 10), t > 1 ? 2 * t : 1, nwb, wb >> 20, peak / 1e6);
 }
 
 int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
@@ -776,6 +851,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	if (r < 0)
 		goto out;	/* not even the header fits or writes: no dump */
 
+	p.pread_runs = o->read_mode == READ_PREAD || (o->read_mode == READ_AUTO && !vc->is_proc);
 	p.wr = &wr;
 	p.res = res;
 	p.pg = &pg;

@@ -16,7 +16,11 @@ struct capture_opts {
 	uint64_t window;		/* mmap window bytes */
 	uint32_t write_buf;		/* bytes per write buffer (0: 1 MiB) */
 	unsigned write_bufs;		/* how many (0: 2) */
-	int no_mmap;			/* read with pread (tests; mmap fallback) */
+	/* How pages are read. AUTO: mmap windows on /proc/vmcore, whose
+	 * mappings are built whole at mmap time; pread straight into the
+	 * compression stage on a file, where mmap would fault in every page
+	 * and pread is one copy. */
+	enum { READ_AUTO, READ_MMAP, READ_PREAD } read_mode;
 	int no_direct;			/* never O_DIRECT on the target */
 	int grow_file;			/* a file we created: allocate ahead */
 	uint8_t sb_uuid[16];

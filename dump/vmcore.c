@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <gelf.h>
@@ -91,6 +92,8 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 		goto fail;
 	}
 	vc->file_size = sz;
+	struct statfs fs;
+	vc->is_proc = fstatfs(vc->fd, &fs) == 0 && fs.f_type == 0x9fa0;	/* PROC_SUPER_MAGIC */
 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(vc->fd, ELF_C_READ, NULL);

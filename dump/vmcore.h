@@ -35,6 +35,7 @@ struct vmcore {
 	char *vmcoreinfo;		/* NUL-terminated copy of the note text */
 	size_t vmcoreinfo_len;
 	int truncated;			/* some PT_LOAD ran past the file end */
+	int is_proc;			/* /proc/vmcore itself, not a copy */
 };
 
 /* Returns 0, or -errno for I/O (with *why VMC_OK), or -EINVAL with *why

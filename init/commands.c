@@ -48,14 +48,16 @@ static const char capture_help[] =
 	"  --output TARGET where the dump goes\n"
 	"  --level N       makedumpfile dump level bits, 0..31 (default 31; bit 1 = zero pages)\n"
 	"  --threads N     compression workers (default: online CPUs)\n"
-	"  --no-mmap       read the vmcore with pread instead of mmap windows\n"
+	"  --no-mmap       read the vmcore with pread (the default for a file)\n"
+	"  --mmap          read it through mmap windows (the default for /proc/vmcore)\n"
 	"Exit: 0 complete, 3 bad vmcore, 4 target refused, 5 incomplete, 1 I/O error.\n";
 
 int cmd_capture(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "vmcore", 1, 0, 'v' }, { "output", 1, 0, 'o' }, { "level", 1, 0, 'l' },
-		{ "threads", 1, 0, 't' }, { "no-mmap", 0, 0, 'M' }, { "help", 0, 0, 'h' },
+		{ "threads", 1, 0, 't' }, { "no-mmap", 0, 0, 'M' }, { "mmap", 0, 0, 'm' },
+		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *vmcore = NULL, *output = NULL;
@@ -78,7 +80,8 @@ int cmd_capture(int argc, char **argv)
 				return bad_value("--threads", optarg);
 			o.threads = v;
 			break;
-		case 'M': o.no_mmap = 1; break;
+		case 'M': o.read_mode = READ_PREAD; break;
+		case 'm': o.read_mode = READ_MMAP; break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);
 		}

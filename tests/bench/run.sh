@@ -13,7 +13,7 @@
 #   BENCH_QUICK=1 stops at 32 GiB
 #   $BENCH_OUT      where outputs go (default build/bench: a real disk, so
 #                   every tool's time includes syncing its output)
-#   $BENCH_ROUNDS   rounds per input (default 3)
+#   $BENCH_ROUNDS   rounds per input (default 5: this VM's disk is noisy)
 # On the large input only kdumpinit and makedumpfile -l run: makedumpfile
 # -c and --num-threads 2 take minutes per run there, and their ratios are
 # shown on the first input.
@@ -23,7 +23,7 @@ BUILD=${BUILD:-build}
 K=$PWD/$BUILD/kdumpinit
 MK=$PWD/$BUILD/tools/mkvmcore
 out=${BENCH_OUT:-$PWD/$BUILD/bench}	# BENCH_OUT=/dev/shm/x: outputs in RAM, CPU-bound
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-5}
 mkdir -p "$out"
 vmcore=${BENCH_VMCORE:-$BUILD/bench/raw-1536m.vmcore}
 large=${BENCH_LARGE:-$BUILD/bench/raw-6g.vmcore}
@@ -42,19 +42,22 @@ if [ ! -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
 	make_input "$large" 6G
 fi
 
-# one NAME CMD...: runs CMD once, appends "NAME seconds peakKB bytes" to $res.
+# one NAME CMD...: runs CMD once, appends "NAME seconds peakKB bytes" to
+# $res. The output is $o; wall time from date (ms), peak RSS from time.
 one() {
-	local name=$1 t
+	local name=$1 t0 t1 t
 	shift
-	rm -f "$out/o"
+	rm -f "$o"
 	sync
-	if /usr/bin/time -o "$out/time" -f "%e %M" "$@" >/dev/null 2>"$out/err"; then
-		t=$(tail -n 1 "$out/time")
+	t0=$(date +%s%N)
+	if /usr/bin/time -o "$out/time" -f "%M" "$@" >/dev/null 2>"$out/err"; then
+		t1=$(date +%s%N)
+		t="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(tail -n 1 "$out/time")"
 	else
 		t="fail 0"
 		echo "bench: $name failed: $(tail -n 2 "$out/err" | tr '\n' ' ')" >&2
 	fi
-	echo "$name $t $(stat -c %s "$out/o" 2>/dev/null || echo 0)" >>"$res"
+	echo "$name $t $(stat -c %s "$o" 2>/dev/null || echo 0)" >>"$res"
 }
 
 # kdumpinit fdatasyncs its dump before it reports success (a dump that is
@@ -66,24 +69,35 @@ chmod +x "$synced"
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "nan")}'; }
 
-bench_file() {	# LABEL VMCORE [core]
+# bench_file LABEL VMCORE [all|core|ram]: alternating rounds of every tool
+# on one input. core: kdumpinit and makedumpfile -l only; ram: those, with
+# $o in RAM, so that the disk is out of the picture (CPU-bound).
+bench_file() {
 	local label=$1 v=$2 all=${3:-all} lv r
 	res=$out/$label.results
 	: >"$res"
 	cat "$v" >/dev/null	# all runs read from the page cache
 	for r in $(seq "$ROUNDS"); do
 		for lv in 1 31; do
-			one "kdumpinit-l$lv-t1" "$K" capture --vmcore "$v" --output "$out/o" --level $lv --threads 1
-			one "makedumpfile-l-d$lv" "$synced" makedumpfile -l -d $lv "$v" "$out/o"
-			one "kdumpinit-l$lv-t2" "$K" capture --vmcore "$v" --output "$out/o" --level $lv --threads 2
+			one "kdumpinit-l$lv-t1" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 1
+			one "makedumpfile-l-d$lv" "$synced" makedumpfile -l -d $lv "$v" "$o"
+			one "kdumpinit-l$lv-t2" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 2
+			# The disk's floor for this output: the same bytes, copied
+			# from the page cache and synced, no compression at all.
+			if [ "$all" != ram ]; then
+				[ "$r" = 1 ] && cp "$o" "$out/floor-l$lv"
+				one "disk-floor-l$lv" sh -c "cat '$out/floor-l$lv' > '$o' && sync --data '$o'"
+			fi
 			[ "$all" = all ] || continue
-			one "makedumpfile-c-d$lv" "$synced" makedumpfile -c -d $lv "$v" "$out/o"
-			one "makedumpfile-l-d$lv-t2" "$synced" makedumpfile -l -d $lv --num-threads 2 "$v" "$out/o"
+			one "makedumpfile-c-d$lv" "$synced" makedumpfile -c -d $lv "$v" "$o"
+			one "makedumpfile-l-d$lv-t2" "$synced" makedumpfile -l -d $lv --num-threads 2 "$v" "$o"
 		done
-		one cat sh -c "cat '$v' > '$out/o' && sync --data '$out/o'"
-		one lz4-1 sh -c "lz4 -1 -q -c '$v' > '$out/o' && sync --data '$out/o'"
+		[ "$all" = ram ] && continue
+		one cat sh -c "cat '$v' > '$o' && sync --data '$o'"
+		one lz4-1 sh -c "lz4 -1 -q -c '$v' > '$o' && sync --data '$o'"
 	done
 	report "$label" "$v"
+	rm -f "$o" "$out"/floor-l*
 }
 
 stat_of() {	# NAME FIELD(2=s,3=KB,4=bytes) -> median
@@ -98,9 +112,9 @@ report() {	# LABEL VMCORE
 	echo
 	echo "== $1: $2 ($((size >> 20)) MiB), medians of $ROUNDS alternating runs"
 	printf '%-26s %9s %9s %11s\n' run seconds peak-MB output-MB
-	for n in kdumpinit-l1-t1 kdumpinit-l1-t2 makedumpfile-l-d1 makedumpfile-l-d1-t2 makedumpfile-c-d1 \
-		 kdumpinit-l31-t1 kdumpinit-l31-t2 makedumpfile-l-d31 makedumpfile-l-d31-t2 makedumpfile-c-d31 \
-		 cat lz4-1; do
+	for n in kdumpinit-l1-t1 kdumpinit-l1-t2 disk-floor-l1 makedumpfile-l-d1 makedumpfile-l-d1-t2 \
+		 makedumpfile-c-d1 kdumpinit-l31-t1 kdumpinit-l31-t2 disk-floor-l31 makedumpfile-l-d31 \
+		 makedumpfile-l-d31-t2 makedumpfile-c-d31 cat lz4-1; do
 		[ "$(stat_of $n 2)" = nan ] && continue
 		printf '%-26s %9s %9s %11s\n' "$n" "$(stat_of $n 2)" \
 			"$(awk -v k="$(stat_of $n 3)" 'BEGIN{printf "%.1f", k/1024}')" \
@@ -114,13 +128,28 @@ report() {	# LABEL VMCORE
 	echo "  level 1, 1 thread:   $(ratio "$md1" "$k1")x   (target >= 1.5)"
 	echo "  level 1, 2 threads:  $(ratio "$md1" "$k1t2")x   (target >= 2.5)"
 	echo "  level 31, 1 thread:  $(ratio "$md31" "$k31")x   (target >= 2)"
-	echo "  level 31, 2 threads: $(ratio "$md31" "$k31t2")x"
+	echo "  level 31, 2 threads: $(ratio "$md31" "$k31t2")x   (target >= 2)"
 	echo "  output size, level 1 kdumpinit / makedumpfile -l: $(ratio "$(stat_of kdumpinit-l1-t1 4)" "$(stat_of makedumpfile-l-d1 4)")  (target <= 1.05)"
 	echo "  output size, level 31 kdumpinit / makedumpfile -l: $(ratio "$(stat_of kdumpinit-l31-t1 4)" "$(stat_of makedumpfile-l-d31 4)")"
+	# How close to the disk: the time to write kdumpinit's output bytes
+	# alone, against the capture's.
+	local f1 f31
+	f1=$(stat_of disk-floor-l1 2) f31=$(stat_of disk-floor-l31 2)
+	[ "$f1" = nan ] && return
+	echo "  disk floor (writing the same output bytes, synced) / kdumpinit time, 2 threads:" \
+		"level 1 $(ratio "$f1" "$k1t2"), level 31 $(ratio "$f31" "$k31t2")  (1.00 = as fast as the disk)"
 }
 
+o=$out/o
 bench_file guest-1.5g "$vmcore"
 [ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ] && bench_file guest-6g "$large" core
+# The same input with every output in RAM: what each tool costs in CPU.
+ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) && {
+	o=$ramdir/o
+	bench_file guest-1.5g-ram "$vmcore" ram
+	rm -rf "$ramdir"
+	o=$out/o
+}
 
 # Memory growth with the size of memory described: sparse synthetic vmcores
 # (0.1% of pages non-zero), level 1, one thread.
@@ -133,10 +162,10 @@ for m in $sizes; do
 	"$MK" -o "$out/syn.vmcore" --mem "$m" --zero-pct 99.9 --segments 4 >/dev/null || continue
 	res=$out/syn.results
 	: >"$res"
-	one syn "$K" capture --vmcore "$out/syn.vmcore" --output "$out/o" --level 1 --threads 1
+	one syn "$K" capture --vmcore "$out/syn.vmcore" --output "$o" --level 1 --threads 1
 	read -r _ s kb _ <"$res"
 	printf '%-10s %9s %9.1f %12s\n' "$m" "$s" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" \
 		"$(awk -v s="$s" -v m="$m" 'BEGIN{g=m+0; if (m ~ /M$/) g/=1024; if (s>0) printf "%.1f", g/s; else print "n/a"}')"
 	rm -f "$out/syn.vmcore"
 done
-rm -f "$out/o"
+rm -f "$o"

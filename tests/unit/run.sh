@@ -234,8 +234,11 @@ rt un0 "$W/vun.core" all --level 0
 rt un31 "$W/vun.core" nonzero --level 31
 end
 
-begin A.threads_and_no_mmap_identical
-for v in "t1:--threads 1" "t2:--threads 2" "t2nm:--threads 2 --no-mmap" "t1nm:--threads 1 --no-mmap"; do
+# A file is read with pread straight into the stage, /proc/vmcore through
+# mmap windows: both paths, with any thread count, store the same bytes.
+begin A.threads_and_read_paths_identical
+for v in "t1:--threads 1" "t2:--threads 2" "t2mm:--threads 2 --mmap" "t1mm:--threads 1 --mmap" \
+	"t3:--threads 3 --no-mmap"; do
 	n=${v%%:*}
 	# shellcheck disable=SC2086
 	K capture --vmcore "$W/v64a.core" --output "$W/$n.img" ${v#*:}
@@ -243,15 +246,20 @@ for v in "t1:--threads 1" "t2:--threads 2" "t2nm:--threads 2 --no-mmap" "t1nm:--
 	K save "$W/$n.img" --output "$W/$n.elf" --format elf
 	rc_is 0
 done
-for n in t1 t2 t2nm t1nm; do "$PY" "$CHUNKS" --pages "$W/$n.img" >"$W/$n.pages"; done
+for n in t1 t2 t2mm t1mm t3; do "$PY" "$CHUNKS" --pages "$W/$n.img" >"$W/$n.pages"; done
 ck "no PAGES chunk listed: test premise" test -s "$W/t1.pages"
 ck "--threads 2 stores other PAGES chunks than --threads 1" cmp "$W/t1.pages" "$W/t2.pages"
-ck "--no-mmap stores other PAGES chunks" cmp "$W/t1.pages" "$W/t2nm.pages"
-ck "--threads 1 --no-mmap stores other PAGES chunks" cmp "$W/t1.pages" "$W/t1nm.pages"
+ck "--mmap stores other PAGES chunks" cmp "$W/t1.pages" "$W/t2mm.pages"
+ck "--threads 1 --mmap stores other PAGES chunks" cmp "$W/t1.pages" "$W/t1mm.pages"
+ck "--threads 3 stores other PAGES chunks" cmp "$W/t1.pages" "$W/t3.pages"
 ck "--threads 1 and --threads 2 saves differ" cmp "$W/t1.elf" "$W/t2.elf"
-ck "--no-mmap save differs" cmp "$W/t1.elf" "$W/t2nm.elf"
-ck "--threads 1 --no-mmap save differs" cmp "$W/t1.elf" "$W/t1nm.elf"
+ck "--mmap save differs" cmp "$W/t1.elf" "$W/t2mm.elf"
+ck "--threads 1 --mmap save differs" cmp "$W/t1.elf" "$W/t1mm.elf"
 vc "$W/v64a.core" "$W/t2.elf"
+K capture --vmcore "$W/v64a.core" --output "$W/mm.img" --mmap
+err_has 'MiB mmap windows'
+K capture --vmcore "$W/v64a.core" --output "$W/pr.img"
+err_has 'pread into the stage'
 end
 
 begin A.recapture_same_target

@@ -67,7 +67,7 @@ static int capture(int threads, int no_mmap, const char *out, struct capture_res
 			     .seg = &seg, .seg_offset = &seg_off, .nr_seg = 1,
 			     .vmcoreinfo = vi, .vmcoreinfo_len = sizeof vi - 1 };
 	struct capture_opts o = { .level = 1, .threads = threads, .window = 1u << 20,
-				  .no_mmap = no_mmap, .no_direct = 1 };
+				  .read_mode = no_mmap ? READ_PREAD : READ_MMAP, .no_direct = 1 };
 
 	vc.fd = make_input();
 	if (vc.fd < 0 || ftruncate(vc.fd, (off_t)CUT * PS) < 0)
