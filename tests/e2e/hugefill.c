@@ -11,6 +11,13 @@
  * with MADV_HUGEPAGE, fills every 4 KiB of both with a distinct pattern,
  * writes READY_FILE (if given) and sleeps until killed, keeping it all
  * mapped. A part that cannot be mapped is reported and skipped.
+ *
+ *   hugefill --unit PFN
+ *
+ * Prints how many pages a dump tool judges together with PFN: a compound
+ * head takes its tails with it (a hwpoisoned head drops 2^order pages, as
+ * makedumpfile does), so 1 plus the tails that follow, from
+ * /proc/kpageflags; 1 for any other page.
  * Build: cc -static -O2 -o hugefill hugefill.c
  */
 #define _GNU_SOURCE
@@ -18,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -53,8 +61,31 @@ static int map(const char *what, size_t len, int flags, int advice, uint64_t see
 	return 0;
 }
 
+#define KPF_COMPOUND_HEAD 15
+#define KPF_COMPOUND_TAIL 16
+
+static int unit(const char *arg)
+{
+	uint64_t pfn = strtoull(arg, NULL, 0), f, n = 1;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0 || pread(fd, &f, 8, pfn * 8) != 8) {
+		perror("/proc/kpageflags");
+		return 1;
+	}
+	if (f >> KPF_COMPOUND_HEAD & 1)
+		while (n < 1u << 18 && pread(fd, &f, 8, (pfn + n) * 8) == 8 &&
+		       (f >> KPF_COMPOUND_TAIL & 1))
+			n++;
+	printf("%llu\n", (unsigned long long)n);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--unit"))
+		return unit(argv[2]);
 	if (argc < 3 || argc > 4) {
 		fprintf(stderr, "usage: hugefill HUGETLB_MB THP_MB [READY_FILE]\n");
 		return 2;

@@ -345,13 +345,21 @@ if [ $mode = full ]; then
 	fi
 fi
 
-# Pages the first kernel marked hwpoisoned, as pfns: from its own
-# "Memory failure: 0xPFN:" lines (whole kernel lines, unlike the shell's,
-# which kernel messages can cut into). Even an "Ignored" recovery leaves
-# the page marked.
+# Pages a dump leaves out as hwpoison, as pfns: those the first kernel
+# marked, from its own "Memory failure: 0xPFN:" lines (whole kernel lines,
+# unlike the shell's, which kernel messages can cut into; even an
+# "Ignored" recovery leaves the page marked), and, for a marked compound
+# head, its tails ("e2e-hwpoison-unit: 0xPFN N", written to /dev/kmsg by
+# stage1 from /proc/kpageflags).
 poisoned_pages() {
-	sed -n '1,/Trigger a crash/p' "$log" | grep -a -o "Memory failure: 0x[0-9a-f]*:" |
-		grep -o "0x[0-9a-f]*" | sort -u
+	local pre
+	pre=$(sed -n '1,/Trigger a crash/p' "$log")
+	{
+		grep -a -o "Memory failure: 0x[0-9a-f]*:" <<<"$pre" | grep -o "0x[0-9a-f]*" |
+			while read -r p; do printf '%d\n' "$p"; done
+		grep -a -o "e2e-hwpoison-unit: 0x[0-9a-f]* [0-9]*" <<<"$pre" |
+			while read -r _ p n; do seq $((p)) $((p + n - 1)); done
+	} | sort -nu
 }
 
 # --- host checks --------------------------------------------------------------------
