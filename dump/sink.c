@@ -9,8 +9,9 @@
 
 #include "../lib/io.h"
 
-/* Called with the lock held and no write in flight that could be
- * direct: turn O_DIRECT off for good. */
+/* Turns O_DIRECT off for good; called with the lock held, or before any
+ * I/O thread exists. A write already in flight keeps the mode it started
+ * with, and one that fails for it retries (write_piece). */
 static void direct_off(struct sink *s)
 {
 	int fl = fcntl(s->fd, F_GETFL);
@@ -18,19 +19,20 @@ static void direct_off(struct sink *s)
 		s->direct = 0;
 }
 
-/* d: O_DIRECT was on when this write was taken. */
-static int write_piece(struct sink *s, const struct sink_buf *b, int d)
+/* *d: O_DIRECT was on when this write was taken; on return, whether it
+ * went out so. */
+static int write_piece(struct sink *s, const struct sink_buf *b, int *d)
 {
 	int r = write_full_at(s->fd, b->p, b->len, b->off);
-	if (r == -EINVAL && d) {
+	if (r == -EINVAL && *d) {
 		/* The filesystem took the flag but refuses the I/O (some do):
 		 * fall back for good. */
 		pthread_mutex_lock(&s->lock);
 		if (s->direct)
 			direct_off(s);
-		d = s->direct;
+		*d = s->direct;
 		pthread_mutex_unlock(&s->lock);
-		if (!d)
+		if (!*d)
 			r = write_full_at(s->fd, b->p, b->len, b->off);
 	}
 	return r;
@@ -48,7 +50,7 @@ static int write_piece(struct sink *s, const struct sink_buf *b, int d)
 
 static void writeback(struct sink *s, uint64_t off, size_t len)
 {
-	if (s->direct || s->no_writeback)
+	if (s->no_writeback)
 		return;
 	if (sync_file_range(s->fd, off, len, SYNC_FILE_RANGE_WRITE) < 0) {
 		s->no_writeback = 1;	/* not a file or device that can */
@@ -73,18 +75,18 @@ static void *io_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		struct sink_buf *b = &s->b[s->next_io];
-		while (b->state != 1 && !s->quit) {
+		while (b->state != SB_QUEUED && !s->quit) {
 			pthread_cond_wait(&s->cond, &s->lock);
 			b = &s->b[s->next_io];
 		}
-		if (b->state != 1)
+		if (b->state != SB_QUEUED)
 			break;		/* quit, and nothing left queued */
 		s->next_io = (s->next_io + 1) % s->nbuf;
-		b->state = 2;
+		b->state = SB_WRITING;
 		int d = s->direct;
 		pthread_mutex_unlock(&s->lock);
-		int r = write_piece(s, b, d);
-		if (r == 0) {
+		int r = write_piece(s, b, &d);
+		if (r == 0 && !d) {
 			pthread_mutex_lock(&s->wb_lock);
 			writeback(s, b->off, b->len);
 			pthread_mutex_unlock(&s->wb_lock);
@@ -92,7 +94,7 @@ static void *io_main(void *arg)
 		pthread_mutex_lock(&s->lock);
 		if (r < 0 && !s->err)
 			s->err = r;
-		b->state = 0;
+		b->state = SB_FREE;
 		pthread_cond_broadcast(&s->cond);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -136,7 +138,7 @@ uint8_t *sink_buf(struct sink *s)
 static int idle(const struct sink *s)
 {
 	for (unsigned i = 0; i < s->nbuf; i++)
-		if (s->b[i].state)
+		if (s->b[i].state != SB_FREE)
 			return 0;
 	return 1;
 }
@@ -152,8 +154,9 @@ int sink_submit(struct sink *s, size_t len, uint64_t off)
 			direct_off(s);
 		b->len = len;
 		b->off = off;
-		int r = write_piece(s, b, s->direct);
-		if (r == 0)
+		int d = s->direct;
+		int r = write_piece(s, b, &d);
+		if (r == 0 && !d)
 			writeback(s, off, len);
 		if (r < 0 && !s->err)
 			s->err = r;
@@ -170,10 +173,10 @@ int sink_submit(struct sink *s, size_t len, uint64_t off)
 	}
 	b->len = len;
 	b->off = off;
-	b->state = 1;
+	b->state = SB_QUEUED;
 	pthread_cond_broadcast(&s->cond);
 	s->cur = (s->cur + 1) % s->nbuf;
-	while (s->b[s->cur].state)
+	while (s->b[s->cur].state != SB_FREE)
 		pthread_cond_wait(&s->cond, &s->lock);
 	int err = s->err;
 	pthread_mutex_unlock(&s->lock);

@@ -15,11 +15,13 @@
 #define SINK_ALIGN 4096u
 #define SINK_MAX_BUFS 8u
 
+enum { SB_FREE, SB_QUEUED, SB_WRITING };	/* FREE: idle or being filled */
+
 struct sink_buf {
 	uint8_t *p;
 	size_t len;		/* queued or being written: bytes, offset */
 	uint64_t off;
-	int state;		/* 0 free (or being filled), 1 queued, 2 writing */
+	int state;
 };
 
 struct sink {
