@@ -200,7 +200,7 @@ int writer_put(struct kdi_writer *w, uint16_t type,
 	       const void *p3, size_t l3);
 /* The same with the payload's XXH64 already computed (payload_hash() of
  * the same pieces): the capture's workers hash their own blocks, in
- * parallel, instead of the one writer thread. */
+ * parallel, instead of whichever one emits them. */
 int writer_put_hashed(struct kdi_writer *w, uint16_t type, const uint64_t *hash,
 		      const void *p1, size_t l1, const void *p2, size_t l2,
 		      const void *p3, size_t l3);

@@ -34,8 +34,8 @@
 #define WRITE_BUF_MAX (4u << 20)
 #define WRITE_BUFS_MAX 4u
 
-struct range { uint64_t lo, hi; };
-struct progress;	/* pfns [lo, hi) */
+struct range { uint64_t lo, hi; };	/* pfns [lo, hi) */
+struct progress;
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_FULL };
 
@@ -508,7 +508,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		return;		/* emit_block writes no chunk for it */
 
 	/* The chunk's head and payload hash, made here in the worker so the
-	 * writer thread only copies. */
+	 * emitter only copies. */
 	size_t bl = pages_bitmap_len(count), hl = sizeof sl->hdr + bl;
 	memcpy(sl->head, &sl->hdr, sizeof sl->hdr);
 	memcpy(sl->head + sizeof sl->hdr, sl->bitmap, bl);
@@ -767,9 +767,17 @@ static int run_workers(struct pipe *p, unsigned n)
 	return r < 0 ? r : p->err;
 }
 
-void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
+/* The read path, decided once: what o asks, else by the input. */
+static int reads_with_pread(const struct capture_opts *o, const struct vmcore *vc)
+{
+	return o->read_mode == READ_PREAD || (o->read_mode == READ_AUTO && !vc->is_proc);
+}
+
+void capture_plan(struct capture_opts *o, const struct vmcore *vc, uint64_t mem_avail,
 		  char *line, size_t linesz)
 {
+	uint32_t ps = vc->page_size;
+
 	/* Per worker: two output slots of one block, its stage (one block),
 	 * LZ4 state, and the page tables of its mmap window (8 bytes per
 	 * 4 KiB page mapped). Fixed: the write buffers, the struct-page
@@ -799,6 +807,7 @@ void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t ps,
 	o->window = window;
 	o->write_buf = wb;
 	o->write_bufs = nwb;
+	o->read_mode = reads_with_pread(o, vc) ? READ_PREAD : READ_MMAP;
 	uint64_t peak = fixed + (uint64_t)t * (3 * block + window / 512 + (64u << 10));
 	char rd[48];
 	if (o->read_mode == READ_PREAD)
@@ -839,8 +848,8 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	writer_init(&wr, out_fd, base, limit, wbuf, wbsz, 0);
 	if (o->grow_file)
 		writer_grow_file(&wr);
-	/* Double-buffered, O_DIRECT where the target allows it; plain
-	 * buffered writes if the sink cannot be had. */
+	/* A ring of buffers with writes in flight, O_DIRECT where the target
+	 * allows it; plain buffered writes if the sink cannot be had. */
 	have_sink = sink_open(&sk, out_fd, wbsz, o->write_bufs ? o->write_bufs : 2,
 			      o->no_direct) == 0;
 	if (have_sink)
@@ -851,7 +860,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	if (r < 0)
 		goto out;	/* not even the header fits or writes: no dump */
 
-	p.pread_runs = o->read_mode == READ_PREAD || (o->read_mode == READ_AUTO && !vc->is_proc);
+	p.pread_runs = reads_with_pread(o, vc);
 	p.wr = &wr;
 	p.res = res;
 	p.pg = &pg;

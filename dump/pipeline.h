@@ -48,9 +48,9 @@ struct capture_result {
 
 /* Sizes the run to the memory there is: threads (at most o->threads),
  * mmap window and queue depth, so that everything fits MemAvailable with
- * a margin. Fills o and describes the plan in one line. mem_avail 0 means
- * unknown (keep the request). */
-void capture_plan(struct capture_opts *o, uint64_t mem_avail, uint32_t page_size,
+ * a margin, and settles the read path for vc. Fills o and describes the
+ * plan in one line. mem_avail 0 means unknown (keep the request). */
+void capture_plan(struct capture_opts *o, const struct vmcore *vc, uint64_t mem_avail,
 		  char *line, size_t linesz);
 
 /* Writes one dump at [base, limit) of out_fd. Returns 0 when an END record

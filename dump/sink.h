@@ -47,7 +47,7 @@ struct sink {
 /* nbuf buffers of cap bytes (cap a multiple of SINK_ALIGN, 2 <= nbuf <=
  * SINK_MAX_BUFS). Tries O_DIRECT unless no_direct; with it, nbuf - 1
  * writes are in flight at once, which is what a disk (or a virtual one)
- * needs to reach its speed. Through the page cache one writer thread is
+ * needs to reach its speed. Through the page cache one I/O thread is
  * enough: the kernel queues the writeback. 0 or -ENOMEM. */
 int sink_open(struct sink *s, int fd, size_t cap, unsigned nbuf, int no_direct);
 /* The buffer to fill now (cap bytes). */

@@ -70,10 +70,10 @@ static int refill(struct window *w, uint64_t off)
 	return 0;
 }
 
-/* Pages of a regular file's window stay mapped, and resident in our RSS,
- * until the window moves on: drop what lies more than TRAIL behind the
- * reader, so that our footprint is what we hold, not 64 MiB of the
- * input's page cache. Only the page-table entries go; the page cache
+/* Pages of a regular file's window (a file read with --mmap) stay
+ * mapped, and resident in our RSS, until the window moves on: drop what
+ * lies more than TRAIL behind the reader, so that our footprint is what
+ * we hold, not 64 MiB of the input's page cache. Only the page-table entries go; the page cache
  * keeps the data. /proc/vmcore's mappings are PFN maps, which refuse this
  * (and do not count as RSS): the first refusal stops the attempts. */
 #define TRAIL (4u << 20)

@@ -166,9 +166,7 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	    t.created ? 0.0 : (t.limit - t.base) / 1e6, o->level, o->threads,
 	    o->threads == 1 ? "" : "s");
 
-	if (o->read_mode == READ_AUTO)
-		o->read_mode = vc.is_proc ? READ_MMAP : READ_PREAD;
-	capture_plan(o, avail, vc.page_size, plan, sizeof plan);
+	capture_plan(o, &vc, avail, plan, sizeof plan);
 	msg("%s", plan);
 
 	struct capture_result res;
