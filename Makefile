@@ -23,7 +23,7 @@ SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore
 	dump/vmcore.c dump/pipeline.c dump/window.c dump/format.c dump/dumpfile.c \
 	dump/save_elf.c dump/save_kdump.c dump/vmcoreinfo.c dump/physmem.c dump/kmem.c dump/memmap.c dump/dmesg.c dump/sink.c \
 	arch/arch.c arch/x86_64.c \
-	lib/log.c lib/io.c lib/util.c
+	lib/log.c lib/io.c lib/ring.c lib/util.c
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 HDRS := $(wildcard */*.h)
 

@@ -14,6 +14,7 @@
 
 #include "../lib/io.h"
 #include "../lib/log.h"
+#include "../lib/ring.h"
 #include "../lib/util.h"
 #include "window.h"
 
@@ -37,12 +38,8 @@
 struct range { uint64_t lo, hi; };	/* pfns [lo, hi) */
 struct progress;
 
-enum { SLOT_FREE, SLOT_BUSY, SLOT_FULL };
-
+/* What one block becomes: its PAGES chunk, ready to write. */
 struct slot {
-	int state;
-	uint64_t block;			/* block held (BUSY/FULL) */
-	uint64_t next;			/* the only block that may take it next */
 	struct kdi_pages hdr;
 	uint8_t bitmap[BLOCK_PAGES / 8];
 	uint8_t zbitmap[BLOCK_PAGES / 8];
@@ -69,27 +66,16 @@ struct pipe {
 	uint64_t total_pfns;
 	int pread_runs;			/* read with pread, not mmap windows */
 
-	/* One lock for the iterator, the slot states and the emitter role.
-	 * A worker sleeps only when the slot its block needs is still held
-	 * by the block nslots earlier: everything else is a short critical
-	 * section, so 2 workers on 2 CPUs do not ping-pong. */
-	pthread_mutex_t lock;
-	pthread_cond_t slot_free;
-	unsigned waiting;		/* workers asleep on slot_free */
+	/* The ring's lock also covers the block iterator: blocks are
+	 * classified and numbered in pfn order. Everything else is a short
+	 * critical section, so 2 workers on 2 CPUs do not ping-pong. */
+	struct ring ring;
 	uint32_t it_range;		/* block iterator */
 	uint64_t it_pfn;
-	uint64_t issued;		/* blocks handed out */
 	int it_done;
-	int stop;
-	int err;			/* what stopped the emitter, -errno */
-	struct slot *slots;
-	unsigned nslots;
+	struct slot *slots;		/* ring.nslots of them */
 
-	/* The emitter: whichever worker finds the next block in order full
-	 * writes it, and every full one after it. Only that worker touches
-	 * these. */
-	int emitting;
-	uint64_t emit_next;
+	/* Only the emitter (one worker at a time, lib/ring.h) touches these. */
 	uint64_t done;			/* pfns emitted, for progress */
 	struct kdi_writer *wr;
 	struct capture_result *res;
@@ -202,7 +188,7 @@ struct skipped {
  * BLOCK_PAGES-aligned boundary. 0 when there is none. */
 static int step(struct pipe *p, uint64_t *pfn, uint32_t *count)
 {
-	if (p->it_done || p->stop)
+	if (p->it_done || p->ring.stop)
 		return 0;
 	if (p->it_range >= p->nranges) {
 		p->it_done = 1;
@@ -259,7 +245,7 @@ static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *
 			sk->excluded[cls[i]]++;
 		sk->scanned += *count;
 	}
-	*idx = p->issued++;
+	*idx = p->ring.issued++;
 	return 1;
 }
 
@@ -620,9 +606,7 @@ static int slots_alloc(struct pipe *p, unsigned n)
 	p->slots = calloc(n, sizeof *p->slots);
 	if (!p->slots)
 		return -ENOMEM;
-	p->nslots = n;
 	for (unsigned i = 0; i < n; i++) {
-		p->slots[i].next = i;
 		p->slots[i].data = malloc((size_t)BLOCK_PAGES * p->ps + LZ4_COMPRESSBOUND(p->ps));
 		if (!p->slots[i].data)
 			return -ENOMEM;
@@ -658,44 +642,25 @@ static int should_abort(const struct capture_opts *o)
 
 /* ---- workers ----
  * Every worker, the calling thread included, loops: take the next block
- * (classified in pfn order under the lock), wait for the slot it maps to,
- * encode it unlocked, mark it full, then emit if nobody else is: the
- * emitter writes blocks strictly in order, as many full ones as it finds,
- * so the dump is the same for any thread count. */
+ * (classified in pfn order under the ring's lock), claim the slot it maps
+ * to, encode it unlocked, and hand it back to the ring, which writes
+ * blocks strictly in order (lib/ring.h): the dump is the same for any
+ * thread count. */
 
-/* Called with the lock held; drops it while writing. */
-static void emit_ready(struct pipe *p)
+/* The ring's emitter: blocks arrive here one at a time, in order. */
+static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 {
+	struct pipe *p = ctx;
 	const struct capture_opts *o = p->o;
+	struct slot *sl = &p->slots[slot];
 
-	if (p->emitting)
-		return;		/* that worker will find our block too */
-	p->emitting = 1;
-	for (;;) {
-		struct slot *sl = &p->slots[p->emit_next % p->nslots];
-		if (p->stop || sl->state != SLOT_FULL || sl->block != p->emit_next)
-			break;
-		pthread_mutex_unlock(&p->lock);
-
-		int r = should_abort(o) ? -ECANCELED : emit_block(p->wr, sl, p->res);
-		p->done += sl->scanned;
-		if (o->heartbeat)
-			(*o->heartbeat)++;
-		if (o->progress)
-			progress_tick(p->pg, p, p->done, p->wr->pos, 0);
-
-		pthread_mutex_lock(&p->lock);
-		sl->state = SLOT_FREE;
-		sl->next = p->emit_next + p->nslots;
-		p->emit_next++;
-		if (r < 0) {
-			p->stop = 1;
-			p->err = r;
-		}
-		if (p->waiting)
-			pthread_cond_broadcast(&p->slot_free);
-	}
-	p->emitting = 0;
+	int r = should_abort(o) ? -ECANCELED : emit_block(p->wr, sl, p->res);
+	p->done += sl->scanned;
+	if (o->heartbeat)
+		(*o->heartbeat)++;
+	if (o->progress)
+		progress_tick(p->pg, p, p->done, p->wr->pos, 0);
+	return r;
 }
 
 static void *worker_main(void *arg)
@@ -703,36 +668,23 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct pipe *p = w->p;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->ring.lock);
 	for (;;) {
 		uint64_t pfn, idx;
 		uint32_t count;
 		struct skipped sk;
 
-		if (!next_block(p, &pfn, &count, &idx, w->cls, &sk))
+		if (!next_block(p, &pfn, &count, &idx, w->cls, &sk) || ring_claim(&p->ring, idx) < 0)
 			break;
-		struct slot *sl = &p->slots[idx % p->nslots];
-		while (!p->stop && !(sl->state == SLOT_FREE && sl->next == idx)) {
-			p->waiting++;
-			pthread_cond_wait(&p->slot_free, &p->lock);
-			p->waiting--;
-		}
-		if (p->stop)
-			break;
-		sl->state = SLOT_BUSY;
-		sl->block = idx;
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->ring.lock);
 
-		encode_block(w, sl, pfn, count, &sk);
+		encode_block(w, &p->slots[idx % p->ring.nslots], pfn, count, &sk);
 
-		pthread_mutex_lock(&p->lock);
-		sl->state = SLOT_FULL;
-		emit_ready(p);
+		pthread_mutex_lock(&p->ring.lock);
+		ring_done(&p->ring, idx);
 	}
-	/* A stop must wake whoever sleeps on a slot that will not free. */
-	if (p->stop && p->waiting)
-		pthread_cond_broadcast(&p->slot_free);
-	pthread_mutex_unlock(&p->lock);
+	ring_leave(&p->ring);
+	pthread_mutex_unlock(&p->ring.lock);
 	return NULL;
 }
 
@@ -764,7 +716,7 @@ static int run_workers(struct pipe *p, unsigned n)
 	for (unsigned i = 0; ws && i < n; i++)
 		worker_fini(&ws[i]);
 	free(ws);
-	return r < 0 ? r : p->err;
+	return r < 0 ? r : p->ring.err;
 }
 
 /* The read path, decided once: what o asks, else by the input. */
@@ -835,13 +787,14 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	pg.last_t = pg.t0;
 	while ((1u << p.shift) < p.ps)
 		p.shift++;
-	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.slot_free, NULL);
 	install_fault_handler();
 
+	unsigned nslots = o->threads > 1 ? 2 * o->threads : 1;
 	r = wbuf ? build_layout(&p) : -ENOMEM;
 	if (!r)
-		r = slots_alloc(&p, o->threads > 1 ? 2 * o->threads : 1);
+		r = ring_init(&p.ring, nslots, emit_slot, &p);
+	if (!r)
+		r = slots_alloc(&p, nslots);
 	if (r < 0)
 		goto out;
 
@@ -901,14 +854,13 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 out:
 	if (have_sink)
 		sink_close(&sk);
-	for (unsigned i = 0; p.slots && i < p.nslots; i++)
+	for (unsigned i = 0; p.slots && i < p.ring.nslots; i++)
 		free(p.slots[i].data);
 	free(p.slots);
 	free(p.order);
 	free(p.maxend);
 	free(p.ranges);
 	free(wbuf);
-	pthread_cond_destroy(&p.slot_free);
-	pthread_mutex_destroy(&p.lock);
+	ring_fini(&p.ring);
 	return r;
 }

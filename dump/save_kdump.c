@@ -13,6 +13,7 @@
 
 #include "../arch/arch.h"
 #include "../lib/io.h"
+#include "../lib/ring.h"
 #include "../lib/util.h"
 #include "vmcore.h"
 #include "vmcoreinfo.h"
@@ -150,25 +151,23 @@ struct batch {
 	uint32_t flags[BATCH];		/* DUMP_PAGE_ZLIB, 0 raw, ~0 = zero page */
 	int err;
 	uint64_t bad;			/* pages that did not decode */
-	int state;			/* B_FREE, B_BUSY, B_FULL */
-	uint64_t idx;			/* batch held (BUSY/FULL) */
-	uint64_t next;			/* the only batch that may take it next */
 };
 
-enum { B_FREE, B_BUSY, B_FULL };
-
-/* Persistent workers take batches in pfn order and compress them into a
- * ring of 2 slots per worker; the caller writes the slots out strictly in
- * order while the workers go on. */
+/* Workers, the caller among them, take batches in pfn order and compress
+ * them into an ordered ring of 2 slots per worker (lib/ring.h), which
+ * writes them out strictly in order. */
 struct pool {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct ring ring;		/* its lock covers the scan cursor too */
 	const uint8_t *bm2;
 	uint64_t pfn, max_mapnr;	/* scan cursor over the dumpable bitmap */
-	uint64_t issued;
-	int done, stop;
 	struct batch *slots;
-	unsigned nslots;
+
+	/* Only the emitter (one worker at a time) touches these. */
+	int fd;
+	struct page_desc *descs;	/* BATCH of them */
+	struct page_desc zdesc;		/* the shared zero page */
+	uint64_t data_off, desc_off, descs_done;
+	struct save_result *res;
 };
 
 struct job {
@@ -245,7 +244,7 @@ static void *pool_worker(void *arg)
 	struct job *j = arg;
 	struct pool *p = j->pool;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->ring.lock);
 	for (;;) {
 		uint32_t n = 0;
 		while (p->pfn < p->max_mapnr && n < BATCH) {
@@ -253,55 +252,53 @@ static void *pool_worker(void *arg)
 				j->pfns[n++] = p->pfn;
 			p->pfn++;
 		}
-		if (!n || p->stop) {
-			p->done = 1;
-			pthread_cond_broadcast(&p->cond);
+		uint64_t idx = p->ring.issued++;
+		if (!n || ring_claim(&p->ring, idx) < 0)
 			break;
-		}
-		uint64_t idx = p->issued++;
-		struct batch *b = &p->slots[idx % p->nslots];
-		while (!p->stop && !(b->state == B_FREE && b->next == idx))
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->stop)
-			break;
-		b->state = B_BUSY;
-		b->idx = idx;
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->ring.lock);
 
+		struct batch *b = &p->slots[idx % p->ring.nslots];
 		memcpy(b->pfn, j->pfns, n * sizeof *b->pfn);
 		b->n = n;
 		j->b = b;
 		do_batch(j);
 
-		pthread_mutex_lock(&p->lock);
-		b->state = B_FULL;
-		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_lock(&p->ring.lock);
+		ring_done(&p->ring, idx);
 	}
-	pthread_mutex_unlock(&p->lock);
+	ring_leave(&p->ring);
+	pthread_mutex_unlock(&p->ring.lock);
 	return NULL;
 }
 
-/* The next batch in order, or NULL when there is none; the caller gives
- * it back with pool_release after writing it. */
-static struct batch *pool_next(struct pool *p, uint64_t idx)
+/* The ring's emitter: a batch's page data, then its descriptors. */
+static int emit_batch(void *ctx, unsigned slot, uint64_t idx)
 {
-	struct batch *b = &p->slots[idx % p->nslots];
+	struct pool *p = ctx;
+	struct batch *b = &p->slots[slot];
+	size_t off = 0;
 
-	pthread_mutex_lock(&p->lock);
-	while (!(b->state == B_FULL && b->idx == idx) && !(p->done && idx >= p->issued) && !p->stop)
-		pthread_cond_wait(&p->cond, &p->lock);
-	int have = b->state == B_FULL && b->idx == idx;
-	pthread_mutex_unlock(&p->lock);
-	return have ? b : NULL;
-}
-
-static void pool_release(struct pool *p, struct batch *b)
-{
-	pthread_mutex_lock(&p->lock);
-	b->state = B_FREE;
-	b->next = b->idx + p->nslots;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	if (b->err)
+		return b->err;
+	p->res->bad_pages += b->bad;
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct page_desc *pd = &p->descs[i];
+		if (b->flags[i] == ~0u) {
+			*pd = p->zdesc;
+			continue;
+		}
+		*pd = (struct page_desc){ .offset = p->data_off, .size = b->size[i],
+					  .flags = b->flags[i] };
+		p->data_off += b->size[i];
+		off += b->size[i];
+		p->res->pages++;
+	}
+	int r = write_full_at(p->fd, b->out, off, p->data_off - off);
+	if (!r)
+		r = write_full_at(p->fd, p->descs, b->n * sizeof *p->descs,
+				  p->desc_off + p->descs_done * sizeof *p->descs);
+	p->descs_done += b->n;
+	return r;
 }
 
 int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct save_result *res)
@@ -337,15 +334,16 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	struct batch *bats = calloc(nslots, sizeof *bats);
 	struct page_desc *descs = malloc(BATCH * sizeof *descs);
 	uint32_t bound = compressBound(ps);
-	struct pool pool = { .slots = bats, .nslots = nslots };
+	struct pool pool = { .slots = bats, .fd = fd, .descs = descs, .desc_off = desc_off,
+			     .res = res };
 	unsigned started = 0;
-	if (!bm1 || !bm2 || !hdr || !jobs || !bats || !descs) {
+	if (!bm1 || !bm2 || !hdr || !jobs || !bats || !descs ||
+	    ring_init(&pool.ring, nslots, emit_batch, &pool) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
 	bound = bound > ps ? bound : ps;
 	for (unsigned t = 0; t < nslots; t++) {
-		bats[t].next = t;
 		bats[t].out = malloc((size_t)BATCH * bound);
 		if (!bats[t].out) {
 			r = -ENOMEM;
@@ -418,58 +416,28 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 		r = write_full_at(fd, jobs[0].page, ps, data_off);
 	}
 	data_off += zdesc.size;
-	uint64_t descs_done = 0;
-	pthread_mutex_init(&pool.lock, NULL);
-	pthread_cond_init(&pool.cond, NULL);
+	pool.zdesc = zdesc;
+	pool.data_off = data_off;
 	pool.bm2 = bm2;
 	pool.max_mapnr = max_mapnr;
-	for (; !r && started < nt; started++)
+	/* The caller is worker 0; more workers are only more speed. */
+	for (started = 1; !r && started < nt; started++)
 		if (pthread_create(&jobs[started].tid, NULL, pool_worker, &jobs[started]) != 0)
 			break;
-	if (!started)
-		r = -EAGAIN;
-	for (uint64_t idx = 0; !r; idx++) {
-		struct batch *b = pool_next(&pool, idx);
-		if (!b)
-			break;
-		size_t off = 0;
-		if (b->err) {
-			r = b->err;
-			break;
-		}
-		res->bad_pages += b->bad;
-		for (uint32_t i = 0; i < b->n; i++) {
-			struct page_desc *pd = &descs[i];
-			if (b->flags[i] == ~0u) {
-				*pd = zdesc;
-				continue;
-			}
-			*pd = (struct page_desc){ .offset = data_off, .size = b->size[i],
-						  .flags = b->flags[i] };
-			data_off += b->size[i];
-			off += b->size[i];
-			res->pages++;
-		}
-		r = write_full_at(fd, b->out, off, data_off - off);
-		if (!r)
-			r = write_full_at(fd, descs, b->n * sizeof *descs,
-					  desc_off + descs_done * sizeof *descs);
-		descs_done += b->n;
-		pool_release(&pool, b);
+	if (!r) {
+		pool_worker(&jobs[0]);
+		r = pool.ring.err;
 	}
-	pthread_mutex_lock(&pool.lock);
-	pool.stop = 1;
-	pthread_cond_broadcast(&pool.cond);
-	pthread_mutex_unlock(&pool.lock);
-	for (unsigned t = 0; t < started; t++)
+	for (unsigned t = 1; t < started; t++)
 		pthread_join(jobs[t].tid, NULL);
-	pthread_cond_destroy(&pool.cond);
-	pthread_mutex_destroy(&pool.lock);
+	uint64_t descs_done = pool.descs_done;
+	data_off = pool.data_off;
 	if (!r && descs_done != n2)
 		r = -EIO;	/* the bitmap and the pages written disagree */
 	res->bytes = data_off;
 	res->phnum = 0;
 out:
+	ring_fini(&pool.ring);
 	for (unsigned t = 0; jobs && t < nt; t++) {
 		free(jobs[t].page);
 		if (jobs[t].zs_ok)

@@ -47,6 +47,28 @@ check "save --format kdump holds the same pages as the ELF save" grep -q "result
 /usr/bin/python3 tests/tools/mdcmp.py "$W/e.elf" "$W/raw.kdump" >"$W/md" 2>&1
 check "save --compress none holds the same pages" grep -q "result: OK" "$W/md"
 
+# Batches are compressed in parallel and written in order, by whichever
+# worker holds the next one: any thread count writes the same file. And a
+# write that fails mid-way stops every worker: an error, not a hang.
+for t in 1 2 3; do
+	"$K" save "$W/dev.img" --output "$W/t$t.kdump" --threads $t >/dev/null 2>&1
+done
+check "save --format kdump: a 16-batch test file (premise)" \
+	test "$(stat -c %s "$W/t1.kdump" 2>/dev/null || echo 0)" -gt 1000000
+check "save --format kdump: --threads 2 writes the same file as --threads 1" cmp -s "$W/t1.kdump" "$W/t2.kdump"
+check "save --format kdump: --threads 3 writes the same file as --threads 1" cmp -s "$W/t1.kdump" "$W/t3.kdump"
+mkdir -p "$W/small"
+if mount -t tmpfs -o size=1m tmpfs "$W/small" 2>/dev/null; then
+	timeout 60 "$K" save "$W/dev.img" --output "$W/small/v.kdump" --threads 3 --force >"$W/out" 2>&1; rc=$?
+	why="exit $rc: $(tail -n 1 "$W/out")"
+	check "a kdump save that runs out of space mid-way exits 1, no hang" test $rc = 1
+	why="$(tail -n 1 "$W/out")"
+	check "... and says the write failed" grep -qi "no space" "$W/out"
+	umount "$W/small"
+else
+	bad "kdump save, out of space" "cannot mount a tmpfs (not root?)"
+fi
+
 # A full disk: a 2 MiB tmpfs cannot hold the dump.
 mkdir -p "$W/full"
 if mount -t tmpfs -o size=2m tmpfs "$W/full" 2>/dev/null; then

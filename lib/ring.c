@@ -1,0 +1,85 @@
+#include "ring.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+enum { RS_FREE, RS_BUSY, RS_FULL };
+
+int ring_init(struct ring *r, unsigned nslots, ring_emit_fn emit, void *ctx)
+{
+	*r = (struct ring){ .nslots = nslots, .emit = emit, .ctx = ctx };
+	r->s = calloc(nslots ? nslots : 1, sizeof *r->s);
+	if (!r->s)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nslots; i++)
+		r->s[i].next = i;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->slot_free, NULL);
+	return 0;
+}
+
+void ring_fini(struct ring *r)
+{
+	if (!r->s)
+		return;
+	pthread_cond_destroy(&r->slot_free);
+	pthread_mutex_destroy(&r->lock);
+	free(r->s);
+	r->s = NULL;
+}
+
+int ring_claim(struct ring *r, uint64_t idx)
+{
+	struct ring_slot *s = &r->s[idx % r->nslots];
+
+	while (!r->stop && !(s->state == RS_FREE && s->next == idx)) {
+		r->waiting++;
+		pthread_cond_wait(&r->slot_free, &r->lock);
+		r->waiting--;
+	}
+	if (r->stop)
+		return -ECANCELED;
+	s->state = RS_BUSY;
+	s->idx = idx;
+	return 0;
+}
+
+void ring_stop(struct ring *r, int err)
+{
+	if (!r->stop)
+		r->err = err;
+	r->stop = 1;
+	if (r->waiting)
+		pthread_cond_broadcast(&r->slot_free);
+}
+
+void ring_done(struct ring *r, uint64_t idx)
+{
+	r->s[idx % r->nslots].state = RS_FULL;
+	if (r->emitting)
+		return;		/* that worker will find our job too */
+	r->emitting = 1;
+	for (;;) {
+		unsigned slot = r->emit_next % r->nslots;
+		struct ring_slot *s = &r->s[slot];
+		if (r->stop || s->state != RS_FULL || s->idx != r->emit_next)
+			break;
+		pthread_mutex_unlock(&r->lock);
+		int e = r->emit(r->ctx, slot, r->emit_next);
+		pthread_mutex_lock(&r->lock);
+		s->state = RS_FREE;
+		s->next = r->emit_next + r->nslots;
+		r->emit_next++;
+		if (e < 0)
+			ring_stop(r, e);
+		else if (r->waiting)
+			pthread_cond_broadcast(&r->slot_free);
+	}
+	r->emitting = 0;
+}
+
+void ring_leave(struct ring *r)
+{
+	if (r->stop && r->waiting)
+		pthread_cond_broadcast(&r->slot_free);
+}
