@@ -812,6 +812,8 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	r = write_metadata(&wr, vc, o);
 	if (r < 0)
 		goto out;	/* not even the header fits or writes: no dump */
+	if (have_sink)
+		sink_flush_soon(&sk);	/* the crash's log durable before any page */
 
 	p.pread_runs = reads_with_pread(o, vc);
 	p.wr = &wr;
@@ -843,6 +845,8 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 		er = writer_flush(&wr);
 	if (!er)
 		writer_trim(&wr);	/* only gives space back: a failure leaves zeros after END */
+	if (!er && have_sink)
+		er = sink_flush_stop(&sk);	/* what a flush on the way saw */
 	if (!er && fdatasync(out_fd) < 0)
 		er = -errno;
 	res->end.bytes_out = wr.pos;

@@ -1,10 +1,12 @@
 /* Where the chunk stream goes: a ring of aligned buffers and I/O threads,
  * so compression fills one buffer while the others are on their way to
- * the device, with O_DIRECT when the target allows it: the
- * dump bypasses the page cache, which a small crashkernel reservation has
- * no room for, and the final fdatasync has nothing left to flush. Without
- * O_DIRECT (a regular file), writeback is started as each buffer is
- * written, so the disk still works while we compress. */
+ * the device, with O_DIRECT when the target allows it: the dump bypasses
+ * the page cache, which a small crashkernel reservation has no room for.
+ * Without O_DIRECT (a regular file), writeback is started as each buffer
+ * is written, so the disk still works while we compress. Either way a
+ * flusher thread makes what is written durable as the dump goes, so the
+ * device's own cache drains while we compress too, and a capture cut off
+ * part-way (power, a watchdog) leaves its start on the media. */
 #ifndef KDI_SINK_H
 #define KDI_SINK_H
 
@@ -42,6 +44,16 @@ struct sink {
 	int err;		/* first write error, -errno */
 	int no_writeback;	/* sync_file_range refused: stop asking */
 	uint64_t settled;	/* below this, written back and dropped */
+
+	/* The flusher: fdatasync every SINK_FLUSH_STEP bytes, off the write
+	 * path (see sink.c). */
+	pthread_t flusher;
+	int has_flusher;
+	int flusher_quit;
+	int flush_now;		/* flush at once, whatever was written */
+	pthread_cond_t flush_cond;
+	uint64_t written;	/* bytes the I/O threads have written */
+	uint64_t flush_mark;	/* `written` when the last flush began */
 };
 
 /* nbuf buffers of cap bytes (cap a multiple of SINK_ALIGN, 2 <= nbuf <=
@@ -58,6 +70,12 @@ uint8_t *sink_buf(struct sink *s);
 int sink_submit(struct sink *s, size_t len, uint64_t off);
 /* Waits until everything submitted is written. First error or 0. */
 int sink_drain(struct sink *s);
+/* Asks for a flush of what is written so far, without waiting for it. */
+void sink_flush_soon(struct sink *s);
+/* Stops the flusher and waits for it; returns the first error of any
+ * write or flush. Call it before the final fdatasync: an error a flush
+ * saw is reported to that flush only, never again. */
+int sink_flush_stop(struct sink *s);
 void sink_close(struct sink *s);
 
 #endif
