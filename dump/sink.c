@@ -179,9 +179,13 @@ int sink_open(struct sink *s, int fd, size_t cap, unsigned nbuf, int no_direct)
 	unsigned want = s->direct ? s->nbuf - 1 : 1;
 	while (s->nio < want && pthread_create(&s->io[s->nio], NULL, io_main, s) == 0)
 		s->nio++;
-	/* Without a flusher, the dump is only made durable at the end. */
-	if (s->nio)
+	/* Without a flusher, the dump is only made durable at the end. The
+	 * I/O threads already run and read has_flusher: set it locked. */
+	if (s->nio) {
+		pthread_mutex_lock(&s->lock);
 		s->has_flusher = pthread_create(&s->flusher, NULL, flush_main, s) == 0;
+		pthread_mutex_unlock(&s->lock);
+	}
 	return 0;
 }
 
