@@ -1,0 +1,168 @@
+/* Unit tests for lib/ring.c, the ordered work ring the capture pipeline
+ * and save --format kdump run on: with any number of workers and slots,
+ * every job is emitted exactly once, strictly in number order, from the
+ * slot it was filled in; an emit error stops every worker (none hangs)
+ * and nothing after the failed job is emitted. Jobs take uneven time, so
+ * they finish out of order and the emitter role moves between workers. */
+#define CHECK_PREFIX "ring"
+#include "check.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../../lib/ring.h"
+
+#define MAXSLOTS 16
+
+struct test {
+	struct ring ring;
+	uint64_t njobs;			/* the iterator: jobs 0..njobs-1 */
+	uint64_t handed;
+	uint64_t slot_job[MAXSLOTS];	/* what the worker wrote into a slot */
+	/* Emitter's record; only the emitter touches it. */
+	uint64_t emitted, bad_order, bad_slot;
+	uint64_t fail_at;		/* emit returns -EIO for this job */
+	int concurrent, max_concurrent;	/* emitters at once (must stay 1) */
+};
+
+/* A few microseconds of uneven work, so that jobs finish out of order. */
+static void work(uint64_t idx)
+{
+	struct timespec ts = { 0, (long)((idx * 2654435761u) % 7) * 20000 };
+	nanosleep(&ts, NULL);
+}
+
+static int emit(void *ctx, unsigned slot, uint64_t idx)
+{
+	struct test *t = ctx;
+
+	if (__atomic_add_fetch(&t->concurrent, 1, __ATOMIC_SEQ_CST) > t->max_concurrent)
+		t->max_concurrent = t->concurrent;
+	if (idx != t->emitted)
+		t->bad_order++;
+	if (slot != idx % t->ring.nslots || t->slot_job[slot] != idx)
+		t->bad_slot++;
+	int r = 0;
+	if (idx == t->fail_at)
+		r = -EIO;
+	else
+		t->emitted++;
+	if (idx % 5 == 0)
+		work(idx);	/* a slow write: others fill slots meanwhile */
+	__atomic_sub_fetch(&t->concurrent, 1, __ATOMIC_SEQ_CST);
+	return r;
+}
+
+static void *worker(void *arg)
+{
+	struct test *t = arg;
+
+	pthread_mutex_lock(&t->ring.lock);
+	while (t->handed < t->njobs) {
+		uint64_t idx = t->ring.issued++;
+		t->handed++;
+		if (ring_claim(&t->ring, idx) < 0)
+			break;
+		pthread_mutex_unlock(&t->ring.lock);
+		work(idx);
+		t->slot_job[idx % t->ring.nslots] = idx;
+		pthread_mutex_lock(&t->ring.lock);
+		ring_done(&t->ring, idx);
+	}
+	ring_leave(&t->ring);
+	pthread_mutex_unlock(&t->ring.lock);
+	return NULL;
+}
+
+/* Runs nthreads workers (the caller one of them) over njobs; returns the
+ * ring's error. */
+static int run(struct test *t, unsigned nthreads, unsigned nslots, uint64_t njobs, uint64_t fail_at)
+{
+	pthread_t tid[8];
+	unsigned started = 0;
+
+	memset(t, 0, sizeof *t);
+	t->njobs = njobs;
+	t->fail_at = fail_at;
+	if (ring_init(&t->ring, nslots, emit, t) < 0)
+		return -ENOMEM;
+	for (unsigned i = 1; i < nthreads; i++)
+		if (pthread_create(&tid[started], NULL, worker, t) == 0)
+			started++;
+	worker(t);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	int err = t->ring.err;
+	ring_fini(&t->ring);
+	return err;
+}
+
+static void all_jobs_in_order(void)
+{
+	static const unsigned shapes[][2] = { { 1, 1 }, { 1, 2 }, { 2, 4 }, { 3, 6 }, { 4, 3 },
+					      { 8, 16 }, { 2, 1 } };
+	struct test t;
+
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+		unsigned nt = shapes[i][0], ns = shapes[i][1];
+		int r = run(&t, nt, ns, 2000, UINT64_MAX);
+		CHECK(r == 0, "%u threads, %u slots: error %d", nt, ns, r);
+		CHECK(t.emitted == 2000, "%u threads, %u slots: %llu of 2000 jobs emitted", nt, ns,
+		      (unsigned long long)t.emitted);
+		CHECK(!t.bad_order, "%u threads, %u slots: %llu jobs emitted out of order", nt, ns,
+		      (unsigned long long)t.bad_order);
+		CHECK(!t.bad_slot, "%u threads, %u slots: %llu jobs emitted from the wrong slot", nt,
+		      ns, (unsigned long long)t.bad_slot);
+		CHECK(t.max_concurrent == 1, "%u threads, %u slots: %d emitters at once", nt, ns,
+		      t.max_concurrent);
+	}
+}
+
+static void no_jobs(void)
+{
+	struct test t;
+	int r = run(&t, 3, 6, 0, UINT64_MAX);
+	CHECK_INT(r, 0);
+	CHECK_INT(t.emitted, 0);
+}
+
+/* The capture stops on a write error: the job that failed and everything
+ * after it are not emitted, every worker returns (run() would hang
+ * otherwise, and run.sh's timeout would say so), the error is kept. */
+static void emit_error_stops_all(void)
+{
+	static const unsigned threads[] = { 1, 2, 4, 8 };
+	struct test t;
+
+	for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+		int r = run(&t, threads[i], 2 * threads[i], 5000, 37);
+		CHECK(r == -EIO, "%u threads: error %d, want -EIO", threads[i], r);
+		CHECK(t.emitted == 37, "%u threads: %llu jobs emitted before the failed one, want 37",
+		      threads[i], (unsigned long long)t.emitted);
+		CHECK(!t.bad_order, "%u threads: emitted out of order", threads[i]);
+	}
+}
+
+static void stop_keeps_first_error(void)
+{
+	struct ring r;
+	CHECK_INT(ring_init(&r, 2, NULL, NULL), 0);
+	pthread_mutex_lock(&r.lock);
+	ring_stop(&r, -ENOSPC);
+	ring_stop(&r, -EIO);
+	CHECK_INT(r.err, -ENOSPC);
+	CHECK_INT(ring_claim(&r, 0), -ECANCELED);
+	pthread_mutex_unlock(&r.lock);
+	ring_fini(&r);
+}
+
+int main(void)
+{
+	RUN(all_jobs_in_order);
+	RUN(no_jobs);
+	RUN(emit_error_stops_all);
+	RUN(stop_keeps_first_error);
+	return check_done();
+}
