@@ -82,6 +82,14 @@ struct pipe {
 	struct progress *pg;
 };
 
+/* Pages already judged for a block: the all-excluded blocks before it,
+ * which never get a slot, are carried by the next block that keeps
+ * something (or by an empty one at the end). */
+struct skipped {
+	uint64_t scanned;
+	uint64_t excluded[KDI_EX_NCLASSES];
+};
+
 struct worker {
 	struct pipe *p;
 	struct window win;
@@ -92,6 +100,9 @@ struct worker {
 	uint32_t *cands;		/* segment candidates for one block */
 	uint32_t ncand;
 	uint8_t cls[BLOCK_PAGES];	/* filter decision per page of the block */
+	uint64_t pfn;			/* the block taken: next_block's answer */
+	uint32_t count;
+	struct skipped sk;
 	pthread_t tid;
 };
 
@@ -173,14 +184,6 @@ static int build_layout(struct pipe *p)
 		p->total_pfns += p->ranges[i].hi - p->ranges[i].lo;
 	return 0;
 }
-
-/* Pages already judged for a block: the all-excluded blocks before it,
- * which never get a slot, are carried by the next block that keeps
- * something (or by an empty one at the end). */
-struct skipped {
-	uint64_t scanned;
-	uint64_t excluded[KDI_EX_NCLASSES];
-};
 
 #define SKIP_MAX 256u		/* blocks folded into one: progress still ticks */
 
@@ -663,28 +666,23 @@ static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 	return r;
 }
 
+/* The ring's iterator, under its lock: the next block, kept in w. */
+static int next_job(void *arg, uint64_t *idx)
+{
+	struct worker *w = arg;
+	return next_block(w->p, &w->pfn, &w->count, idx, w->cls, &w->sk);
+}
+
+static void fill_job(void *arg, unsigned slot, uint64_t idx)
+{
+	struct worker *w = arg;
+	encode_block(w, &w->p->slots[slot], w->pfn, w->count, &w->sk);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct pipe *p = w->p;
-
-	pthread_mutex_lock(&p->ring.lock);
-	for (;;) {
-		uint64_t pfn, idx;
-		uint32_t count;
-		struct skipped sk;
-
-		if (!next_block(p, &pfn, &count, &idx, w->cls, &sk) || ring_claim(&p->ring, idx) < 0)
-			break;
-		pthread_mutex_unlock(&p->ring.lock);
-
-		encode_block(w, &p->slots[idx % p->ring.nslots], pfn, count, &sk);
-
-		pthread_mutex_lock(&p->ring.lock);
-		ring_done(&p->ring, idx);
-	}
-	ring_leave(&p->ring);
-	pthread_mutex_unlock(&p->ring.lock);
+	ring_work(&w->p->ring, next_job, fill_job, w);
 	return NULL;
 }
 

@@ -181,6 +181,7 @@ struct job {
 	int zs_ok;
 	struct pool *pool;
 	uint64_t pfns[BATCH];		/* the next batch, before it has a slot */
+	uint32_t n;
 	pthread_t tid;
 };
 
@@ -239,35 +240,39 @@ static void *do_batch(void *arg)
 	return NULL;
 }
 
-static void *pool_worker(void *arg)
+/* The ring's iterator, under its lock: the next BATCH dumpable pfns. */
+static int next_batch(void *arg, uint64_t *idx)
 {
 	struct job *j = arg;
 	struct pool *p = j->pool;
 
-	pthread_mutex_lock(&p->ring.lock);
-	for (;;) {
-		uint32_t n = 0;
-		while (p->pfn < p->max_mapnr && n < BATCH) {
-			if (GETBIT(p->bm2, p->pfn))
-				j->pfns[n++] = p->pfn;
-			p->pfn++;
-		}
-		uint64_t idx = p->ring.issued++;
-		if (!n || ring_claim(&p->ring, idx) < 0)
-			break;
-		pthread_mutex_unlock(&p->ring.lock);
-
-		struct batch *b = &p->slots[idx % p->ring.nslots];
-		memcpy(b->pfn, j->pfns, n * sizeof *b->pfn);
-		b->n = n;
-		j->b = b;
-		do_batch(j);
-
-		pthread_mutex_lock(&p->ring.lock);
-		ring_done(&p->ring, idx);
+	j->n = 0;
+	while (p->pfn < p->max_mapnr && j->n < BATCH) {
+		if (GETBIT(p->bm2, p->pfn))
+			j->pfns[j->n++] = p->pfn;
+		p->pfn++;
 	}
-	ring_leave(&p->ring);
-	pthread_mutex_unlock(&p->ring.lock);
+	if (!j->n)
+		return 0;
+	*idx = p->ring.issued++;
+	return 1;
+}
+
+static void fill_batch(void *arg, unsigned slot, uint64_t idx)
+{
+	struct job *j = arg;
+	struct batch *b = &j->pool->slots[slot];
+
+	memcpy(b->pfn, j->pfns, j->n * sizeof *b->pfn);
+	b->n = j->n;
+	j->b = b;
+	do_batch(j);
+}
+
+static void *pool_worker(void *arg)
+{
+	struct job *j = arg;
+	ring_work(&j->pool->ring, next_batch, fill_batch, j);
 	return NULL;
 }
 

@@ -28,7 +28,9 @@ void ring_fini(struct ring *r)
 	r->s = NULL;
 }
 
-int ring_claim(struct ring *r, uint64_t idx)
+/* Waits until job idx may use its slot, and marks it busy. -ECANCELED
+ * when the ring is stopped. */
+static int ring_claim(struct ring *r, uint64_t idx)
 {
 	struct ring_slot *s = &r->s[idx % r->nslots];
 
@@ -53,7 +55,10 @@ void ring_stop(struct ring *r, int err)
 		pthread_cond_broadcast(&r->slot_free);
 }
 
-void ring_done(struct ring *r, uint64_t idx)
+/* Job idx is filled: emit it and every full job after it, unless another
+ * worker is already emitting (it will find them). Drops the lock while
+ * emitting. */
+static void ring_done(struct ring *r, uint64_t idx)
 {
 	r->s[idx % r->nslots].state = RS_FULL;
 	if (r->emitting)
@@ -78,8 +83,25 @@ void ring_done(struct ring *r, uint64_t idx)
 	r->emitting = 0;
 }
 
-void ring_leave(struct ring *r)
+/* A worker leaves its loop: if the ring stopped, nobody may stay asleep
+ * on a slot that will never free. */
+static void ring_leave(struct ring *r)
 {
 	if (r->stop && r->waiting)
 		pthread_cond_broadcast(&r->slot_free);
+}
+
+void ring_work(struct ring *r, ring_next_fn next, ring_fill_fn fill, void *worker)
+{
+	uint64_t idx;
+
+	pthread_mutex_lock(&r->lock);
+	while (next(worker, &idx) && ring_claim(r, idx) == 0) {
+		pthread_mutex_unlock(&r->lock);
+		fill(worker, idx % r->nslots, idx);
+		pthread_mutex_lock(&r->lock);
+		ring_done(r, idx);
+	}
+	ring_leave(r);
+	pthread_mutex_unlock(&r->lock);
 }

@@ -8,20 +8,7 @@
  * The ring's lock is also the lock of the caller's job iterator: taking
  * the next job, numbering it and claiming its slot happen in one critical
  * section, so jobs are numbered in the order the iterator yields them.
- *
- * A worker's loop:
- *	pthread_mutex_lock(&r->lock);
- *	while (next job, under the lock) {
- *		uint64_t idx = r->issued++;
- *		if (ring_claim(r, idx) < 0) break;
- *		pthread_mutex_unlock(&r->lock);
- *		fill slot idx % r->nslots;
- *		pthread_mutex_lock(&r->lock);
- *		ring_done(r, idx);
- *	}
- *	ring_leave(r);
- *	pthread_mutex_unlock(&r->lock);
- */
+ * Each worker, the calling thread usually one of them, runs ring_work. */
 #ifndef KDI_RING_H
 #define KDI_RING_H
 
@@ -31,6 +18,11 @@
 /* Called unlocked, by one thread at a time, in idx order, for the job in
  * `slot`; a negative return stops the ring with that error. */
 typedef int (*ring_emit_fn)(void *ctx, unsigned slot, uint64_t idx);
+/* Called with the lock held: the next job, kept in the worker's own state,
+ * numbered *idx = r->issued++. 0 when there is none. */
+typedef int (*ring_next_fn)(void *worker, uint64_t *idx);
+/* Called unlocked: job idx's work, into `slot`. */
+typedef void (*ring_fill_fn)(void *worker, unsigned slot, uint64_t idx);
 
 struct ring_slot {
 	int state;		/* RS_FREE, RS_BUSY, RS_FULL */
@@ -57,20 +49,12 @@ struct ring {
 int ring_init(struct ring *r, unsigned nslots, ring_emit_fn emit, void *ctx);
 void ring_fini(struct ring *r);
 
-/* The rest is called with r->lock held. */
+/* One worker's loop: takes jobs, fills their slots and hands them back
+ * until there is none or the ring stops. Takes the lock itself. */
+void ring_work(struct ring *r, ring_next_fn next, ring_fill_fn fill, void *worker);
 
-/* Waits until job idx may use its slot, and marks it busy. -ECANCELED
- * when the ring is stopped. */
-int ring_claim(struct ring *r, uint64_t idx);
-/* Job idx is filled: emit it and every full job after it, unless another
- * worker is already emitting (it will find them). Drops the lock while
- * emitting. */
-void ring_done(struct ring *r, uint64_t idx);
-/* Stops the ring: claims fail, emits cease, sleepers wake. The first
- * error given is kept (0 stops without one). */
+/* Stops the ring, called with r->lock held: claims fail, emits cease,
+ * sleepers wake. The first error given is kept (0 stops without one). */
 void ring_stop(struct ring *r, int err);
-/* A worker leaves its loop: if the ring stopped, nobody may stay asleep
- * on a slot that will never free. */
-void ring_leave(struct ring *r);
 
 #endif

@@ -20,6 +20,7 @@ struct test {
 	struct ring ring;
 	uint64_t njobs;			/* the iterator: jobs 0..njobs-1 */
 	uint64_t handed;
+	uint64_t filled;		/* atomically: jobs any worker filled */
 	uint64_t slot_job[MAXSLOTS];	/* what the worker wrote into a slot */
 	/* Emitter's record; only the emitter touches it. */
 	uint64_t emitted, bad_order, bad_slot;
@@ -55,24 +56,30 @@ static int emit(void *ctx, unsigned slot, uint64_t idx)
 	return r;
 }
 
-static void *worker(void *arg)
+static int next(void *arg, uint64_t *idx)
 {
 	struct test *t = arg;
 
-	pthread_mutex_lock(&t->ring.lock);
-	while (t->handed < t->njobs) {
-		uint64_t idx = t->ring.issued++;
-		t->handed++;
-		if (ring_claim(&t->ring, idx) < 0)
-			break;
-		pthread_mutex_unlock(&t->ring.lock);
-		work(idx);
-		t->slot_job[idx % t->ring.nslots] = idx;
-		pthread_mutex_lock(&t->ring.lock);
-		ring_done(&t->ring, idx);
-	}
-	ring_leave(&t->ring);
-	pthread_mutex_unlock(&t->ring.lock);
+	if (t->handed >= t->njobs)
+		return 0;
+	t->handed++;
+	*idx = t->ring.issued++;
+	return 1;
+}
+
+static void fill(void *arg, unsigned slot, uint64_t idx)
+{
+	struct test *t = arg;
+
+	work(idx);
+	t->slot_job[slot] = idx;
+	__atomic_add_fetch(&t->filled, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *worker(void *arg)
+{
+	struct test *t = arg;
+	ring_work(&t->ring, next, fill, t);
 	return NULL;
 }
 
@@ -145,17 +152,23 @@ static void emit_error_stops_all(void)
 	}
 }
 
+/* A ring stopped from outside takes no job, and keeps the first error. */
 static void stop_keeps_first_error(void)
 {
-	struct ring r;
-	CHECK_INT(ring_init(&r, 2, NULL, NULL), 0);
-	pthread_mutex_lock(&r.lock);
-	ring_stop(&r, -ENOSPC);
-	ring_stop(&r, -EIO);
-	CHECK_INT(r.err, -ENOSPC);
-	CHECK_INT(ring_claim(&r, 0), -ECANCELED);
-	pthread_mutex_unlock(&r.lock);
-	ring_fini(&r);
+	struct test t;
+	memset(&t, 0, sizeof t);
+	t.njobs = 10;
+	t.fail_at = UINT64_MAX;
+	CHECK_INT(ring_init(&t.ring, 2, emit, &t), 0);
+	pthread_mutex_lock(&t.ring.lock);
+	ring_stop(&t.ring, -ENOSPC);
+	ring_stop(&t.ring, -EIO);
+	pthread_mutex_unlock(&t.ring.lock);
+	worker(&t);
+	CHECK_INT(t.ring.err, -ENOSPC);
+	CHECK_INT(t.filled, 0);
+	CHECK_INT(t.emitted, 0);
+	ring_fini(&t.ring);
 }
 
 int main(void)
