@@ -295,24 +295,38 @@ static uint32_t block_cands(struct worker *w, uint64_t pfn, uint32_t count)
 	return n;
 }
 
+/* The block's segment that holds the whole page at pa, with the page's
+ * offset in the vmcore file in *foff; NULL when none does (the page is
+ * split across page-unaligned segment ends, or not there). */
+static const struct kdi_segment *whole_page_seg(const struct worker *w, uint64_t pa,
+						uint64_t *foff)
+{
+	const struct vmcore *vc = w->p->vc;
+
+	for (uint32_t k = 0; k < w->ncand; k++) {
+		const struct kdi_segment *s = &vc->seg[w->cands[k]];
+		if (s->paddr <= pa && s->paddr + s->filesz >= pa + w->p->ps) {
+			*foff = vc->seg_offset[w->cands[k]] + (pa - s->paddr);
+			return s;
+		}
+	}
+	return NULL;
+}
+
 /* Bytes of pfn, or NULL when unreadable. Fast path: one segment holds the
  * whole page, return a pointer into the window. Otherwise assemble the
  * pieces (page-unaligned segment ends) in scratch, zero-filled. */
-static const uint8_t *page_bytes(struct worker *w, uint64_t pfn, uint32_t ncand)
+static const uint8_t *page_bytes(struct worker *w, uint64_t pfn)
 {
 	struct pipe *p = w->p;
 	struct vmcore *vc = p->vc;
-	uint64_t pa = pfn << p->shift, pe = pa + p->ps;
+	uint64_t pa = pfn << p->shift, pe = pa + p->ps, foff;
 	int e, pieces = 0;
 
-	for (uint32_t k = 0; k < ncand; k++) {
-		const struct kdi_segment *s = &vc->seg[w->cands[k]];
-		if (s->paddr <= pa && s->paddr + s->filesz >= pe)
-			return window_get(&w->win, vc->seg_offset[w->cands[k]] + (pa - s->paddr),
-					  p->ps, &e);
-	}
+	if (whole_page_seg(w, pa, &foff))
+		return window_get(&w->win, foff, p->ps, &e);
 	memset(w->scratch, 0, p->ps);
-	for (uint32_t k = 0; k < ncand; k++) {
+	for (uint32_t k = 0; k < w->ncand; k++) {
 		const struct kdi_segment *s = &vc->seg[w->cands[k]];
 		uint64_t lo = MAX(pa, s->paddr), hi = MIN(pe, s->paddr + s->filesz);
 		if (lo >= hi)
@@ -368,8 +382,7 @@ static void count_zero(struct slot *sl, uint32_t i)
 }
 
 /* One page: read, judge, compress into the slot. */
-static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i,
-			     uint32_t ncand)
+static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t i)
 {
 	struct pipe *p = w->p;
 	uint32_t ps = p->ps;
@@ -379,7 +392,7 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 		sl->excluded[w->cls[i]]++;
 		return;
 	}
-	const uint8_t *src = page_bytes(w, pfn, ncand);
+	const uint8_t *src = page_bytes(w, pfn);
 
 	if (!src) {
 		sl->excluded[KDI_EX_UNREADABLE]++;
@@ -409,18 +422,9 @@ static uint32_t read_run(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	struct pipe *p = w->p;
 	struct vmcore *vc = p->vc;
 	uint32_t ps = p->ps, j = i;
-	uint64_t pa = (pfn + i) << p->shift;
-	const struct kdi_segment *s = NULL;
-	uint64_t foff = 0;
+	uint64_t pa = (pfn + i) << p->shift, foff;
+	const struct kdi_segment *s = whole_page_seg(w, pa, &foff);
 
-	for (uint32_t k = 0; k < w->ncand; k++) {
-		const struct kdi_segment *c = &vc->seg[w->cands[k]];
-		if (c->paddr <= pa && c->paddr + c->filesz >= pa + ps) {
-			s = c;
-			foff = vc->seg_offset[w->cands[k]] + (pa - c->paddr);
-			break;
-		}
-	}
 	if (!s)
 		return 0;
 	uint64_t whole = (s->paddr + s->filesz - pa) / ps;	/* >= 1 */
@@ -490,7 +494,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 				continue;
 			}
 		}
-		encode_page_body(w, sl, pfn + i, i, w->ncand);
+		encode_page_body(w, sl, pfn + i, i);
 	}
 	fault_jmp = NULL;
 	if (!sl->hdr.nstored && !sl->hdr.nzero)
