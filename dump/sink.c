@@ -75,6 +75,26 @@ static int writeback(struct sink *s, uint64_t off, size_t len)
 	return r;
 }
 
+/* One buffer out; through the page cache, its writeback started. d: was
+ * O_DIRECT on when the buffer was taken. */
+static int put_buf(struct sink *s, const struct sink_buf *b, int d)
+{
+	int r = write_piece(s, b, &d);
+	if (r == 0 && !d) {
+		pthread_mutex_lock(&s->wb_lock);
+		r = writeback(s, b->off, b->len);
+		pthread_mutex_unlock(&s->wb_lock);
+	}
+	return r;
+}
+
+/* O_DIRECT wants aligned offsets and lengths: a piece that is not (the
+ * tail of a stream) goes through the page cache. */
+static int unaligned(size_t len, uint64_t off)
+{
+	return len % SINK_ALIGN || off % SINK_ALIGN;
+}
+
 /* Flushes while the dump goes. A write that has returned may still sit
  * in a volatile cache: the disk's, or the host's page cache under a
  * virtual disk, which on this project's VM does not start writing it out
@@ -88,14 +108,18 @@ static int writeback(struct sink *s, uint64_t off, size_t len)
  * per step, which a disk without a volatile cache makes a no-op. */
 #define SINK_FLUSH_STEP (8u << 20)
 
+static int flush_due(const struct sink *s)
+{
+	return s->written - s->flush_mark >= SINK_FLUSH_STEP;
+}
+
 static void *flush_main(void *arg)
 {
 	struct sink *s = arg;
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
-		while (!s->flusher_quit && !s->flush_now &&
-		       s->written - s->flush_mark < SINK_FLUSH_STEP)
+		while (!s->flusher_quit && !s->flush_now && !flush_due(s))
 			pthread_cond_wait(&s->flush_cond, &s->lock);
 		if (s->flusher_quit)
 			break;
@@ -133,17 +157,12 @@ static void *io_main(void *arg)
 		b->state = SB_WRITING;
 		int d = s->direct;
 		pthread_mutex_unlock(&s->lock);
-		int r = write_piece(s, b, &d);
-		if (r == 0 && !d) {
-			pthread_mutex_lock(&s->wb_lock);
-			r = writeback(s, b->off, b->len);
-			pthread_mutex_unlock(&s->wb_lock);
-		}
+		int r = put_buf(s, b, d);
 		pthread_mutex_lock(&s->lock);
 		if (r < 0 && !s->err)
 			s->err = r;
 		s->written += b->len;
-		if (s->has_flusher && s->written - s->flush_mark >= SINK_FLUSH_STEP)
+		if (s->has_flusher && flush_due(s))
 			pthread_cond_signal(&s->flush_cond);
 		b->state = SB_FREE;
 		pthread_cond_broadcast(&s->cond);
@@ -209,23 +228,18 @@ int sink_submit(struct sink *s, size_t len, uint64_t off)
 	if (!len)
 		return s->err;
 	if (!s->nio) {
-		if (s->direct && (len % SINK_ALIGN || off % SINK_ALIGN))
+		if (s->direct && unaligned(len, off))
 			direct_off(s);
 		b->len = len;
 		b->off = off;
-		int d = s->direct;
-		int r = write_piece(s, b, &d);
-		if (r == 0 && !d)
-			r = writeback(s, off, len);
+		int r = put_buf(s, b, s->direct);
 		if (r < 0 && !s->err)
 			s->err = r;
 		return s->err;
 	}
 	pthread_mutex_lock(&s->lock);
-	/* O_DIRECT wants aligned offsets and lengths. A piece that is not
-	 * (the tail of a stream) goes through the page cache, once every
-	 * direct write before it is done. */
-	if (s->direct && (len % SINK_ALIGN || off % SINK_ALIGN)) {
+	/* An unaligned piece waits for every direct write before it. */
+	if (s->direct && unaligned(len, off)) {
 		while (!idle(s))
 			pthread_cond_wait(&s->cond, &s->lock);
 		direct_off(s);
