@@ -17,10 +17,12 @@ static const char help[] =
 	"usage: kdumpinit COMMAND [ARGS]   (COMMAND --help for details)\n"
 	"  format   claim a device or file for dumps\n"
 	"  capture  capture an ELF vmcore file to a claimed target\n"
-	"  save     write the dump on a device as an ELF vmcore\n"
+	"  save     write a dump as a kdump-compressed or ELF vmcore\n"
+	"           (--dir: savecore, at boot)\n"
 	"  info     show what a dump device holds\n"
 	"  dmesg    print the crashed kernel's log\n"
 	"  arm      load the crash kernel (kexec_file_load)\n"
+	"  --help, --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
 	"4 target refused or no dump, 5 dump incomplete.\n";

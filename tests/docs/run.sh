@@ -1,0 +1,99 @@
+#!/bin/bash
+# The docs suite: the manual pages, docs/CLI.md and README.md say what the
+# binary does (drift.py, both ways), and every make target a document names
+# exists (make -n runs it as far as make can without doing anything).
+# The drift check must be able to fail: it is run on copies of the docs with
+# one option or parameter taken out or added, and each must fail.
+set -u
+cd "$(dirname "$0")/../.."
+K=${KDUMPINIT:-$PWD/build/kdumpinit}
+pass=0 fail=0
+ok() { echo "ok $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kdi-docs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -x "$K" ]; then
+	bad "setup: $K is missing (make)"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+
+drift() {	# MAN8 MKMAN8 CLIMD README: drift.py's lines
+	/usr/bin/python3 tests/docs/drift.py "$K" initramfs/mkinitramfs "$1" "$2" "$3" \
+		config/config.c "$4"
+}
+
+# 1. The real documents.
+out=$(drift docs/kdumpinit.8 docs/kdumpinit-mkinitramfs.8 docs/CLI.md README.md)
+rc=$?
+while IFS= read -r l; do
+	case $l in
+	"ok "*) ok "drift.${l#ok }" ;;
+	"FAIL "*) bad "drift.${l#FAIL }" ;;
+	*) [ -z "$l" ] || bad "drift: unexpected line: $l" ;;
+	esac
+done <<<"$out"
+[ "$rc" -eq 0 ] || [ "$fail" -gt 0 ] || bad "drift.py exited $rc with no FAIL line"
+[ "$pass" -ge 8 ] || bad "drift.py ran only $pass checks"
+
+# 2. It can fail: each mutation must give a FAIL that names what changed.
+mutant() {	# NAME WHAT-MUST-BE-NAMED FILE SED-EXPR
+	local name=$1 word=$2 file=$3 expr=$4 m8=docs/kdumpinit.8 mk8=docs/kdumpinit-mkinitramfs.8 cli=docs/CLI.md rd=README.md
+	sed "$expr" "$file" >"$tmp/mut"
+	cmp -s "$tmp/mut" "$file" && { bad "mutant.$name: the edit changed nothing"; return; }
+	case $file in
+	docs/kdumpinit.8) m8=$tmp/mut ;;
+	docs/kdumpinit-mkinitramfs.8) mk8=$tmp/mut ;;
+	docs/CLI.md) cli=$tmp/mut ;;
+	README.md) rd=$tmp/mut ;;
+	esac
+	if drift "$m8" "$mk8" "$cli" "$rd" | grep '^FAIL' | grep -q -- "$word"; then
+		ok "mutant.$name: caught"
+	else
+		bad "mutant.$name: drift.py did not notice $word"
+	fi
+}
+mutant man-lacks-option --keep-device docs/kdumpinit.8 '/keep\\-device/d'
+mutant man-extra-option --frobnicate docs/kdumpinit.8 's/^\.B \\-\\-unload$/.B \\-\\-unload \\-\\-frobnicate/'
+mutant cli-lacks-option --min-free docs/CLI.md '/--min-free/d'
+mutant man-lacks-command dmesg docs/kdumpinit.8 's/^\.SS dmesg$/.SS dmesgx/'
+mutant man-lacks-param stall docs/kdumpinit.8 '/kdumpinit.stall=/d'
+mutant readme-lacks-param threads README.md '/^| `kdumpinit.threads=/d'
+mutant mkman-lacks-option -z docs/kdumpinit-mkinitramfs.8 's/^\.BR "\\-z gzip" | lz4$/.BR "gzip" | lz4/'
+
+# 3. The manual pages render without warnings.
+for m in docs/kdumpinit.8 docs/kdumpinit-mkinitramfs.8; do
+	if ! command -v man >/dev/null; then
+		bad "render.${m##*/}: man is not installed (deps/packages: man-db)"
+	elif w=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null) && [ -z "$w" ]; then
+		ok "render.${m##*/}"
+	else
+		bad "render.${m##*/}: $w"
+	fi
+done
+
+# 4. Every make target a document names exists.
+docs=(README.md docs/*.md tests/*/README.md deps/README.md)
+n=0
+while read -r mk target; do
+	n=$((n + 1))
+	args=()
+	[ "$mk" = - ] || args+=(-f "$mk")
+	args+=("$target")
+	if o=$(make -n --no-print-directory "${args[@]}" 2>&1 >/dev/null); then
+		ok "target: make ${args[*]}"
+	else
+		bad "target: make ${args[*]}: $(echo "$o" | tail -n 2 | tr '\n' ' ')"
+	fi
+done < <(/usr/bin/python3 tests/docs/targets.py "${docs[@]}")
+[ "$n" -ge 5 ] || bad "targets: only $n make targets found in the documents"
+# ... and the check can fail: a target that does not exist.
+if make -n --no-print-directory no-such-target-kdi >/dev/null 2>&1; then
+	bad "target: make -n accepts a target that does not exist"
+else
+	ok "target: a missing target is caught"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
