@@ -3,6 +3,7 @@
 #   make demo    a VM crash, captured by kdumpinit as PID 1, then saved
 #   make check   unit tests and the QEMU end-to-end test
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb     the Debian package, build/kdumpinit_VERSION_amd64.deb
 VERSION := 0.1.0
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -43,15 +44,35 @@ $(BUILD)/kdumpinit: $(OBJS)
 include tests/tests.mk
 
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/kdumpinit
+DOCS := README.md docs/CLI.md docs/DESIGN.md docs/FILTERING.md docs/FORMAT.md
 
+# The settings file is the administrator's once it exists: never replaced.
 install: $(BUILD)/kdumpinit
 	install -D -m 0755 $(BUILD)/kdumpinit $(DESTDIR)$(PREFIX)/sbin/kdumpinit
 	install -D -m 0755 initramfs/mkinitramfs $(DESTDIR)$(PREFIX)/sbin/kdumpinit-mkinitramfs
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-save.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service
-	install -D -m 0644 dist/default.kdumpinit $(DESTDIR)$(PREFIX)/share/doc/kdumpinit/default.kdumpinit
-	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/kdumpinit/README.md
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit || \
+	  install -D -m 0644 dist/default.kdumpinit $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit
+	install -D -m 0644 docs/kdumpinit.8 $(DESTDIR)$(MANDIR)/man8/kdumpinit.8
+	install -D -m 0644 docs/kdumpinit-mkinitramfs.8 $(DESTDIR)$(MANDIR)/man8/kdumpinit-mkinitramfs.8
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+# make deb: kdumpinit_$(VERSION)_amd64.deb in $(BUILD)/, built with
+# dpkg-buildpackage from a copy of the tracked sources (debian/rules); the
+# static libraries come from this tree's deps build, so the package build
+# itself downloads nothing.
+deb:
+	@$(SETUP) deb
+	@$(MAKE) --no-print-directory run-deb
+
+run-deb: $(DEPS_STAMP)
+	@BUILD=$(BUILD) VERSION=$(VERSION) dist/mkdeb.sh
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/kdumpinit $(BUILD)/tests
@@ -59,4 +80,4 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all install clean distclean
+.PHONY: all install deb run-deb clean distclean

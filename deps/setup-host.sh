@@ -12,7 +12,8 @@
 # where someone else manages the packages).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-list=$here/packages
+# KDUMPINIT_PACKAGES: another list in the same form (the tests use one).
+list=${KDUMPINIT_PACKAGES:-$here/packages}
 prog=kdumpinit-setup
 
 [ $# -gt 0 ] || { echo "usage: $0 build|demo|check|deb|bench..." >&2; exit 2; }

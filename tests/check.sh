@@ -7,7 +7,10 @@
 # tests, fuzz smoke runs, then real kdump crashes in QEMU (Debian 12's 6.1
 # with 4- and 5-level paging, Debian 13's 6.12, and the 88M crashkernel
 # floor), then the differential filter test against makedumpfile on the raw
-# vmcores those crashes produced.
+# vmcores those crashes produced. Then the documentation against the
+# binary, the host set-up step, and the Debian package in a fresh chroot.
+#
+# ONLY="NAME..." runs only the suites so named (make check-docs, check-deb).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -16,9 +19,16 @@ raws=$BUILD/check
 mkdir -p "$raws"
 pass=0 fail=0
 
+wanted() {	# NAME: is this suite to run (ONLY)?
+	[ -z "${ONLY:-}" ] && return 0
+	case " $ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 run_suite() {	# NAME COMMAND...
 	local name=$1 log out p f
 	shift
+	wanted "$name" || return 0
 	log=$BUILD/tests/$name.log
 	mkdir -p "$(dirname "$log")"
 	echo "== $name"
@@ -48,6 +58,9 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite savecore bash tests/unit/savecore.sh
 	[ -x tests/mm/run.sh ] && run_suite mm bash tests/mm/run.sh
 	[ -f tests/fuzz/fuzz.mk ] && run_suite fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
+	run_suite docs bash tests/docs/run.sh
+	run_suite setup bash tests/setup/run.sh
+	run_suite deb bash tests/deb/run.sh
 fi
 
 if [ -z "${SKIP_E2E:-}" ]; then
@@ -55,8 +68,11 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--raw-out "$raws/raw-6.1-4level.vmcore"
 	run_suite e2e-6.1-5level bash tests/e2e/run.sh --cpu max \
 		--raw-out "$raws/raw-6.1-5level.vmcore"
-	tree=$(tests/filter/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
-	if [ -n "$tree" ]; then
+	tree=
+	wanted e2e-6.12-4level && tree=$(tests/filter/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
+	if ! wanted e2e-6.12-4level; then
+		:
+	elif [ -n "$tree" ]; then
 		run_suite e2e-6.12-4level bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$tree" \
 			--raw-out "$raws/raw-6.12-4level.vmcore" --workdir "$BUILD/e2e/6.12-4level"
 	else
@@ -76,6 +92,7 @@ fi
 if [ -n "${FULL:-}" ]; then
 	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
+	run_suite fresh bash tests/fresh/run.sh demo
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
 fi

@@ -31,6 +31,9 @@ check-docs:
 	$(call with-setup,build,run-check-docs)
 check-deb:
 	$(call with-setup,check,run-check-deb)
+# The README's first commands in a fresh debootstrap minbase chroot (root).
+check-fresh:
+	$(call with-setup,check,run-check-fresh)
 demo:
 	$(call with-setup,demo,run-demo)
 bench:
@@ -47,23 +50,26 @@ setup:
 CHECK_PREREQS := $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
 
 run-check: $(CHECK_PREREQS)
-	@BUILD=$(BUILD) tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" tests/check.sh
 
 # check plus the 88M floor with 1.5 GiB and 6 GiB guests.
 run-check-full: $(CHECK_PREREQS)
-	@BUILD=$(BUILD) FULL=1 tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" FULL=1 tests/check.sh
 
 run-check-unit: $(CHECK_PREREQS)
-	@BUILD=$(BUILD) SKIP_E2E=1 tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" SKIP_E2E=1 tests/check.sh
 
 run-check-e2e: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
-	@BUILD=$(BUILD) SKIP_UNIT=1 tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" SKIP_UNIT=1 tests/check.sh
 
 run-check-docs: $(BUILD)/kdumpinit
 	@BUILD=$(BUILD) ONLY=docs tests/check.sh
 
 run-check-deb: $(BUILD)/kdumpinit
 	@BUILD=$(BUILD) ONLY=deb tests/check.sh
+
+run-check-fresh:
+	@BUILD=$(BUILD) ONLY=fresh FULL=1 tests/check.sh
 
 run-demo: $(BUILD)/kdumpinit
 	@tests/e2e/demo.sh
@@ -84,6 +90,6 @@ run-fuzz-build: $(BUILD)/kdumpinit
 check-crash: $(BUILD)/kdumpinit
 	@BUILD=$(BUILD) tests/crash/run.sh
 
-.PHONY: check check-full check-unit check-e2e check-docs check-deb demo bench fuzz fuzz-smoke fuzz-build \
+.PHONY: check check-full check-unit check-e2e check-docs check-deb check-fresh demo bench fuzz fuzz-smoke fuzz-build \
 	setup check-crash run-check run-check-full run-check-unit run-check-e2e run-check-docs \
-	run-check-deb run-demo run-bench run-fuzz run-fuzz-smoke run-fuzz-build
+	run-check-deb run-check-fresh run-demo run-bench run-fuzz run-fuzz-smoke run-fuzz-build

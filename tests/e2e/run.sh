@@ -41,7 +41,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      'kdumpinit arm' (FILE KERNEL INITRD CMDLINE)
   --kernel-tree DIR  boot the kernel of an extracted kernel package (dpkg-deb
                      -x linux-image-*.deb DIR), e.g. Debian 13's 6.12, with its
-                     modules, instead of the installed 6.1.0-57-amd64
+                     modules, instead of Debian 12's installed one
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
@@ -73,7 +73,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-kver=6.1.0-57-amd64
+# Debian 12's kernel: the one linux-image-amd64 (deps/packages) pulls in.
+kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p')
+[ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] || kver=6.1.0-57-amd64
 kernel=/boot/vmlinuz-$kver
 modroot=()
 if [ -n "$ktree" ]; then
