@@ -24,6 +24,10 @@ struct arch_ops {
 	const char *name;
 	uint16_t e_machine;
 	uint32_t page_size;		/* used when VMCOREINFO has no PAGESIZE */
+	/* The lowest kernel virtual address. A pointer the crashed kernel
+	 * keeps to its own data (a mem_section root, a mem_map) below it is
+	 * corruption, not an address to follow. */
+	uint64_t kva_min;
 	/* -ENOENT (with *missing naming the key) when VMCOREINFO lacks what
 	 * translation needs. */
 	int (*init)(struct arch_ctx *ctx, const struct vmcoreinfo *vi, const char **missing);

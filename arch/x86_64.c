@@ -85,6 +85,9 @@ const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.e_machine = EM_X86_64,
 	.page_size = 4096,
+	/* The upper half. Tighter bounds depend on the paging depth (4 or 5
+	 * levels); the top bit is what both share. */
+	.kva_min = 1ull << 63,
 	.init = x86_64_init,
 	.vtop = x86_64_vtop,
 	.kimg_to_phys = x86_64_kimg_to_phys,

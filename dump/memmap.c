@@ -9,9 +9,12 @@
 /* Flag bits below the mem_map address in section_mem_map (five since 4.13,
  * which covers every kernel we support). */
 #define SECTION_MAP_MASK	(~0x1full)
-/* A struct page pointer must be a kernel address: top bit set on every
- * 64-bit architecture we support. Anything else is corruption. */
-#define IS_KVADDR(a)		((a) >> 63)
+/* A struct page pointer must be a kernel address (the arch says where
+ * those start). Anything else is corruption. */
+static int is_kvaddr(const struct memmap *m, uint64_t a)
+{
+	return a >= m->km.ac.ops->kva_min;
+}
 
 _Static_assert(MM_WINDOW % 512 == 0, "the window must hold whole 512-pfn blocks");
 
@@ -36,7 +39,7 @@ static uint64_t section_map_uncached(struct memmap *m, uint64_t nr)
 		return 0;
 	if (m->per_root > 1) {		/* SPARSEMEM_EXTREME: roots are pointers */
 		uint64_t rp;
-		if (kread(m, m->roots_va + root * 8, &rp, 8) < 0 || !rp || !IS_KVADDR(rp))
+		if (kread(m, m->roots_va + root * 8, &rp, 8) < 0 || !rp || !is_kvaddr(m, rp))
 			return 0;
 		entry = rp + (nr % m->per_root) * m->ms_size;
 	} else {
@@ -50,7 +53,7 @@ static uint64_t section_map_uncached(struct memmap *m, uint64_t nr)
 	map &= SECTION_MAP_MASK;
 	/* The decoded pointer for the section's first pfn must be a kernel
 	 * address; if not, this entry is garbage. */
-	if (!IS_KVADDR(map + (nr << m->sec_shift) * m->spage))
+	if (!is_kvaddr(m, map + (nr << m->sec_shift) * m->spage))
 		return 0;
 	return map;
 }

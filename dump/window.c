@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../lib/io.h"
 
@@ -16,6 +17,10 @@ void window_init(struct window *w, int fd, uint64_t file_size, uint64_t size, in
 	w->file_size = file_size;
 	w->size = size < (1u << 20) ? (1u << 20) : size;
 	w->use_pread = no_mmap;
+	/* mmap offsets and madvise ranges are in pages of the kernel we run
+	 * on (the crash kernel), whatever the crashed kernel's page size. */
+	long ps = sysconf(_SC_PAGESIZE);
+	w->mask = (ps > 0 ? (uint64_t)ps : 4096) - 1;
 }
 
 static void drop(struct window *w)
@@ -34,7 +39,7 @@ static int remap(struct window *w, uint64_t off)
 
 	if (start + len > w->file_size)
 		len = w->file_size - start;
-	len = (len + 4095) & ~4095ull;
+	len = (len + w->mask) & ~w->mask;
 	drop(w);
 	void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, w->fd, start);
 	if (m == MAP_FAILED) {
@@ -56,7 +61,7 @@ static int refill(struct window *w, uint64_t off)
 		if (!w->map)
 			return -ENOMEM;
 	}
-	uint64_t start = off & ~4095ull;
+	uint64_t start = off & ~w->mask;
 	size_t want = PREAD_BUF;
 	if (start + want > w->file_size)
 		want = w->file_size - start;
@@ -82,7 +87,7 @@ static void trail(struct window *w, uint64_t rel)
 {
 	if (w->no_trail || w->use_pread || rel < w->dropped + 2 * TRAIL)
 		return;
-	uint64_t to = (rel - TRAIL) & ~4095ull;
+	uint64_t to = (rel - TRAIL) & ~w->mask;
 	if (madvise(w->map + w->dropped, to - w->dropped, MADV_DONTNEED) < 0)
 		w->no_trail = 1;
 	w->dropped = to;

@@ -18,6 +18,7 @@ struct window {
 	int map_errno;		/* why mmap was given up, for one message */
 	uint64_t dropped;	/* window bytes already unmapped behind us */
 	int no_trail;		/* the mapping refuses MADV_DONTNEED */
+	uint64_t mask;		/* the running kernel's page size - 1 */
 };
 
 void window_init(struct window *w, int fd, uint64_t file_size, uint64_t size, int no_mmap);
