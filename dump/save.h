@@ -30,4 +30,10 @@ struct save_opts {
 int save_kdump(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	       struct save_result *res);
 
+/* Upper bounds of the file sizes save_elf and save_kdump write for d, for
+ * the free-space check before writing (with zlib or without). Sizes come
+ * from a loaded dump, whose counts were checked while loading. */
+uint64_t save_elf_bound(const struct dumpfile *d);
+uint64_t save_kdump_bound(const struct dumpfile *d);
+
 #endif

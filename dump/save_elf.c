@@ -219,3 +219,13 @@ out:
 	free(o.buf);
 	return r;
 }
+
+/* At most what save_elf writes: every stored page raw, and a PT_LOAD per
+ * run, of which a segment has at most one more than it has stored pages. */
+uint64_t save_elf_bound(const struct dumpfile *d)
+{
+	uint64_t phdrs = d->pages_stored + d->nr_seg + 1;
+
+	return sizeof(Elf64_Ehdr) + phdrs * sizeof(Elf64_Phdr) + sizeof(Elf64_Shdr) +
+	       d->notes_len + d->start.page_size + d->pages_stored * d->start.page_size;
+}

@@ -461,3 +461,25 @@ out:
 	free(descs);
 	return r;
 }
+
+/* At most what save_kdump writes: pages never grow, since a page zlib
+ * cannot shrink is stored raw; the descriptors and both bitmaps are sized
+ * by pfns, not by what is stored, so a sparse high address costs room
+ * even in a small dump. */
+uint64_t save_kdump_bound(const struct dumpfile *d)
+{
+	uint64_t ps = d->start.page_size, max_mapnr = 0, pfns = 0;
+
+	for (uint32_t i = 0; i < d->nr_seg; i++) {
+		uint64_t end = (d->seg[i].paddr + d->seg[i].memsz + ps - 1) / ps;
+		max_mapnr = MAX(max_mapnr, end);
+	}
+	if (max_mapnr > (1ull << 52))
+		return UINT64_MAX;	/* past any physical address: save_kdump fails too */
+	for (size_t k = 0; k < d->nblocks; k++)
+		pfns += d->blocks[k].count;	/* stored and zero pages alike */
+	uint64_t bm_blocks = ((max_mapnr + 7) / 8 + ps - 1) / ps;
+	uint64_t head = sizeof(struct kdump_sub_header) + strlen(d->vmcoreinfo) + d->notes_len;
+	return (2 + head / ps + 2 * bm_blocks) * ps + pfns * sizeof(struct page_desc) +
+	       (d->pages_stored + 1) * ps;
+}
