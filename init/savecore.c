@@ -69,7 +69,7 @@ static int open_own_dir(const struct crashdir *cd, const char *name)
 }
 
 /* The save sequence number in sfd's marker. Strict: a regular file of
- * the saving uid holding exactly what write_marker writes. 0 or -errno. */
+ * the saving uid holding exactly what write_dump_files writes. 0 or -errno. */
 static int read_marker(int sfd, uid_t uid, uint64_t *seq)
 {
 	char buf[64], again[64];
@@ -145,8 +145,11 @@ static size_t list_dumps(const struct crashdir *cd, struct dump_dir *v, size_t c
 	rewinddir(dh);	/* the dup shares DIR's offset, left at the end by the last scan */
 	while ((de = readdir(dh)) && n < cap) {
 		size_t len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len >= sizeof v->name)
-			continue;	/* ., .. and names save --dir never makes */
+		/* ., .., names save --dir never makes, and saves not finished
+		 * (a leftover is cleared when its name comes up again) */
+		if (de->d_name[0] == '.' || len >= sizeof v->name ||
+		    (len > 8 && !strcmp(de->d_name + len - 8, ".partial")))
+			continue;
 		int sfd = open_own_dir(cd, de->d_name);
 		if (sfd < 0)
 			continue;
