@@ -252,6 +252,24 @@ why="exit $rc: $(cat "$W/out")"
 check "space: kdump bitmaps that outgrow the pages (RAM at 256 GiB) are counted: refused before writing" \
 	eval 'test $rc = 1 -a -z "$(ls -A "$W/mntbm")" && grep -q "not saved, the device keeps it" "$W/out"'
 umount "$W/mntbm"
+# The bound is one: what each format writes fits in it (less the 4 MiB
+# kept for the filesystem), for the sparse dump and for one of
+# incompressible pages in 7 segments.
+dump dense.img 1750000000 --mem 32M --segments 7 --zero-pct 0
+mnt mnttiny 1
+for img in sparse.img dense.img; do
+	for fmt in "--format elf" "--compress none" "--format kdump"; do
+		need=$("$K" save "$W/$img" --dir "$W/mnttiny" $fmt --keep-device 2>&1 |
+			sed -n 's/.*needs up to \([0-9.]*\) MB.*/\1/p')
+		rm -f "$W/o"
+		"$K" save "$W/$img" --output "$W/o" $fmt >/dev/null 2>&1
+		act=$(stat -c %s "$W/o" 2>/dev/null || echo 0)
+		why="bound ${need:-none} MB, wrote $act bytes"
+		check "space: $img $fmt: the file written fits the bound" \
+			awk -v n="${need:-0}" -v a="$act" 'BEGIN{exit !(a > 0 && n * 1e6 - 4194304 + 50000 >= a)}'
+	done
+done
+umount "$W/mnttiny"
 # --min-free: what is left after the save.
 mnt mntmf 64
 save space.img --dir "$W/mntmf" --format elf --min-free 45M >"$W/out" 2>&1; rc=$?
