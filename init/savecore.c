@@ -31,6 +31,7 @@ struct crashdir {
 	int fd;
 	const char *path;
 	uid_t uid;			/* who saves: only their dumps are pruned */
+	struct room *room;		/* --min-free, kept while writing; or NULL */
 };
 
 /* Written last into each dump directory: it says kdumpinit wrote the
@@ -222,6 +223,7 @@ struct content {
 	struct dumpfile *d;		/* ... or the dump, saved per o */
 	const struct savecore_opts *o;
 	struct save_result *res;
+	struct room *room;		/* --min-free, kept while writing; or NULL */
 };
 
 /* Writes .name.tmp in sfd, fsyncs, renames it to name: a name is only
@@ -236,10 +238,12 @@ static int write_atomic(int sfd, const char *name, const struct content *c)
 	if (fd < 0)
 		return -errno;
 	int r;
-	if (c->d)
-		r = c->o->elf ? save_elf(c->d, fd, c->res) : save_kdump(c->d, fd, &c->o->so, c->res);
-	else
-		r = write_full(fd, c->buf, c->len);
+	if (c->d) {
+		struct save_opts so = c->o->so;
+		so.room = c->room;
+		r = c->o->elf ? save_elf(c->d, fd, &so, c->res) : save_kdump(c->d, fd, &so, c->res);
+	} else
+		r = room_write_at(c->room, fd, c->buf, c->len, 0);
 	if (!r && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && !r)
@@ -335,15 +339,18 @@ static void dump_name(char *out, size_t sz, const struct dumpfile *d, uint64_t s
 	snprintf(out, sz, "unknown-time-%llu", (unsigned long long)seq);
 }
 
-/* Writes the dump's files into sfd, the marker last. 0 or -errno. */
+/* Writes the dump's files into sfd, the marker last, each keeping room
+ * free. 0 or -errno (-ENOSPC with room->full: stopped for --min-free). */
 static int write_dump_files(int sfd, const char *src, const struct target *t,
 			    struct dumpfile *d, const struct savecore_opts *o, uint64_t seq,
-			    struct save_result *res)
+			    struct save_result *res, struct room *room)
 {
-	int r = write_atomic(sfd, "vmcore", &(struct content){ .d = d, .o = o, .res = res });
+	int r = write_atomic(sfd, "vmcore", &(struct content){ .d = d, .o = o, .res = res,
+							      .room = room });
 
 	if (!r && d->dmesg)
-		r = write_atomic(sfd, "dmesg.txt", &(struct content){ .buf = d->dmesg, .len = d->dmesg_len });
+		r = write_atomic(sfd, "dmesg.txt", &(struct content){ .buf = d->dmesg,
+				 .len = d->dmesg_len, .room = room });
 	char *rep = NULL, mark[64];
 	size_t rep_len = 0;
 	FILE *mf = r ? NULL : open_memstream(&rep, &rep_len);
@@ -352,14 +359,16 @@ static int write_dump_files(int sfd, const char *src, const struct target *t,
 		fprintf(mf, "%-12s %s (%s)%s\n", "saved as", "vmcore", o->elf ? "ELF" : "kdump-compressed",
 			dumpfile_complete(d) ? "" : ", INCOMPLETE");
 		fclose(mf);
-		r = write_atomic(sfd, "info.txt", &(struct content){ .buf = rep, .len = rep_len });
+		r = write_atomic(sfd, "info.txt", &(struct content){ .buf = rep, .len = rep_len,
+								     .room = room });
 	} else if (!r) {
 		r = -ENOMEM;
 	}
 	free(rep);
 	snprintf(mark, sizeof mark, MARKER_FMT, (unsigned long long)seq);
 	if (!r)
-		r = write_atomic(sfd, MARKER, &(struct content){ .buf = mark, .len = strlen(mark) });
+		r = write_atomic(sfd, MARKER, &(struct content){ .buf = mark, .len = strlen(mark),
+								 .room = room });
 	if (!r && fsync(sfd) < 0)
 		r = -errno;
 	return r;
@@ -383,7 +392,7 @@ static int save_into(const struct crashdir *cd, const char *src, const struct ta
 		r = sfd;
 		goto fail;
 	}
-	r = write_dump_files(sfd, src, t, d, o, seq, res);
+	r = write_dump_files(sfd, src, t, d, o, seq, res, cd->room);
 	if (!r)
 		r = publish(cd, part, base, fin, sz);
 	published = !r;
@@ -432,12 +441,16 @@ static int open_crashdir(struct crashdir *cd, const char *path)
 	return EXIT_OK;
 }
 
-/* The output's upper bound plus room for dmesg.txt, info.txt and the
- * filesystem's own blocks must fit, with --min-free left over. */
+/* The output's size plus room for dmesg.txt, info.txt and the
+ * filesystem's own blocks must fit, with --min-free left over. The size is
+ * an upper bound for ELF and raw kdump, an estimate for zlib (its LZ4 size
+ * in the dump, see save_kdump_need); that is why the writers keep
+ * --min-free too. */
 static int check_space(const struct crashdir *cd, const struct dumpfile *d,
 		       const struct savecore_opts *o)
 {
-	uint64_t out = o->elf ? save_elf_bound(d) : save_kdump_bound(d);
+	int estimate = !o->elf && o->so.zlib;
+	uint64_t out = o->elf ? save_elf_bound(d) : save_kdump_need(d, o->so.zlib);
 	uint64_t need = out + d->dmesg_len + (4u << 20);
 	struct statvfs vfs;
 
@@ -450,9 +463,10 @@ static int check_space(const struct crashdir *cd, const struct dumpfile *d,
 	}
 	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (avail < need || avail - need < o->min_free) {
-		err("%s has %.1f MB free; the dump needs up to %.1f MB as %s plus --min-free %.1f MB: "
-		    "not saved, the device keeps it", cd->path, avail / 1e6, need / 1e6,
-		    o->elf ? "ELF" : "kdump", o->min_free / 1e6);
+		err("%s has %.1f MB free; the dump needs %s %.1f MB as %s plus --min-free %.1f MB: "
+		    "not saved, the device keeps it", cd->path, avail / 1e6,
+		    estimate ? "about" : "up to", need / 1e6,
+		    o->elf ? "ELF" : o->so.zlib ? "kdump" : "raw kdump", o->min_free / 1e6);
 		return EXIT_SYSTEM;
 	}
 	return EXIT_OK;
@@ -489,7 +503,8 @@ static int mark_saved(const struct target *t, uint64_t dump_id)
 static int save_dir(const char *src, struct target *t, struct dumpfile *d,
 		    const struct savecore_opts *o)
 {
-	struct crashdir cd = { .fd = -1 };
+	struct room room = { .keep = o->min_free };
+	struct crashdir cd = { .fd = -1, .room = o->min_free ? &room : NULL };
 	struct save_result res;
 	char fin[128];
 	int complete = dumpfile_complete(d);
@@ -500,6 +515,12 @@ static int save_dir(const char *src, struct target *t, struct dumpfile *d,
 	if (code != EXIT_OK)
 		goto out;
 	int r = save_into(&cd, src, t, d, o, fin, sizeof fin, &res);
+	if (r < 0 && room.full) {
+		err("%s: free space fell below --min-free %.1f MB while saving; nothing saved, "
+		    "the dump stays on the device", o->dir, o->min_free / 1e6);
+		code = EXIT_SYSTEM;
+		goto out;
+	}
 	if (r < 0) {
 		err("saving to %s failed: %s; nothing left there, the device keeps its dump",
 		    o->dir, errstr(r));
