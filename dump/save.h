@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "../lib/io.h"
 #include "dumpfile.h"
 
 struct save_result {
@@ -14,20 +15,31 @@ struct save_result {
 	uint64_t bytes;			/* file size */
 };
 
+struct save_opts {
+	int zlib;			/* kdump: compress pages with zlib (else raw) */
+	unsigned threads;		/* kdump: compression threads, >= 1 */
+	struct room *room;		/* free space to keep on out_fd's filesystem, or NULL */
+};
+
 /* ELF vmcore: PT_NOTE copied; each PT_LOAD of the original split where
  * pages were excluded, the excluded tail as p_filesz < p_memsz. Writes
- * sequentially from offset 0 of out_fd. 0 or -errno. */
-int save_elf(struct dumpfile *d, int out_fd, struct save_result *res);
-
-struct save_opts {
-	int zlib;			/* compress pages with zlib (else raw) */
-	unsigned threads;		/* compression threads, >= 1 */
-};
+ * sequentially from offset 0 of out_fd; only so->room is used. 0 or
+ * -errno (-ENOSPC with so->room->full: stopped to keep the room). */
+int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
+	     struct save_result *res);
 
 /* kdump-compressed (makedumpfile's diskdump, header version 6): bitmaps,
  * one page descriptor per dumped pfn, zero pages sharing one block, the
  * INCOMPLETE status when the dump is. 0 or -errno. */
 int save_kdump(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	       struct save_result *res);
+
+/* The room save_elf and save_kdump need for d, for the free-space check
+ * before writing; sizes come from a loaded dump, whose counts were
+ * checked while loading. save_elf_bound and save_kdump_need without zlib
+ * are upper bounds; save_kdump_need with zlib is an estimate (see there),
+ * which is why so->room exists. */
+uint64_t save_elf_bound(const struct dumpfile *d);
+uint64_t save_kdump_need(const struct dumpfile *d, int zlib);
 
 #endif

@@ -71,6 +71,7 @@ static int split_segment(const struct dumpfile *d, const struct kdi_segment *s,
 
 struct obuf {
 	int fd;
+	struct room *room;
 	uint8_t *buf;
 	size_t used, cap;
 	uint64_t off;
@@ -78,7 +79,7 @@ struct obuf {
 
 static int ob_flush(struct obuf *o)
 {
-	int r = write_full_at(o->fd, o->buf, o->used, o->off);
+	int r = room_write_at(o->room, o->fd, o->buf, o->used, o->off);
 	if (r < 0)
 		return r;
 	o->off += o->used;
@@ -145,12 +146,13 @@ static int write_headers(struct obuf *o, const struct dumpfile *d, const struct 
 	return r;
 }
 
-int save_elf(struct dumpfile *d, int out_fd, struct save_result *res)
+int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
+	     struct save_result *res)
 {
 	unsigned shift = 0;
 	uint32_t ps = d->start.page_size;
 	struct loads l = { 0 };
-	struct obuf o = { .fd = out_fd, .cap = 1u << 20 };
+	struct obuf o = { .fd = out_fd, .room = so->room, .cap = 1u << 20 };
 	uint8_t *page = malloc(ps), *zero = calloc(1, ps);
 	struct dump_cursor *cur = malloc(sizeof *cur);
 	int r = 0;
@@ -218,4 +220,14 @@ out:
 	free(zero);
 	free(o.buf);
 	return r;
+}
+
+/* At most what save_elf writes: every stored page raw, and a PT_LOAD per
+ * run, of which a segment has at most one more than it has stored pages. */
+uint64_t save_elf_bound(const struct dumpfile *d)
+{
+	uint64_t phdrs = d->pages_stored + d->nr_seg + 1;
+
+	return sizeof(Elf64_Ehdr) + phdrs * sizeof(Elf64_Phdr) + sizeof(Elf64_Shdr) +
+	       d->notes_len + d->start.page_size + d->pages_stored * d->start.page_size;
 }

@@ -164,6 +164,7 @@ struct pool {
 
 	/* Only the emitter (one worker at a time) touches these. */
 	int fd;
+	struct room *room;
 	struct page_desc *descs;	/* BATCH of them */
 	struct page_desc zdesc;		/* the shared zero page */
 	uint64_t data_off, desc_off, descs_done;
@@ -298,9 +299,9 @@ static int emit_batch(void *ctx, unsigned slot, uint64_t idx)
 		off += b->size[i];
 		p->res->pages++;
 	}
-	int r = write_full_at(p->fd, b->out, off, p->data_off - off);
+	int r = room_write_at(p->room, p->fd, b->out, off, p->data_off - off);
 	if (!r)
-		r = write_full_at(p->fd, p->descs, b->n * sizeof *p->descs,
+		r = room_write_at(p->room, p->fd, p->descs, b->n * sizeof *p->descs,
 				  p->desc_off + p->descs_done * sizeof *p->descs);
 	p->descs_done += b->n;
 	return r;
@@ -339,8 +340,8 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	struct batch *bats = calloc(nslots, sizeof *bats);
 	struct page_desc *descs = malloc(BATCH * sizeof *descs);
 	uint32_t bound = compressBound(ps);
-	struct pool pool = { .slots = bats, .fd = fd, .descs = descs, .desc_off = desc_off,
-			     .res = res };
+	struct pool pool = { .slots = bats, .fd = fd, .room = so->room, .descs = descs,
+			     .desc_off = desc_off, .res = res };
 	unsigned started = 0;
 	if (!bm1 || !bm2 || !hdr || !jobs || !bats || !descs ||
 	    ring_init(&pool.ring, nslots, emit_batch, &pool) < 0) {
@@ -399,11 +400,11 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	memcpy(hdr + sh->offset_vmcoreinfo, d->vmcoreinfo, vi_len);
 	if (d->notes_len)
 		memcpy(hdr + sh->offset_note, d->notes, d->notes_len);
-	r = write_full_at(fd, hdr, (1 + sub_blocks) * ps, 0);
+	r = room_write_at(so->room, fd, hdr, (1 + sub_blocks) * ps, 0);
 	if (!r)
-		r = write_full_at(fd, bm1, bm_blocks * ps, bm_off);
+		r = room_write_at(so->room, fd, bm1, bm_blocks * ps, bm_off);
 	if (!r)
-		r = write_full_at(fd, bm2, bm_blocks * ps, bm_off + bm_blocks * ps);
+		r = room_write_at(so->room, fd, bm2, bm_blocks * ps, bm_off + bm_blocks * ps);
 	if (r < 0)
 		goto out;
 
@@ -416,9 +417,9 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	if (so->zlib && zpage(&jobs[0], jobs[0].page, ps, bats[0].out, &zl) == 0 && zl < ps) {
 		zdesc.size = zl;
 		zdesc.flags = DUMP_PAGE_ZLIB;
-		r = write_full_at(fd, bats[0].out, zl, data_off);
+		r = room_write_at(so->room, fd, bats[0].out, zl, data_off);
 	} else {
-		r = write_full_at(fd, jobs[0].page, ps, data_off);
+		r = room_write_at(so->room, fd, jobs[0].page, ps, data_off);
 	}
 	data_off += zdesc.size;
 	pool.zdesc = zdesc;
@@ -460,4 +461,36 @@ out:
 	free(bats);
 	free(descs);
 	return r;
+}
+
+/* The room save_kdump needs. Without zlib an upper bound: every stored
+ * page raw. The descriptors and both bitmaps are sized by pfns, not by
+ * what is stored, so a sparse high address costs room even in a small
+ * dump. With zlib the pages are counted at their LZ4 size in the dump
+ * instead: an estimate, not a bound, but assuming zlib saves nothing
+ * would ask a 6 GiB dump that compresses to 1.4 GB for 6 GB and refuse
+ * real saves on a small /var/crash. zlib at its level compresses about
+ * as well as LZ4 or better, and a page that does not shrink is stored
+ * raw, which its LZ4 size (raw plus a size word) also covers; where it
+ * errs (LZ4 of a block sees the pages before, zlib a page alone),
+ * --min-free is kept while writing (struct room). */
+uint64_t save_kdump_need(const struct dumpfile *d, int zlib)
+{
+	uint64_t ps = d->start.page_size, max_mapnr = 0, pfns = 0;
+
+	for (uint32_t i = 0; i < d->nr_seg; i++) {
+		uint64_t end = (d->seg[i].paddr + d->seg[i].memsz + ps - 1) / ps;
+		max_mapnr = MAX(max_mapnr, end);
+	}
+	if (max_mapnr > (1ull << 52))
+		return UINT64_MAX;	/* past any physical address: save_kdump fails too */
+	for (size_t k = 0; k < d->nblocks; k++)
+		pfns += d->blocks[k].count;	/* stored and zero pages alike */
+	uint64_t bm_blocks = ((max_mapnr + 7) / 8 + ps - 1) / ps;
+	uint64_t head = sizeof(struct kdump_sub_header) + strlen(d->vmcoreinfo) + d->notes_len;
+	uint64_t pages = d->pages_stored * ps;	/* raw: never more */
+	if (zlib)
+		pages = MIN(pages, d->bytes_stored);
+	return (2 + head / ps + 2 * bm_blocks) * ps + pfns * sizeof(struct page_desc) +
+	       ps /* the shared zero page */ + pages;
 }

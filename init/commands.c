@@ -290,9 +290,12 @@ static const char save_help[] =
 	"\n"
 	"savecore mode (--dir, for boot): writes DIR/<crash time>/{vmcore,dmesg.txt,info.txt}\n"
 	"(mode 0600, temporary names, fsync, rename), then marks the device's dump saved\n"
-	"(not with --keep-device). Refuses when DIR has less free than the dump needs plus\n"
-	"--min-free. --max N keeps the newest N dumps in DIR. A dump already saved is\n"
-	"skipped unless --force. --check exits 0 when SOURCE holds an unsaved dump, else 1.\n"
+	"(not with --keep-device). Refuses when DIR has less free than the output's size\n"
+	"(an upper bound; for zlib kdump an estimate from the LZ4 size) plus --min-free,\n"
+	"or when others could rearrange DIR; stops, saving nothing, if writing would eat\n"
+	"into --min-free. --max N keeps the N dumps saved last into DIR (kdumpinit's own\n"
+	"only, see docs/CLI.md). A dump already saved is skipped unless --force. --check\n"
+	"exits 0 when SOURCE holds an unsaved dump, else 1.\n"
 	"SOURCE may be a selector: LABEL=, UUID=, SERIAL=, PARTUUID=, PARTLABEL=.\n"
 	"Exit: 0 saved (or nothing to save with --dir), 5 saved but incomplete,\n"
 	"4 no dump, 1 I/O error or no space.\n";
@@ -389,7 +392,7 @@ int cmd_save(int argc, char **argv)
 	}
 	fchmod(fd, 0600);	/* a vmcore holds the machine's secrets */
 	struct save_result res;
-	r = !strcmp(format, "elf") ? save_elf(&d, fd, &res) : save_kdump(&d, fd, &so, &res);
+	r = !strcmp(format, "elf") ? save_elf(&d, fd, &so, &res) : save_kdump(&d, fd, &so, &res);
 	if (!r && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && !r)

@@ -5,6 +5,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 ssize_t read_full_at(int fd, void *buf, size_t len, uint64_t off)
@@ -41,6 +42,28 @@ int write_full_at(int fd, const void *buf, size_t len, uint64_t off)
 		done += n;
 	}
 	return 0;
+}
+
+#define ROOM_STEP (64ull << 20)
+
+int room_write_at(struct room *r, int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct statvfs v;
+
+	if (r && len > r->ahead) {
+		if (fstatvfs(fd, &v) < 0)
+			return -errno;
+		uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
+		if (avail < r->keep || avail - r->keep < len) {
+			r->full = 1;
+			return -ENOSPC;
+		}
+		uint64_t half = (avail - r->keep - len) / 2;
+		r->ahead = len + (half < ROOM_STEP ? half : ROOM_STEP);
+	}
+	if (r)
+		r->ahead -= len;
+	return write_full_at(fd, buf, len, off);
 }
 
 int write_full(int fd, const void *buf, size_t len)

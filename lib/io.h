@@ -12,6 +12,22 @@ ssize_t read_full_at(int fd, void *buf, size_t len, uint64_t off);
 /* Returns 0 or -errno; a zero-length write counts as -EIO. */
 int write_full_at(int fd, const void *buf, size_t len, uint64_t off);
 int write_full(int fd, const void *buf, size_t len);
+
+/* Free space a writer keeps on its output's filesystem (save --dir's
+ * --min-free, which an estimate made before writing cannot promise).
+ * fstatvfs is asked before the first write, then after at most 64 MiB,
+ * or half the room above keep if less: cheap far from the reserve, and
+ * no run of writes between two looks can reach it (others writing to the
+ * filesystem meanwhile aside). */
+struct room {
+	uint64_t keep;			/* bytes to leave free */
+	uint64_t ahead;			/* bytes that may be written before the next look */
+	int full;			/* a write was refused: it would have eaten into keep */
+};
+/* write_full_at, after making sure that len more bytes leave r->keep free
+ * on fd's filesystem; r NULL writes unchecked. 0, -ENOSPC with r->full
+ * set (nothing written), or -errno. */
+int room_write_at(struct room *r, int fd, const void *buf, size_t len, uint64_t off);
 /* Reads a small text file into buf (NUL-terminated, trailing newline
  * stripped). Returns length or -errno. */
 ssize_t read_text_file(const char *path, char *buf, size_t size);

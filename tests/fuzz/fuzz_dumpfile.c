@@ -200,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct save_result res;
 	{
 		int ofd = fz_memfd(&outfd, "fuzz_dumpfile_out");
-		r = save_elf(&d, ofd, &res);
+		r = save_elf(&d, ofd, &(struct save_opts){ 0 }, &res);
 		assert(r == 0 || r == -ENOMEM || r == -EIO);
 		if (r == 0) {
 			off_t end = lseek(ofd, 0, SEEK_END);

@@ -2,7 +2,7 @@
 # save --dir (savecore) and save --format kdump, black-box: the whole cycle
 # (a dump present, saved, the device marked saved, nothing left to save),
 # --check, --max, a full disk (nothing half-written under a final name, the
-# device not marked), and a damaged dump saved as INCOMPLETE. Needs root
+# device not marked; the safety cases are in savecore_safety.sh), and a damaged dump saved as INCOMPLETE. Needs root
 # for the small tmpfs that plays the full disk.
 set -u
 cd "$(dirname "$0")/../.."
@@ -78,17 +78,24 @@ if mount -t tmpfs -o size=2m tmpfs "$W/full" 2>/dev/null; then
 	"$K" save "$W/dev2.img" --check; rc=$?
 	check "full disk: the device still holds an unsaved dump" test $rc = 0
 	umount "$W/full"
-	# Room for the estimate (the LZ4 size) but not for an ELF vmcore,
-	# which is raw: the write itself runs out of space.
+	# Room for the LZ4 size but not for an ELF vmcore, which is raw: the
+	# ELF size is an upper bound, so this is refused up front.
 	stored=$("$K" info "$W/dev2.img" | sed -n 's/.*uncompressed, \([0-9.]*\) MB stored.*/\1/p')
 	mount -t tmpfs -o size=$(awk -v s="$stored" 'BEGIN{printf "%d", s + 6}')m tmpfs "$W/full"
 	"$K" save "$W/dev2.img" --dir "$W/full" --format elf >"$W/out" 2>&1; rc=$?
-	check "disk fills while writing: save fails (exit 1)" test $rc = 1
-	check "disk fills while writing: nothing left in DIR" test -z "$(ls -A "$W/full")"
+	check "no room for an ELF vmcore: refused before writing (exit 1)" test $rc = 1
+	check "no room for an ELF vmcore: nothing left in DIR" test -z "$(ls -A "$W/full")"
+	grep -q "needs up to .* as ELF .*not saved, the device keeps it" "$W/out" ||
+		bad "no room for an ELF vmcore: message" "$(cat "$W/out")"
+	# A write that fails mid-way: a file size limit (EFBIG, SIGXFSZ ignored).
+	(trap '' XFSZ; ulimit -f 4096; exec "$K" save "$W/dev2.img" --dir "$W/fills" --format elf) \
+		>"$W/out" 2>&1; rc=$?
+	check "a write fails mid-way: save fails (exit 1)" test $rc = 1
+	check "a write fails mid-way: nothing left in DIR" test -z "$(ls -A "$W/fills")"
 	grep -q "nothing left there, the device keeps its dump" "$W/out" ||
-		bad "disk fills while writing: message" "$(cat "$W/out")"
+		bad "a write fails mid-way: message" "$(cat "$W/out")"
 	"$K" save "$W/dev2.img" --check; rc=$?
-	check "disk fills while writing: the device is not marked saved" test $rc = 0
+	check "a write fails mid-way: the device is not marked saved" test $rc = 0
 	dd if=/dev/zero of="$W/full/filler" bs=1k count=1 2>/dev/null
 	"$K" save "$W/dev2.img" --dir "$W/full" --min-free 1G >"$W/out" 2>&1; rc=$?
 	check "--min-free refuses before writing" \
