@@ -87,7 +87,16 @@ void super_encode(const struct kdi_super *sb, void *area)
 	memcpy(area, &tmp, sizeof tmp);
 }
 
-int super_decode(const void *buf, size_t len, struct kdi_super *sb)
+/* The one rule for where a stream may start (FORMAT.md): 4 KiB aligned,
+ * past the head the claim gate keeps zero, and inside the device. */
+static int data_offset_ok(uint64_t off, uint64_t dev_size)
+{
+	if (off < KDI_DATA_MIN || off % 4096 || off > (1ull << 40))
+		return 0;
+	return !dev_size || off <= dev_size;
+}
+
+int super_read(const void *buf, size_t len, uint64_t dev_size, struct kdi_super *sb)
 {
 	if (len < sizeof *sb)
 		return -ENOENT;
@@ -98,11 +107,15 @@ int super_decode(const void *buf, size_t len, struct kdi_super *sb)
 		return -EBADMSG;
 	if (sb->version != KDI_SB_VERSION)
 		return -EPROTONOSUPPORT;
-	if (sb->sb_size != sizeof *sb || sb->data_offset < KDI_SB_AREA ||
-	    sb->data_offset % 4096 || sb->data_offset > (1ull << 40) ||
+	if (sb->sb_size != sizeof *sb || !data_offset_ok(sb->data_offset, dev_size) ||
 	    memchr(sb->label, 0, sizeof sb->label) == NULL)
 		return -EBADMSG;
 	return 0;
+}
+
+int super_decode(const void *buf, size_t len, struct kdi_super *sb)
+{
+	return super_read(buf, len, 0, sb);
 }
 
 void uuid_format(const uint8_t u[16], char out[37])

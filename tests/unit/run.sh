@@ -34,6 +34,7 @@ MKSAVED=$top/tests/tools/mksaved.py
 PAGECHECK=$top/tests/unit/pagecheck.py
 CHUNKS=$top/tests/unit/chunks.py
 UNALIGN=$top/tests/unit/unalign.py
+DEVSIG=$top/tests/unit/devsig.py
 export PYTHONDONTWRITEBYTECODE=1
 export PATH=$PATH:/usr/sbin:/sbin
 
@@ -508,6 +509,110 @@ foreign luks 32M 'luks' mkluks
 foreign mbr 32M 'mbr|partition' mkmbr
 foreign gpt 32M 'gpt' mkgpt
 foreign random 32M 'unrecognised' mkrandom
+
+# Signatures at the end of a device (MD 0.90 and 1.0, DDF, IMSM, the GPT
+# backup header): refused by format, and on a claimed image that gets one
+# afterwards, by every capture. mdadm --create needs the md driver, so the
+# superblocks are written by devsig.py; blkid -p must agree they are there.
+endsig() {	# KIND KEYWORD BLKID-TYPE (empty: blkid does not report it alone)
+	local kind=$1 kw=$2 type=$3 img=$W/end-$1.img
+	begin "C.end_signature_$kind"
+	rm -f "$img"
+	truncate -s 300M "$img"
+	ck "devsig.py end $kind failed" "$PY" "$DEVSIG" end "$kind" "$img"
+	if [ -n "$type" ] && command -v blkid >/dev/null; then
+		ck "blkid -p does not see $type: test premise" sh -c "blkid -p -o value -s TYPE '$img' | grep -qx '$type'"
+	fi
+	local sum
+	sum=$(headsum "$img")
+	K format "$img"
+	rc_is 4
+	err_has "$kw"
+	err_has 'force'
+	ck "a refused format modified the $kind image" test "$(headsum "$img")" = "$sum"
+	K format "$img" --force
+	rc_is 0
+	if [ -n "$type" ] && command -v blkid >/dev/null; then
+		ck "format --force left the $type signature" sh -c "! blkid -p -o value -s TYPE '$img' | grep -qx '$type'"
+	fi
+	K capture --vmcore "$W/v16.core" --output "$img"
+	rc_is 0
+	# Claimed and captured to, then the signature arrives at the end.
+	ck "devsig.py end $kind failed" "$PY" "$DEVSIG" end "$kind" "$img"
+	sum=$(headsum "$img")
+	K capture --vmcore "$W/v16.core" --output "$img"
+	rc_is 4
+	err_has "$kw"
+	ck "a refused capture modified the $kind image" test "$(headsum "$img")" = "$sum"
+	end
+}
+endsig md1.0 'MD RAID member \(1\.0' linux_raid_member
+endsig md0.90 'MD RAID member \(0\.90' linux_raid_member
+endsig ddf 'DDF' ddf_raid_member
+endsig imsm 'IMSM' isw_raid_member
+endsig gpt 'GPT.*backup' ''
+endsig gpt4k 'GPT.*backup' ''
+
+# Bytes 448..128 KiB of a claimed device are what format wrote: zeros. A
+# filesystem with its superblock at 1 KiB that is not on the signature
+# list (minix here, made by mkfs.minix; nilfs2 and HFS+ alike) shows as
+# data written since the claim, before every capture.
+begin C.claimed_then_superblock_at_1k
+K format "$W/sb1k.img" --size 32M
+rc_is 0
+truncate -s 32M "$W/minix.img"
+if command -v mkfs.minix >/dev/null && mkfs.minix "$W/minix.img" >>"$LOG" 2>&1; then
+	copy_at "$W/minix.img" 1024 1024 "$W/sb1k.img" 1024
+else
+	printf '\x7f\x13' | dd of="$W/sb1k.img" bs=1 seek=1040 conv=notrunc status=none
+fi
+sum=$(headsum "$W/sb1k.img")
+K capture --vmcore "$W/v16.core" --output "$W/sb1k.img"
+rc_is 4
+err_has 'non-zero byte at offset 10[0-9][0-9]'
+err_has 'written to it'
+ck "a refused capture modified the image" test "$(headsum "$W/sb1k.img")" = "$sum"
+# The first byte after the 448-byte superblock counts too.
+K format "$W/sb448.img" --size 8M
+rc_is 0
+printf '\x01' | dd of="$W/sb448.img" bs=1 seek=448 conv=notrunc status=none
+K capture --vmcore "$W/v16.core" --output "$W/sb448.img"
+rc_is 4
+err_has 'offset 448'
+end
+
+# data_offset: one rule (FORMAT.md), checked when the superblock is read.
+# 4096 would put the stream inside the head the gate keeps zero; past the
+# device's end there is no stream at all (info printed a capacity of
+# 18446744072702.9 MB).
+begin C.data_offset_rule
+for off in 4096 65536 $((64 << 20)); do
+	K format "$W/doff.img" --size 8M --force
+	rc_is 0
+	ck "devsig.py reoffset failed" "$PY" "$DEVSIG" reoffset "$W/doff.img" "$off"
+	K info "$W/doff.img"
+	rc_is 4
+	err_has 'damaged'
+	NCHK=$((NCHK + 1))
+	! grep -q 'capacity' "$W/out" || failed "info printed $(grep capacity "$W/out") for data_offset $off"
+	K capture --vmcore "$W/v16.core" --output "$W/doff.img"
+	rc_is 4
+	err_has 'damaged'
+done
+# The lowest accepted offset takes a capture, and the next one too (the
+# first capture's stream is not "data written since the claim").
+K format "$W/doff.img" --size 8M --force
+rc_is 0
+ck "devsig.py reoffset failed" "$PY" "$DEVSIG" reoffset "$W/doff.img" $((128 << 10))
+K capture --vmcore "$W/v16.core" --output "$W/doff.img"
+rc_is 0
+K capture --vmcore "$W/v16.core" --output "$W/doff.img"
+rc_is 0
+K info "$W/doff.img"
+rc_is 0
+out_has 'capacity +8\.3 MB'
+out_has '^state +complete'
+end
 
 begin C.format_claimed_refused
 K format "$W/twice.img" --size 8M
