@@ -186,9 +186,10 @@ void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
 
 #define GROW_STEP (64u << 20)
 
-void writer_grow_file(struct kdi_writer *w)
+void writer_grow_file(struct kdi_writer *w, int trim)
 {
 	w->grow = 1;
+	w->trim = trim;
 	w->alloc_end = w->base;
 }
 
@@ -201,6 +202,8 @@ static int grow_to(struct kdi_writer *w, uint64_t need)
 	while (w->alloc_end < need) {
 		if (step < need - w->alloc_end)
 			step = need - w->alloc_end;
+		if (step > w->limit - w->alloc_end)
+			step = w->limit - w->alloc_end;	/* a claimed file keeps its size */
 		if (fallocate(w->fd, 0, w->alloc_end, step) == 0) {
 			w->alloc_end += step;
 			return 0;
@@ -218,7 +221,7 @@ static int grow_to(struct kdi_writer *w, uint64_t need)
 
 int writer_trim(struct kdi_writer *w)
 {
-	if (!w->grow || w->alloc_end <= w->base + w->pos)
+	if (!w->grow || !w->trim || w->alloc_end <= w->base + w->pos)
 		return 0;
 	return ftruncate(w->fd, w->base + w->pos) < 0 ? -errno : 0;
 }
@@ -321,8 +324,10 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		return -ENOSPC;
 	/* END itself lives in the reserve allocated with what came before. */
 	if (w->grow && type != KDI_CH_END &&
-	    grow_to(w, w->base + w->pos + span + writer_end_reserve()) < 0)
+	    grow_to(w, w->base + w->pos + span + writer_end_reserve()) < 0) {
+		w->fs_full = 1;
 		return -ENOSPC;
+	}
 
 	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len,
 			       .dump_id = w->dump_id, .seq = w->seq };

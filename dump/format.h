@@ -184,19 +184,23 @@ struct kdi_writer {
 	struct sink *sink;	/* async, maybe O_DIRECT; NULL: plain pwrite */
 	size_t align;		/* flush boundary the sink needs */
 	int ended;		/* END appended */
-	int grow;		/* a new file: allocate ahead (writer_grow_file) */
+	int grow;		/* a file: allocate ahead (writer_grow_file) */
+	int trim;		/* ... and give back the rest at the end */
+	int fs_full;		/* the filesystem, not limit, stopped the stream */
 	uint64_t alloc_end;	/* device offset allocated up to */
 };
 
-/* For a file the capture created: the filesystem, not a device size,
- * says when it is full, and it says so only when a write fails, which
- * leaves no room for END. So the file is allocated ahead of the stream
- * (fallocate, 64 MiB at a time, less near the end), always with the END
- * reserve beyond it: a full filesystem then shows as -ENOSPC at append
- * time like a full device, and END still fits. A filesystem without
- * fallocate keeps the old behaviour. writer_trim() gives back what was
- * allocated past the stream. */
-void writer_grow_file(struct kdi_writer *w);
+/* For a regular file (one the capture created, or a claimed one that
+ * format made sparse): the filesystem, not the file's size, may say when
+ * it is full, and it says so only when a write fails, which leaves no
+ * room for END. So the file is allocated ahead of the stream (fallocate,
+ * 64 MiB at a time, less near the end, never past limit), always with
+ * the END reserve beyond it: a full filesystem then shows as -ENOSPC at
+ * append time like a full device (fs_full says which), and END still
+ * fits. A filesystem without fallocate keeps the old behaviour. With
+ * trim (a file the capture created), writer_trim() gives back what was
+ * allocated past the stream; a claimed file keeps its size. */
+void writer_grow_file(struct kdi_writer *w, int trim);
 int writer_trim(struct kdi_writer *w);
 /* Room an END chunk needs; the writer always keeps it free. */
 size_t writer_end_reserve(void);

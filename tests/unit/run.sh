@@ -657,6 +657,12 @@ truncate -s 1M "$W/onemeg.img"
 K format "$W/onemeg.img"
 rc_is 4
 err_has 'at least'
+present "$W/onemeg.img"		# not ours: left as it was
+# A file format made itself goes again when format refuses it.
+K format "$W/made.img" --size 1M
+rc_is 4
+err_has 'at least'
+absent "$W/made.img"
 end
 
 begin C.target_too_small
@@ -669,8 +675,7 @@ err_has 'too small|full'
 ck "capture changed the target's size to $(fsize "$W/small.img")" test "$(fsize "$W/small.img")" -eq 3145728
 K info "$W/small.img"
 rc_is 5
-out_has '^state +incomplete'
-out_has 'device was full'
+out_has '^state +incomplete \(device was full\)'
 K save "$W/small.img" --output "$W/small.elf" --format elf
 rc_is 5
 present "$W/small.elf"
@@ -759,6 +764,29 @@ if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/d
 	end
 else
 	skip C.new_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
+fi
+
+# A claimed file that format made sparse (--size) on a filesystem with
+# less room than that: allocated ahead like a new file, so END still fits
+# when the filesystem fills, and the file keeps its size.
+begin C.claimed_sparse_file_on_full_filesystem
+if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/dev/null 2>&1; then
+	x unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt' &&
+		'$KDUMPINIT' format '$W/mnt/sparse.img' --size 32M &&
+		'$KDUMPINIT' capture --vmcore '$W/v32.core' --output '$W/mnt/sparse.img'; r=\$?;
+		cp --sparse=always '$W/mnt/sparse.img' '$W/sparse.img'; exit \$r"
+	rc_is 5
+	err_has 'filesystem holding .* is full'
+	ck "the claimed file changed size" test "$(fsize "$W/sparse.img")" -eq 33554432
+	K info "$W/sparse.img"
+	rc_is 5
+	out_has '^state +incomplete \(device was full\)'
+	K save "$W/sparse.img" --output "$W/sparse.elf" --format elf
+	rc_is 5
+	pc "$W/v32.core" "$W/sparse.elf" --require prefix --min 100 --less
+	end
+else
+	skip C.claimed_sparse_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
 fi
 
 # ================= D. a damaged dump =================
