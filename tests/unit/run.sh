@@ -1032,6 +1032,59 @@ if [ "$pid1_ok" -eq 1 ]; then
 	ck "the refused device was written to" cmp -n 8388608 "$R/dev/blank" /dev/zero
 	end
 
+	# A device whose probe blocks (fs.lease-break-time, 45 s, stands in for
+	# a read from a failing disk: devsig.py holds a lease on it, which an
+	# O_RDWR open must wait out): PID 1 gives the probe a bounded time and
+	# captures to the next selector's device; with no other device it
+	# reaches the final action. Before the bound it hung past the 30 s.
+	hung_device() {	# ROOT: start the lease holder on ROOT/dev/hang
+		K format "$1/dev/hang" --size 8M
+		rc_is 0
+		rm -f "$W/leased"
+		"$PY" "$DEVSIG" lease "$1/dev/hang" "$W/leased" >>"$LOG" 2>&1 &
+		holder=$!
+		for _ in $(seq 50); do [ -e "$W/leased" ] && break; sleep 0.1; done
+		ck "the lease holder did not start" test -e "$W/leased"
+		NCHK=$((NCHK + 1))
+		! timeout 2 "$PY" -c 'import os, sys; os.open(sys.argv[1], os.O_RDWR)' "$1/dev/hang" 2>>"$LOG" ||
+			failed "an O_RDWR open of the leased file did not block: test premise"
+	}
+	begin E.pid1_device_probe_hangs
+	R=$W/r-hang
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/hang,/dev/dump kdumpinit.wait=20 kdumpinit.final=poweroff"
+	K format "$R/dev/dump" --size 32M
+	rc_is 0
+	hung_device "$R"
+	t0=$(date +%s)
+	pid1 "$R"
+	rc_is 130
+	err_has '/dev/hang: looking for the device took more than [0-9]+ s'
+	err_has 'capture finished'
+	err_has 'final action: poweroff'
+	every_line_tagged
+	ck "PID 1 took $(($(date +%s) - t0)) s" test $(($(date +%s) - t0)) -lt 20
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	K info "$R/dev/dump"
+	rc_is 0
+	out_has '^state +complete'
+	end
+
+	begin E.pid1_only_device_hangs
+	R=$W/r-hang1
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/hang kdumpinit.wait=2"
+	hung_device "$R"
+	t0=$(date +%s)
+	pid1 "$R"
+	rc_is 129
+	err_has 'failing disk'
+	err_has 'no usable dump device'
+	err_has 'final action: reboot'
+	ck "PID 1 took $(($(date +%s) - t0)) s" test $(($(date +%s) - t0)) -lt 20
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	end
+
 	begin E.pid1_bad_selector
 	R=$W/r-badsel
 	fake_root "$R" "$W/v16.core" "kdumpinit.dev=sdb1 kdumpinit.wait=1"
