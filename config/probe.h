@@ -7,7 +7,13 @@
 
 #include "../dump/format.h"
 
-#define PROBE_HEAD (128u << 10)	/* bytes read from the start */
+/* Bytes read from the start: every head signature we know lies inside,
+ * and on a claimed device all of it past the superblock is zero
+ * (KDI_DATA_MIN is the lowest data_offset for that reason). */
+#define PROBE_HEAD KDI_DATA_MIN
+/* Bytes read from the end: the end-of-device signatures (MD 0.90 sits up
+ * to 128 KiB from the end, DDF's second anchor 257 sectors). */
+#define PROBE_TAIL (256u << 10)
 
 struct probe {
 	int claimed;			/* a valid kdumpinit superblock */
@@ -15,11 +21,12 @@ struct probe {
 	struct kdi_super sb;
 	const char *foreign;		/* another signature, or NULL */
 	int nonzero;			/* unrecognised non-zero bytes in the head */
+	uint64_t nonzero_at;		/* offset of the first of them */
 	uint64_t size;
 };
 
-/* head: the first min(size, PROBE_HEAD) bytes; tail: the last 4 KiB (may
- * be NULL). */
+/* head: the first min(size, PROBE_HEAD) bytes; tail: the last tail_len
+ * bytes of the device (may be NULL; probe_fd reads min(size, PROBE_TAIL)). */
 void probe_buffer(struct probe *p, const uint8_t *head, size_t head_len,
 		  const uint8_t *tail, size_t tail_len, uint64_t size);
 /* Reads what probe_buffer needs from fd. -errno on read failure. */

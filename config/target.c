@@ -209,10 +209,15 @@ static int check(struct target *t, enum target_refusal *why, char *msg, size_t m
 		return refuse(why, TGT_UNCLAIMED, msg, msgsz,
 			      "%s holds %s: claim it first with 'kdumpinit format' (nothing written)",
 			      t->path, probe_describe(&p));
-	if (p.nonzero)
+	if (p.nonzero) {
+		char at[120];
+		snprintf(at, sizeof at, "a non-zero byte at offset %llu, where format left zeros,",
+			 (unsigned long long)p.nonzero_at);
 		return refuse(why, TGT_OVERWRITTEN, msg, msgsz,
-			      "%s carries a kdumpinit claim, but %s: refusing to write", t->path,
-			      "other data has since been written into its first 128 KiB");
+			      "%s carries a kdumpinit claim, but %s shows that something else has "
+			      "written to it since: refusing to write (format it again if it is yours)",
+			      t->path, at);
+	}
 	t->sb = p.sb;
 	t->base = p.sb.data_offset;
 	t->limit = t->size;
@@ -242,6 +247,10 @@ int target_open(struct target *t, const char *path, int may_create,
 		super_init(&t->sb, 0, NULL);
 		super_encode(&t->sb, area);
 		int r = write_full_at(t->fd, area, sizeof area, 0);
+		/* Zero (sparse) up to data_offset, as format leaves a claim: a
+		 * capture that writes nothing still leaves a valid, empty one. */
+		if (!r && ftruncate(t->fd, t->sb.data_offset) < 0)
+			r = -errno;
 		if (r < 0) {
 			close(t->fd);
 			unlink(path);

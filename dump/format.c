@@ -87,7 +87,16 @@ void super_encode(const struct kdi_super *sb, void *area)
 	memcpy(area, &tmp, sizeof tmp);
 }
 
-int super_decode(const void *buf, size_t len, struct kdi_super *sb)
+/* The one rule for where a stream may start (FORMAT.md): 4 KiB aligned,
+ * past the head the claim gate keeps zero, and inside the device. */
+static int data_offset_ok(uint64_t off, uint64_t dev_size)
+{
+	if (off < KDI_DATA_MIN || off % 4096 || off > (1ull << 40))
+		return 0;
+	return !dev_size || off <= dev_size;
+}
+
+int super_read(const void *buf, size_t len, uint64_t dev_size, struct kdi_super *sb)
 {
 	if (len < sizeof *sb)
 		return -ENOENT;
@@ -98,11 +107,15 @@ int super_decode(const void *buf, size_t len, struct kdi_super *sb)
 		return -EBADMSG;
 	if (sb->version != KDI_SB_VERSION)
 		return -EPROTONOSUPPORT;
-	if (sb->sb_size != sizeof *sb || sb->data_offset < KDI_SB_AREA ||
-	    sb->data_offset % 4096 || sb->data_offset > (1ull << 40) ||
+	if (sb->sb_size != sizeof *sb || !data_offset_ok(sb->data_offset, dev_size) ||
 	    memchr(sb->label, 0, sizeof sb->label) == NULL)
 		return -EBADMSG;
 	return 0;
+}
+
+int super_decode(const void *buf, size_t len, struct kdi_super *sb)
+{
+	return super_read(buf, len, 0, sb);
 }
 
 void uuid_format(const uint8_t u[16], char out[37])
@@ -173,9 +186,10 @@ void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
 
 #define GROW_STEP (64u << 20)
 
-void writer_grow_file(struct kdi_writer *w)
+void writer_grow_file(struct kdi_writer *w, int trim)
 {
 	w->grow = 1;
+	w->trim = trim;
 	w->alloc_end = w->base;
 }
 
@@ -188,6 +202,8 @@ static int grow_to(struct kdi_writer *w, uint64_t need)
 	while (w->alloc_end < need) {
 		if (step < need - w->alloc_end)
 			step = need - w->alloc_end;
+		if (step > w->limit - w->alloc_end)
+			step = w->limit - w->alloc_end;	/* a claimed file keeps its size */
 		if (fallocate(w->fd, 0, w->alloc_end, step) == 0) {
 			w->alloc_end += step;
 			return 0;
@@ -205,7 +221,7 @@ static int grow_to(struct kdi_writer *w, uint64_t need)
 
 int writer_trim(struct kdi_writer *w)
 {
-	if (!w->grow || w->alloc_end <= w->base + w->pos)
+	if (!w->grow || !w->trim || w->alloc_end <= w->base + w->pos)
 		return 0;
 	return ftruncate(w->fd, w->base + w->pos) < 0 ? -errno : 0;
 }
@@ -308,8 +324,10 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		return -ENOSPC;
 	/* END itself lives in the reserve allocated with what came before. */
 	if (w->grow && type != KDI_CH_END &&
-	    grow_to(w, w->base + w->pos + span + writer_end_reserve()) < 0)
+	    grow_to(w, w->base + w->pos + span + writer_end_reserve()) < 0) {
+		w->fs_full = 1;
 		return -ENOSPC;
+	}
 
 	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len,
 			       .dump_id = w->dump_id, .seq = w->seq };

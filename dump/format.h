@@ -14,6 +14,11 @@
 #define KDI_SB_VERSION	1
 #define KDI_SB_AREA	4096u			/* bytes reserved for the superblock */
 #define KDI_DATA_OFFSET	(1u << 20)		/* dump stream starts here */
+/* The lowest data_offset a superblock may give: the claim gate
+ * (config/probe.c) checks that the first KDI_DATA_MIN bytes hold our
+ * superblock and zeros only, so no stream may start inside them. */
+#define KDI_DATA_MIN	(128u << 10)
+_Static_assert(KDI_DATA_OFFSET >= KDI_DATA_MIN, "format's data_offset inside the checked head");
 #define KDI_MIN_DEVICE	(KDI_DATA_OFFSET + (1u << 20))
 #define KDI_LABEL_MAX	64
 
@@ -154,9 +159,13 @@ _Static_assert(sizeof(struct kdi_end) == 56 + 8 * KDI_EX_NCLASSES, "end layout")
 
 /* ---- superblock ---- */
 void super_init(struct kdi_super *sb, uint64_t dev_size, const char *label);
-/* 0 when buf holds a valid claim; -ENOENT when no magic, -EBADMSG when the
- * magic is there but the rest is damaged, -EPROTONOSUPPORT for a newer
- * version. On success *sb is the decoded (host-order) superblock. */
+/* 0 when buf holds a valid claim for a device of dev_size bytes (0:
+ * size unknown); -ENOENT when no magic, -EBADMSG when the magic is there
+ * but the rest is damaged or does not fit the device, -EPROTONOSUPPORT
+ * for a newer version. On success *sb is the decoded (host-order)
+ * superblock. */
+int super_read(const void *buf, size_t len, uint64_t dev_size, struct kdi_super *sb);
+/* super_read with the device size unknown. */
 int super_decode(const void *buf, size_t len, struct kdi_super *sb);
 void super_encode(const struct kdi_super *sb, void *area /* KDI_SB_AREA */);
 void uuid_format(const uint8_t uuid[16], char out[37]);
@@ -175,19 +184,23 @@ struct kdi_writer {
 	struct sink *sink;	/* async, maybe O_DIRECT; NULL: plain pwrite */
 	size_t align;		/* flush boundary the sink needs */
 	int ended;		/* END appended */
-	int grow;		/* a new file: allocate ahead (writer_grow_file) */
+	int grow;		/* a file: allocate ahead (writer_grow_file) */
+	int trim;		/* ... and give back the rest at the end */
+	int fs_full;		/* the filesystem, not limit, stopped the stream */
 	uint64_t alloc_end;	/* device offset allocated up to */
 };
 
-/* For a file the capture created: the filesystem, not a device size,
- * says when it is full, and it says so only when a write fails, which
- * leaves no room for END. So the file is allocated ahead of the stream
- * (fallocate, 64 MiB at a time, less near the end), always with the END
- * reserve beyond it: a full filesystem then shows as -ENOSPC at append
- * time like a full device, and END still fits. A filesystem without
- * fallocate keeps the old behaviour. writer_trim() gives back what was
- * allocated past the stream. */
-void writer_grow_file(struct kdi_writer *w);
+/* For a regular file (one the capture created, or a claimed one that
+ * format made sparse): the filesystem, not the file's size, may say when
+ * it is full, and it says so only when a write fails, which leaves no
+ * room for END. So the file is allocated ahead of the stream (fallocate,
+ * 64 MiB at a time, less near the end, never past limit), always with
+ * the END reserve beyond it: a full filesystem then shows as -ENOSPC at
+ * append time like a full device (fs_full says which), and END still
+ * fits. A filesystem without fallocate keeps the old behaviour. With
+ * trim (a file the capture created), writer_trim() gives back what was
+ * allocated past the stream; a claimed file keeps its size. */
+void writer_grow_file(struct kdi_writer *w, int trim);
 int writer_trim(struct kdi_writer *w);
 /* Room an END chunk needs; the writer always keeps it free. */
 size_t writer_end_reserve(void);

@@ -802,7 +802,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 
 	writer_init(&wr, out_fd, base, limit, wbuf, wbsz, 0);
 	if (o->grow_file)
-		writer_grow_file(&wr);
+		writer_grow_file(&wr, o->trim_file);
 	/* A ring of buffers with writes in flight, O_DIRECT where the target
 	 * allows it; plain buffered writes if the sink cannot be had. */
 	have_sink = sink_open(&sk, out_fd, wbsz, o->write_bufs ? o->write_bufs : 2,
@@ -852,6 +852,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	if (!er && fdatasync(out_fd) < 0)
 		er = -errno;
 	res->end.bytes_out = wr.pos;
+	res->fs_full = wr.fs_full;
 	res->end.nr_chunks = wr.seq;
 	res->seconds = now_mono() - pg.t0;
 	if (o->progress)

@@ -22,7 +22,8 @@ struct capture_opts {
 	 * and pread is one copy. */
 	enum { READ_AUTO, READ_MMAP, READ_PREAD } read_mode;
 	int no_direct;			/* never O_DIRECT on the target */
-	int grow_file;			/* a file we created: allocate ahead */
+	int grow_file;			/* a regular file: allocate ahead */
+	int trim_file;			/* ... one we created: trim at the end */
 	uint8_t sb_uuid[16];
 	/* Bumped after every block so a watchdog can tell progress from a
 	 * stall. May be NULL. */
@@ -44,6 +45,7 @@ struct capture_result {
 	double seconds;
 	int write_error;		/* -errno of the write that failed, or 0 */
 	int direct;			/* the dump went out with O_DIRECT */
+	int fs_full;			/* the filesystem under the file filled up */
 };
 
 /* Sizes the run to the memory there is: threads (at most o->threads),

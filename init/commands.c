@@ -166,6 +166,27 @@ static void print_time(FILE *f, const char *label, uint64_t t)
 		fprintf(f, "%-12s unknown\n", label);
 }
 
+/* Why END says the dump is incomplete: the reasons its status names,
+ * joined by "; ". */
+static const char *end_reasons(uint32_t status, char *buf, size_t sz)
+{
+	static const struct { uint32_t bit; const char *text; } reasons[] = {
+		{ KDI_ST_DEVICE_FULL, "device was full" },
+		{ KDI_ST_READ_ERRORS, "unreadable pages" },
+		{ KDI_ST_INPUT_TRUNCATED, "vmcore was truncated" },
+		{ KDI_ST_ABORTED, "capture aborted" },
+	};
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(reasons); i++)
+		if ((status & reasons[i].bit) && n < sz)
+			n += snprintf(buf + n, sz - n, "%s%s", n ? "; " : "", reasons[i].text);
+	if (!buf[0])
+		snprintf(buf, sz, "marked incomplete at capture");
+	return buf;
+}
+
 int dump_saved(const struct target *t, const struct dumpfile *d)
 {
 	return t->sb.saved_dump_id && t->sb.saved_dump_id == d->dump_id;
@@ -175,7 +196,7 @@ int dump_saved(const struct target *t, const struct dumpfile *d)
  * open_dump returned. Returns the exit code info uses. */
 int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r)
 {
-	char u[37];
+	char u[37], why[160];
 
 	uuid_format(t->sb.uuid, u);
 	fprintf(f, "%-12s %s\n", "source", src);
@@ -195,11 +216,8 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	if (complete)
 		fprintf(f, "%-12s complete%s\n", "state", saved);
 	else if (d->have_end)
-		fprintf(f, "%-12s incomplete (%s%s%s%s)%s\n", "state",
-			d->end.status & KDI_ST_DEVICE_FULL ? "device was full; " : "",
-			d->end.status & KDI_ST_READ_ERRORS ? "unreadable pages; " : "",
-			d->end.status & KDI_ST_INPUT_TRUNCATED ? "vmcore was truncated; " : "",
-			d->end.status & KDI_ST_ABORTED ? "capture aborted; " : "", saved);
+		fprintf(f, "%-12s incomplete (%s)%s\n", "state",
+			end_reasons(d->end.status, why, sizeof why), saved);
 	else
 		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
 			d->why[0] ? d->why : "stream ends without one", saved);
@@ -436,6 +454,16 @@ static const char format_help[] =
 	"  --force        overwrite what is there (it is lost)\n"
 	"Exit: 0 claimed, 4 refused, 2 usage, 1 I/O error.\n";
 
+/* A refused or failed format leaves nothing half-done: a file it created
+ * goes again. Returns code. */
+static int format_abandon(int fd, const char *path, int created, int code)
+{
+	close(fd);
+	if (created)
+		unlink(path);
+	return code;
+}
+
 int cmd_format(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -491,21 +519,18 @@ int cmd_format(int argc, char **argv)
 	int64_t sz = fd_size(fd, &blk);
 	if (sz < 0) {
 		err("%s is neither a block device nor a regular file", path);
-		close(fd);
-		return EXIT_TARGET;
+		return format_abandon(fd, path, created, EXIT_TARGET);
 	}
 	if ((uint64_t)sz < KDI_MIN_DEVICE) {
 		err("%s is %lld bytes; a dump target needs at least %u", path, (long long)sz,
 		    KDI_MIN_DEVICE);
-		close(fd);
-		return EXIT_TARGET;
+		return format_abandon(fd, path, created, EXIT_TARGET);
 	}
 	struct probe p;
 	int r = probe_fd(&p, fd, sz);
 	if (r < 0) {
 		err("cannot read %s: %s", path, errstr(r));
-		close(fd);
-		return EXIT_SYSTEM;
+		return format_abandon(fd, path, created, EXIT_SYSTEM);
 	}
 	if (!created && !force && (p.foreign || p.nonzero || p.claimed || p.claim_damaged)) {
 		if (p.claimed) {
@@ -539,11 +564,11 @@ int cmd_format(int argc, char **argv)
 	if (!r && fsync(fd) < 0)
 		r = -errno;
 	free(z);
-	close(fd);
 	if (r < 0) {
 		err("writing the claim to %s failed: %s", path, errstr(r));
-		return EXIT_SYSTEM;
+		return format_abandon(fd, path, created, EXIT_SYSTEM);
 	}
+	close(fd);
 	char u[37];
 	uuid_format(sb.uuid, u);
 	printf("%s: claimed for kdumpinit, UUID %s%s%s, %.1f MB\n", path, u,

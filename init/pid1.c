@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -242,14 +243,149 @@ static void load_modules(void)
 	msg("loaded %d module%s", loaded, loaded == 1 ? "" : "s");
 }
 
-/* ---- finding the device ---- */
+/* ---- finding the device ----
+ *
+ * Matching a selector and checking the claim read the devices (LABEL=
+ * and UUID= read every one), and a read from a failing disk can block
+ * for good, in a state no signal ends. So each probe runs in a child that
+ * sends back what it found; PID 1 waits for the answer PROBE_TIMEOUT_S at
+ * most, then goes on without that selector while its probe is stuck. The
+ * capture reopens the device the probe accepted, under the watchdog. */
 
-static int wait_for_target(const struct config *c, struct target *t)
+#define PROBE_TIMEOUT_S 5
+
+struct probe_answer {
+	int r;			/* target_open's; -ENOENT with no path: no match */
+	char path[256];		/* the device the selector matched, or "" */
+	char msg[400];		/* why target_open refused it */
+};
+
+struct prober {
+	pid_t stuck;		/* a probe of this selector past its time, or 0 */
+	int said_failure;	/* a probe that timed out or failed, said once */
+	char said[256];		/* the last device we spoke of, said once */
+};
+
+static void probe_child(int fd, const struct selector *sel)
+{
+	const struct sysroot root = { "/sys", "/dev" };
+	struct probe_answer a = { .r = -ENOENT };
+	struct target t;
+	enum target_refusal why;
+
+	if (selector_find(&root, sel, a.path, sizeof a.path) == 0) {
+		a.r = target_open(&t, a.path, 0, &why, a.msg, sizeof a.msg);
+		target_close(&t);
+	}
+	/* Less than PIPE_BUF: one write, whole or not at all. */
+	_exit(write_full(fd, &a, sizeof a) < 0);
+}
+
+/* Waits until fd has data or `until` (now_mono) passes: 1 or 0. */
+static int readable_by(int fd, double until)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	do {
+		int left = (int)((until - now_mono()) * 1000);
+		r = poll(&p, 1, left > 0 ? left : 0);
+	} while (r < 0 && errno == EINTR);
+	return r > 0;
+}
+
+/* The child's answer: 0, or -EIO when it died without one. */
+static int read_answer(int fd, struct probe_answer *a)
+{
+	size_t got = 0;
+
+	while (got < sizeof *a) {
+		ssize_t n = read(fd, (char *)a + got, sizeof *a - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		got += n;
+	}
+	a->path[sizeof a->path - 1] = a->msg[sizeof a->msg - 1] = 0;
+	return 0;
+}
+
+/* Runs one probe of sel. 0 with *a filled; -ETIMEDOUT when no answer
+ * came in time: the child is killed and *stuck names it (a process
+ * blocked on a dead disk may outlive the kill, and cannot be waited for);
+ * -errno when it could not be asked. */
+static int probe_once(const struct selector *sel, struct probe_answer *a, pid_t *stuck)
+{
+	int pfd[2];
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		probe_child(pfd[1], sel);
+	}
+	int e = errno;
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		return -e;
+	}
+	int r = readable_by(pfd[0], now_mono() + PROBE_TIMEOUT_S) ? read_answer(pfd[0], a) : -ETIMEDOUT;
+	close(pfd[0]);
+	if (r == -ETIMEDOUT) {
+		kill(pid, SIGKILL);
+		*stuck = pid;
+	}
+	return r;		/* an answered child is collected by reap() */
+}
+
+/* One look for sel: 0 with the accepted device in path, else -errno;
+ * what went wrong is said once per device. */
+static int probe_selector(const struct selector *sel, struct prober *pr, char *path, size_t sz)
+{
+	struct probe_answer a;
+
+	/* Still blocked on the device it read last time: do not pile up
+	 * more probes behind it. */
+	if (pr->stuck && waitpid(pr->stuck, NULL, WNOHANG) == 0)
+		return -EBUSY;
+	pr->stuck = 0;
+	int r = probe_once(sel, &a, &pr->stuck);
+	if (r < 0 && !pr->said_failure++) {
+		if (r == -ETIMEDOUT)
+			err("%s%s: looking for the device took more than %u s (a failing disk?); "
+			    "going on without it", selector_name(sel->type), sel->value,
+			    PROBE_TIMEOUT_S);
+		else
+			err("cannot look for %s%s: %s", selector_name(sel->type), sel->value,
+			    errstr(r));
+	}
+	if (r < 0)
+		return r;
+	if (a.r == 0) {
+		snprintf(path, sz, "%s", a.path);
+		return 0;
+	}
+	if (a.path[0] && strcmp(pr->said, a.path)) {
+		snprintf(pr->said, sizeof pr->said, "%s", a.path);
+		if (a.r == -EPERM)
+			err("%s%s matched %s, refused: %s", selector_name(sel->type), sel->value,
+			    a.path, a.msg);
+		else
+			err("%s%s matched %s, cannot open it: %s", selector_name(sel->type),
+			    sel->value, a.path, errstr(a.r));
+	}
+	return a.r;
+}
+
+/* The first selector's device that carries a claim, in path. */
+static int wait_for_target(const struct config *c, char *path, size_t sz)
 {
 	struct selector sel[SEL_MAX];
-	char bad[80], path[300], msgbuf[400];
-	const struct sysroot root = { "/sys", "/dev" };
-	char refused[SEL_MAX][300];
+	struct prober pr[SEL_MAX];
+	char bad[80];
 
 	int n = selectors_parse(c->dev, sel, SEL_MAX, bad, sizeof bad);
 	if (n < 0) {
@@ -257,28 +393,13 @@ static int wait_for_target(const struct config *c, struct target *t)
 		    "UUID=, PARTUUID= or PARTLABEL=)", c->dev, bad);
 		return -EINVAL;
 	}
-	memset(refused, 0, sizeof refused);
+	memset(pr, 0, sizeof pr);
 	msg("waiting up to %u s for %s", c->wait_s, c->dev);
 	double deadline = now_mono() + c->wait_s;
 	do {
-		for (int i = 0; i < n; i++) {
-			if (selector_find(&root, &sel[i], path, sizeof path) < 0)
-				continue;
-			enum target_refusal why;
-			int r = target_open(t, path, 0, &why, msgbuf, sizeof msgbuf);
-			if (r == 0)
+		for (int i = 0; i < n; i++)
+			if (probe_selector(&sel[i], &pr[i], path, sz) == 0)
 				return 0;
-			/* Say it once per device; keep looking at the others. */
-			if (strcmp(refused[i], path)) {
-				snprintf(refused[i], sizeof refused[i], "%s", path);
-				if (r == -EPERM)
-					err("%s%s matched %s, refused: %s", selector_name(sel[i].type),
-					    sel[i].value, path, msgbuf);
-				else
-					err("%s%s matched %s, cannot open it: %s",
-					    selector_name(sel[i].type), sel[i].value, path, errstr(r));
-			}
-		}
 		reap();
 		sleep_ms(250);
 	} while (now_mono() < deadline);
@@ -327,8 +448,8 @@ void pid1_main(void)
 		    "line (kdumpinit arm --append) or in %s", CONF_FILE);
 		final_action(cfg.final);
 	}
-	struct target t;
-	r = wait_for_target(&cfg, &t);
+	char path[256];
+	r = wait_for_target(&cfg, path, sizeof path);
 	if (r == -ETIMEDOUT) {
 		err("no usable dump device for kdumpinit.dev=%s appeared within %u s "
 		    "(kdumpinit.wait=); is its driver in the initramfs (mkinitramfs -m)?",
@@ -338,10 +459,7 @@ void pid1_main(void)
 	if (r < 0)
 		final_action(cfg.final);
 
-	char path[256];
-	snprintf(path, sizeof path, "%s", t.path);
-	target_close(&t);	/* run_capture reopens and re-checks it */
-
+	/* run_capture reopens and re-checks it, with the watchdog armed. */
 	struct capture_opts o = {
 		.level = cfg.level,
 		.threads = cfg.threads ? cfg.threads : online_cpus(),

@@ -158,7 +158,10 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	 * writeback started as it goes (sink.c) and fdatasync'd at the end. */
 	if (!t.is_blockdev)
 		o->no_direct = 1;
-	o->grow_file = t.created;
+	/* A regular file may sit on a filesystem with less room than its
+	 * size says (format --size makes it sparse). */
+	o->grow_file = !t.is_blockdev;
+	o->trim_file = t.created;
 	char u[37];
 	uuid_format(t.sb.uuid, u);
 	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
@@ -179,7 +182,7 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		summary(&res, vc.page_size);
 		uint32_t st = res.end.status;
 		if (st & KDI_ST_DEVICE_FULL)
-			warn(t.created ? "the filesystem holding %s is full: the dump holds what fit "
+			warn(res.fs_full || t.created ? "the filesystem holding %s is full: the dump holds what fit "
 			     "and is marked incomplete" : "%s is too small: the dump holds what fit "
 			     "and is marked incomplete", t.path);
 		if (st & KDI_ST_READ_ERRORS)

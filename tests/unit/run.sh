@@ -34,6 +34,7 @@ MKSAVED=$top/tests/tools/mksaved.py
 PAGECHECK=$top/tests/unit/pagecheck.py
 CHUNKS=$top/tests/unit/chunks.py
 UNALIGN=$top/tests/unit/unalign.py
+DEVSIG=$top/tests/unit/devsig.py
 export PYTHONDONTWRITEBYTECODE=1
 export PATH=$PATH:/usr/sbin:/sbin
 
@@ -509,6 +510,110 @@ foreign mbr 32M 'mbr|partition' mkmbr
 foreign gpt 32M 'gpt' mkgpt
 foreign random 32M 'unrecognised' mkrandom
 
+# Signatures at the end of a device (MD 0.90 and 1.0, DDF, IMSM, the GPT
+# backup header): refused by format, and on a claimed image that gets one
+# afterwards, by every capture. mdadm --create needs the md driver, so the
+# superblocks are written by devsig.py; blkid -p must agree they are there.
+endsig() {	# KIND KEYWORD BLKID-TYPE (empty: blkid does not report it alone)
+	local kind=$1 kw=$2 type=$3 img=$W/end-$1.img
+	begin "C.end_signature_$kind"
+	rm -f "$img"
+	truncate -s 300M "$img"
+	ck "devsig.py end $kind failed" "$PY" "$DEVSIG" end "$kind" "$img"
+	if [ -n "$type" ] && command -v blkid >/dev/null; then
+		ck "blkid -p does not see $type: test premise" sh -c "blkid -p -o value -s TYPE '$img' | grep -qx '$type'"
+	fi
+	local sum
+	sum=$(headsum "$img")
+	K format "$img"
+	rc_is 4
+	err_has "$kw"
+	err_has 'force'
+	ck "a refused format modified the $kind image" test "$(headsum "$img")" = "$sum"
+	K format "$img" --force
+	rc_is 0
+	if [ -n "$type" ] && command -v blkid >/dev/null; then
+		ck "format --force left the $type signature" sh -c "! blkid -p -o value -s TYPE '$img' | grep -qx '$type'"
+	fi
+	K capture --vmcore "$W/v16.core" --output "$img"
+	rc_is 0
+	# Claimed and captured to, then the signature arrives at the end.
+	ck "devsig.py end $kind failed" "$PY" "$DEVSIG" end "$kind" "$img"
+	sum=$(headsum "$img")
+	K capture --vmcore "$W/v16.core" --output "$img"
+	rc_is 4
+	err_has "$kw"
+	ck "a refused capture modified the $kind image" test "$(headsum "$img")" = "$sum"
+	end
+}
+endsig md1.0 'MD RAID member \(1\.0' linux_raid_member
+endsig md0.90 'MD RAID member \(0\.90' linux_raid_member
+endsig ddf 'DDF' ddf_raid_member
+endsig imsm 'IMSM' isw_raid_member
+endsig gpt 'GPT.*backup' ''
+endsig gpt4k 'GPT.*backup' ''
+
+# Bytes 448..128 KiB of a claimed device are what format wrote: zeros. A
+# filesystem with its superblock at 1 KiB that is not on the signature
+# list (minix here, made by mkfs.minix; nilfs2 and HFS+ alike) shows as
+# data written since the claim, before every capture.
+begin C.claimed_then_superblock_at_1k
+K format "$W/sb1k.img" --size 32M
+rc_is 0
+truncate -s 32M "$W/minix.img"
+if command -v mkfs.minix >/dev/null && mkfs.minix "$W/minix.img" >>"$LOG" 2>&1; then
+	copy_at "$W/minix.img" 1024 1024 "$W/sb1k.img" 1024
+else
+	printf '\x7f\x13' | dd of="$W/sb1k.img" bs=1 seek=1040 conv=notrunc status=none
+fi
+sum=$(headsum "$W/sb1k.img")
+K capture --vmcore "$W/v16.core" --output "$W/sb1k.img"
+rc_is 4
+err_has 'non-zero byte at offset 10[0-9][0-9]'
+err_has 'written to it'
+ck "a refused capture modified the image" test "$(headsum "$W/sb1k.img")" = "$sum"
+# The first byte after the 448-byte superblock counts too.
+K format "$W/sb448.img" --size 8M
+rc_is 0
+printf '\x01' | dd of="$W/sb448.img" bs=1 seek=448 conv=notrunc status=none
+K capture --vmcore "$W/v16.core" --output "$W/sb448.img"
+rc_is 4
+err_has 'offset 448'
+end
+
+# data_offset: one rule (FORMAT.md), checked when the superblock is read.
+# 4096 would put the stream inside the head the gate keeps zero; past the
+# device's end there is no stream at all (info printed a capacity of
+# 18446744072702.9 MB).
+begin C.data_offset_rule
+for off in 4096 65536 $((64 << 20)); do
+	K format "$W/doff.img" --size 8M --force
+	rc_is 0
+	ck "devsig.py reoffset failed" "$PY" "$DEVSIG" reoffset "$W/doff.img" "$off"
+	K info "$W/doff.img"
+	rc_is 4
+	err_has 'damaged'
+	NCHK=$((NCHK + 1))
+	! grep -q 'capacity' "$W/out" || failed "info printed $(grep capacity "$W/out") for data_offset $off"
+	K capture --vmcore "$W/v16.core" --output "$W/doff.img"
+	rc_is 4
+	err_has 'damaged'
+done
+# The lowest accepted offset takes a capture, and the next one too (the
+# first capture's stream is not "data written since the claim").
+K format "$W/doff.img" --size 8M --force
+rc_is 0
+ck "devsig.py reoffset failed" "$PY" "$DEVSIG" reoffset "$W/doff.img" $((128 << 10))
+K capture --vmcore "$W/v16.core" --output "$W/doff.img"
+rc_is 0
+K capture --vmcore "$W/v16.core" --output "$W/doff.img"
+rc_is 0
+K info "$W/doff.img"
+rc_is 0
+out_has 'capacity +8\.3 MB'
+out_has '^state +complete'
+end
+
 begin C.format_claimed_refused
 K format "$W/twice.img" --size 8M
 rc_is 0
@@ -552,6 +657,12 @@ truncate -s 1M "$W/onemeg.img"
 K format "$W/onemeg.img"
 rc_is 4
 err_has 'at least'
+present "$W/onemeg.img"		# not ours: left as it was
+# A file format made itself goes again when format refuses it.
+K format "$W/made.img" --size 1M
+rc_is 4
+err_has 'at least'
+absent "$W/made.img"
 end
 
 begin C.target_too_small
@@ -564,8 +675,7 @@ err_has 'too small|full'
 ck "capture changed the target's size to $(fsize "$W/small.img")" test "$(fsize "$W/small.img")" -eq 3145728
 K info "$W/small.img"
 rc_is 5
-out_has '^state +incomplete'
-out_has 'device was full'
+out_has '^state +incomplete \(device was full\)'
 K save "$W/small.img" --output "$W/small.elf" --format elf
 rc_is 5
 present "$W/small.elf"
@@ -654,6 +764,29 @@ if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/d
 	end
 else
 	skip C.new_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
+fi
+
+# A claimed file that format made sparse (--size) on a filesystem with
+# less room than that: allocated ahead like a new file, so END still fits
+# when the filesystem fills, and the file keeps its size.
+begin C.claimed_sparse_file_on_full_filesystem
+if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/dev/null 2>&1; then
+	x unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt' &&
+		'$KDUMPINIT' format '$W/mnt/sparse.img' --size 32M &&
+		'$KDUMPINIT' capture --vmcore '$W/v32.core' --output '$W/mnt/sparse.img'; r=\$?;
+		cp --sparse=always '$W/mnt/sparse.img' '$W/sparse.img'; exit \$r"
+	rc_is 5
+	err_has 'filesystem holding .* is full'
+	ck "the claimed file changed size" test "$(fsize "$W/sparse.img")" -eq 33554432
+	K info "$W/sparse.img"
+	rc_is 5
+	out_has '^state +incomplete \(device was full\)'
+	K save "$W/sparse.img" --output "$W/sparse.elf" --format elf
+	rc_is 5
+	pc "$W/v32.core" "$W/sparse.elf" --require prefix --min 100 --less
+	end
+else
+	skip C.claimed_sparse_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
 fi
 
 # ================= D. a damaged dump =================
@@ -897,6 +1030,59 @@ if [ "$pid1_ok" -eq 1 ]; then
 	err_has 'refused'
 	err_has 'format'
 	ck "the refused device was written to" cmp -n 8388608 "$R/dev/blank" /dev/zero
+	end
+
+	# A device whose probe blocks (fs.lease-break-time, 45 s, stands in for
+	# a read from a failing disk: devsig.py holds a lease on it, which an
+	# O_RDWR open must wait out): PID 1 gives the probe a bounded time and
+	# captures to the next selector's device; with no other device it
+	# reaches the final action. Before the bound it hung past the 30 s.
+	hung_device() {	# ROOT: start the lease holder on ROOT/dev/hang
+		K format "$1/dev/hang" --size 8M
+		rc_is 0
+		rm -f "$W/leased"
+		"$PY" "$DEVSIG" lease "$1/dev/hang" "$W/leased" >>"$LOG" 2>&1 &
+		holder=$!
+		for _ in $(seq 50); do [ -e "$W/leased" ] && break; sleep 0.1; done
+		ck "the lease holder did not start" test -e "$W/leased"
+		NCHK=$((NCHK + 1))
+		! timeout 2 "$PY" -c 'import os, sys; os.open(sys.argv[1], os.O_RDWR)' "$1/dev/hang" 2>>"$LOG" ||
+			failed "an O_RDWR open of the leased file did not block: test premise"
+	}
+	begin E.pid1_device_probe_hangs
+	R=$W/r-hang
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/hang,/dev/dump kdumpinit.wait=20 kdumpinit.final=poweroff"
+	K format "$R/dev/dump" --size 32M
+	rc_is 0
+	hung_device "$R"
+	t0=$(date +%s)
+	pid1 "$R"
+	rc_is 130
+	err_has '/dev/hang: looking for the device took more than [0-9]+ s'
+	err_has 'capture finished'
+	err_has 'final action: poweroff'
+	every_line_tagged
+	ck "PID 1 took $(($(date +%s) - t0)) s" test $(($(date +%s) - t0)) -lt 20
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	K info "$R/dev/dump"
+	rc_is 0
+	out_has '^state +complete'
+	end
+
+	begin E.pid1_only_device_hangs
+	R=$W/r-hang1
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/hang kdumpinit.wait=2"
+	hung_device "$R"
+	t0=$(date +%s)
+	pid1 "$R"
+	rc_is 129
+	err_has 'failing disk'
+	err_has 'no usable dump device'
+	err_has 'final action: reboot'
+	ck "PID 1 took $(($(date +%s) - t0)) s" test $(($(date +%s) - t0)) -lt 20
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
 	end
 
 	begin E.pid1_bad_selector

@@ -14,7 +14,7 @@
 
 #define HEAD PROBE_HEAD
 
-static uint8_t head[HEAD], tail[4096];
+static uint8_t head[HEAD], tail[4096], big_tail[PROBE_TAIL];
 
 /* A valid encoded claim in head (rest zero); *sb is what was encoded. */
 static void claimed_head(struct kdi_super *sb, const char *label)
@@ -116,7 +116,10 @@ static void super_corruptions(void)
 	CHECK_INT(super_decode(head, 448, &out), -EBADMSG);		/* sb_size */
 	memcpy(head, save, 448);
 
-	static const uint64_t bad_off[] = { 0, 2048, 4097, (1u << 20) + 512, 1ull << 41, UINT64_MAX & ~4095ull };
+	/* FORMAT.md: a multiple of 4096, at least 128 KiB (the head the
+	 * claim gate keeps zero), within the device. */
+	static const uint64_t bad_off[] = { 0, 2048, 4096, 4097, 65536, (128u << 10) - 4096,
+					    (1u << 20) + 512, 1ull << 41, UINT64_MAX & ~4095ull };
 	for (size_t i = 0; i < sizeof bad_off / sizeof bad_off[0]; i++) {
 		memcpy(head + 104, &bad_off[i], 8);
 		rehash(head);
@@ -125,10 +128,26 @@ static void super_corruptions(void)
 		      (unsigned long long)bad_off[i], r);
 		memcpy(head, save, 448);
 	}
-	uint64_t ok_off = 4096;
+	uint64_t ok_off = 128u << 10;
 	memcpy(head + 104, &ok_off, 8);
 	rehash(head);
 	CHECK_INT(super_decode(head, 448, &out), 0);
+	memcpy(head, save, 448);
+
+	/* Against the device's size: the stream starts inside it. */
+	uint64_t big = 64u << 20;
+	memcpy(head + 104, &big, 8);
+	rehash(head);
+	CHECK_INT(super_read(head, 448, 0, &out), 0);			/* size unknown */
+	CHECK_INT(super_read(head, 448, 64u << 20, &out), 0);
+	CHECK_INT(super_read(head, 448, 1u << 30, &out), 0);
+	CHECK_INT(super_read(head, 448, (64u << 20) - 4096, &out), -EBADMSG);
+	CHECK_INT(super_read(head, 448, 8u << 20, &out), -EBADMSG);
+	/* ... and the probe, which knows the size, calls it damaged. */
+	struct probe p;
+	probe_buffer(&p, head, HEAD, NULL, 0, 8u << 20);
+	CHECK(!p.claimed && p.claim_damaged, "data_offset past the end: claimed %d damaged %d",
+	      p.claimed, p.claim_damaged);
 	memcpy(head, save, 448);
 
 	memset(head + 32, 'L', 64);					/* label, no NUL */
@@ -173,15 +192,24 @@ static void probe_blank_and_claimed(void)
 	CHECK(p.claimed && !p.claim_damaged && !p.foreign && !p.nonzero, "claim misjudged");
 	CHECK(!memcmp(p.sb.uuid, sb.uuid, 16) && !strcmp(p.sb.label, "lbl"), "claim not decoded");
 
-	/* Our claim, then someone wrote after the superblock area. */
-	static const size_t at[] = { 4096, 8191, 65536, HEAD - 1 };
+	/* Our claim, then someone wrote after the 448-byte superblock: in
+	 * the rest of its 4 KiB (a filesystem with its superblock at 1 KiB
+	 * that has no signature here: nilfs2, minix, HFS+) or beyond. */
+	static const size_t at[] = { 448, 1024, 1030, 1040, 4095, 4096, 8191, 65536, HEAD - 1 };
 	for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
 		claimed_head(&sb, NULL);
 		head[at[i]] = 0x01;
 		probe_buffer(&p, head, sizeof head, NULL, 0, 1u << 30);
-		CHECK(p.claimed && p.nonzero, "claim + byte at %zu: claimed %d nonzero %d", at[i],
-		      p.claimed, p.nonzero);
+		CHECK(p.claimed && p.nonzero && p.nonzero_at == at[i],
+		      "claim + byte at %zu: claimed %d nonzero %d at %llu", at[i],
+		      p.claimed, p.nonzero, (unsigned long long)p.nonzero_at);
 	}
+	/* The same for a damaged claim: it is still our area. */
+	claimed_head(&sb, NULL);
+	head[40] ^= 1;
+	head[2000] = 1;
+	probe_buffer(&p, head, sizeof head, NULL, 0, 1u << 30);
+	CHECK(p.claim_damaged && p.nonzero && p.nonzero_at == 2000, "damaged claim + byte at 2000");
 
 	/* Damaged claims. */
 	claimed_head(&sb, NULL);
@@ -296,6 +324,79 @@ static void probe_gpt_backup_in_tail(void)
 	CHECK(!p.foreign, "EFI PART at tail+100 taken for a backup header");
 }
 
+/* End-of-device signatures, placed as md_p.h, SNIA DDF, Intel IMSM and
+ * UEFI put them, for device sizes that are and are not aligned. The tail
+ * buffer is the device's last 256 KiB. */
+static uint64_t md090_pos(uint64_t size) { return (size & ~0xffffull) - 0x10000; }
+static uint64_t md10_pos(uint64_t size) { return ((size / 512 - 16) & ~7ull) * 512; }
+
+static void put_tail(uint64_t size, uint64_t at, const void *m, size_t len)
+{
+	uint64_t start = size - sizeof big_tail;
+	memcpy(big_tail + (at - start), m, len);
+}
+
+static void probe_end_signatures(void)
+{
+	static const uint64_t sizes[] = { 300u << 20, (300u << 20) + 512, (300u << 20) + 61 * 512,
+					  (300u << 20) + 65024, (1ull << 30) - 4096 };
+	static const char md090le[] = "\xfc\x4e\x2b\xa9\0\0\0\0";
+	static const char md090be[] = "\xa9\x2b\x4e\xfc\0\0\0\0";
+	static const char md10[] = "\xfc\x4e\x2b\xa9\x01\0\0\0";
+	struct probe p;
+	struct kdi_super sb;
+
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		uint64_t sz = sizes[i];
+		const struct { uint64_t at; const char *m; size_t len; const char *word; } c[] = {
+			{ md090_pos(sz), md090le, 8, "0.90" },
+			{ md090_pos(sz), md090be, 8, "0.90" },
+			{ md10_pos(sz), md10, 8, "1.0" },
+			{ (sz / 512 - 1) * 512, "\xde\x11\xde\x11", 4, "DDF" },
+			{ (sz / 512 - 257) * 512, "\xde\x11\xde\x11", 4, "DDF" },
+			{ (sz / 512 - 2) * 512, "Intel Raid ISM Cfg Sig. ", 24, "IMSM" },
+			{ (sz / 512 - 1) * 512, "EFI PART", 8, "backup" },
+			{ (sz / 512 - 8) * 512, "EFI PART", 8, "backup" },
+		};
+		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+			if (k == 7 && sz % 4096)
+				continue;	/* a 4K-sector disk is a multiple of 4K */
+			claimed_head(&sb, NULL);
+			memset(big_tail, 0, sizeof big_tail);
+			put_tail(sz, c[k].at, c[k].m, c[k].len);
+			probe_buffer(&p, head, sizeof head, big_tail, sizeof big_tail, sz);
+			CHECK(p.foreign && check_mentions(p.foreign, c[k].word),
+			      "size %llu, %s at %llu: foreign \"%s\"", (unsigned long long)sz, c[k].word,
+			      (unsigned long long)c[k].at, p.foreign ? p.foreign : "(none)");
+			/* One sector off is not where it is looked for. */
+			memset(big_tail, 0, sizeof big_tail);
+			put_tail(sz, c[k].at - 512, c[k].m, c[k].len);
+			probe_buffer(&p, head, sizeof head, big_tail, sizeof big_tail, sz);
+			CHECK(!p.foreign, "size %llu, %s 512 bytes early taken for %s",
+			      (unsigned long long)sz, c[k].word, p.foreign);
+		}
+		/* MD magic without its major version is not a superblock. */
+		claimed_head(&sb, NULL);
+		memset(big_tail, 0, sizeof big_tail);
+		put_tail(sz, md10_pos(sz), "\xfc\x4e\x2b\xa9\x07", 5);
+		put_tail(sz, md090_pos(sz), "\xfc\x4e\x2b\xa9\x07", 5);
+		probe_buffer(&p, head, sizeof head, big_tail, sizeof big_tail, sz);
+		CHECK(!p.foreign, "MD magic with major version 7 taken for %s", p.foreign);
+		CHECK(p.claimed, "claim lost");
+	}
+	/* A tail shorter than the signature's distance from the end: not
+	 * read past (the 0.90 superblock lies up to 128 KiB back). */
+	memset(big_tail, 0, sizeof big_tail);
+	claimed_head(&sb, NULL);
+	probe_buffer(&p, head, sizeof head, big_tail + sizeof big_tail - 4096, 4096, 300u << 20);
+	CHECK(!p.foreign && p.claimed, "short tail misjudged");
+	/* Small devices: head and tail overlap, no underflow. */
+	static uint8_t small[8192];
+	memset(small, 0, sizeof small);
+	probe_buffer(&p, small, sizeof small, small, sizeof small, sizeof small);
+	CHECK(!p.foreign && !p.nonzero, "8 KiB blank device: foreign %s", p.foreign ? p.foreign : "-");
+}
+
 int main(void)
 {
 	RUN(super_layout);
@@ -305,5 +406,6 @@ int main(void)
 	RUN(probe_signatures);
 	RUN(probe_short_head);
 	RUN(probe_gpt_backup_in_tail);
+	RUN(probe_end_signatures);
 	return check_done();
 }

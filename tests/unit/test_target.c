@@ -70,6 +70,26 @@ static void put_claim(const char *rel, uint64_t size, const char *label, struct 
 	put_file(rel, area, sizeof area, size);
 }
 
+/* The same with the superblock's data_offset set to off. */
+static void put_claim_at(const char *rel, uint64_t size, uint64_t off, struct kdi_super *sb)
+{
+	uint8_t area[KDI_SB_AREA];
+	super_init(sb, size, NULL);
+	sb->data_offset = off;
+	super_encode(sb, area);
+	put_file(rel, area, sizeof area, size);
+}
+
+static void put_bytes(const char *rel, uint64_t off, const void *p, size_t len)
+{
+	int fd = open(path_of(rel), O_RDWR);
+	if (fd < 0 || pwrite(fd, p, len, off) != (ssize_t)len) {
+		perror(rel);
+		exit(2);
+	}
+	close(fd);
+}
+
 /* ---- selectors_parse ---- */
 
 static void selectors_valid(void)
@@ -357,6 +377,71 @@ static void source_open_files(void)
 	CHECK_INT(why, TGT_OK);
 }
 
+/* One rule for data_offset, the same for the writer's gate and the
+ * readers: what a superblock may say is exactly what the gate still
+ * accepts once a stream has been written there. */
+static void data_offset_one_rule(void)
+{
+	struct target t;
+	enum target_refusal why;
+	char msg[400];
+	struct kdi_super sb;
+	static uint8_t stream[8192];
+
+	memset(stream, 0xa5, sizeof stream);
+	static const uint64_t good[] = { 128u << 10, (128u << 10) + 4096, 1u << 20, 4u << 20 };
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		put_claim_at("off.img", 8u << 20, good[i], &sb);
+		/* A capture's stream from data_offset on. */
+		put_bytes("off.img", good[i], stream, sizeof stream);
+		int r = target_open(&t, path_of("off.img"), 0, &why, msg, sizeof msg);
+		CHECK(r == 0, "data_offset %llu, stream written: target_open %d (%s)",
+		      (unsigned long long)good[i], r, msg);
+		if (r == 0) {
+			CHECK_INT(t.base, good[i]);
+			target_close(&t);
+		}
+		r = source_open(&t, path_of("off.img"), &why, msg, sizeof msg);
+		CHECK(r == 0, "data_offset %llu: source_open %d (%s)", (unsigned long long)good[i], r, msg);
+		if (r == 0)
+			target_close(&t);
+	}
+	/* Refused up front, by writer and readers alike: inside the head the
+	 * gate keeps zero, or past the end of the device. */
+	static const uint64_t bad[] = { 4096, 65536, (128u << 10) - 4096, (8u << 20) + 4096, 64u << 20 };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		put_claim_at("off.img", 8u << 20, bad[i], &sb);
+		int r = target_open(&t, path_of("off.img"), 0, &why, msg, sizeof msg);
+		CHECK(r == -EPERM && why == TGT_DAMAGED, "data_offset %llu: target_open %d why %d",
+		      (unsigned long long)bad[i], r, why);
+		r = source_open(&t, path_of("off.img"), &why, msg, sizeof msg);
+		CHECK(r == -ENOENT && why == TGT_DAMAGED, "data_offset %llu: source_open %d why %d",
+		      (unsigned long long)bad[i], r, why);
+	}
+}
+
+/* The gate reads the end of the device too: a claimed file that got an
+ * MD 1.0 superblock 8 KiB from its end (4 KiB aligned) is refused. */
+static void target_open_end_signature(void)
+{
+	struct target t;
+	enum target_refusal why;
+	char msg[400];
+	struct kdi_super sb;
+	const uint64_t size = (64u << 20) + 3 * 512;
+	const uint64_t at = ((size / 512 - 16) & ~7ull) * 512;
+
+	put_claim("endsig.img", size, NULL, &sb);
+	int r = target_open(&t, path_of("endsig.img"), 0, &why, msg, sizeof msg);
+	CHECK(r == 0, "claimed file refused: %s", msg);
+	if (r == 0)
+		target_close(&t);
+	put_bytes("endsig.img", at, "\xfc\x4e\x2b\xa9\x01\0\0\0", 8);
+	CHECK_INT(target_open(&t, path_of("endsig.img"), 0, &why, msg, sizeof msg), -EPERM);
+	CHECK_INT(why, TGT_FOREIGN);
+	CHECK(check_mentions(msg, "MD RAID") && check_mentions(msg, "1.0"), "message: %s", msg);
+}
+
 int main(void)
 {
 	mkroot();
@@ -365,5 +450,7 @@ int main(void)
 	RUN(selector_find_fake_sysfs);
 	RUN(target_open_files);
 	RUN(source_open_files);
+	RUN(data_offset_one_rule);
+	RUN(target_open_end_signature);
 	return check_done();
 }
