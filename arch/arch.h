@@ -4,15 +4,28 @@
 #ifndef KDI_ARCH_H
 #define KDI_ARCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-struct physmem;
-struct vmcoreinfo;
+/* What an architecture reads of the crashed kernel. Its callers (the
+ * kernel layer, the kdump writer) supply both functions, so arch/ includes
+ * nothing above lib/, and a new architecture needs no change outside its
+ * own file and the table in arch.c. */
+struct arch_env {
+	/* The VMCOREINFO value of KEY as the note spells it
+	 * ("SYMBOL(init_top_pgt)", "NUMBER(phys_base)"): 0 with its raw bits
+	 * in *v, or -ENOENT. */
+	int (*number)(const struct arch_env *env, const char *key, uint64_t *v);
+	/* The crashed kernel's physical memory: 0, -EFAULT outside the dump,
+	 * -EIO. NULL where only VMCOREINFO is known (kimg_to_phys). */
+	int (*read)(const struct arch_env *env, uint64_t pa, void *buf, size_t len);
+	void *ctx;		/* the caller's own state */
+};
 
 /* Address-translation state, built by ops->init from VMCOREINFO. */
 struct arch_ctx {
 	const struct arch_ops *ops;
-	struct physmem *pm;
+	const struct arch_env *env;
 	uint64_t pgd;			/* physical address of the top table */
 	int levels;
 	uint64_t pte_pfn_mask;		/* address bits of an entry */
@@ -30,14 +43,14 @@ struct arch_ops {
 	uint64_t kva_min;
 	/* -ENOENT (with *missing naming the key) when VMCOREINFO lacks what
 	 * translation needs. */
-	int (*init)(struct arch_ctx *ctx, const struct vmcoreinfo *vi, const char **missing);
+	int (*init)(struct arch_ctx *ctx, const struct arch_env *env, const char **missing);
 	/* Kernel virtual -> physical. *span: bytes from paddr that stay
 	 * physically contiguous (to the end of the leaf). -EFAULT for an
 	 * unmapped or corrupt entry. */
 	int (*vtop)(struct arch_ctx *ctx, uint64_t vaddr, uint64_t *paddr, uint64_t *span);
 	/* Physical address of a kernel-image symbol without page tables
 	 * (for readers that only have the dump's pages). -ENOENT. */
-	int (*kimg_to_phys)(const struct vmcoreinfo *vi, uint64_t vaddr, uint64_t *paddr);
+	int (*kimg_to_phys)(const struct arch_env *env, uint64_t vaddr, uint64_t *paddr);
 };
 
 extern const struct arch_ops arch_x86_64;

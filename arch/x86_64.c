@@ -4,35 +4,44 @@
 #include <elf.h>
 #include <errno.h>
 
-#include "../dump/physmem.h"
-#include "../dump/vmcoreinfo.h"
 
 #define START_KERNEL_MAP	0xffffffff80000000ull
 #define PTE_PRESENT		0x1ull
 #define PTE_LARGE		0x80ull		/* PSE: leaf at PUD or PMD level */
 #define PTE_ADDR_MASK		0x000ffffffffff000ull
 
-static int x86_64_init(struct arch_ctx *c, const struct vmcoreinfo *vi, const char **missing)
+#define INIT_TOP_PGT		"SYMBOL(init_top_pgt)"
+#define PHYS_BASE		"NUMBER(phys_base)"
+
+/* A VMCOREINFO value, or dflt when the note does not have it. */
+static uint64_t number_or(const struct arch_env *env, const char *key, uint64_t dflt)
 {
+	uint64_t v;
+	return env->number(env, key, &v) == 0 ? v : dflt;
+}
+
+static int x86_64_init(struct arch_ctx *c, const struct arch_env *env, const char **missing)
+{
+	uint64_t top, phys_base;
+
 	/* init_top_pgt is a kernel-image symbol (already KASLR-relocated in
 	 * VMCOREINFO); its physical address is the offset from
 	 * __START_KERNEL_map plus phys_base. */
-	if (!vi_has(vi, VI_SYM_INIT_TOP_PGT)) {
-		*missing = vi_name(VI_SYM_INIT_TOP_PGT);
+	if (env->number(env, INIT_TOP_PGT, &top) < 0) {
+		*missing = INIT_TOP_PGT;
 		return -ENOENT;
 	}
-	if (!vi_has(vi, VI_NUM_PHYS_BASE)) {
-		*missing = vi_name(VI_NUM_PHYS_BASE);
+	if (env->number(env, PHYS_BASE, &phys_base) < 0) {
+		*missing = PHYS_BASE;
 		return -ENOENT;
 	}
-	uint64_t top = vi_u(vi, VI_SYM_INIT_TOP_PGT);
 	if (top < START_KERNEL_MAP)
 		return -EINVAL;
-	c->pgd = top - START_KERNEL_MAP + vi_u(vi, VI_NUM_PHYS_BASE);
-	c->levels = vi_has(vi, VI_NUM_L5_ENABLED) && vi_u(vi, VI_NUM_L5_ENABLED) ? 5 : 4;
+	c->pgd = top - START_KERNEL_MAP + phys_base;
+	c->levels = number_or(env, "NUMBER(pgtable_l5_enabled)", 0) ? 5 : 4;
 	/* With AMD SME the encryption bit sits inside the address field of
 	 * every entry: clear it or every table address is wrong. */
-	c->pte_pfn_mask = PTE_ADDR_MASK & ~(vi_has(vi, VI_NUM_SME_MASK) ? vi_u(vi, VI_NUM_SME_MASK) : 0);
+	c->pte_pfn_mask = PTE_ADDR_MASK & ~number_or(env, "NUMBER(sme_mask)", 0);
 	return 0;
 }
 
@@ -51,7 +60,7 @@ static int x86_64_vtop(struct arch_ctx *c, uint64_t va, uint64_t *pa, uint64_t *
 	for (int level = c->levels; level >= 1; level--) {
 		unsigned shift = 12 + 9 * (level - 1);
 		uint64_t idx = (va >> shift) & 511, e;
-		if (physmem_read(c->pm, table + idx * 8, &e, 8) < 0)
+		if (c->env->read(c->env, table + idx * 8, &e, 8) < 0)
 			return -EFAULT;
 		if (!(e & PTE_PRESENT))
 			return -EFAULT;
@@ -73,11 +82,13 @@ static int x86_64_vtop(struct arch_ctx *c, uint64_t va, uint64_t *pa, uint64_t *
 	return -EFAULT;
 }
 
-static int x86_64_kimg_to_phys(const struct vmcoreinfo *vi, uint64_t va, uint64_t *pa)
+static int x86_64_kimg_to_phys(const struct arch_env *env, uint64_t va, uint64_t *pa)
 {
-	if (va < START_KERNEL_MAP || !vi_has(vi, VI_NUM_PHYS_BASE))
+	uint64_t phys_base;
+
+	if (va < START_KERNEL_MAP || env->number(env, PHYS_BASE, &phys_base) < 0)
 		return -ENOENT;
-	*pa = va - START_KERNEL_MAP + vi_u(vi, VI_NUM_PHYS_BASE);
+	*pa = va - START_KERNEL_MAP + phys_base;
 	return 0;
 }
 

@@ -3,10 +3,24 @@
 #include <errno.h>
 #include <string.h>
 
+static int env_number(const struct arch_env *env, const char *key, uint64_t *v)
+{
+	const struct kmem *km = env->ctx;
+	return vmcoreinfo_number(&km->vi, km->vi_text, key, v);
+}
+
+static int env_read(const struct arch_env *env, uint64_t pa, void *buf, size_t len)
+{
+	struct kmem *km = env->ctx;
+	return physmem_read(&km->pm, pa, buf, len);
+}
+
 int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *arch)
 {
 	memset(km, 0, sizeof *km);
 	vmcoreinfo_parse(&km->vi, vc->vmcoreinfo);
+	km->vi_text = vc->vmcoreinfo;
+	km->env = (struct arch_env){ .number = env_number, .read = env_read, .ctx = km };
 	int r = physmem_init(&km->pm, vc);
 	if (r < 0)
 		return r;
@@ -15,8 +29,8 @@ int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *a
 		return 0;
 	}
 	km->ac.ops = arch;
-	km->ac.pm = &km->pm;
-	if (arch->init(&km->ac, &km->vi, &km->missing) < 0) {
+	km->ac.env = &km->env;
+	if (arch->init(&km->ac, &km->env, &km->missing) < 0) {
 		if (!km->missing)
 			km->missing = "page-table data";
 		return 0;

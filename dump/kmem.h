@@ -13,7 +13,9 @@
 
 struct kmem {
 	struct vmcoreinfo vi;
+	const char *vi_text;	/* the note, for keys the table lacks */
 	struct physmem pm;
+	struct arch_env env;	/* what the arch reads: vi and pm */
 	struct arch_ctx ac;
 	int ok;			/* translation available */
 	const char *missing;	/* the VMCOREINFO key that stopped it */

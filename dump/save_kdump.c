@@ -97,17 +97,30 @@ static uint64_t fill_bitmaps(const struct dumpfile *d, unsigned shift, uint64_t 
 
 /* ---- the header's identity fields ---- */
 
+struct env_vi {
+	const struct vmcoreinfo *vi;
+	const char *text;
+};
+
+static int env_number(const struct arch_env *env, const char *key, uint64_t *v)
+{
+	const struct env_vi *e = env->ctx;
+	return vmcoreinfo_number(e->vi, e->text, key, v);
+}
+
 static void fill_utsname(struct disk_dump_header *h, const struct dumpfile *d,
 			 const struct vmcoreinfo *vi, struct dump_cursor *cur)
 {
 	const struct arch_ops *arch = arch_lookup(d->start.e_machine);
+	struct env_vi evi = { vi, d->vmcoreinfo };
+	const struct arch_env env = { .number = env_number, .ctx = &evi };
 	uint32_t ps = d->start.page_size;
 
 	/* Best: the crashed kernel's own init_uts_ns, if its page was kept. */
 	if (arch && arch->kimg_to_phys && vi_has(vi, VI_SYM_INIT_UTS_NS)) {
 		uint64_t pa;
 		uint64_t off = vi_has(vi, VI_OFF_UTS_NAME) ? vi_u(vi, VI_OFF_UTS_NAME) : 0;
-		if (off < 4096 && arch->kimg_to_phys(vi, vi_u(vi, VI_SYM_INIT_UTS_NS) + off, &pa) == 0) {
+		if (off < 4096 && arch->kimg_to_phys(&env, vi_u(vi, VI_SYM_INIT_UTS_NS) + off, &pa) == 0) {
 			uint8_t *buf = malloc(2 * ps);
 			uint64_t pfn = pa / ps, in = pa % ps;
 			if (buf && dumpfile_page(cur, pfn, buf) == 0 &&

@@ -81,6 +81,22 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 	}
 }
 
+int vmcoreinfo_number(const struct vmcoreinfo *vi, const char *text, const char *key, uint64_t *v)
+{
+	for (int k = 0; k < VI_NKEYS; k++)
+		if (!strcmp(keys[k].text, key)) {
+			if (!vi->have[k])
+				return -ENOENT;
+			*v = vi->v[k];
+			return 0;
+		}
+	/* Not in the table: read the line itself, as the table would. */
+	char buf[40];
+	if (!text || vmcoreinfo_get(text, key, buf, sizeof buf) < 0)
+		return -ENOENT;
+	return parse_value(buf, strlen(buf), strncmp(key, "SYMBOL(", 7) ? 0 : 16, v) < 0 ? -ENOENT : 0;
+}
+
 int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz)
 {
 	size_t kl = strlen(key);

@@ -95,6 +95,10 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text);
 /* Value of the first line "KEY=value", copied (cut to fit) into out;
  * -ENOENT, or -EINVAL for outsz 0. For the string values: OSRELEASE. */
 int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
+/* The value of KEY as the note spells it ("NUMBER(phys_base)"): the
+ * parsed table's for the keys it has, else the line in text (may be NULL)
+ * read the same way. 0, or -ENOENT (absent or malformed). For arch/. */
+int vmcoreinfo_number(const struct vmcoreinfo *vi, const char *text, const char *key, uint64_t *v);
 static inline int vi_has(const struct vmcoreinfo *vi, enum vi_key k) { return vi->have[k]; }
 static inline uint64_t vi_u(const struct vmcoreinfo *vi, enum vi_key k) { return vi->v[k]; }
 static inline int64_t vi_s(const struct vmcoreinfo *vi, enum vi_key k) { return (int64_t)vi->v[k]; }

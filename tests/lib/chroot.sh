@@ -36,9 +36,17 @@ chroot_base() {
 }
 
 chroot_fresh() {
-	local base=$1 mnt=$2
-	mkdir -p "$mnt.upper" "$mnt.work" "$mnt"
-	mount -t overlay overlay -o "lowerdir=$base,upperdir=$mnt.upper,workdir=$mnt.work" "$mnt" || return 1
+	local base=$1 mnt=$2 rw=$2.rw
+	mkdir -p "$rw" "$mnt"
+	# The overlay's upper layer cannot sit on an overlay (the tree may be
+	# inside a container or a chroot like ours): then it goes on a tmpfs.
+	mkdir -p "$rw/upper" "$rw/work"
+	if ! mount -t overlay overlay -o "lowerdir=$base,upperdir=$rw/upper,workdir=$rw/work" "$mnt" 2>/dev/null; then
+		rm -rf "$rw/upper" "$rw/work"
+		mount -t tmpfs -o size=16g,mode=0755 tmpfs "$rw" || return 1
+		mkdir -p "$rw/upper" "$rw/work"
+		mount -t overlay overlay -o "lowerdir=$base,upperdir=$rw/upper,workdir=$rw/work" "$mnt" || return 1
+	fi
 	mount -t proc proc "$mnt/proc"
 	mount --rbind /sys "$mnt/sys" && mount --make-rslave "$mnt/sys"
 	mount --rbind /dev "$mnt/dev" && mount --make-rslave "$mnt/dev"
@@ -49,5 +57,6 @@ chroot_drop() {
 	local mnt=$1
 	[ -d "$mnt" ] || return 0
 	umount -R "$mnt" 2>/dev/null || umount -R -l "$mnt" 2>/dev/null
-	rm -rf "$mnt" "$mnt.upper" "$mnt.work"
+	mountpoint -q "$mnt.rw" && { umount "$mnt.rw" 2>/dev/null || umount -l "$mnt.rw"; }
+	rm -rf "$mnt" "$mnt.rw"
 }
