@@ -11,6 +11,7 @@ struct save_result {
 	uint64_t phnum;			/* PT_LOADs written */
 	uint64_t pages;			/* pages written */
 	uint64_t bad_pages;		/* stored but undecodable: written as zero */
+	uint64_t stale_pages;		/* of those, in chunks changed since loading */
 	uint64_t bytes;			/* file size */
 };
 
@@ -18,6 +19,9 @@ struct save_result {
  * pages were excluded, the excluded tail as p_filesz < p_memsz. Writes
  * sequentially from offset 0 of out_fd. 0 or -errno. */
 int save_elf(struct dumpfile *d, int out_fd, struct save_result *res);
+
+/* One warning for the pages refused as stale (dumpfile_page -ESTALE). */
+void save_warn_stale(const struct save_result *res);
 
 struct save_opts {
 	int zlib;			/* compress pages with zlib (else raw) */
