@@ -171,7 +171,6 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 	struct kdi_chunk h;
 	uint8_t *buf = NULL;
 	size_t cap = 0, bcap = 0;
-	uint64_t nr_chunks = 0;
 	int ret;
 
 	memset(d, 0, sizeof *d);
@@ -184,6 +183,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		return ret;
 	}
 	d->dump_id = r.dump_id;
+	d->nr_chunks = 1;	/* START */
 
 	for (;;) {
 		int n = reader_next(&r, &h, &buf, &cap);
@@ -198,6 +198,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		if (n == 0)
 			break;
 		d->stream_end = r.pos;
+		d->nr_chunks = h.seq + 1;
 		int e = 0;
 		switch (h.type) {
 		case KDI_CH_NOTES:
@@ -247,7 +248,6 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		case KDI_CH_END:
 			memcpy(&d->end, buf, sizeof d->end);
 			d->have_end = 1;
-			nr_chunks = h.seq + 1;
 			break;
 		default:
 			break;	/* PAD and future types: skipped */
@@ -271,7 +271,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		ret = -EBADMSG;
 		goto out;
 	}
-	ret = check_end(d, nr_chunks, r.pos - base);
+	ret = check_end(d, d->nr_chunks, d->stream_end - base);
 out:
 	free(buf);
 	return ret;

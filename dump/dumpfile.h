@@ -40,6 +40,7 @@ struct dumpfile {
 	int have_end;
 	struct kdi_end end;
 	uint64_t stream_end;		/* offset after the last good chunk */
+	uint64_t nr_chunks;		/* good chunks read, START and END included */
 	/* pfns past this are not vouched for: the segments describe more
 	 * memory than the capture can be shown to have scanned (END's
 	 * pages_total). UINT64_MAX when END and the segments agree. */

@@ -504,18 +504,17 @@ int segment_valid(const struct kdi_segment *s)
 	       s->paddr <= KDI_PADDR_LIMIT && s->memsz <= KDI_PADDR_LIMIT - s->paddr;
 }
 
-int segment_clamp(struct kdi_segment *s)
+int segment_repair(struct kdi_segment *s)
 {
 	if (segment_valid(s))
 		return 0;
-	uint64_t max = s->paddr < KDI_PADDR_LIMIT ? KDI_PADDR_LIMIT - s->paddr : 0;
-	if (max > UINT64_MAX - s->vaddr)
-		max = UINT64_MAX - s->vaddr;
-	if (s->memsz > max)
-		s->memsz = max;
+	if (s->paddr > KDI_PADDR_LIMIT || s->memsz > KDI_PADDR_LIMIT - s->paddr)
+		return -1;
+	if (s->memsz > UINT64_MAX - s->vaddr)
+		s->vaddr = 0;
 	if (s->filesz > s->memsz)
 		s->filesz = s->memsz;
-	return s->memsz ? 1 : -1;
+	return 1;
 }
 
 /* ---------------- PAGES payload ---------------- */

@@ -72,25 +72,25 @@ static void find_vmcoreinfo(struct vmcore *vc, const uint8_t *p, size_t len)
 	}
 }
 
-/* A PT_LOAD that wraps or lies above any physical address space is
- * shortened to what is valid, or dropped, by the rule the dump's readers
- * apply (segment_valid): written as it is, it would make the whole dump
- * unreadable. 0 when nothing of it is left. */
+/* A PT_LOAD that breaks the rule the dump's readers apply (segment_valid)
+ * is repaired or dropped (segment_repair), and said: written as it is,
+ * it would make the whole dump unreadable. 0 when it is dropped. */
 static int fix_segment(struct vmcore *vc, const char *path, struct kdi_segment *s, size_t phdr)
 {
-	uint64_t memsz = s->memsz;
-	int c = segment_clamp(s);
+	struct kdi_segment was = *s;
+	int c = segment_repair(s);
 
 	if (c == 0)
 		return 1;
 	if (c < 0)
 		vc->seg_dropped++;
 	else
-		vc->seg_clamped++;
-	warn("%s: program header %zu (PT_LOAD at physical %#llx, virtual %#llx, %#llx bytes) "
-	     "%s: %s", path, phdr, (unsigned long long)s->paddr, (unsigned long long)s->vaddr,
-	     (unsigned long long)memsz, "wraps or reaches past 2^56",
-	     c < 0 ? "left out of the dump" : "shortened to what is valid");
+		vc->seg_repaired++;
+	warn("%s: program header %zu (PT_LOAD at physical %#llx, virtual %#llx, %#llx bytes) %s",
+	     path, phdr, (unsigned long long)was.paddr, (unsigned long long)was.vaddr,
+	     (unsigned long long)was.memsz,
+	     c < 0 ? "reaches past any physical address (2^56): left out of the dump" :
+	     "has a virtual range that wraps: kept without a virtual address");
 	return c > 0;
 }
 

@@ -1209,45 +1209,46 @@ static void changed_under_reader(void)
 /* ---------------- one rule for segments ---------------- */
 
 /* segment_valid is the reader's rule (dumpfile_load refuses a SEGMENTS
- * chunk with any entry it rejects) and segment_clamp makes any segment
- * pass it, or says to drop it. */
+ * chunk with any entry it rejects) and segment_repair, what the capture
+ * does before writing, makes every segment it keeps pass it. */
 static void segment_rule(void)
 {
-	const uint64_t L = 1ull << 56;
+	const uint64_t L = 1ull << 56, PO = 0xffff888000000000ull;
 	static const struct {
 		uint64_t paddr, vaddr, memsz, filesz;
-		int clamp;		/* segment_clamp's answer */
-		uint64_t memsz_after, filesz_after;
+		int repair;		/* segment_repair's answer */
+		uint64_t vaddr_after;
 	} t[] = {
-		{ 0, 0xffff888000000000ull, 1 << 20, 1 << 20, 0, 1 << 20, 1 << 20 },
-		{ L - 4096, 0, 4096, 4096, 0, 4096, 4096 },		/* ends at 2^56 */
-		{ L - 4096, 0, 8192, 8192, 1, 4096, 4096 },		/* past it */
-		{ L, 0, 4096, 4096, -1, 0, 0 },				/* above it */
-		{ UINT64_MAX - 4095, 0, 8192, 8192, -1, 0, 0 },		/* paddr wraps */
-		{ 0, UINT64_MAX - 4095, 8192, 8192, 1, 4095, 4095 },	/* vaddr wraps */
-		{ 0, UINT64_MAX, 8192, 0, -1, 0, 0 },			/* nothing left */
-		{ 4096, 0, 0, 0, 0, 0, 0 },				/* empty is fine */
+		{ 0, PO, 1 << 20, 1 << 20, 0, PO },
+		{ L - 4096, PO, 4096, 4096, 0, PO },		/* ends at 2^56 */
+		{ L - 4096, PO, 8192, 8192, -1, 0 },		/* past it */
+		{ L, 0, 4096, 4096, -1, 0 },			/* above it */
+		{ UINT64_MAX - 4095, 0, 8192, 8192, -1, 0 },	/* paddr wraps */
+		{ 0, UINT64_MAX - 4095, 8192, 8192, 1, 0 },	/* vaddr wraps */
+		{ 1 << 20, UINT64_MAX, 1, 1, 1, 0 },		/* by one byte */
+		{ 1 << 20, UINT64_MAX, 0, 0, 0, UINT64_MAX },	/* empty is fine */
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		struct kdi_segment sg = { .paddr = t[i].paddr, .vaddr = t[i].vaddr,
 					  .memsz = t[i].memsz, .filesz = t[i].filesz };
-		CHECK(segment_valid(&sg) == (t[i].clamp == 0), "case %zu: valid %d", i, segment_valid(&sg));
-		int c = segment_clamp(&sg);
-		CHECK(c == t[i].clamp, "case %zu: clamp %d, want %d", i, c, t[i].clamp);
+		CHECK(segment_valid(&sg) == (t[i].repair == 0), "case %zu: valid %d", i, segment_valid(&sg));
+		int c = segment_repair(&sg);
+		CHECK(c == t[i].repair, "case %zu: repair %d, want %d", i, c, t[i].repair);
 		if (c >= 0) {
-			CHECK(segment_valid(&sg), "case %zu: clamped but still invalid", i);
-			CHECK(sg.memsz == t[i].memsz_after && sg.filesz == t[i].filesz_after,
-			      "case %zu: memsz %#llx filesz %#llx", i, (unsigned long long)sg.memsz,
+			CHECK(segment_valid(&sg), "case %zu: repaired but still invalid", i);
+			CHECK(sg.paddr == t[i].paddr && sg.memsz == t[i].memsz && sg.filesz == t[i].filesz &&
+			      sg.vaddr == t[i].vaddr_after, "case %zu: vaddr %#llx memsz %#llx filesz %#llx",
+			      i, (unsigned long long)sg.vaddr, (unsigned long long)sg.memsz,
 			      (unsigned long long)sg.filesz);
 		}
-		/* The reader agrees: one SEGMENTS entry as it was, and clamped. */
-		for (int clamped = 0; clamped < 2; clamped++) {
+		/* The reader agrees: one SEGMENTS entry as it was, and repaired. */
+		for (int fixed = 0; fixed < 2; fixed++) {
 			struct sb s;
 			struct dumpfile d;
 			uint8_t st[80], seg[40];
 			struct kdi_segment x = { .paddr = t[i].paddr, .vaddr = t[i].vaddr,
 						 .memsz = t[i].memsz, .filesz = t[i].filesz };
-			if (clamped && segment_clamp(&x) < 0)
+			if (fixed && segment_repair(&x) < 0)
 				continue;
 			memset(&s, 0, sizeof s);
 			s.dump_id = 5;
@@ -1257,8 +1258,8 @@ static void segment_rule(void)
 			chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
 			chunk(&s, T_SEGMENTS, seg, 40);
 			int r = load(&d, &s, 0);
-			CHECK((r == 0) == segment_valid(&x), "case %zu clamped %d: load %d (%s)", i,
-			      clamped, r, d.why);
+			CHECK((r == 0) == segment_valid(&x), "case %zu repaired %d: load %d (%s)", i,
+			      fixed, r, d.why);
 			dumpfile_free(&d);
 			free(s.b);
 		}
