@@ -354,7 +354,14 @@ end
 bad elf_exec "$W/exec.core" 'not a core|ET_CORE'
 bad no_vmcoreinfo "$W/novmci.core" 'VMCOREINFO'
 bad short_header "$W/short.core" 'not an ELF|header|short|truncat'
-bad badphdr "$W/badphdr.core" 'program header'
+# The reason reads after "FILE is" (it said "is program headers are ...").
+bad badphdr "$W/badphdr.core" 'badphdr.core is a core file whose program headers are unreadable'
+begin B.mkvmcore_no_loads
+mk -o "$W/noload.core" --mem 4M --segments 2
+ck "forge" "$PY" "$FORGE" "$W/noload.core" phdr 1 type=0
+ck "forge" "$PY" "$FORGE" "$W/noload.core" phdr 2 type=0
+end
+bad no_loads "$W/noload.core" 'noload.core is a core file in which no PT_LOAD segment holds memory'
 # Unreadable: as root every file is readable, so drop to nobody for it.
 begin B.unreadable_vmcore
 printf x >"$W/noperm.core"
