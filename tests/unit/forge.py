@@ -9,7 +9,7 @@ usage: forge.py IMAGE delete-pages N     drop the Nth PAGES chunk (0-based)
        forge.py IMAGE segment I FIELD=V...   SEGMENTS entry I edited
                                          (paddr vaddr memsz filesz)
        forge.py CORE phdr I FIELD=V...   ELF program header I edited
-                                         (type paddr vaddr memsz filesz)
+                                         (type offset paddr vaddr memsz filesz)
 
 Dump edits keep every chunk intact: chunks after an edit are renumbered
 and each changed header or payload gets its XXH64 again. Values take
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from mkcorpus import xxh64  # noqa: E402  (pure Python, seed 0)
 
 SEG_FIELDS = {"paddr": 0, "vaddr": 8, "memsz": 16, "filesz": 24}
-PH_FIELDS = {"type": (0, "<I"), "vaddr": (16, "<Q"), "paddr": (24, "<Q"),
+PH_FIELDS = {"type": (0, "<I"), "offset": (8, "<Q"), "vaddr": (16, "<Q"), "paddr": (24, "<Q"),
              "filesz": (32, "<Q"), "memsz": (40, "<Q")}
 
 

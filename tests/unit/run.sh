@@ -430,6 +430,24 @@ rc_is 0
 pc "$W/segfix.core" "$W/segbad.elf" --require all
 end
 
+# The notes go into one NOTES chunk (at most 64 MiB): a vmcore whose
+# PT_NOTEs add up to more used to fail the capture with "File too large",
+# no dump at all. The note that does not fit is left out, and said.
+begin B.vmcore_notes_over_a_chunk
+mk -o "$W/bignote.core" --mem 4M --segments 2
+bnsz=$(fsize "$W/bignote.core")
+ck "truncate" truncate -s $((bnsz + (64 << 20))) "$W/bignote.core"
+ck "forge" "$PY" "$FORGE" "$W/bignote.core" phdr 2 type=4 offset=$bnsz filesz=$((64 << 20)) memsz=$((64 << 20))
+K format "$W/bignote.img" --size 32M
+rc_is 0
+K capture --vmcore "$W/bignote.core" --output "$W/bignote.img"
+rc_is 0
+err_has 'program header 2 \(PT_NOTE.*left out'
+K info "$W/bignote.img"
+rc_is 0
+out_has '^state +complete'
+end
+
 # ================= C. targets =================
 
 begin C.unclaimed_zero_file
