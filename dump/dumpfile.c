@@ -115,6 +115,19 @@ static int scan_pfns(const struct dumpfile *d, uint64_t upto, uint64_t *total, u
 	return 0;
 }
 
+/* Every pfn scanned is stored or excluded for one reason (FORMAT.md END). */
+static int classes_add_up(const struct kdi_end *e)
+{
+	uint64_t sum = e->pages_stored;
+
+	for (int c = 0; c < KDI_EX_NCLASSES; c++) {
+		if (e->excluded[c] > UINT64_MAX - sum)
+			return 0;
+		sum += e->excluded[c];
+	}
+	return sum == e->pages_total;
+}
+
 /* END states what the writer put into the stream. With the checksums
  * forged again, chunks can be deleted or retyped, or an END moved up,
  * and every chunk still checks out: only these counts tell. A stream
@@ -141,6 +154,14 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 	else if (e->pages_stored != d->pages_stored)
 		snprintf(w, sizeof w, "END counts %llu pages stored, the PAGES chunks hold %llu",
 			 (unsigned long long)e->pages_stored, (unsigned long long)d->pages_stored);
+	else if (e->bytes_in != d->pages_stored * d->start.page_size)
+		snprintf(w, sizeof w, "END counts %llu bytes stored uncompressed, the PAGES chunks "
+			 "hold %llu pages of %u", (unsigned long long)e->bytes_in,
+			 (unsigned long long)d->pages_stored, d->start.page_size);
+	else if (!classes_add_up(e))
+		snprintf(w, sizeof w, "END counts %llu pages scanned, not the %llu stored plus "
+			 "those excluded", (unsigned long long)e->pages_total,
+			 (unsigned long long)e->pages_stored);
 	else if (e->pages_total > total ||
 		 (e->pages_total != total && !(e->status & KDI_ST_INCOMPLETE)))
 		snprintf(w, sizeof w, "END counts %llu pages scanned, the segments describe %llu",

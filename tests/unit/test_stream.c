@@ -147,16 +147,19 @@ static void end_payload(uint8_t *p, uint32_t status)
 }
 
 /* END as the writer makes it for the stream so far: FORMAT.md's
- * pages_total (pfns scanned), pages_stored, bytes_out (at 40: the stream
- * with END) and nr_chunks (at 48: END included). */
+ * pages_total (pfns scanned), pages_stored, bytes_in (at 32: the stored
+ * pages' size), bytes_out (at 40: the stream with END), nr_chunks (at 48:
+ * END included), and the pfns not stored as excluded[0] (zero). */
 static void end_counts(uint8_t *p, const struct sb *s, uint32_t status, uint64_t total,
 		       uint64_t stored)
 {
 	end_payload(p, status);
 	put64(p + 16, total);
 	put64(p + 24, stored);
+	put64(p + 32, stored * PS);
 	put64(p + 40, s->len + 168);
 	put64(p + 48, s->seq + 1);
+	put64(p + 56, total - stored);
 }
 
 /* Page content by pfn: mostly compressible, every 5th random. */
@@ -1104,6 +1107,16 @@ static void end_cross_checks(void)
 	expect_disagrees("PAGES as PAD", &t, "pages stored");
 	free(t.b);
 
+	/* The pages' bytes, and every pfn scanned stored or excluded. */
+	for (int v = 0; v < 2; v++) {
+		build(&t, 0, C_END);
+		end_counts(end, &t, 0, 500, stored_in(0) + stored_in(1) + stored_in(2) + stored_in(3));
+		put64(end + (v ? 56 : 32), get32(end + (v ? 56 : 32)) + 1);
+		chunk(&t, T_END, end, 120);
+		expect_disagrees(v ? "excluded" : "bytes_in", &t, v ? "excluded" : "uncompressed");
+		free(t.b);
+	}
+
 	/* END's pfns scanned against the segments: a complete dump scanned
 	 * them all; an incomplete one no more than there are. */
 	for (int v = 0; v < 3; v++) {
@@ -1186,7 +1199,8 @@ static void changed_under_reader(void)
 		CHECK(ftruncate(sfd, BASE + s.off[C_PAGES2] + 100) == 0, "truncate");
 		CHECK_INT(dumpfile_page(c, 4000, page), -ESTALE);
 
-		/* And save: the stale pages count, nothing crashes. */
+		/* And save, both formats: the stale pages count, nothing
+		 * crashes, every other page is written. */
 		file_put(s.b, s.len);
 		struct save_result res;
 		char opath[1200];
@@ -1198,6 +1212,11 @@ static void changed_under_reader(void)
 		CHECK_INT(res.stale_pages, stored_in(1));
 		CHECK(res.bad_pages >= res.stale_pages, "bad %llu < stale %llu",
 		      (unsigned long long)res.bad_pages, (unsigned long long)res.stale_pages);
+		struct save_opts so = { .zlib = 1, .threads = 2 };
+		CHECK(ftruncate(ofd, 0) == 0, "truncate output");
+		CHECK_INT(save_kdump(&d, ofd, &so, &res), 0);
+		CHECK_INT(res.stale_pages, stored_in(1));
+		CHECK_INT(res.bad_pages, stored_in(1));
 		close(ofd);
 		cursor_fini(c);
 		free(c);
