@@ -355,6 +355,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(d.vmcoreinfo && d.seg);
 	assert(d.stream_end <= t.limit);
 
+	uint32_t ps = d.start.page_size;
 	/* What info prints. A dump read as complete has the END its stream
 	 * has: the cross-checks (dumpfile.c check_end) may not be bypassed. */
 	if (dumpfile_complete(&d)) {
@@ -364,6 +365,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(d.end.pages_stored == d.pages_stored);
 		assert(d.pfn_limit == UINT64_MAX);
 		assert(d.end.pages_total == described_pfns(&d));
+		assert(d.end.bytes_in == d.pages_stored * ps);
+		uint64_t sum = d.end.pages_stored;
+		for (int c = 0; c < KDI_EX_NCLASSES; c++)
+			sum += d.end.excluded[c];
+		assert(sum == d.end.pages_total);
 	}
 	if (d.have_end && !d.why[0])
 		assert(d.end.nr_chunks == d.nr_chunks && d.end.pages_stored == d.pages_stored);
@@ -374,7 +380,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vmcoreinfo_get(d.vmcoreinfo, "CRASHTIME", v, sizeof v) == 0)
 		(void)parse_u64(v, 10, &ct);
 	/* The pfns save_kdump's bitmaps cover: up to the highest memory end. */
-	uint32_t ps = d.start.page_size;
 	uint64_t max_mapnr = 0, stored_end = 0;
 	for (uint32_t i = 0; i < d.nr_seg; i++) {
 		uint64_t end = d.seg[i].paddr / ps + d.seg[i].memsz / ps + 2;
