@@ -56,7 +56,10 @@
  * to what is stored: two bitmaps up to the highest segment end, calloc'ed,
  * written and walked pfn by pfn. That is the format (makedumpfile's too),
  * but a garbage segment of 2^55 bytes would make each input take minutes
- * and gigabytes, so the harness skips save_kdump above this many pfns;
+ * and gigabytes. save_kdump now keeps to pfn_limit where END does not
+ * vouch for the segments (a forged END can still vouch for anything), so
+ * the harness skips save_kdump above this many pfns of min(segment end,
+ * pfn_limit);
  * -DFZ_SAVE_PAGES_MAX=0 drops the guard. (save_elf used to have the same
  * problem, crashes/README.md #6; it is no longer guarded.) */
 #ifndef FZ_SAVE_PAGES_MAX
