@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include <lz4.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
 
 #include "../lib/io.h"
 
@@ -29,7 +31,7 @@ static void stopped(struct dumpfile *d, const char *why)
 }
 
 static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
-		     uint64_t off, uint32_t len, size_t *cap)
+		     uint64_t off, const struct kdi_chunk *h, size_t *cap)
 {
 	if (d->nblocks) {
 		const struct page_block *prev = &d->blocks[d->nblocks - 1];
@@ -63,10 +65,125 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	b->count = v->count;
 	b->nstored = v->nstored;
 	b->payload_off = off;
-	b->payload_len = len;
+	b->payload_len = h->len;
+	b->payload_hash = h->payload_hash;
 	d->nblocks++;
 	d->pages_stored += v->nstored;
-	d->bytes_stored += len;
+	d->bytes_stored += h->len;
+	return 0;
+}
+
+struct pfn_range { uint64_t lo, hi; };
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct pfn_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The pfns the capture scans: every segment's [paddr, paddr + filesz)
+ * rounded out to whole pages, overlaps once (the kernel-text PT_LOAD
+ * aliases RAM), in pfn order, as the pipeline walks them. *total is how
+ * many there are, *reach the pfn the walk is at after `upto` of them. */
+static int scan_pfns(const struct dumpfile *d, uint64_t upto, uint64_t *total, uint64_t *reach)
+{
+	uint32_t ps = d->start.page_size, n = 0;
+	struct pfn_range *r = malloc((d->nr_seg ? d->nr_seg : 1) * sizeof *r);
+
+	if (!r)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nr_seg; i++) {
+		const struct kdi_segment *s = &d->seg[i];
+		if (s->filesz)
+			r[n++] = (struct pfn_range){ s->paddr / ps, (s->paddr + s->filesz - 1) / ps + 1 };
+	}
+	qsort(r, n, sizeof *r, range_cmp);
+	uint64_t seen = 0, end = 0;
+	*reach = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t lo = r[k].lo > end ? r[k].lo : end;
+		if (r[k].hi <= lo)
+			continue;
+		if (seen <= upto)
+			*reach = upto - seen < r[k].hi - lo ? lo + (upto - seen) : r[k].hi;
+		seen += r[k].hi - lo;
+		end = r[k].hi;
+	}
+	*total = seen;
+	free(r);
+	return 0;
+}
+
+/* Every pfn scanned is stored or excluded for one reason (FORMAT.md END). */
+static int classes_add_up(const struct kdi_end *e)
+{
+	uint64_t sum = e->pages_stored;
+
+	for (int c = 0; c < KDI_EX_NCLASSES; c++) {
+		if (e->excluded[c] > UINT64_MAX - sum)
+			return 0;
+		sum += e->excluded[c];
+	}
+	return sum == e->pages_total;
+}
+
+/* END states what the writer put into the stream. With the checksums
+ * forged again, chunks can be deleted or retyped, or an END moved up,
+ * and every chunk still checks out: only these counts tell. A stream
+ * that disagrees with its END is incomplete, and END is not used. Also
+ * sets pfn_limit, which save_kdump's bitmaps keep to. */
+static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
+{
+	const struct kdi_end *e = &d->end;
+	uint64_t total, reach;
+	char w[200];
+
+	int r = scan_pfns(d, d->have_end ? e->pages_total : 0, &total, &reach);
+	if (r < 0)
+		return r;
+	w[0] = 0;
+	if (!d->have_end || d->why[0])
+		;
+	else if (e->nr_chunks != nr_chunks)
+		snprintf(w, sizeof w, "END counts %llu chunks, the stream has %llu",
+			 (unsigned long long)e->nr_chunks, (unsigned long long)nr_chunks);
+	else if (e->bytes_out != bytes)
+		snprintf(w, sizeof w, "END counts %llu stream bytes, the stream has %llu",
+			 (unsigned long long)e->bytes_out, (unsigned long long)bytes);
+	else if (e->pages_stored != d->pages_stored)
+		snprintf(w, sizeof w, "END counts %llu pages stored, the PAGES chunks hold %llu",
+			 (unsigned long long)e->pages_stored, (unsigned long long)d->pages_stored);
+	else if (e->bytes_in != d->pages_stored * d->start.page_size)
+		snprintf(w, sizeof w, "END counts %llu bytes stored uncompressed, the PAGES chunks "
+			 "hold %llu pages of %u", (unsigned long long)e->bytes_in,
+			 (unsigned long long)d->pages_stored, d->start.page_size);
+	else if (!classes_add_up(e))
+		snprintf(w, sizeof w, "END counts %llu pages scanned, not the %llu stored plus "
+			 "those excluded", (unsigned long long)e->pages_total,
+			 (unsigned long long)e->pages_stored);
+	else if (e->pages_total > total ||
+		 (e->pages_total != total && !(e->status & KDI_ST_INCOMPLETE)))
+		snprintf(w, sizeof w, "END counts %llu pages scanned, the segments describe %llu",
+			 (unsigned long long)e->pages_total, (unsigned long long)total);
+	if (w[0]) {
+		stopped(d, w);
+		d->have_end = 0;
+		d->end_disagrees = 1;
+		reach = 0;
+	}
+	/* The capture scans every pfn the segments describe and counts it;
+	 * segments beyond what END counts are not shown to be memory. */
+	if (d->have_end && !d->why[0] && e->pages_total == total) {
+		d->pfn_limit = UINT64_MAX;
+		return 0;
+	}
+	if (d->nblocks) {
+		const struct page_block *b = &d->blocks[d->nblocks - 1];
+		if (b->pfn + b->count > reach)
+			reach = b->pfn + b->count;
+	}
+	d->pfn_limit = reach;
 	return 0;
 }
 
@@ -88,6 +205,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		return ret;
 	}
 	d->dump_id = r.dump_id;
+	d->nr_chunks = 1;	/* START */
 
 	for (;;) {
 		int n = reader_next(&r, &h, &buf, &cap);
@@ -102,6 +220,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		if (n == 0)
 			break;
 		d->stream_end = r.pos;
+		d->nr_chunks = h.seq + 1;
 		int e = 0;
 		switch (h.type) {
 		case KDI_CH_NOTES:
@@ -122,9 +241,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			for (uint32_t i = 0; i < h.len / sizeof(struct kdi_segment); i++) {
 				struct kdi_segment s;
 				memcpy(&s, buf + i * sizeof s, sizeof s);
-				/* 2^56: beyond any physical address space there is. */
-				if (s.filesz > s.memsz || s.paddr + s.memsz < s.paddr ||
-				    s.vaddr + s.memsz < s.vaddr || s.paddr + s.memsz > (1ull << 56))
+				if (!segment_valid(&s))
 					e = -EBADMSG;
 			}
 			if (e)
@@ -144,7 +261,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			if (!e && !d->seg)
 				e = -EBADMSG;	/* pages before the layout */
 			if (!e)
-				e = add_block(d, &v, reader_payload_offset(&r, &h), h.len, &bcap);
+				e = add_block(d, &v, reader_payload_offset(&r, &h), &h, &bcap);
 			break;
 		}
 		case KDI_CH_DMESG:
@@ -174,7 +291,9 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 	if (!d->vmcoreinfo || !d->seg) {
 		stopped(d, "the dump's metadata (VMCOREINFO, segments) is missing");
 		ret = -EBADMSG;
+		goto out;
 	}
+	ret = check_end(d, d->nr_chunks, d->stream_end - base);
 out:
 	free(buf);
 	return ret;
@@ -260,6 +379,7 @@ void cursor_init(struct dump_cursor *c, const struct dumpfile *d)
 {
 	c->d = d;
 	c->cur = NULL;
+	c->stale = NULL;
 	c->payload = NULL;
 	c->payload_cap = 0;
 	c->cur_data = NULL;
@@ -328,6 +448,22 @@ static int decode_linked(struct dump_cursor *c, const struct kdi_pages_view *v)
 	return 0;
 }
 
+/* Is the payload just read the one the index was built from? */
+static int same_block(const struct page_block *b, const uint8_t *p, const struct kdi_pages_view *v)
+{
+	static const char none;
+	size_t bl = (b->count + 7) / 8;
+
+	return XXH64(b->payload_len ? (const void *)p : &none, b->payload_len, 0) == b->payload_hash &&
+	       v->pfn == b->pfn && v->count == b->count && v->nstored == b->nstored &&
+	       !memcmp(v->bitmap, b->bitmap, bl) && !v->zbitmap == !b->zbitmap &&
+	       (!v->zbitmap || !memcmp(v->zbitmap, b->zbitmap, bl));
+}
+
+/* Reads a block's payload again for its pages. The device can have
+ * changed since it was loaded (another capture, a write by someone
+ * else): a payload that is not the one indexed is refused whole, as
+ * its offsets and counts would not be the index's. */
 static int load_block(struct dump_cursor *c, const struct page_block *b)
 {
 	const struct dumpfile *d = c->d;
@@ -335,6 +471,8 @@ static int load_block(struct dump_cursor *c, const struct page_block *b)
 
 	if (c->cur == b)
 		return 0;
+	if (c->stale == b)
+		return -ESTALE;
 	c->cur = NULL;
 	if (b->payload_len > c->payload_cap) {
 		uint8_t *nb = realloc(c->payload, b->payload_len);
@@ -344,17 +482,21 @@ static int load_block(struct dump_cursor *c, const struct page_block *b)
 		c->payload_cap = b->payload_len;
 	}
 	ssize_t n = read_full_at(d->fd, c->payload, b->payload_len, b->payload_off);
-	if (n != (ssize_t)b->payload_len)
+	if (n < 0)
 		return -EIO;
-	/* The payload was hash-checked when loading; parse again anyway, as
-	 * the device could have changed underneath since. */
-	if (pages_parse(c->payload, b->payload_len, d->start.page_size, &v) < 0)
-		return -EBADMSG;
+	if (n != (ssize_t)b->payload_len ||
+	    pages_parse(c->payload, b->payload_len, d->start.page_size, &v) < 0 ||
+	    !same_block(b, c->payload, &v)) {
+		c->stale = b;	/* shorter now, or other bytes */
+		return -ESTALE;
+	}
 	/* Per bit index: where its data starts and its size word, so that a
-	 * page lookup is O(1) after the block is loaded. */
+	 * page lookup is O(1) after the block is loaded. Nothing of the
+	 * block before may survive. */
+	memset(c->page_word, 0, sizeof c->page_word);
+	memset(c->page_off, 0, sizeof c->page_off);
 	uint32_t off = 0, k = 0;
 	for (uint32_t i = 0; i < v.count; i++) {
-		c->page_word[i] = 0;
 		if (!((v.bitmap[i / 8] >> (i % 8)) & 1))
 			continue;
 		uint32_t w;

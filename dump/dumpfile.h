@@ -16,6 +16,7 @@ struct page_block {
 	uint32_t count, nstored;
 	uint64_t payload_off;		/* device offset of the payload */
 	uint32_t payload_len;
+	uint64_t payload_hash;		/* as loaded: a reread must match it */
 	uint8_t *bitmap;		/* copy, count bits */
 	uint8_t *zbitmap;		/* zero pages left out, or NULL */
 };
@@ -37,8 +38,14 @@ struct dumpfile {
 	uint64_t pages_stored;		/* counted from the blocks */
 	uint64_t bytes_stored;		/* payload bytes of PAGES chunks */
 	int have_end;
+	int end_disagrees;		/* an END was read, but its counts are not the stream's (why) */
 	struct kdi_end end;
 	uint64_t stream_end;		/* offset after the last good chunk */
+	uint64_t nr_chunks;		/* good chunks read, START and END included */
+	/* pfns past this are not vouched for: the segments describe more
+	 * memory than the capture can be shown to have scanned (END's
+	 * pages_total). UINT64_MAX when END and the segments agree. */
+	uint64_t pfn_limit;
 	char why[200];			/* why the stream stopped early */
 };
 
@@ -47,6 +54,7 @@ struct dumpfile {
 struct dump_cursor {
 	const struct dumpfile *d;
 	const struct page_block *cur;
+	const struct page_block *stale;		/* changed since loading: refused */
 	uint8_t *payload;
 	size_t payload_cap;
 	uint32_t page_off[KDI_BLOCK_MAX];	/* per bit index: data offset */
@@ -60,7 +68,9 @@ struct dump_cursor {
  * stream (empty). -EBADMSG: not even the metadata is intact. */
 int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit);
 void dumpfile_free(struct dumpfile *d);
-/* Complete = END seen, nothing stopped early, END says complete. */
+/* Complete = END seen, nothing stopped early, END says complete, and
+ * END's counts (chunks, stream bytes, pages stored, pfns scanned) are
+ * those of the stream read; a disagreement is in why. */
 int dumpfile_complete(const struct dumpfile *d);
 /* Is pfn stored? Returns the block or NULL; *idx is its bit index. */
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx);
@@ -71,7 +81,9 @@ int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn);
 void cursor_init(struct dump_cursor *c, const struct dumpfile *d);
 void cursor_fini(struct dump_cursor *c);
 /* Decodes the stored page pfn into out (page_size bytes). 0, -ENOENT if
- * not stored, -EBADMSG if its data does not decode, -EIO, -ENOMEM. */
+ * not stored, -EBADMSG if its data does not decode, -ESTALE if its chunk
+ * on the device is no longer the one loaded (a device does not stay
+ * still: every page of that chunk is then refused), -EIO, -ENOMEM. */
 int dumpfile_page(struct dump_cursor *c, uint64_t pfn, uint8_t *out);
 
 #endif

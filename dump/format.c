@@ -514,6 +514,27 @@ uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chun
 	return r->pos - chunk_span(h->len) + sizeof *h;
 }
 
+/* ---------------- segments ---------------- */
+
+int segment_valid(const struct kdi_segment *s)
+{
+	return s->filesz <= s->memsz && s->memsz <= UINT64_MAX - s->vaddr &&
+	       s->paddr <= KDI_PADDR_LIMIT && s->memsz <= KDI_PADDR_LIMIT - s->paddr;
+}
+
+int segment_repair(struct kdi_segment *s)
+{
+	if (segment_valid(s))
+		return 0;
+	if (s->paddr > KDI_PADDR_LIMIT || s->memsz > KDI_PADDR_LIMIT - s->paddr)
+		return -1;
+	if (s->memsz > UINT64_MAX - s->vaddr)
+		s->vaddr = 0;
+	if (s->filesz > s->memsz)
+		s->filesz = s->memsz;
+	return 1;
+}
+
 /* ---------------- PAGES payload ---------------- */
 
 size_t pages_bitmap_len(uint32_t count)

@@ -94,6 +94,22 @@ struct kdi_segment {
 _Static_assert(sizeof(struct kdi_segment) == 40, "segment layout");
 
 #define KDI_MAX_SEGMENTS	65536u
+/* No physical address space reaches 2^56 (x86_64 5-level paging has 52
+ * bits, arm64 52): a segment above it is garbage, not memory. */
+#define KDI_PADDR_LIMIT		(1ull << 56)
+
+/* The one rule for a segment, which the capture applies before it writes
+ * one and every reader when it reads one back: filesz <= memsz, neither
+ * the physical nor the virtual range wraps, the physical end is at most
+ * KDI_PADDR_LIMIT. 1 valid, 0 not. */
+int segment_valid(const struct kdi_segment *s);
+/* What the capture does with a segment that breaks the rule: a vmcore's
+ * bad PT_LOAD must cost that segment, never the whole dump. 0 valid as
+ * it is; 1 repaired: filesz cut to memsz, or a virtual range that wraps
+ * (its vaddr means nothing; the pages are found by paddr) replaced by
+ * vaddr 0, "no virtual address"; -1 drop it: its physical range wraps or
+ * reaches past KDI_PADDR_LIMIT, where no memory is. */
+int segment_repair(struct kdi_segment *s);
 #define KDI_BLOCK_MAX		4096u	/* pfns one PAGES chunk may cover */
 
 /* PAGES payload: this header, then a bitmap of `count` bits (bit i set =

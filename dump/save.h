@@ -12,6 +12,7 @@ struct save_result {
 	uint64_t phnum;			/* PT_LOADs written */
 	uint64_t pages;			/* pages written */
 	uint64_t bad_pages;		/* stored but undecodable: written as zero */
+	uint64_t stale_pages;		/* of those, in chunks changed since loading */
 	uint64_t bytes;			/* file size */
 };
 
@@ -27,6 +28,9 @@ struct save_opts {
  * -errno (-ENOSPC with so->room->full: stopped to keep the room). */
 int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	     struct save_result *res);
+
+/* One warning for the pages refused as stale (dumpfile_page -ESTALE). */
+void save_warn_stale(const struct save_result *res);
 
 /* kdump-compressed (makedumpfile's diskdump, header version 6): bitmaps,
  * one page descriptor per dumped pfn, zero pages sharing one block, the

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../lib/io.h"
+#include "../lib/log.h"
 #include "../lib/util.h"
 
 struct oload {
@@ -146,6 +147,14 @@ static int write_headers(struct obuf *o, const struct dumpfile *d, const struct 
 	return r;
 }
 
+void save_warn_stale(const struct save_result *res)
+{
+	if (res->stale_pages)
+		warn("%llu stored pages are in chunks that changed on the device since the dump "
+		     "was read (written to it meanwhile?): they were written as zeros",
+		     (unsigned long long)res->stale_pages);
+}
+
 int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	     struct save_result *res)
 {
@@ -201,6 +210,7 @@ int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 			if (e < 0) {
 				memset(page, 0, ps);
 				res->bad_pages++;
+				res->stale_pages += e == -ESTALE;
 			}
 			r = ob_put(&o, page + (a - pstart), end - a);
 			res->pages++;
@@ -209,6 +219,7 @@ int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	}
 	if (!r)
 		r = ob_flush(&o);
+	save_warn_stale(res);
 	res->phnum = l.n;
 	res->bytes = o.off;
 out:

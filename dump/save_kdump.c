@@ -13,6 +13,7 @@
 
 #include "../arch/arch.h"
 #include "../lib/io.h"
+#include "../lib/log.h"
 #include "../lib/ring.h"
 #include "../lib/util.h"
 #include "vmcore.h"
@@ -164,6 +165,7 @@ struct batch {
 	uint32_t flags[BATCH];		/* DUMP_PAGE_ZLIB, 0 raw, ~0 = zero page */
 	int err;
 	uint64_t bad;			/* pages that did not decode */
+	uint64_t stale;			/* of those, in chunks changed since loading */
 };
 
 /* Workers, the caller among them, take batches in pfn order and compress
@@ -224,6 +226,7 @@ static void *do_batch(void *arg)
 
 	b->err = 0;
 	b->bad = 0;
+	b->stale = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		uint8_t *dst = b->out + used;
 		if (dumpfile_is_zero(j->d, b->pfn[i])) {
@@ -239,6 +242,7 @@ static void *do_batch(void *arg)
 		if (e < 0) {
 			memset(j->page, 0, ps);
 			b->bad++;
+			b->stale += e == -ESTALE;
 		}
 		uint32_t zl;
 		if (j->zlib && zpage(j, j->page, ps, dst, &zl) == 0 && zl < ps) {
@@ -300,6 +304,7 @@ static int emit_batch(void *ctx, unsigned slot, uint64_t idx)
 	if (b->err)
 		return b->err;
 	p->res->bad_pages += b->bad;
+	p->res->stale_pages += b->stale;
 	for (uint32_t i = 0; i < b->n; i++) {
 		struct page_desc *pd = &p->descs[i];
 		if (b->flags[i] == ~0u) {
@@ -320,6 +325,22 @@ static int emit_batch(void *ctx, unsigned slot, uint64_t idx)
 	return r;
 }
 
+/* The bitmaps span every pfn up to the highest segment end: the format
+ * (makedumpfile's too) costs time and bytes in proportion to the memory
+ * described, not to what is stored. Where END does not vouch for the
+ * segments (dumpfile.h: pfn_limit), a forged or stale segment of 2^46
+ * bytes would make gigabytes out of a small dump: the bitmaps end where
+ * what the dump shows to be memory ends, and it is said. */
+static uint64_t vouched_mapnr(const struct dumpfile *d, uint64_t max_mapnr, uint32_t ps)
+{
+	if (max_mapnr <= d->pfn_limit)
+		return max_mapnr;
+	warn("the dump's segments describe memory up to %.1f MB, but what it holds "
+	     "only shows memory up to %.1f MB: the kdump file ends there",
+	     (double)max_mapnr * ps / 1e6, (double)d->pfn_limit * ps / 1e6);
+	return d->pfn_limit;
+}
+
 int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct save_result *res)
 {
 	uint32_t ps = d->start.page_size;
@@ -338,6 +359,7 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 		if (end > max_mapnr)
 			max_mapnr = end;
 	}
+	max_mapnr = vouched_mapnr(d, max_mapnr, ps);
 	uint64_t bm_bytes = (max_mapnr + 7) / 8;
 	uint64_t bm_blocks = (bm_bytes + ps - 1) / ps;	/* per bitmap */
 	size_t vi_len = strlen(d->vmcoreinfo);
@@ -453,6 +475,7 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	data_off = pool.data_off;
 	if (!r && descs_done != n2)
 		r = -EIO;	/* the bitmap and the pages written disagree */
+	save_warn_stale(res);
 	res->bytes = data_off;
 	res->phnum = 0;
 out:

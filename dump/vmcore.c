@@ -11,8 +11,10 @@
 #include <libelf.h>
 
 #include "../lib/io.h"
+#include "../lib/log.h"
 #include "../lib/util.h"
 
+/* Each reads after "FILE is ": one message names what the file is. */
 const char *vmcore_strerror(enum vmcore_err e)
 {
 	static const char *const names[] = {
@@ -21,8 +23,8 @@ const char *vmcore_strerror(enum vmcore_err e)
 		[VMC_NOT_CORE] = "an ELF file, but not a core dump (ET_CORE)",
 		[VMC_BAD_CLASS] = "not a 64-bit little-endian ELF core",
 		[VMC_NO_VMCOREINFO] = "a core file without a VMCOREINFO note: not a kernel vmcore",
-		[VMC_BAD_HEADERS] = "program headers are unreadable or out of bounds",
-		[VMC_NO_LOADS] = "no PT_LOAD segment holds memory",
+		[VMC_BAD_HEADERS] = "a core file whose program headers are unreadable or out of bounds",
+		[VMC_NO_LOADS] = "a core file in which no PT_LOAD segment holds memory",
 		[VMC_NOT_FILE] = "not a regular file or block device",
 	};
 	return (unsigned)e < ARRAY_SIZE(names) ? names[e] : "?";
@@ -68,6 +70,28 @@ static void find_vmcoreinfo(struct vmcore *vc, const uint8_t *p, size_t len)
 			vc->vmcoreinfo_len = strlen(vc->vmcoreinfo);
 		}
 	}
+}
+
+/* A PT_LOAD that breaks the rule the dump's readers apply (segment_valid)
+ * is repaired or dropped (segment_repair), and said: written as it is,
+ * it would make the whole dump unreadable. 0 when it is dropped. */
+static int fix_segment(struct vmcore *vc, const char *path, struct kdi_segment *s, size_t phdr)
+{
+	struct kdi_segment was = *s;
+	int c = segment_repair(s);
+
+	if (c == 0)
+		return 1;
+	if (c < 0)
+		vc->seg_dropped++;
+	else
+		vc->seg_repaired++;
+	warn("%s: program header %zu (PT_LOAD at physical %#llx, virtual %#llx, %#llx bytes) %s",
+	     path, phdr, (unsigned long long)was.paddr, (unsigned long long)was.vaddr,
+	     (unsigned long long)was.memsz,
+	     c < 0 ? "reaches past any physical address (2^56): left out of the dump" :
+	     "has a virtual range that wraps: kept without a virtual address");
+	return c > 0;
 }
 
 int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
@@ -134,10 +158,19 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 		if (ph.p_type == PT_NOTE && ph.p_filesz == 0) {
 			continue;	/* nothing to read; realloc(p, 0) would free p */
 		} else if (ph.p_type == PT_NOTE) {
-			if (ph.p_filesz > (64u << 20) || ph.p_offset > vc->file_size ||
+			if (ph.p_filesz > KDI_CHUNK_MAX || ph.p_offset > vc->file_size ||
 			    ph.p_filesz > vc->file_size - ph.p_offset) {
 				*why = VMC_BAD_HEADERS;
 				goto fail;
+			}
+			/* All notes go into one NOTES chunk: more than a chunk
+			 * holds would be a capture that cannot write even its
+			 * metadata. Keep the notes that fit. */
+			if (ph.p_filesz > KDI_CHUNK_MAX - vc->notes_len) {
+				warn("%s: program header %zu (PT_NOTE, %llu bytes) would make the notes "
+				     "larger than a chunk holds (64 MiB): left out", path, i,
+				     (unsigned long long)ph.p_filesz);
+				continue;
 			}
 			uint8_t *n = realloc(vc->notes, vc->notes_len + ph.p_filesz);
 			if (!n) {
@@ -158,8 +191,7 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 			vc->notes_len += ph.p_filesz;
 		} else if (ph.p_type == PT_LOAD) {
 			struct kdi_segment *s = &vc->seg[vc->nr_seg];
-			if (ph.p_filesz > ph.p_memsz || ph.p_paddr + ph.p_memsz < ph.p_paddr ||
-			    ph.p_offset + ph.p_filesz < ph.p_offset) {
+			if (ph.p_filesz > ph.p_memsz || ph.p_offset + ph.p_filesz < ph.p_offset) {
 				*why = VMC_BAD_HEADERS;
 				goto fail;
 			}
@@ -168,6 +200,8 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 			s->memsz = ph.p_memsz;
 			s->filesz = ph.p_filesz;
 			s->p_flags = ph.p_flags;
+			if (!fix_segment(vc, path, s, i))
+				continue;
 			vc->seg_offset[vc->nr_seg] = ph.p_offset;
 			/* A copy cut short keeps what it has; the dump says so. */
 			if (ph.p_offset >= vc->file_size) {

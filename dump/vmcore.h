@@ -35,6 +35,8 @@ struct vmcore {
 	char *vmcoreinfo;		/* NUL-terminated copy of the note text */
 	size_t vmcoreinfo_len;
 	int truncated;			/* some PT_LOAD ran past the file end */
+	uint32_t seg_repaired;		/* PT_LOADs made valid (segment_repair) */
+	uint32_t seg_dropped;		/* PT_LOADs left out: nothing valid in them */
 	int is_proc;			/* /proc/vmcore itself, not a copy */
 };
 

@@ -218,6 +218,9 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	else if (d->have_end)
 		fprintf(f, "%-12s incomplete (%s)%s\n", "state",
 			end_reasons(d->end.status, why, sizeof why), saved);
+	else if (d->end_disagrees)
+		fprintf(f, "%-12s incomplete (the END record does not match the stream: %s)%s\n",
+			"state", d->why, saved);
 	else
 		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
 			d->why[0] ? d->why : "stream ends without one", saved);

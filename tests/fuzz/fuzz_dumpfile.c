@@ -14,6 +14,13 @@
  *          consecutive seq numbers
  *   bit 3  save_kdump with zlib (else raw pages)
  *   bit 4  save_kdump with 2 threads (else 1)
+ *   bit 5  forge: byte 1 is a count n (at most FZ_FORGE_MAX used), then n
+ *          8-byte edits of the chunk list follow, before the image; the
+ *          stream is then rebuilt with consecutive seq, one dump_id and
+ *          right hashes (forge_stream). Checksums stop random mutation
+ *          before the cross-checks of END against the stream; this
+ *          makes the fuzzer meet them with every chunk intact, as
+ *          someone who forges the hashes again could.
  * Seeds are real images written by `kdumpinit capture` (control 0), with
  * the superblock re-claimed at data_offset 4096 to keep them small (see
  * mkcorpus.py).
@@ -21,7 +28,12 @@
  * Steps: source_open (probe_fd, probe_buffer, super_decode), dumpfile_load,
  * what info prints (dumpfile_complete, vmcoreinfo_get), dumpfile_page for
  * every stored pfn, then both save formats into a memfd: save_elf and
- * save_kdump. */
+ * save_kdump.
+ *
+ * Beyond "no crash": a dump read as complete has an END whose counts are
+ * those of the stream (chunks, stream bytes, pages stored) and segments
+ * it vouches for (pfn_limit); every block index entry is what its pages
+ * say; save_kdump's bitmaps never span more than pfn_limit. */
 #include "fuzz_common.h"
 
 #include <assert.h>
@@ -44,7 +56,10 @@
  * to what is stored: two bitmaps up to the highest segment end, calloc'ed,
  * written and walked pfn by pfn. That is the format (makedumpfile's too),
  * but a garbage segment of 2^55 bytes would make each input take minutes
- * and gigabytes, so the harness skips save_kdump above this many pfns;
+ * and gigabytes. save_kdump now keeps to pfn_limit where END does not
+ * vouch for the segments (a forged END can still vouch for anything), so
+ * the harness skips save_kdump above this many pfns of min(segment end,
+ * pfn_limit);
  * -DFZ_SAVE_PAGES_MAX=0 drops the guard. (save_elf used to have the same
  * problem, crashes/README.md #6; it is no longer guarded.) */
 #ifndef FZ_SAVE_PAGES_MAX
@@ -52,6 +67,180 @@
 #endif
 
 static int devfd = -1, outfd = -1;
+
+static int by_lo(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* FORMAT.md END pages_total of a complete capture: the pfns the segments'
+ * file parts touch, each once. Counted here apart from dumpfile.c. */
+static uint64_t described_pfns(const struct dumpfile *d)
+{
+	uint64_t (*r)[2] = malloc((d->nr_seg + 1) * sizeof *r), n = 0, total = 0, end = 0;
+	uint32_t ps = d->start.page_size;
+	if (!r)
+		abort();
+	for (uint32_t i = 0; i < d->nr_seg; i++)
+		if (d->seg[i].filesz) {
+			r[n][0] = d->seg[i].paddr / ps;
+			r[n][1] = (d->seg[i].paddr + d->seg[i].filesz + ps - 1) / ps;
+			n++;
+		}
+	qsort(r, n, sizeof *r, by_lo);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t lo = r[i][0] > end ? r[i][0] : end;
+		if (r[i][1] > lo) {
+			total += r[i][1] - lo;
+			end = r[i][1];
+		}
+	}
+	free(r);
+	return total;
+}
+
+/* ---- forge mode (control bit 5) ---- */
+
+#define FZ_FORGE_MAX 8
+#define FZ_FORGE_CHUNKS 4096
+
+struct fz_chunk {
+	uint8_t *h;		/* header + payload, in the edited copy */
+	uint32_t len;
+};
+
+/* One edit, 8 bytes: op, k (chunk index, mod the count), a, b, v (u32 LE).
+ *   0 delete chunk k            1 duplicate chunk k after itself
+ *   2 move chunk k to a         3 retype chunk k as 1 + a % 9
+ *   4 END u64 field (a % 15) += (int32)v   (counts off by a little)
+ *   5 SEGMENTS entry a, u64 field b % 4 = v << (8 * (b / 4 % 8))
+ *   6 PAGES chunk k: count, nstored, nzero or flags (a % 4) = v
+ *   7 the stream ends after chunk k */
+static void forge_edit(struct fz_chunk *c, size_t *n, const uint8_t *e)
+{
+	size_t k = *n ? e[1] % *n : 0;
+	uint32_t v;
+	memcpy(&v, e + 4, 4);
+	if (!*n)
+		return;
+	uint16_t type;
+	memcpy(&type, c[k].h + 4, 2);
+	uint8_t *pl = c[k].h + sizeof(struct kdi_chunk);
+	switch (e[0] % 8) {
+	case 0:
+		memmove(c + k, c + k + 1, (*n - k - 1) * sizeof *c);
+		(*n)--;
+		break;
+	case 1:
+		if (*n < FZ_FORGE_CHUNKS) {
+			memmove(c + k + 1, c + k, (*n - k) * sizeof *c);
+			(*n)++;
+		}
+		break;
+	case 2: {
+		struct fz_chunk x = c[k];
+		size_t to = e[2] % *n;
+		memmove(c + k, c + k + 1, (*n - k - 1) * sizeof *c);
+		memmove(c + to + 1, c + to, (*n - 1 - to) * sizeof *c);
+		c[to] = x;
+		break;
+	}
+	case 3:
+		type = 1 + e[2] % 9;
+		memcpy(c[k].h + 4, &type, 2);
+		break;
+	case 4:
+		for (size_t i = 0; i < *n; i++) {
+			memcpy(&type, c[i].h + 4, 2);
+			if (type == KDI_CH_END && c[i].len == sizeof(struct kdi_end)) {
+				uint8_t *f = c[i].h + sizeof(struct kdi_chunk) + 8 * (e[2] % 15);
+				uint64_t x;
+				memcpy(&x, f, 8);
+				x += (int64_t)(int32_t)v;
+				memcpy(f, &x, 8);
+			}
+		}
+		break;
+	case 5:
+		for (size_t i = 0; i < *n; i++) {
+			memcpy(&type, c[i].h + 4, 2);
+			size_t ns = c[i].len / sizeof(struct kdi_segment);
+			if (type == KDI_CH_SEGMENTS && ns) {
+				uint8_t *f = c[i].h + sizeof(struct kdi_chunk) +
+					     (e[2] % ns) * sizeof(struct kdi_segment) + 8 * (e[3] % 4);
+				uint64_t x = (uint64_t)v << (8 * (e[3] / 4 % 8));
+				memcpy(f, &x, 8);
+			}
+		}
+		break;
+	case 6:
+		if (type == KDI_CH_PAGES && c[k].len >= sizeof(struct kdi_pages))
+			memcpy(pl + 8 + 4 * (e[2] % 4), &v, 4);	/* count nstored nzero flags */
+		break;
+	case 7:
+		*n = k + 1;
+		break;
+	}
+}
+
+/* The image with its stream rebuilt from the edited chunk list: chunks
+ * back to back from data_offset, seq 0.., the first one's dump_id, both
+ * hashes right. Returns a new buffer (*len updated), or NULL to keep the
+ * image as it is. */
+static uint8_t *forge_stream(const uint8_t *img, size_t *len, const uint8_t *edits, unsigned nedits)
+{
+	struct kdi_super sb;
+	if (*len < sizeof sb)
+		return NULL;
+	memcpy(&sb, img, sizeof sb);
+	if (sb.data_offset > *len)
+		return NULL;
+	static struct fz_chunk c[FZ_FORGE_CHUNKS];
+	size_t n = 0;
+	uint8_t *copy = malloc(*len);
+	if (!copy)
+		abort();
+	memcpy(copy, img, *len);
+	for (uint64_t pos = sb.data_offset;
+	     n < FZ_FORGE_CHUNKS / 2 && pos <= *len && *len - pos >= sizeof(struct kdi_chunk);) {
+		struct kdi_chunk h;
+		memcpy(&h, copy + pos, sizeof h);
+		if (memcmp(h.magic, KDI_CHUNK_MAGIC, 4) || h.len > *len - pos - sizeof h)
+			break;
+		c[n++] = (struct fz_chunk){ copy + pos, h.len };
+		pos += chunk_span(h.len);
+	}
+	for (unsigned i = 0; i < nedits; i++)
+		forge_edit(c, &n, edits + 8 * i);
+	size_t out_len = sb.data_offset;
+	for (size_t i = 0; i < n; i++)
+		out_len += chunk_span(c[i].len);
+	if (out_len < *len)
+		out_len = *len;	/* the device keeps its size */
+	uint8_t *out = calloc(1, out_len);
+	if (!out)
+		abort();
+	memcpy(out, copy, sb.data_offset);
+	uint64_t pos = sb.data_offset, dump_id = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct kdi_chunk h;
+		memcpy(&h, c[i].h, sizeof h);
+		if (i == 0)
+			dump_id = h.dump_id;
+		h.dump_id = dump_id;
+		h.seq = i;
+		h.payload_hash = XXH64(c[i].h + sizeof h, c[i].len, 0);
+		h.hdr_hash = 0;
+		h.hdr_hash = XXH64(&h, sizeof h, 0);
+		memcpy(out + pos, &h, sizeof h);
+		memcpy(out + pos + sizeof h, c[i].h + sizeof h, c[i].len);
+		pos += chunk_span(c[i].len);
+	}
+	free(copy);
+	*len = out_len;
+	return out;
+}
 
 /* With NAME=path in the environment, a copy of what was saved goes there
  * (for looking at a saver's output on one input; not used when fuzzing). */
@@ -111,15 +300,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	unsigned ctl = data[0];
-	size_t len = size - 1;
+	const uint8_t *edits = NULL;
+	unsigned nedits = 0;
+	data++;
+	size--;
+	if (ctl & 32) {
+		if (size < 1)
+			return 0;
+		nedits = data[0] % (FZ_FORGE_MAX + 1);
+		if (size < 1 + 8 * (size_t)nedits)
+			return 0;
+		edits = data + 1;
+		data += 1 + 8 * (size_t)nedits;
+		size -= 1 + 8 * (size_t)nedits;
+	}
+	size_t len = size;
 	uint8_t *img = malloc(len ? len : 1);
 	if (!img)
 		abort();
-	memcpy(img, data + 1, len);
+	memcpy(img, data, len);
 	if (ctl & 1)
 		fix_super(img, len);
 	if (ctl & 2)
 		fix_chunks(img, len, ctl & 4);
+	if (ctl & 32) {
+		uint8_t *f = forge_stream(img, &len, edits, nedits);
+		if (f) {
+			free(img);
+			img = f;
+		}
+	}
 	int fd = fz_memfd(&devfd, "fuzz_dumpfile_dev");
 	if (len)
 		fz_pwrite(fd, img, len, 0);
@@ -148,8 +358,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(d.vmcoreinfo && d.seg);
 	assert(d.stream_end <= t.limit);
 
-	/* What info prints. */
-	(void)dumpfile_complete(&d);
+	uint32_t ps = d.start.page_size;
+	/* What info prints. A dump read as complete has the END its stream
+	 * has: the cross-checks (dumpfile.c check_end) may not be bypassed. */
+	if (dumpfile_complete(&d)) {
+		assert(d.have_end && !d.why[0]);
+		assert(d.end.nr_chunks == d.nr_chunks);
+		assert(d.end.bytes_out == d.stream_end - t.base);
+		assert(d.end.pages_stored == d.pages_stored);
+		assert(d.pfn_limit == UINT64_MAX);
+		assert(d.end.pages_total == described_pfns(&d));
+		assert(d.end.bytes_in == d.pages_stored * ps);
+		uint64_t sum = d.end.pages_stored;
+		for (int c = 0; c < KDI_EX_NCLASSES; c++)
+			sum += d.end.excluded[c];
+		assert(sum == d.end.pages_total);
+	}
+	if (d.have_end && !d.why[0])
+		assert(d.end.nr_chunks == d.nr_chunks && d.end.pages_stored == d.pages_stored);
 	char v[128];
 	uint64_t ct = 0;
 	if (vmcoreinfo_get(d.vmcoreinfo, "OSRELEASE", v, sizeof v) == 0)
@@ -157,13 +383,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vmcoreinfo_get(d.vmcoreinfo, "CRASHTIME", v, sizeof v) == 0)
 		(void)parse_u64(v, 10, &ct);
 	/* The pfns save_kdump's bitmaps cover: up to the highest memory end. */
-	uint32_t ps = d.start.page_size;
-	uint64_t max_mapnr = 0;
+	uint64_t max_mapnr = 0, stored_end = 0;
 	for (uint32_t i = 0; i < d.nr_seg; i++) {
 		uint64_t end = d.seg[i].paddr / ps + d.seg[i].memsz / ps + 2;
 		if (end > max_mapnr)
 			max_mapnr = end;
 	}
+	if (d.nblocks)
+		stored_end = d.blocks[d.nblocks - 1].pfn + d.blocks[d.nblocks - 1].count;
+	/* save_kdump keeps to pfn_limit, which covers every block. */
+	assert(d.pfn_limit >= stored_end);
+	if (max_mapnr > d.pfn_limit)
+		max_mapnr = d.pfn_limit;
 
 	/* Every stored page, as save reads them, and the zero-page bitmap. */
 	static struct dump_cursor cur;
@@ -186,6 +417,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			seen++;
 			budget--;
 			int e = dumpfile_page(&cur, blk->pfn + i, page);
+			/* -ESTALE only if the device changed: it did not here. */
 			assert(e == 0 || e == -EBADMSG || e == -EIO || e == -ENOMEM);
 		}
 		if (b > 0)
@@ -205,7 +437,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r == 0) {
 			off_t end = lseek(ofd, 0, SEEK_END);
 			assert(end >= 0 && (uint64_t)end == res.bytes);
-			assert(res.bad_pages <= res.pages);
+			assert(res.bad_pages <= res.pages && !res.stale_pages);
 			fz_keep(ofd, "FZ_SAVE_ELF");
 		}
 	}
@@ -215,7 +447,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = save_kdump(&d, ofd, &so, &res);
 		assert(r == 0 || r == -ENOMEM || r == -EIO);
 		if (r == 0) {
-			assert(res.bad_pages <= d.pages_stored);
+			assert(res.bad_pages <= d.pages_stored && !res.stale_pages);
 			fz_keep(ofd, "FZ_SAVE_KDUMP");
 		}
 	}

@@ -112,7 +112,7 @@ static inline int fz_vmcore_build(struct fz_vmcore *f, int *memfd, const uint8_t
 	struct vmcore *vc = &f->vc;
 	for (uint32_t i = 0; i < nseg; i++)
 		if (f->seg[i].paddr + f->seg[i].memsz < f->seg[i].paddr)
-			return -1;	/* vmcore_open: VMC_BAD_HEADERS */
+			return -1;	/* vmcore_open drops it (segment_repair) */
 	vc->fd = fz_memfd(memfd, "fuzz_vmcore_mem");
 	if (mlen)
 		fz_pwrite(vc->fd, mem, mlen, 0);

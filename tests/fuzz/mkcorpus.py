@@ -697,6 +697,30 @@ def main():
             if typ == 4:                                          # vaddr 0, memsz = filesz = 2^60
                 struct.pack_into('<QQQ', img, pos + 48 + 8, 0, 1 << 60, 1 << 60)
         add('fuzz_dumpfile', 'regress-dumpfile-huge-segment-timeout', b'\0' + rehash_stream(img))
+        # PT_LOADs the dump's reader would refuse: the capture kept them and
+        # wrote a dump nothing could read (fuzz_vmcore asserts segment_valid)
+        core = bytearray(seeds['fuzz_vmcore']['61-4l-mixed'])
+        struct.pack_into('<Q', core, 64 + 56 * 1 + 16, M64 - 4 * PAGE + 1)   # vaddr wraps
+        add('fuzz_vmcore', 'regress-vmcore-segment-vaddr-wraps', bytes(core))
+        core = bytearray(seeds['fuzz_vmcore']['61-4l-mixed'])
+        struct.pack_into('<Q', core, 64 + 56 * 2 + 24, (1 << 56) - 2048)     # paddr past 2^56
+        add('fuzz_vmcore', 'regress-vmcore-segment-past-2-56', bytes(core))
+        # forge mode (control bit 5, fuzz_dumpfile.c forge_edit): every chunk
+        # intact, the stream not what END counts; each read as complete
+        # before END was cross-checked
+        img = seeds['fuzz_dumpfile']['61-4l-mixed-d31'][1:]
+        ch = chunks(img)
+        n, pg = len(ch), [i for i, (_, t, _) in enumerate(ch) if t == 5][0]
+
+        def ed(op, k, a=0, b=0, v=0):
+            return bytes([op, k, a, b]) + struct.pack('<I', v)
+        for name, edits in [
+                ('pages-deleted', [ed(0, pg)]),
+                ('early', [ed(2, n - 1, pg), ed(7, pg)]),
+                ('pages-as-pad', [ed(3, pg, 7)]),
+                ('huge-segment', [ed(5, 0, 0, 10, 1 << 30), ed(5, 0, 0, 11, 1 << 30)])]:
+            add('fuzz_dumpfile', 'regress-dumpfile-end-' + name,
+                bytes([0x20, len(edits)]) + b''.join(edits) + img)
 
         # -- VMCOREINFO texts
         add('fuzz_vmcoreinfo', 'empty', b'\0')

@@ -24,6 +24,7 @@
 
 #include "../../dump/dumpfile.h"
 #include "../../dump/format.h"
+#include "../../dump/save.h"
 
 #define PS 4096u
 #define BASE 4096u		/* stream offset in the test file */
@@ -145,6 +146,22 @@ static void end_payload(uint8_t *p, uint32_t status)
 	put32(p, status);
 }
 
+/* END as the writer makes it for the stream so far: FORMAT.md's
+ * pages_total (pfns scanned), pages_stored, bytes_in (at 32: the stored
+ * pages' size), bytes_out (at 40: the stream with END), nr_chunks (at 48:
+ * END included), and the pfns not stored as excluded[0] (zero). */
+static void end_counts(uint8_t *p, const struct sb *s, uint32_t status, uint64_t total,
+		       uint64_t stored)
+{
+	end_payload(p, status);
+	put64(p + 16, total);
+	put64(p + 24, stored);
+	put64(p + 32, stored * PS);
+	put64(p + 40, s->len + 168);
+	put64(p + 48, s->seq + 1);
+	put64(p + 56, total - stored);
+}
+
 /* Page content by pfn: mostly compressible, every 5th random. */
 static void page_of(uint64_t pfn, uint8_t *out)
 {
@@ -257,6 +274,14 @@ static const struct {
 static const char vmcoreinfo[] = "OSRELEASE=6.1.0-unit\nPAGESIZE=4096\nCRASHTIME=1700000000\n";
 static const uint8_t notes[] = "CORE\0\0\0\0 pretend notes";
 
+static size_t stored_in(int b)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < blocks[b].count; i++)
+		n += blocks[b].keep(i) != 0;
+	return n;
+}
+
 /* Chunk indexes of the standard stream. */
 enum { C_START, C_NOTES, C_VMCI, C_SEGS, C_PAGES0, C_DMESG = C_PAGES0 + 1, C_PAGES1, C_PAD,
        C_UNKNOWN, C_PAGES2, C_PAGES3, C_END, C_COUNT };
@@ -292,7 +317,11 @@ static void build(struct sb *s, uint32_t end_status, int upto)
 		case C_DMESG: chunk(s, T_DMESG, "<6>log line\n", 12); break;
 		case C_PAD: chunk(s, T_PAD, NULL, 0); break;
 		case C_UNKNOWN: chunk(s, 99, "future", 6); break;
-		case C_END: end_payload(end, end_status); chunk(s, T_END, end, 120); break;
+		case C_END:
+			end_counts(end, s, end_status, 500,
+				   stored_in(0) + stored_in(1) + stored_in(2) + stored_in(3));
+			chunk(s, T_END, end, 120);
+			break;
 		}
 	}
 }
@@ -329,14 +358,6 @@ static int load(struct dumpfile *d, const struct sb *s, uint64_t limit)
 {
 	file_put(s->b, s->len);
 	return dumpfile_load(d, sfd, BASE, limit ? limit : BASE + s->len);
-}
-
-static size_t stored_in(int b)
-{
-	size_t n = 0;
-	for (uint32_t i = 0; i < blocks[b].count; i++)
-		n += blocks[b].keep(i) != 0;
-	return n;
 }
 
 /* ---------------- cases ---------------- */
@@ -787,11 +808,11 @@ static void empty_payloads(void)
 	s.dump_id = 3;
 	start_payload(st, 1, PS, 1);
 	segment(seg, 0, 10 * PS, 10 * PS);
-	end_payload(end, 0);
 	chunk(&s, T_START, st, 80);
 	chunk(&s, T_NOTES, NULL, 0);
 	chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
 	chunk(&s, T_SEGMENTS, seg, 40);
+	end_counts(end, &s, 0, 10, 0);
 	chunk(&s, T_END, end, 120);
 	int r = load(&d, &s, 0);
 	CHECK(r == 0 && dumpfile_complete(&d), "empty NOTES: r %d why %s", r, d.why);
@@ -1015,6 +1036,255 @@ static void writer_reserve_and_limit(void)
 	CHECK_INT(w.pos, 0);
 }
 
+/* ---------------- END and the stream agree ---------------- */
+
+/* A copy of s with only the chunks in keep[] (indexes into s, in order),
+ * renumbered and re-hashed: what someone forging the checksums can make
+ * of a dump, every chunk intact. */
+static void restream(struct sb *t, const struct sb *s, const int *keep, int n)
+{
+	memset(t, 0, sizeof *t);
+	t->dump_id = s->dump_id;
+	for (int i = 0; i < n; i++) {
+		int k = keep[i];
+		chunk(t, get32(s->b + s->off[k] + 4) & 0xffff, s->b + s->off[k] + 48, s->plen[k]);
+	}
+}
+
+static void expect_disagrees(const char *what, struct sb *s, const char *word)
+{
+	struct dumpfile d;
+	int r = load(&d, s, 0);
+
+	CHECK(r == 0, "%s: dumpfile_load %d (%s)", what, r, d.why);
+	if (r == 0) {
+		CHECK(!dumpfile_complete(&d), "%s: read as complete", what);
+		CHECK(check_mentions(d.why, "END") && check_mentions(d.why, word),
+		      "%s: why \"%s\" does not name END and \"%s\"", what, d.why, word);
+		CHECK(d.pfn_limit != UINT64_MAX, "%s: segments still vouched for", what);
+	}
+	dumpfile_free(&d);
+}
+
+/* FORMAT.md END: nr_chunks, bytes_out, pages_stored and pages_total are
+ * those of the stream; with the hashes forged again, chunks deleted,
+ * an END moved up or PAGES retyped must not read as complete. */
+static void end_cross_checks(void)
+{
+	struct sb s, t;
+	struct dumpfile d;
+
+	build(&s, 0, C_COUNT);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "the standard stream: %s", d.why);
+	CHECK(d.pfn_limit == UINT64_MAX, "the standard stream's segments not vouched for");
+	dumpfile_free(&d);
+
+	/* PAGES chunks deleted, the rest renumbered. */
+	int del[] = { C_START, C_NOTES, C_VMCI, C_SEGS, C_PAGES0, C_DMESG, C_PAD, C_UNKNOWN,
+		      C_PAGES3, C_END };
+	restream(&t, &s, del, 10);
+	expect_disagrees("PAGES deleted", &t, "chunks");
+	free(t.b);
+
+	/* An early END: the full stream's END right after block B. */
+	int early[] = { C_START, C_NOTES, C_VMCI, C_SEGS, C_PAGES0, C_DMESG, C_PAGES1, C_END };
+	restream(&t, &s, early, 8);
+	expect_disagrees("early END", &t, "chunks");
+	free(t.b);
+
+	/* The same early END with its counts made right but for the pages. */
+	restream(&t, &s, early, 7);
+	uint8_t end[120];
+	end_counts(end, &t, 0, 500, stored_in(0) + stored_in(1) + stored_in(2) + stored_in(3));
+	chunk(&t, T_END, end, 120);
+	expect_disagrees("early END, chunk counts forged", &t, "pages stored");
+	free(t.b);
+
+	/* PAGES retyped as PAD: same chunks, same bytes, pages gone. */
+	build(&t, 0, C_COUNT);
+	replace_chunk(&t, C_PAGES2, T_PAD, t.dump_id, C_PAGES2, 0, 48);
+	expect_disagrees("PAGES as PAD", &t, "pages stored");
+	free(t.b);
+
+	/* The pages' bytes, and every pfn scanned stored or excluded. */
+	for (int v = 0; v < 2; v++) {
+		build(&t, 0, C_END);
+		end_counts(end, &t, 0, 500, stored_in(0) + stored_in(1) + stored_in(2) + stored_in(3));
+		put64(end + (v ? 56 : 32), get32(end + (v ? 56 : 32)) + 1);
+		chunk(&t, T_END, end, 120);
+		expect_disagrees(v ? "excluded" : "bytes_in", &t, v ? "excluded" : "uncompressed");
+		free(t.b);
+	}
+
+	/* END's pfns scanned against the segments: a complete dump scanned
+	 * them all; an incomplete one no more than there are. */
+	for (int v = 0; v < 3; v++) {
+		uint64_t total = v == 0 ? 499 : v == 1 ? 501 : 600;
+		restream(&t, &s, early, 4);
+		for (int k = C_PAGES0; k < C_END; k++)
+			chunk(&t, get32(s.b + s.off[k] + 4) & 0xffff, s.b + s.off[k] + 48, s.plen[k]);
+		end_counts(end, &t, v == 2 ? 1 : 0, total,
+			   stored_in(0) + stored_in(1) + stored_in(2) + stored_in(3));
+		chunk(&t, T_END, end, 120);
+		expect_disagrees("pages_total", &t, "segments");
+		free(t.b);
+	}
+
+	/* Incomplete but consistent (device full): END kept; the segments
+	 * are vouched for only as far as the scan got, or the last block. */
+	restream(&t, &s, early, 7);
+	end_counts(end, &t, 3, 250, stored_in(0) + stored_in(1));
+	chunk(&t, T_END, end, 120);
+	CHECK_INT(load(&d, &t, 0), 0);
+	CHECK(d.have_end && !d.why[0] && !dumpfile_complete(&d), "device full: have_end %d why %s",
+	      d.have_end, d.why);
+	CHECK_INT(d.pfn_limit, 4050);	/* 200 pfns of [0, 200), 50 of [4000, 4300) */
+	dumpfile_free(&d);
+	free(t.b);
+	build(&t, 0, C_END);		/* no END: up to the last block's end */
+	CHECK_INT(load(&d, &t, 0), 0);
+	CHECK_INT(d.pfn_limit, 4216);
+	dumpfile_free(&d);
+	free(t.b);
+	free(s.b);
+}
+
+/* ---------------- the dump changes under the reader ---------------- */
+
+/* A PAGES payload rewritten in place after loading, with one that is
+ * valid and as long but says something else: its pages are refused
+ * (-ESTALE), never decoded with the old index, and no other block is
+ * affected. Linked and unlinked chunks. */
+static void changed_under_reader(void)
+{
+	for (int lk = 0; lk < 2; lk++) {
+		struct sb s;
+		struct dumpfile d;
+		uint8_t page[PS], want[PS];
+
+		linked = lk;
+		build(&s, 0, C_COUNT);
+		linked = 0;
+		CHECK_INT(load(&d, &s, 0), 0);
+		struct dump_cursor *c = malloc(sizeof *c);
+		cursor_init(c, &d);
+		/* Block C first, so the cursor's tables hold 70 entries. */
+		CHECK_INT(dumpfile_page(c, 4065, page), 0);
+
+		/* Block B (33 pfns) becomes 40 pfns: the bits past 33 are
+		 * clear, the lengths unchanged, so it parses as valid. */
+		uint8_t *pl = s.b + s.off[C_PAGES1] + 48;
+		put32(pl + 8, 40);
+		rehash_chunk(pl - 48);
+		CHECK(pwrite(sfd, s.b + s.off[C_PAGES1], 48 + s.plen[C_PAGES1],
+			     BASE + s.off[C_PAGES1]) == (ssize_t)(48 + s.plen[C_PAGES1]), "rewrite");
+		int stale = 0, other = 0;
+		for (uint32_t i = 0; i < blocks[1].count; i++)
+			if (blocks[1].keep(i)) {
+				int e = dumpfile_page(c, 100 + i, page);
+				stale += e == -ESTALE;
+				other += e != -ESTALE;
+			}
+		CHECK(stale == (int)stored_in(1) && !other, "linked %d: %d pages stale, %d not", lk,
+		      stale, other);
+		CHECK_INT(dumpfile_page(c, 0, page), 0);	/* block A still reads */
+		page_of(0, want);
+		CHECK(!memcmp(page, want, PS), "linked %d: pfn 0 wrong after a stale block", lk);
+
+		/* Block C's payload cut short (the device shrank): refused too,
+		 * on a fresh cursor. */
+		cursor_fini(c);
+		cursor_init(c, &d);
+		CHECK(ftruncate(sfd, BASE + s.off[C_PAGES2] + 100) == 0, "truncate");
+		CHECK_INT(dumpfile_page(c, 4000, page), -ESTALE);
+
+		/* And save, both formats: the stale pages count, nothing
+		 * crashes, every other page is written. */
+		file_put(s.b, s.len);
+		struct save_result res;
+		char opath[1200];
+		snprintf(opath, sizeof opath, "%s.out", spath);
+		int ofd = open(opath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		CHECK(ofd >= 0, "output file");
+		unlink(opath);
+		CHECK_INT(save_elf(&d, ofd, &(struct save_opts){ 0 }, &res), 0);
+		CHECK_INT(res.stale_pages, stored_in(1));
+		CHECK(res.bad_pages >= res.stale_pages, "bad %llu < stale %llu",
+		      (unsigned long long)res.bad_pages, (unsigned long long)res.stale_pages);
+		struct save_opts so = { .zlib = 1, .threads = 2 };
+		CHECK(ftruncate(ofd, 0) == 0, "truncate output");
+		CHECK_INT(save_kdump(&d, ofd, &so, &res), 0);
+		CHECK_INT(res.stale_pages, stored_in(1));
+		CHECK_INT(res.bad_pages, stored_in(1));
+		close(ofd);
+		cursor_fini(c);
+		free(c);
+		dumpfile_free(&d);
+		free(s.b);
+	}
+}
+
+/* ---------------- one rule for segments ---------------- */
+
+/* segment_valid is the reader's rule (dumpfile_load refuses a SEGMENTS
+ * chunk with any entry it rejects) and segment_repair, what the capture
+ * does before writing, makes every segment it keeps pass it. */
+static void segment_rule(void)
+{
+	const uint64_t L = 1ull << 56, PO = 0xffff888000000000ull;
+	static const struct {
+		uint64_t paddr, vaddr, memsz, filesz;
+		int repair;		/* segment_repair's answer */
+		uint64_t vaddr_after;
+	} t[] = {
+		{ 0, PO, 1 << 20, 1 << 20, 0, PO },
+		{ L - 4096, PO, 4096, 4096, 0, PO },		/* ends at 2^56 */
+		{ L - 4096, PO, 8192, 8192, -1, 0 },		/* past it */
+		{ L, 0, 4096, 4096, -1, 0 },			/* above it */
+		{ UINT64_MAX - 4095, 0, 8192, 8192, -1, 0 },	/* paddr wraps */
+		{ 0, UINT64_MAX - 4095, 8192, 8192, 1, 0 },	/* vaddr wraps */
+		{ 1 << 20, UINT64_MAX, 1, 1, 1, 0 },		/* by one byte */
+		{ 1 << 20, UINT64_MAX, 0, 0, 0, UINT64_MAX },	/* empty is fine */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct kdi_segment sg = { .paddr = t[i].paddr, .vaddr = t[i].vaddr,
+					  .memsz = t[i].memsz, .filesz = t[i].filesz };
+		CHECK(segment_valid(&sg) == (t[i].repair == 0), "case %zu: valid %d", i, segment_valid(&sg));
+		int c = segment_repair(&sg);
+		CHECK(c == t[i].repair, "case %zu: repair %d, want %d", i, c, t[i].repair);
+		if (c >= 0) {
+			CHECK(segment_valid(&sg), "case %zu: repaired but still invalid", i);
+			CHECK(sg.paddr == t[i].paddr && sg.memsz == t[i].memsz && sg.filesz == t[i].filesz &&
+			      sg.vaddr == t[i].vaddr_after, "case %zu: vaddr %#llx memsz %#llx filesz %#llx",
+			      i, (unsigned long long)sg.vaddr, (unsigned long long)sg.memsz,
+			      (unsigned long long)sg.filesz);
+		}
+		/* The reader agrees: one SEGMENTS entry as it was, and repaired. */
+		for (int fixed = 0; fixed < 2; fixed++) {
+			struct sb s;
+			struct dumpfile d;
+			uint8_t st[80], seg[40];
+			struct kdi_segment x = { .paddr = t[i].paddr, .vaddr = t[i].vaddr,
+						 .memsz = t[i].memsz, .filesz = t[i].filesz };
+			if (fixed && segment_repair(&x) < 0)
+				continue;
+			memset(&s, 0, sizeof s);
+			s.dump_id = 5;
+			start_payload(st, 1, PS, 1);
+			memcpy(seg, &x, 40);
+			chunk(&s, T_START, st, 80);
+			chunk(&s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+			chunk(&s, T_SEGMENTS, seg, 40);
+			int r = load(&d, &s, 0);
+			CHECK((r == 0) == segment_valid(&x), "case %zu repaired %d: load %d (%s)", i,
+			      fixed, r, d.why);
+			dumpfile_free(&d);
+			free(s.b);
+		}
+	}
+}
+
 /* ---------------- fuzz ---------------- */
 
 static uint64_t rng;
@@ -1076,7 +1346,7 @@ static int check_loaded(struct dumpfile *d, int r, uint64_t limit, char *why, si
 		for (uint64_t pfn = b->pfn; pfn < b->pfn + b->count; pfn++) {
 			int e = dumpfile_page(&c, pfn, page);
 			(void)dumpfile_is_zero(d, pfn);
-			if (e != 0 && e != -ENOENT && e != -EBADMSG) {
+			if (e != 0 && e != -ENOENT && e != -EBADMSG && e != -ESTALE) {
 				snprintf(why, wsz, "dumpfile_page(%llu) returned %d", (unsigned long long)pfn, e);
 				ret = -1;
 				break;
@@ -1216,6 +1486,9 @@ int main(void)
 	RUN(pages_parse_rules);
 	RUN(bad_page_data);
 	RUN(writer_reserve_and_limit);
+	RUN(end_cross_checks);
+	RUN(changed_under_reader);
+	RUN(segment_rule);
 	RUN(fuzz_mutations);
 	return check_done();
 }

@@ -64,10 +64,14 @@ $(UNIT_ASAN_AR): $(UNIT_LIB_SRCS) $(UNIT_HDRS) $(DEPS_STAMP) tests/unit/unit.mk
 	  echo "  ASAN    skipped: no lz4 source tree in $(UNIT_LZ4_SRC)"; \
 	fi
 
+# The host's libelf and zlib (as the fuzzers use): a test that saves a
+# kdump file pulls in vmcore.c (notes) and zlib.
+UNIT_ASAN_LDLIBS ?= -lelf -lz
+
 $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_ASAN_AR)
 	@if [ -f $(UNIT_ASAN_AR) ]; then \
 	  echo "  ASAN    $@"; \
-	  $(HOSTCC) $(UNIT_ASAN_FLAGS) -o $@ $< $(UNIT_ASAN_AR) -lpthread; \
+	  $(HOSTCC) $(UNIT_ASAN_FLAGS) -o $@ $< $(UNIT_ASAN_AR) $(UNIT_ASAN_LDLIBS) -lpthread; \
 	else \
 	  rm -f $@; \
 	fi
