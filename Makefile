@@ -18,11 +18,14 @@ KDI_CFLAGS := -std=gnu11 $(CFLAGS) $(CFLAGS_WARN) -ffunction-sections -fdata-sec
 	-DKDI_VERSION='"$(VERSION)"' $(DEPS_CFLAGS)
 LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 
-# The capture path reads top-down by folder: init -> config -> dump -> arch.
+# The folders, top-down; each includes only those below it
+# (docs/DESIGN.md): init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore.c init/arm.c \
 	config/config.c config/target.c config/probe.c config/gpt.c \
-	dump/vmcore.c dump/pipeline.c dump/window.c dump/format.c dump/dumpfile.c \
-	dump/save_elf.c dump/save_kdump.c dump/vmcoreinfo.c dump/physmem.c dump/kmem.c dump/memmap.c dump/dmesg.c dump/sink.c \
+	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
+	dump/format.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
+	kernel/vmcore.c kernel/vmcoreinfo.c kernel/physmem.c kernel/kmem.c kernel/memmap.c \
+	kernel/dmesg.c kernel/memory.c \
 	arch/arch.c arch/x86_64.c \
 	lib/log.c lib/io.c lib/ring.c lib/util.c
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)

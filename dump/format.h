@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sink.h"
+#include "../kernel/memory.h"
 
 #define KDI_SB_MAGIC	"KDUMPINT"
 #define KDI_SB_VERSION	1
@@ -41,6 +41,7 @@ _Static_assert(sizeof(struct kdi_super) == 448, "superblock layout");
 #define KDI_CHUNK_MAGIC	"KDCK"
 #define KDI_CHUNK_ALIGN	8u
 #define KDI_CHUNK_MAX	(64u << 20)		/* largest payload a reader accepts */
+_Static_assert(KDI_NOTES_MAX <= KDI_CHUNK_MAX, "the notes fit one chunk");
 
 enum kdi_chunk_type {
 	KDI_CH_START = 1,	/* struct kdi_start */
@@ -83,33 +84,6 @@ struct kdi_start {
 };
 _Static_assert(sizeof(struct kdi_start) == 80, "start layout");
 
-struct kdi_segment {
-	uint64_t paddr;
-	uint64_t vaddr;
-	uint64_t memsz;
-	uint64_t filesz;		/* bytes backed by the vmcore file */
-	uint32_t p_flags;
-	uint32_t pad;
-};
-_Static_assert(sizeof(struct kdi_segment) == 40, "segment layout");
-
-#define KDI_MAX_SEGMENTS	65536u
-/* No physical address space reaches 2^56 (x86_64 5-level paging has 52
- * bits, arm64 52): a segment above it is garbage, not memory. */
-#define KDI_PADDR_LIMIT		(1ull << 56)
-
-/* The one rule for a segment, which the capture applies before it writes
- * one and every reader when it reads one back: filesz <= memsz, neither
- * the physical nor the virtual range wraps, the physical end is at most
- * KDI_PADDR_LIMIT. 1 valid, 0 not. */
-int segment_valid(const struct kdi_segment *s);
-/* What the capture does with a segment that breaks the rule: a vmcore's
- * bad PT_LOAD must cost that segment, never the whole dump. 0 valid as
- * it is; 1 repaired: filesz cut to memsz, or a virtual range that wraps
- * (its vaddr means nothing; the pages are found by paddr) replaced by
- * vaddr 0, "no virtual address"; -1 drop it: its physical range wraps or
- * reaches past KDI_PADDR_LIMIT, where no memory is. */
-int segment_repair(struct kdi_segment *s);
 #define KDI_BLOCK_MAX		4096u	/* pfns one PAGES chunk may cover */
 
 /* PAGES payload: this header, then a bitmap of `count` bits (bit i set =
@@ -138,19 +112,6 @@ _Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
 #define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */
 #define KDI_PAGE_SIZEMASK 0x00ffffffu
 
-/* Why pages were not written; indexes kdi_end.excluded[]. */
-enum kdi_class {
-	KDI_EX_ZERO,
-	KDI_EX_CACHE,
-	KDI_EX_CACHE_PRIVATE,
-	KDI_EX_USER,
-	KDI_EX_FREE,
-	KDI_EX_HWPOISON,
-	KDI_EX_OFFLINE,
-	KDI_EX_UNREADABLE,	/* the vmcore would not give the bytes */
-	KDI_EX_NCLASSES
-};
-extern const char *const kdi_class_name[KDI_EX_NCLASSES];
 
 enum kdi_status {
 	KDI_ST_INCOMPLETE = 1u << 0,	/* not every page that should be is in */
@@ -187,63 +148,14 @@ void super_encode(const struct kdi_super *sb, void *area /* KDI_SB_AREA */);
 void uuid_format(const uint8_t uuid[16], char out[37]);
 int uuid_parse(const char *s, uint8_t uuid[16]);
 
-/* ---- writer ---- */
-struct kdi_writer {
-	int fd;
-	uint64_t base;		/* device offset of the stream (data_offset) */
-	uint64_t limit;		/* device offset nothing is written at or past */
-	uint64_t pos;		/* stream bytes committed to buf or the device */
-	uint64_t flushed;	/* stream bytes on the device */
-	uint8_t *buf;		/* caller-owned staging buffer */
-	size_t buf_size, buf_used;
-	uint64_t dump_id, seq;
-	struct sink *sink;	/* async, maybe O_DIRECT; NULL: plain pwrite */
-	size_t align;		/* flush boundary the sink needs */
-	int ended;		/* END appended */
-	int grow;		/* a file: allocate ahead (writer_grow_file) */
-	int trim;		/* ... and give back the rest at the end */
-	int fs_full;		/* the filesystem, not limit, stopped the stream */
-	uint64_t alloc_end;	/* device offset allocated up to */
-};
-
-/* For a regular file (one the capture created, or a claimed one that
- * format made sparse): the filesystem, not the file's size, may say when
- * it is full, and it says so only when a write fails, which leaves no
- * room for END. So the file is allocated ahead of the stream (fallocate,
- * 64 MiB at a time, less near the end, never past limit), always with
- * the END reserve beyond it: a full filesystem then shows as -ENOSPC at
- * append time like a full device (fs_full says which), and END still
- * fits. A filesystem without fallocate keeps the old behaviour. With
- * trim (a file the capture created), writer_trim() gives back what was
- * allocated past the stream; a claimed file keeps its size. */
-void writer_grow_file(struct kdi_writer *w, int trim);
-int writer_trim(struct kdi_writer *w);
-/* Room an END chunk needs; the writer always keeps it free. */
-size_t writer_end_reserve(void);
-void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
-		 void *buf, size_t buf_size, uint64_t dump_id);
-/* Appends one chunk from up to three payload pieces (any may be NULL/0).
- * -ENOSPC when it would eat the END reserve (nothing appended). */
-int writer_put(struct kdi_writer *w, uint16_t type,
-	       const void *p1, size_t l1, const void *p2, size_t l2,
-	       const void *p3, size_t l3);
-/* The same with the payload's XXH64 already computed (payload_hash() of
- * the same pieces): the capture's workers hash their own blocks, in
- * parallel, instead of whichever one emits them. */
-int writer_put_hashed(struct kdi_writer *w, uint16_t type, const uint64_t *hash,
-		      const void *p1, size_t l1, const void *p2, size_t l2,
-		      const void *p3, size_t l3);
-uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
-		      const void *p3, size_t l3);
-/* END is the one chunk allowed into the reserve. */
-int writer_put_end(struct kdi_writer *w, const struct kdi_end *end);
-/* Writes out all that is appended (padded to the sink's alignment) and
- * waits for it. */
-int writer_flush(struct kdi_writer *w);
-/* Route the writer through s (its buffers replace the caller's). */
-void writer_use_sink(struct kdi_writer *w, struct sink *s);
+/* ---- chunks ---- */
 /* Bytes a chunk with this payload occupies on the device. */
 size_t chunk_span(size_t payload_len);
+/* XXH64 of a payload given in up to three pieces (any may be NULL/0). */
+uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
+		      const void *p3, size_t l3);
+/* Random bytes for UUIDs and dump ids (time and pid without entropy). */
+void random_bytes(void *p, size_t n);
 
 /* ---- reader ---- */
 struct kdi_reader {

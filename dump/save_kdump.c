@@ -16,8 +16,8 @@
 #include "../lib/log.h"
 #include "../lib/ring.h"
 #include "../lib/util.h"
-#include "vmcore.h"
-#include "vmcoreinfo.h"
+#include "../kernel/vmcore.h"
+#include "../kernel/vmcoreinfo.h"
 
 #define DUMP_DH_COMPRESSED_ZLIB		0x1
 #define DUMP_DH_COMPRESSED_INCOMPLETE	0x8

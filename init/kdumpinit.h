@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "../config/config.h"
-#include "../dump/pipeline.h"
+#include "../capture/pipeline.h"
 
 /* Exit codes, documented in docs/CLI.md. */
 enum {

@@ -8,8 +8,8 @@
 
 #include "../arch/arch.h"
 #include "../config/target.h"
-#include "../dump/dmesg.h"
-#include "../dump/vmcore.h"
+#include "../kernel/dmesg.h"
+#include "../kernel/vmcore.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 

@@ -20,7 +20,7 @@
 #include "../config/target.h"
 #include "../dump/dumpfile.h"
 #include "../dump/save.h"
-#include "../dump/vmcore.h"
+#include "../kernel/vmcore.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"

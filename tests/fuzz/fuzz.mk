@@ -14,7 +14,7 @@
 # directly (into one archive, so each target links what it uses). lz4.c and
 # xxhash.c come from the unpacked lz4 tree the deps build leaves in
 # $(BUILD)/src/lz4/lib (FUZZ_LZ4_SRC), with ASan but no coverage, so
-# coverage counts kdumpinit's code only. libelf (dump/vmcore.c) and zlib
+# coverage counts kdumpinit's code only. libelf (kernel/vmcore.c) and zlib
 # (save_kdump.c) are the system's glibc builds (libelf-dev, zlib1g-dev). Crash artifacts, logs and the grown working corpus go to
 # $(BUILD)/fuzz; the committed seeds in tests/fuzz/corpus/ are only read.
 # tests/fuzz/mkcorpus.py regenerates those seeds (see its header).
@@ -41,7 +41,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -I$(FUZZ_LZ4_SRC) \
 # pulls in exactly the objects it needs, so new files need no list here.
 # FUZZ_LIB_EXCLUDE drops a source the host cannot build.
 FUZZ_LIB_EXCLUDE ?=
-FUZZ_LIB_SRCS := $(filter-out $(FUZZ_LIB_EXCLUDE),$(wildcard dump/*.c arch/*.c config/*.c lib/*.c))
+FUZZ_LIB_SRCS := $(filter-out $(FUZZ_LIB_EXCLUDE),$(wildcard capture/*.c dump/*.c kernel/*.c arch/*.c config/*.c lib/*.c))
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_LIB := $(FUZZ_DIR)/libkdumpinit-fuzz.a
 # lz4.c and xxhash.c: AddressSanitizer only, no coverage, no UBSan: the
@@ -57,7 +57,7 @@ FUZZ_HDRS := $(wildcard tests/fuzz/*.h */*.h)
 # The byte movers under the struct-page and log walkers run tens of
 # thousands of times per input; comparison tracing in them costs most of
 # the time and guides nothing, so they get edge coverage only.
-FUZZ_NOCMP_SRCS := arch/x86_64.c dump/physmem.c dump/kmem.c lib/io.c
+FUZZ_NOCMP_SRCS := arch/x86_64.c kernel/physmem.c kernel/kmem.c lib/io.c
 
 $(FUZZ_DIR)/obj/%.o: %.c $(FUZZ_HDRS) tests/fuzz/fuzz.mk
 	@mkdir -p $(@D)

@@ -1,5 +1,5 @@
 /* fuzz_dmesg: reading the crashed kernel's printk ring buffer
- * (dump/dmesg.c through dump/kmem.c) from a fake vmcore built in memory;
+ * (kernel/dmesg.c through kernel/kmem.c) from a fake vmcore built in memory;
  * the input layout is in fuzz_vmcore_mem.h (the level byte is unused).
  * As `kdumpinit dmesg VMCORE` does: kmem_init, dmesg_read. FZ_VERBOSE=1 in
  * the environment prints the result. */
@@ -8,8 +8,8 @@
 #include <assert.h>
 #include <errno.h>
 
-#include "../../dump/dmesg.h"
-#include "../../dump/kmem.h"
+#include "../../kernel/dmesg.h"
+#include "../../kernel/kmem.h"
 
 static int memfd = -1;
 

@@ -46,8 +46,8 @@
 #include "../../dump/dumpfile.h"
 #include "../../dump/format.h"
 #include "../../dump/save.h"
-#include "../../dump/vmcore.h"
-#include "../../dump/vmcoreinfo.h"
+#include "../../kernel/vmcore.h"
+#include "../../kernel/vmcoreinfo.h"
 #include "../../lib/util.h"
 
 /* Pages decoded one by one per input (save_elf decodes them again). */

@@ -1,5 +1,5 @@
-/* fuzz_memmap: the struct-page walk (dump/memmap.c, dump/kmem.c,
- * dump/physmem.c, arch/x86_64.c) on a fake vmcore built in memory; the
+/* fuzz_memmap: the struct-page walk (kernel/memmap.c, kernel/kmem.c,
+ * kernel/physmem.c, arch/x86_64.c) on a fake vmcore built in memory; the
  * input layout is in fuzz_vmcore_mem.h.
  *
  * As run_capture and the pipeline do: memmap_init, and if it found struct
@@ -11,7 +11,7 @@
 #include <assert.h>
 #include <errno.h>
 
-#include "../../dump/memmap.h"
+#include "../../kernel/memmap.h"
 
 #define FZ_MAX_PFNS (1u << 16)
 #define FZ_BLOCK 256u

@@ -1,4 +1,4 @@
-/* fuzz_vmcore: opening an ELF vmcore (dump/vmcore.c: vmcore_open, the
+/* fuzz_vmcore: opening an ELF vmcore (kernel/vmcore.c: vmcore_open, the
  * PT_NOTE walk that finds VMCOREINFO, vmcoreinfo_get), the input side of
  * `kdumpinit capture`. Input: the vmcore file, written to a memfd.
  * Every segment it keeps passes segment_valid, so that the dump's reader
@@ -11,7 +11,7 @@
 #include <assert.h>
 #include <errno.h>
 
-#include "../../dump/vmcore.h"
+#include "../../kernel/vmcore.h"
 
 static int memfd = -1;
 

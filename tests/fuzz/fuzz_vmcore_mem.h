@@ -33,7 +33,7 @@
 #include <sys/syscall.h>
 
 #include "../../arch/arch.h"
-#include "../../dump/vmcore.h"
+#include "../../kernel/vmcore.h"
 #include "../../lib/util.h"
 
 #define FZ_HDR 40

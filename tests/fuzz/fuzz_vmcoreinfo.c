@@ -4,15 +4,15 @@
  * the rest is the note text as the crashed kernel left it (may hold NULs:
  * the text ends at the first one, as vmcore_open's copy does).
  *
- * Exercises vmcoreinfo_parse (dump/vmcoreinfo.c) and vmcoreinfo_get
- * (dump/vmcore.c) with every key the tool looks up, and checks what the
+ * Exercises vmcoreinfo_parse (kernel/vmcoreinfo.c) and vmcoreinfo_get
+ * (kernel/vmcore.c) with every key the tool looks up, and checks what the
  * callers rely on: the results are NUL-terminated and within bounds. */
 #include "fuzz_common.h"
 
 #include <assert.h>
 
-#include "../../dump/vmcore.h"
-#include "../../dump/vmcoreinfo.h"
+#include "../../kernel/vmcore.h"
+#include "../../kernel/vmcoreinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

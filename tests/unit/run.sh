@@ -743,7 +743,7 @@ pc "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
 end
 
 # A block device is written with O_DIRECT and several writes in flight
-# (dump/sink.c): the dump must hold the same pages as through the page
+# (capture/sink.c): the dump must hold the same pages as through the page
 # cache, and a device that fills must still end in END, with the writes
 # in flight at that moment accounted for.
 begin C.block_device_direct_io

@@ -1,4 +1,4 @@
-/* Unit tests for the capture pipeline's read faults (dump/pipeline.c):
+/* Unit tests for the capture pipeline's read faults (capture/pipeline.c):
  * the vmcore file is cut short after it was opened, so the mmap window
  * reaches past its end and touching those pages raises SIGBUS, as a bad
  * page of /proc/vmcore does. The capture must survive, retry the page
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "../../dump/dumpfile.h"
-#include "../../dump/pipeline.h"
-#include "../../dump/vmcore.h"
+#include "../../capture/pipeline.h"
+#include "../../kernel/vmcore.h"
 
 #define PS 4096u
 #define NPAGES 600u		/* more than two 256-page blocks */

@@ -1,4 +1,4 @@
-/* Unit tests for dump/vmcoreinfo.c and vmcoreinfo_get (dump/vmcore.c) on
+/* Unit tests for kernel/vmcoreinfo.c and vmcoreinfo_get (kernel/vmcore.c) on
  * hand-written note text. */
 #define CHECK_PREFIX "vmcoreinfo"
 #include "check.h"
@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "../../dump/vmcore.h"
-#include "../../dump/vmcoreinfo.h"
+#include "../../kernel/vmcore.h"
+#include "../../kernel/vmcoreinfo.h"
 
 static void values_by_base(void)
 {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
+#include "memory.h"
 #include "kmem.h"
 
 #define MM_KEEP 0xff		/* classify(): the page stays */

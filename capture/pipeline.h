@@ -6,9 +6,9 @@
 
 #include <stdint.h>
 
-#include "format.h"
-#include "memmap.h"
-#include "vmcore.h"
+#include "../dump/format.h"
+#include "../kernel/memmap.h"
+#include "../kernel/vmcore.h"
 
 struct capture_opts {
 	uint32_t level;			/* makedumpfile dump-level bits */

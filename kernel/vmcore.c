@@ -158,7 +158,7 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 		if (ph.p_type == PT_NOTE && ph.p_filesz == 0) {
 			continue;	/* nothing to read; realloc(p, 0) would free p */
 		} else if (ph.p_type == PT_NOTE) {
-			if (ph.p_filesz > KDI_CHUNK_MAX || ph.p_offset > vc->file_size ||
+			if (ph.p_filesz > KDI_NOTES_MAX || ph.p_offset > vc->file_size ||
 			    ph.p_filesz > vc->file_size - ph.p_offset) {
 				*why = VMC_BAD_HEADERS;
 				goto fail;
@@ -166,7 +166,7 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 			/* All notes go into one NOTES chunk: more than a chunk
 			 * holds would be a capture that cannot write even its
 			 * metadata. Keep the notes that fit. */
-			if (ph.p_filesz > KDI_CHUNK_MAX - vc->notes_len) {
+			if (ph.p_filesz > KDI_NOTES_MAX - vc->notes_len) {
 				warn("%s: program header %zu (PT_NOTE, %llu bytes) would make the notes "
 				     "larger than a chunk holds (64 MiB): left out", path, i,
 				     (unsigned long long)ph.p_filesz);

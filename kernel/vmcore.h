@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
+#include "memory.h"
 #include "vmcoreinfo.h"
 
 /* Why a file is not usable as a vmcore, for one clear message. */
