@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	assert(vc.vmcoreinfo && vc.nr_seg >= 1 && vc.nr_seg <= KDI_MAX_SEGMENTS);
 	assert(strlen(vc.vmcoreinfo) == vc.vmcoreinfo_len);
-	assert(vc.notes_len <= KDI_CHUNK_MAX);	/* NOTES is one chunk */
+	assert(vc.notes_len <= KDI_NOTES_MAX);	/* NOTES is one chunk */
 	assert(vc.page_size >= 4096 && vc.page_size <= 65536 && !(vc.page_size & (vc.page_size - 1)));
 	for (uint32_t i = 0; i < vc.nr_seg; i++) {
 		const struct kdi_segment *s = &vc.seg[i];
