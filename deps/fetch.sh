@@ -66,7 +66,8 @@ apt_ready() {
     mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
     echo "deb-src [signed-by=$keyring] $mirror bookworm main" >"$apt/sources.list"
     printf '%s\n' '#clear APT::Update::Post-Invoke;' \
-        '#clear APT::Update::Post-Invoke-Success;' >"$apt/apt.conf"
+        '#clear APT::Update::Post-Invoke-Success;' \
+        'Acquire::Check-Valid-Until "false";' >"$apt/apt.conf"
     echo "  FETCH   apt-get update (private lists in $apt)"
     apt_get update >"$apt/update.log" 2>&1 || {
         cat "$apt/update.log" >&2; die "apt-get update failed"; }

@@ -61,8 +61,13 @@ fapt_ready() {
 		echo "deb-src [signed-by=$_k] $_m trixie main"
 		echo "deb-src [signed-by=$_k] $_m sid main"
 	} >"$filter_apt/sources.list"
+	# The archive reached from here may be a snapshot whose Release files
+	# are past their Valid-Until (sid's is): apt would then refuse the
+	# lists. What decides that a file is the right one is its pinned
+	# sha256 (SHA256SUMS), not the Release file's date.
 	printf '%s\n' '#clear APT::Update::Post-Invoke;' \
-		'#clear APT::Update::Post-Invoke-Success;' >"$filter_apt/apt.conf"
+		'#clear APT::Update::Post-Invoke-Success;' \
+		'Acquire::Check-Valid-Until "false";' >"$filter_apt/apt.conf"
 	# Reuse lists younger than a day: they only choose the download URL,
 	# the pinned sha256 decides whether the file is the right one.
 	if [ -n "$(find "$filter_apt/lists" -maxdepth 1 -name '*sid_InRelease' -mmin -1440 2>/dev/null)" ] &&
