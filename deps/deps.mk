@@ -64,6 +64,8 @@ endif
 
 # The kernel uapi headers, as a directory of links only.
 $(DEPS_DIR)/.uapi: deps/deps.mk
+	@command -v $(MUSL_CC) >/dev/null || { echo "deps: $(MUSL_CC) not found: install musl-tools" \
+	  "(make setup installs every host package; deps/packages lists them)" >&2; exit 1; }
 	@mkdir -p $(DEPS_UAPI)
 	@ln -sfn $(UAPI_INCLUDE)/linux $(DEPS_UAPI)/linux
 	@ln -sfn $(UAPI_INCLUDE)/asm-generic $(DEPS_UAPI)/asm-generic
