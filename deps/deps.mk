@@ -63,9 +63,13 @@ DEPS_LDLIBS := -L$(DEPS_DIR)/lib -lelf -lz -llz4
 endif
 
 # The kernel uapi headers, as a directory of links only.
-$(DEPS_DIR)/.uapi: deps/deps.mk
+# The compiler first: say what is missing before anything is fetched.
+$(DEPS_DIR)/.cc:
 	@command -v $(MUSL_CC) >/dev/null || { echo "deps: $(MUSL_CC) not found: install musl-tools" \
 	  "(make setup installs every host package; deps/packages lists them)" >&2; exit 1; }
+	@mkdir -p $(@D) && touch $@
+
+$(DEPS_DIR)/.uapi: deps/deps.mk | $(DEPS_DIR)/.cc
 	@mkdir -p $(DEPS_UAPI)
 	@ln -sfn $(UAPI_INCLUDE)/linux $(DEPS_UAPI)/linux
 	@ln -sfn $(UAPI_INCLUDE)/asm-generic $(DEPS_UAPI)/asm-generic
@@ -133,7 +137,7 @@ endif
 # One recipe fetches every missing tarball: separate ones would run
 # `apt-get update` concurrently under -j and fight over apt's lock.
 ifneq ($(deps_tarballs),)
-$(deps_tarballs) &:
+$(deps_tarballs) &: | $(DEPS_DIR)/.cc
 	@deps/fetch.sh download $(BUILD) $(deps_get)
 endif
 
@@ -143,7 +147,7 @@ endif
 # lz4 gets its own default CPPFLAGS restated, because a CPPFLAGS given on
 # the make command line would otherwise replace it.
 
-$(DEPS_DIR)/.lz4: $(filter $(deps_dl)/%,$(deps_lz4_from)) deps/deps.mk deps/fetch.sh deps/run.sh
+$(DEPS_DIR)/.lz4: $(filter $(deps_dl)/%,$(deps_lz4_from)) deps/deps.mk deps/fetch.sh deps/run.sh | $(DEPS_DIR)/.cc
 	@echo "  DEPS    lz4"
 	@deps/fetch.sh unpack $(deps_lz4_from) $(deps_src)/lz4
 	@deps/run.sh $(deps_log)/lz4-clean.log $(MAKE) -C $(deps_src)/lz4/lib clean
@@ -155,7 +159,7 @@ $(DEPS_DIR)/.lz4: $(filter $(deps_dl)/%,$(deps_lz4_from)) deps/deps.mk deps/fetc
 	@cp $(deps_src)/lz4/lib/liblz4.a $(DEPS_DIR)/lib/
 	@touch $@
 
-$(DEPS_DIR)/.zlib: $(filter $(deps_dl)/%,$(deps_zlib_from)) deps/deps.mk deps/fetch.sh deps/run.sh
+$(DEPS_DIR)/.zlib: $(filter $(deps_dl)/%,$(deps_zlib_from)) deps/deps.mk deps/fetch.sh deps/run.sh | $(DEPS_DIR)/.cc
 	@echo "  DEPS    zlib"
 	@deps/fetch.sh unpack $(deps_zlib_from) $(deps_src)/zlib
 	@cd $(deps_src)/zlib && $(abspath deps/run.sh) $(abspath $(deps_log)/zlib-configure.log) \
@@ -171,7 +175,7 @@ $(DEPS_DIR)/.zlib: $(filter $(deps_dl)/%,$(deps_zlib_from)) deps/deps.mk deps/fe
 # from the elfutils tarball; objects go to a fresh directory of our own.
 $(DEPS_DIR)/.libelf: $(filter $(deps_dl)/%,$(deps_elfutils_from)) $(DEPS_DIR)/.zlib \
 		deps/deps.mk deps/fetch.sh deps/run.sh deps/libelf.mk \
-		deps/libelf/config.h deps/libelf/error.h deps/libelf/libintl.h
+		deps/libelf/config.h deps/libelf/error.h deps/libelf/libintl.h | $(DEPS_DIR)/.cc
 	@echo "  DEPS    libelf"
 	$(if $(ELFUTILS_SRC),,@deps/fetch.sh unpack $(deps_elfutils_from) $(deps_elfutils_dir) \
 	  $(deps_elfutils_top)/libelf $(deps_elfutils_top)/lib)
