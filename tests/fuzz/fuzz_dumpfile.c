@@ -1,8 +1,20 @@
 /* fuzz_dumpfile: the on-device reader, the path `kdumpinit info` and
  * `kdumpinit save` take.
  *
- * Input: byte 0 is a control byte for the harness, the rest is the device
- * image, written as it is to a memfd that the tool then opens by path.
+ * Input: byte 0 is a control byte for the harness (with bit 5, the forge
+ * edits follow it, see below), the rest is a compact device image. The
+ * claim rule wants a stream at data_offset >= KDI_DATA_MIN (128 KiB),
+ * past a head of zeros, which is more than an input should be; so the
+ * input holds the superblock area (its first KDI_SB_AREA = 4096 bytes)
+ * and then the stream, and the harness expands it (expand_image):
+ *   input:  [0, 4096) superblock area | [4096, size) stream
+ *   device: [0, 4096) superblock area | zeros | [data_offset, ..) stream
+ * when the input has all 4096 bytes and the superblock's data_offset
+ * (read raw, whatever its checksum) is in [4096, FZ_EXPAND_MAX = 1 MiB];
+ * otherwise the input is the device image as it is. Everything below
+ * works on the expanded image, which is written to a memfd that the tool
+ * then opens by path.
+ *
  * Chunks are guarded by XXH64, so random mutations mostly stop at the
  * first checksum; the control byte lets the fuzzer also reach the parsers
  * behind them (the image is edited before it is written, the tool still
@@ -22,10 +34,18 @@
  *          makes the fuzzer meet them with every chunk intact, as
  *          someone who forges the hashes again could.
  * Seeds are real images written by `kdumpinit capture` (control 0), with
- * the superblock re-claimed at data_offset 4096 to keep them small (see
- * mkcorpus.py).
+ * the superblock re-claimed at data_offset KDI_DATA_MIN and stored in the
+ * compact layout (see mkcorpus.py).
  *
- * Steps: source_open (probe_fd, probe_buffer, super_decode), dumpfile_load,
+ * With FZ_REACH set in the environment, the harness prints at exit one
+ * line "FZ_REACH inputs=N claimed=N loaded=N complete=N": how many inputs
+ * source_open took as a claim, dumpfile_load loaded (returned 0) and
+ * dumpfile_complete called complete. run.sh runs the committed corpus so
+ * and fails when no seed gets to a loaded, complete dump (a claim rule
+ * the seeds no longer meet would otherwise only show as lost coverage).
+ *
+ * Steps: expand_image, the control bits' edits (fix_super, fix_chunks,
+ * forge_stream), source_open (probe_fd, probe_buffer, super_decode), dumpfile_load,
  * what info prints (dumpfile_complete, vmcoreinfo_get), dumpfile_page for
  * every stored pfn, then both save formats into a memfd: save_elf and
  * save_kdump.
@@ -242,6 +262,49 @@ static uint8_t *forge_stream(const uint8_t *img, size_t *len, const uint8_t *edi
 	return out;
 }
 
+/* ---- the compact input layout (header comment) ---- */
+
+#define FZ_EXPAND_MAX (1u << 20)
+
+/* The device image for a compact input: the superblock area, zeros up to
+ * data_offset, then the rest of the input as the stream. Returns a new
+ * buffer (*len updated), or NULL when the input is the image as it is. */
+static uint8_t *expand_image(const uint8_t *in, size_t *len)
+{
+	struct kdi_super sb;
+	if (*len < KDI_SB_AREA)
+		return NULL;
+	memcpy(&sb, in, sizeof sb);
+	if (sb.data_offset < KDI_SB_AREA || sb.data_offset > FZ_EXPAND_MAX)
+		return NULL;
+	size_t stream = *len - KDI_SB_AREA, out_len = sb.data_offset + stream;
+	uint8_t *out = calloc(1, out_len);
+	if (!out)
+		abort();
+	memcpy(out, in, KDI_SB_AREA);
+	memcpy(out + sb.data_offset, in + KDI_SB_AREA, stream);
+	*len = out_len;
+	return out;
+}
+
+/* FZ_REACH: what the inputs got to (header comment). */
+static struct {
+	unsigned long inputs, claimed, loaded, complete;
+} reach;
+
+static void reach_print(void)
+{
+	fprintf(stderr, "FZ_REACH inputs=%lu claimed=%lu loaded=%lu complete=%lu\n",
+		reach.inputs, reach.claimed, reach.loaded, reach.complete);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	if (getenv("FZ_REACH"))
+		atexit(reach_print);
+	return 0;
+}
+
 /* With NAME=path in the environment, a copy of what was saved goes there
  * (for looking at a saver's output on one input; not used when fuzzing). */
 static void fz_keep(int fd, const char *name)
@@ -315,10 +378,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= 1 + 8 * (size_t)nedits;
 	}
 	size_t len = size;
-	uint8_t *img = malloc(len ? len : 1);
-	if (!img)
-		abort();
-	memcpy(img, data, len);
+	uint8_t *img = expand_image(data, &len);
+	if (!img) {
+		img = malloc(len ? len : 1);
+		if (!img)
+			abort();
+		memcpy(img, data, len);
+	}
 	if (ctl & 1)
 		fix_super(img, len);
 	if (ctl & 2)
@@ -340,11 +406,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char msg[400];
 	int r = source_open(&t, fz_fdpath(fd), &why, msg, sizeof msg);
 	assert(memchr(msg, 0, sizeof msg));
+	reach.inputs++;
 	if (r < 0) {
 		assert(t.fd < 0);
 		return 0;
 	}
-	assert(t.base >= KDI_SB_AREA && t.base % 4096 == 0);
+	assert(t.base >= KDI_DATA_MIN && t.base % 4096 == 0 && t.base <= t.limit);
+	reach.claimed++;
 
 	struct dumpfile d;
 	r = dumpfile_load(&d, t.fd, t.base, t.limit);
@@ -357,11 +425,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	assert(d.vmcoreinfo && d.seg);
 	assert(d.stream_end <= t.limit);
+	reach.loaded++;
 
 	uint32_t ps = d.start.page_size;
 	/* What info prints. A dump read as complete has the END its stream
 	 * has: the cross-checks (dumpfile.c check_end) may not be bypassed. */
 	if (dumpfile_complete(&d)) {
+		reach.complete++;
 		assert(d.have_end && !d.why[0]);
 		assert(d.end.nr_chunks == d.nr_chunks);
 		assert(d.end.bytes_out == d.stream_end - t.base);

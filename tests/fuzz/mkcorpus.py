@@ -15,8 +15,11 @@ Everything is synthetic and built here from first principles:
   printk ring buffer with a few records;
 * fuzz_vmcore: ELF vmcores, from mkvmcore and from the same fake memory;
 * fuzz_dumpfile: device images written by `kdumpinit capture` from those
-  vmcores (claim re-made at data_offset 4096 so that each stays small),
-  with control byte 0, plus truncated and re-hashed variants;
+  vmcores, claim re-made at data_offset 131072 (KDI_DATA_MIN, the lowest
+  the claim rule takes) and stored in the harness's compact layout (the
+  4 KiB superblock area, then the stream; fuzz_dumpfile.c expands it) so
+  that each stays small, with control byte 0, plus truncated and
+  re-hashed variants;
 * fuzz_vmcoreinfo, fuzz_config: texts and disk heads;
 * regress-*: reproducers of bugs the fuzzers found (now fixed), derived
   from the seeds above; see crashes/README.md. Other regress-* files in a
@@ -35,6 +38,8 @@ import sys
 import tempfile
 
 PAGE = 4096
+DATA_MIN = 128 << 10    # dump/format.h KDI_DATA_MIN: the lowest data_offset claimed
+SB_AREA = 4096          # dump/format.h KDI_SB_AREA: the stream's offset in a compact seed
 START_KERNEL_MAP = 0xffffffff80000000
 INIT_TOP_PGT = 0xffffffff82a0a000
 PTE_P = 0x63            # present, rw, accessed, dirty
@@ -445,7 +450,7 @@ def edit_vmcoreinfo(seed, edits, mem_edit=None):
     return hdr + '\n'.join(l for l in lines if l is not None).encode() + b'\0' + bytes(mem)
 
 
-def rehash_stream(img, base=4096):
+def rehash_stream(img, base=SB_AREA):
     """Chunk hashes recomputed after an edit: a device image that reads
     back intact, so that what is tested is the parser behind the hashes."""
     img = bytearray(img)
@@ -487,17 +492,19 @@ def elf_vmcore(mem, vmcoreinfo, segs, cpus=1):
 
 # ---------------------------------------------------------------- device images
 def reclaim_small(img):
-    """A capture image (claim at 0, stream at data_offset) with the stream
-    moved to data_offset 4096 and the superblock re-checksummed."""
+    """A capture image (claim at 0, stream at its data_offset) re-claimed at
+    data_offset DATA_MIN, in fuzz_dumpfile's compact layout: the 4 KiB
+    superblock area, then the stream at input offset 4096; the harness
+    puts the zeros up to data_offset back (fuzz_dumpfile.c expand_image)."""
     (doff,) = struct.unpack_from('<Q', img, 104)
     sb = bytearray(img[:448])
-    struct.pack_into('<Q', sb, 104, 4096)
+    struct.pack_into('<Q', sb, 104, DATA_MIN)
     struct.pack_into('<Q', sb, 440, 0)
     struct.pack_into('<Q', sb, 440, xxh64(bytes(sb)))
-    return bytes(sb).ljust(4096, b'\0') + img[doff:]
+    return bytes(sb).ljust(SB_AREA, b'\0') + img[doff:]
 
 
-def chunks(img, base=4096):
+def chunks(img, base=SB_AREA):
     out = []
     pos = base
     while pos + 48 <= len(img) and img[pos:pos + 4] == b'KDCK':
@@ -661,7 +668,7 @@ def main():
         # the same image saved with zlib and two threads
         add('fuzz_dumpfile', '61-4l-mixed-d31-zlib2', b'\x18' + base)
         # superblock only, and an unclaimed blank head
-        add('fuzz_dumpfile', 'claim-only', b'\0' + base[:4096])
+        add('fuzz_dumpfile', 'claim-only', b'\0' + base[:SB_AREA])
         add('fuzz_dumpfile', 'blank', b'\0' + bytes(8192))
 
         # -- reproducers of fixed bugs (regress-*: see crashes/README.md)

@@ -12,6 +12,12 @@
 # build/fuzz) holds the binaries; logs go to FUZZ_DIR/logs, crashing inputs
 # to FUZZ_DIR/artifacts/TARGET/ (the log names the file). The committed
 # corpus in tests/fuzz/corpus is only read. FUZZ_FLAGS adds libFuzzer flags.
+#
+# Reach check (smoke): a target that prints "FZ_REACH name=N ..." at exit
+# when FZ_REACH is set (fuzz_dumpfile) has its corpus run so, and the
+# corpus step fails when a count is below the minimum reach_for gives:
+# seeds that all stop at a gate (the claim rule, say) pass every other
+# check and only show as lost coverage.
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 1
@@ -41,6 +47,30 @@ opts_for() {
 	esac
 }
 
+# Per-target minimum counts of the FZ_REACH line over the committed corpus
+# (executions: libFuzzer may run an input twice for its leak check).
+reach_for() {
+	case $1 in
+	fuzz_dumpfile) echo "loaded=1 complete=1" ;;	# a seed past the claim check, one whole dump
+	*) echo "" ;;
+	esac
+}
+
+# "" if the log's FZ_REACH line meets the minimums, else what fell short.
+reach_short() {
+	local log=$1 line want name min got short=""
+	line=$(grep -m1 '^FZ_REACH ' "$log")
+	[ -n "$line" ] || { echo "no FZ_REACH line"; return; }
+	for want in $2; do
+		name=${want%%=*} min=${want#*=}
+		got=$(sed -n "s/.* $name=\([0-9]*\).*/\1/p" <<<"$line")
+		if [ -z "$got" ] || [ "$got" -lt "$min" ]; then
+			short="$short $name=${got:-?} (want >= $min)"
+		fi
+	done
+	echo "${short# }"
+}
+
 # A failure's first sanitizer or libFuzzer line, and the artifact.
 why_failed() {
 	local log=$1 line art
@@ -68,8 +98,15 @@ for t in "$@"; do
 		files=("$seeds"/*)
 		if [ ! -e "${files[0]}" ]; then
 			fail "$t corpus: no seeds in $seeds"
-		elif "$bin" "${common[@]}" "${files[@]}" >"$log" 2>&1; then
-			ok "$t corpus: ${#files[@]} seeds"
+		elif FZ_REACH=1 "$bin" "${common[@]}" "${files[@]}" >"$log" 2>&1; then
+			reach=$(reach_for "$t")
+			short=${reach:+$(reach_short "$log" "$reach")}
+			got=$(sed -n 's/^FZ_REACH //p' "$log" | head -n1)
+			if [ -n "$short" ]; then
+				fail "$t corpus: ${#files[@]} seeds, but reach: $short (log: $log)"
+			else
+				ok "$t corpus: ${#files[@]} seeds${reach:+, reach: $got}"
+			fi
 		else
 			fail "$t corpus: $(why_failed "$log" $?)"
 		fi
