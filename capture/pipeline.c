@@ -789,8 +789,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 
 	memset(res, 0, sizeof *res);
 	pg.last_t = pg.t0;
-	while ((1u << p.shift) < p.ps)
-		p.shift++;
+	p.shift = log2_pow2(p.ps);
 	install_fault_handler();
 
 	unsigned nslots = o->threads > 1 ? 2 * o->threads : 1;
