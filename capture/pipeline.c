@@ -136,20 +136,6 @@ static void install_fault_handler(void)
 
 /* ---- layout ---- */
 
-/* musl has no qsort_r before 1.2.3's; a tiny insertion sort over segment
- * indices is plenty (a vmcore has tens of PT_LOADs). */
-static void sort_order(uint32_t *v, uint32_t n, const struct kdi_segment *seg)
-{
-	for (uint32_t i = 1; i < n; i++) {
-		uint32_t x = v[i], j = i;
-		while (j > 0 && seg[v[j - 1]].paddr > seg[x].paddr) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = x;
-	}
-}
-
 static int build_layout(struct pipe *p)
 {
 	struct vmcore *vc = p->vc;
@@ -159,10 +145,7 @@ static int build_layout(struct pipe *p)
 	p->ranges = calloc(vc->nr_seg, sizeof *p->ranges);
 	if (!p->order || !p->maxend || !p->ranges)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < vc->nr_seg; i++)
-		if (vc->seg[i].filesz)
-			p->order[p->norder++] = i;
-	sort_order(p->order, p->norder, vc->seg);
+	p->norder = segment_order(vc->seg, vc->nr_seg, p->order);
 	for (uint32_t k = 0; k < p->norder; k++) {
 		const struct kdi_segment *s = &vc->seg[p->order[k]];
 		uint64_t e = s->paddr + s->filesz;
