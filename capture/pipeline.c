@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,13 +113,27 @@ struct worker {
  * Touching a bad page of an mmapped /proc/vmcore raises SIGBUS. The page is
  * then retried with pread, and if that fails it is counted unreadable: a
  * crashed machine's memory is allowed to be broken, the capture is not. */
-static __thread sigjmp_buf *fault_jmp;
+static __thread sigjmp_buf *_Atomic fault_jmp;
+
+/* Arms (jb) or disarms (NULL) this thread's guard. The handler runs on
+ * the thread it guards, so what matters is that the compiler keeps every
+ * touch of the mapping between arming and disarming: the signal fences
+ * say so (a plain store could move past the page loads, which it cannot
+ * alias). A lock-free atomic is what a handler may read (C11 7.14.1.1). */
+static void fault_guard(sigjmp_buf *jb)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&fault_jmp, jb, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+}
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
+	sigjmp_buf *jb = atomic_load_explicit(&fault_jmp, memory_order_relaxed);
+
 	(void)si; (void)uc;
-	if (fault_jmp)
-		siglongjmp(*fault_jmp, 1);
+	if (jb)
+		siglongjmp(*jb, 1);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -443,6 +458,8 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 			 const struct skipped *sk)
 {
 	sigjmp_buf jb;
+	/* volatile for sigsetjmp (C11 7.13.2.1): both change between it and
+	 * the siglongjmp. Only this thread sees them. */
 	volatile uint32_t i = 0;
 	volatile int64_t faulted = -1;
 
@@ -461,7 +478,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	LZ4_initStream(w->lz4, sizeof *w->lz4);
 
 	if (sigsetjmp(jb, 0)) {
-		fault_jmp = NULL;
+		fault_guard(NULL);
 		window_force_pread(&w->win);
 		if (faulted == (int64_t)i) {
 			sl->excluded[KDI_EX_UNREADABLE]++;
@@ -470,7 +487,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 			faulted = i;
 		}
 	}
-	fault_jmp = &jb;
+	fault_guard(&jb);
 	for (; i < count; i++) {
 		if (w->p->pread_runs && w->cls[i] == MM_KEEP) {
 			uint32_t n = read_run(w, sl, pfn, i, count);
@@ -481,7 +498,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		}
 		encode_page_body(w, sl, pfn + i, i);
 	}
-	fault_jmp = NULL;
+	fault_guard(NULL);
 	if (!sl->hdr.nstored && !sl->hdr.nzero)
 		return;		/* emit_block writes no chunk for it */
 
