@@ -36,7 +36,7 @@ struct arch_ctx {
 struct arch_ops {
 	const char *name;
 	uint16_t e_machine;
-	uint32_t page_size;		/* used when VMCOREINFO has no PAGESIZE */
+	uint32_t page_size;		/* vmcore_open's, when VMCOREINFO has no PAGESIZE */
 	/* The lowest kernel virtual address. A pointer the crashed kernel
 	 * keeps to its own data (a mem_section root, a mem_map) below it is
 	 * corruption, not an address to follow. */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "sink.h"
 #include "window.h"
 #include "writer.h"
+#include "zero.h"
 
 /* LZ4's acceleration. Measured on a 6.1 dump: 2 and 4 save under 10 % of
  * the time at level 31 and less at level 1, for 2-6 % more output; the
@@ -112,13 +114,27 @@ struct worker {
  * Touching a bad page of an mmapped /proc/vmcore raises SIGBUS. The page is
  * then retried with pread, and if that fails it is counted unreadable: a
  * crashed machine's memory is allowed to be broken, the capture is not. */
-static __thread sigjmp_buf *fault_jmp;
+static __thread sigjmp_buf *_Atomic fault_jmp;
+
+/* Arms (jb) or disarms (NULL) this thread's guard. The handler runs on
+ * the thread it guards, so what matters is that the compiler keeps every
+ * touch of the mapping between arming and disarming: the signal fences
+ * say so (a plain store could move past the page loads, which it cannot
+ * alias). A lock-free atomic is what a handler may read (C11 7.14.1.1). */
+static void fault_guard(sigjmp_buf *jb)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&fault_jmp, jb, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+}
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
+	sigjmp_buf *jb = atomic_load_explicit(&fault_jmp, memory_order_relaxed);
+
 	(void)si; (void)uc;
-	if (fault_jmp)
-		siglongjmp(*fault_jmp, 1);
+	if (jb)
+		siglongjmp(*jb, 1);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -136,20 +152,6 @@ static void install_fault_handler(void)
 
 /* ---- layout ---- */
 
-/* musl has no qsort_r before 1.2.3's; a tiny insertion sort over segment
- * indices is plenty (a vmcore has tens of PT_LOADs). */
-static void sort_order(uint32_t *v, uint32_t n, const struct kdi_segment *seg)
-{
-	for (uint32_t i = 1; i < n; i++) {
-		uint32_t x = v[i], j = i;
-		while (j > 0 && seg[v[j - 1]].paddr > seg[x].paddr) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = x;
-	}
-}
-
 static int build_layout(struct pipe *p)
 {
 	struct vmcore *vc = p->vc;
@@ -159,10 +161,7 @@ static int build_layout(struct pipe *p)
 	p->ranges = calloc(vc->nr_seg, sizeof *p->ranges);
 	if (!p->order || !p->maxend || !p->ranges)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < vc->nr_seg; i++)
-		if (vc->seg[i].filesz)
-			p->order[p->norder++] = i;
-	sort_order(p->order, p->norder, vc->seg);
+	p->norder = segment_order(vc->seg, vc->nr_seg, p->order);
 	for (uint32_t k = 0; k < p->norder; k++) {
 		const struct kdi_segment *s = &vc->seg[p->order[k]];
 		uint64_t e = s->paddr + s->filesz;
@@ -255,21 +254,6 @@ static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *
 }
 
 /* ---- one page ---- */
-
-static int is_zero(const uint8_t *b, size_t n)
-{
-	const uint64_t *w = (const uint64_t *)b;
-	uint64_t acc = 0;
-
-	/* OR 8 words at a time: branch-light and auto-vectorised. */
-	for (size_t i = 0; i < n / 8; i += 8) {
-		acc |= w[i] | w[i + 1] | w[i + 2] | w[i + 3] |
-		       w[i + 4] | w[i + 5] | w[i + 6] | w[i + 7];
-		if (acc)
-			return 0;
-	}
-	return 1;
-}
 
 /* Segments overlapping pfns [pfn, pfn+count). */
 static uint32_t block_cands(struct worker *w, uint64_t pfn, uint32_t count)
@@ -400,7 +384,7 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 		sl->excluded[KDI_EX_UNREADABLE]++;
 		return;
 	}
-	if ((p->o->level & 1) && is_zero(src, ps)) {
+	if ((p->o->level & 1) && page_is_zero(src, ps)) {
 		count_zero(sl, i);
 		return;
 	}
@@ -438,7 +422,7 @@ static uint32_t read_run(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		return 0;
 	for (uint32_t k = i; k < j; k++) {
 		const uint8_t *src = run + (size_t)(k - i) * ps;
-		if ((p->o->level & 1) && is_zero(src, ps)) {
+		if ((p->o->level & 1) && page_is_zero(src, ps)) {
 			count_zero(sl, k);
 			continue;
 		}
@@ -460,6 +444,8 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 			 const struct skipped *sk)
 {
 	sigjmp_buf jb;
+	/* volatile for sigsetjmp (C11 7.13.2.1): both change between it and
+	 * the siglongjmp. Only this thread sees them. */
 	volatile uint32_t i = 0;
 	volatile int64_t faulted = -1;
 
@@ -478,7 +464,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	LZ4_initStream(w->lz4, sizeof *w->lz4);
 
 	if (sigsetjmp(jb, 0)) {
-		fault_jmp = NULL;
+		fault_guard(NULL);
 		window_force_pread(&w->win);
 		if (faulted == (int64_t)i) {
 			sl->excluded[KDI_EX_UNREADABLE]++;
@@ -487,7 +473,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 			faulted = i;
 		}
 	}
-	fault_jmp = &jb;
+	fault_guard(&jb);
 	for (; i < count; i++) {
 		if (w->p->pread_runs && w->cls[i] == MM_KEEP) {
 			uint32_t n = read_run(w, sl, pfn, i, count);
@@ -498,7 +484,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		}
 		encode_page_body(w, sl, pfn + i, i);
 	}
-	fault_jmp = NULL;
+	fault_guard(NULL);
 	if (!sl->hdr.nstored && !sl->hdr.nzero)
 		return;		/* emit_block writes no chunk for it */
 
@@ -789,8 +775,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 
 	memset(res, 0, sizeof *res);
 	pg.last_t = pg.t0;
-	while ((1u << p.shift) < p.ps)
-		p.shift++;
+	p.shift = log2_pow2(p.ps);
 	install_fault_handler();
 
 	unsigned nslots = o->threads > 1 ? 2 * o->threads : 1;

@@ -26,6 +26,12 @@ struct sink_buf {
 	int state;
 };
 
+/* What the I/O and flusher threads share with the caller (the buffers'
+ * state, next_io, direct once they run, quit, err and the flusher's
+ * fields) is only touched under lock, writeback()'s state under wb_lock:
+ * the mutexes order it, so these are plain ints, neither volatile nor
+ * _Atomic. has_flusher is written under lock, and read unlocked only by
+ * the caller's thread, its only writer. */
 struct sink {
 	int fd;
 	int direct;		/* O_DIRECT in effect */

@@ -10,18 +10,9 @@
 #include <unistd.h>
 
 #include "../lib/io.h"
+#include "../lib/util.h"
 
 #define GPT_READ (1u << 20)	/* header + the usual 128 entries fit easily */
-
-static uint32_t le32(const uint8_t *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return le32(p) | (uint64_t)le32(p + 4) << 32;
-}
 
 static void guid_text(const uint8_t *g, char *out)
 {
@@ -40,8 +31,8 @@ int gpt_parse(const uint8_t *buf, size_t len, unsigned sector, unsigned partno,
 		return -ENOENT;
 	const uint8_t *h = buf + sector;
 	if (!memcmp(h, "EFI PART", 8)) {
-		uint64_t lba = le64(h + 72);
-		uint32_t n = le32(h + 80), esz = le32(h + 84);
+		uint64_t lba = load_le64(h + 72);
+		uint32_t n = load_le32(h + 80), esz = load_le32(h + 84);
 		if (esz < 128 || esz > 4096 || partno > n || lba > len / sector)
 			return -ENOENT;
 		uint64_t off = lba * sector + (uint64_t)(partno - 1) * esz;
@@ -67,7 +58,7 @@ int gpt_parse(const uint8_t *buf, size_t len, unsigned sector, unsigned partno,
 		const uint8_t *e = buf + 446 + 16 * (partno - 1);
 		if (e[4] == 0)
 			return -ENOENT;
-		snprintf(out->uuid, sizeof out->uuid, "%08x-%02x", le32(buf + 440), partno);
+		snprintf(out->uuid, sizeof out->uuid, "%08x-%02x", load_le32(buf + 440), partno);
 		return 0;
 	}
 	return -ENOENT;

@@ -49,7 +49,7 @@ enum kdi_chunk_type {
 	KDI_CH_VMCOREINFO = 3,	/* VMCOREINFO text */
 	KDI_CH_SEGMENTS = 4,	/* struct kdi_segment[] */
 	KDI_CH_PAGES = 5,	/* struct kdi_pages + bitmap + sizes + data */
-	KDI_CH_DMESG = 6,	/* reserved: the crashed kernel's log */
+	KDI_CH_DMESG = 6,	/* the crashed kernel's log, before the pages */
 	KDI_CH_END = 7,		/* struct kdi_end, written last */
 	KDI_CH_PAD = 8,		/* filler, ignored */
 };

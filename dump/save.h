@@ -1,5 +1,5 @@
-/* Writing a loaded dump back out for debuggers. ELF now; kdump-compressed
- * joins here. */
+/* Writing a loaded dump back out for debuggers: as an ELF vmcore
+ * (save_elf.c) or kdump-compressed (save_kdump.c). */
 #ifndef KDI_SAVE_H
 #define KDI_SAVE_H
 

@@ -158,8 +158,8 @@ void save_warn_stale(const struct save_result *res)
 int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	     struct save_result *res)
 {
-	unsigned shift = 0;
 	uint32_t ps = d->start.page_size;
+	unsigned shift = log2_pow2(ps);
 	struct loads l = { 0 };
 	struct obuf o = { .fd = out_fd, .room = so->room, .cap = 1u << 20 };
 	uint8_t *page = malloc(ps), *zero = calloc(1, ps);
@@ -175,8 +175,6 @@ int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 		r = -ENOMEM;
 		goto out;
 	}
-	while ((1u << shift) < ps)
-		shift++;
 	for (uint32_t i = 0; !r && i < d->nr_seg; i++)
 		r = split_segment(d, &d->seg[i], shift, &l);
 	if (r < 0)

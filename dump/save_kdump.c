@@ -344,13 +344,11 @@ static uint64_t vouched_mapnr(const struct dumpfile *d, uint64_t max_mapnr, uint
 int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct save_result *res)
 {
 	uint32_t ps = d->start.page_size;
-	unsigned shift = 0, nt = so->threads ? so->threads : 1;
+	unsigned shift = log2_pow2(ps), nt = so->threads ? so->threads : 1;
 	struct vmcoreinfo vi;
 	int r = 0;
 
 	memset(res, 0, sizeof *res);
-	while ((1u << shift) < ps)
-		shift++;
 	vmcoreinfo_parse(&vi, d->vmcoreinfo);
 
 	uint64_t max_mapnr = 0;

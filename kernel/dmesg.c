@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/util.h"
+
 /* Descriptor states, from the top two bits of state_var (kernel
  * printk_ringbuffer.h). Only committed and finalized records are text. */
 #define DESC_STATE(sv)	(((sv) >> 62) & 3)
@@ -45,10 +47,6 @@ static int put(struct out *o, const char *s, size_t n)
 	return 0;
 }
 
-static uint64_t u64at(const uint8_t *p, uint64_t off) { uint64_t v; memcpy(&v, p + off, 8); return v; }
-static uint32_t u32at(const uint8_t *p, uint64_t off) { uint32_t v; memcpy(&v, p + off, 4); return v; }
-static uint16_t u16at(const uint8_t *p, uint64_t off) { uint16_t v; memcpy(&v, p + off, 2); return v; }
-
 static int record(struct out *o, const struct vmcoreinfo *vi, const uint8_t *descs,
 		  const uint8_t *infos, const uint8_t *data, uint64_t count, uint64_t size,
 		  uint64_t id)
@@ -56,18 +54,18 @@ static int record(struct out *o, const struct vmcoreinfo *vi, const uint8_t *des
 	uint64_t i = id % count;
 	const uint8_t *desc = descs + i * vi_u(vi, VI_SIZE_PRB_DESC);
 	uint64_t ctr = vi_has(vi, VI_OFF_ATOMIC_COUNTER) ? vi_u(vi, VI_OFF_ATOMIC_COUNTER) : 0;
-	uint64_t sv = u64at(desc, vi_u(vi, VI_OFF_DESC_STATE) + ctr);
+	uint64_t sv = load_le64(desc + (vi_u(vi, VI_OFF_DESC_STATE) + ctr));
 
 	if ((sv & DESC_ID_MASK) != id ||
 	    (DESC_STATE(sv) != DESC_COMMITTED && DESC_STATE(sv) != DESC_FINALIZED))
 		return 0;
 	uint64_t lpos = vi_u(vi, VI_OFF_DESC_TEXT_LPOS);
-	uint64_t begin = u64at(desc, lpos + vi_u(vi, VI_OFF_LPOS_BEGIN)) % size;
-	uint64_t next = u64at(desc, lpos + vi_u(vi, VI_OFF_LPOS_NEXT)) % size;
+	uint64_t begin = load_le64(desc + (lpos + vi_u(vi, VI_OFF_LPOS_BEGIN))) % size;
+	uint64_t next = load_le64(desc + (lpos + vi_u(vi, VI_OFF_LPOS_NEXT))) % size;
 	if (begin == next)
 		return 0;	/* a record without text */
 	const uint8_t *inf = infos + i * vi_u(vi, VI_SIZE_PRINTK_INFO);
-	uint64_t text_len = u16at(inf, vi_u(vi, VI_OFF_INFO_TEXT_LEN));
+	uint64_t text_len = load_le16(inf + vi_u(vi, VI_OFF_INFO_TEXT_LEN));
 	if (begin > next)
 		begin = 0;	/* the block wrapped: its text starts the ring */
 	begin += 8;		/* skip the block's id word */
@@ -75,7 +73,7 @@ static int record(struct out *o, const struct vmcoreinfo *vi, const uint8_t *des
 		return 0;
 	if (next - begin < text_len)
 		text_len = next - begin;
-	uint64_t ts = u64at(inf, vi_u(vi, VI_OFF_INFO_TS));
+	uint64_t ts = load_le64(inf + vi_u(vi, VI_OFF_INFO_TS));
 
 	char pre[48];
 	int pl = snprintf(pre, sizeof pre, "[%5llu.%06llu] ", (unsigned long long)(ts / 1000000000),
@@ -155,8 +153,8 @@ int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, unsig
 		goto out;
 	const uint8_t *dr = prb + vi_u(vi, VI_OFF_PRB_DESC_RING);
 	const uint8_t *tr = prb + vi_u(vi, VI_OFF_PRB_TEXT_RING);
-	uint32_t cbits = u32at(dr, vi_u(vi, VI_OFF_DR_COUNT_BITS));
-	uint32_t sbits = u32at(tr, vi_u(vi, VI_OFF_TR_SIZE_BITS));
+	uint32_t cbits = load_le32(dr + vi_u(vi, VI_OFF_DR_COUNT_BITS));
+	uint32_t sbits = load_le32(tr + vi_u(vi, VI_OFF_TR_SIZE_BITS));
 	if (cbits > MAX_COUNT_BITS || sbits > MAX_SIZE_BITS || sbits < 4) {
 		r = -EBADMSG;
 		goto out;
@@ -184,15 +182,15 @@ int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, unsig
 		goto out;
 	}
 	memset(data + size, 0, 8);
-	r = kmem_read(km, u64at(dr, vi_u(vi, VI_OFF_DR_DESCS)), descs, count * dsz);
+	r = kmem_read(km, load_le64(dr + vi_u(vi, VI_OFF_DR_DESCS)), descs, count * dsz);
 	if (!r)
-		r = kmem_read(km, u64at(dr, vi_u(vi, VI_OFF_DR_INFOS)), infos, count * isz);
+		r = kmem_read(km, load_le64(dr + vi_u(vi, VI_OFF_DR_INFOS)), infos, count * isz);
 	if (!r)
-		r = kmem_read(km, u64at(tr, vi_u(vi, VI_OFF_TR_DATA)), data, size);
+		r = kmem_read(km, load_le64(tr + vi_u(vi, VI_OFF_TR_DATA)), data, size);
 	if (r < 0)
 		goto out;
-	uint64_t tail = u64at(dr, vi_u(vi, VI_OFF_DR_TAIL_ID) + ctr) & DESC_ID_MASK;
-	uint64_t head = u64at(dr, vi_u(vi, VI_OFF_DR_HEAD_ID) + ctr) & DESC_ID_MASK;
+	uint64_t tail = load_le64(dr + (vi_u(vi, VI_OFF_DR_TAIL_ID) + ctr)) & DESC_ID_MASK;
+	uint64_t head = load_le64(dr + (vi_u(vi, VI_OFF_DR_HEAD_ID) + ctr)) & DESC_ID_MASK;
 	/* From tail to head inclusive; ids wrap within DESC_ID_MASK. A
 	 * corrupt pair is bounded by the ring's size. */
 	uint64_t n = ((head - tail) & DESC_ID_MASK) + 1;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/util.h"
+
 #define SECTION_MARKED_PRESENT	0x1ull
 /* Flag bits below the mem_map address in section_mem_map (five since 4.13,
  * which covers every kernel we support). */
@@ -22,9 +24,6 @@ static int kread(struct memmap *m, uint64_t va, void *buf, size_t len)
 {
 	return kmem_read(&m->km, va, buf, len);
 }
-
-static uint64_t rd64(const uint8_t *p, uint64_t off) { uint64_t v; memcpy(&v, p + off, 8); return v; }
-static uint32_t rd32(const uint8_t *p, uint64_t off) { uint32_t v; memcpy(&v, p + off, 4); return v; }
 
 /* ---- sections ---- */
 
@@ -47,7 +46,7 @@ static uint64_t section_map_uncached(struct memmap *m, uint64_t nr)
 	}
 	if (kread(m, entry, ms, m->ms_size) < 0)
 		return 0;
-	uint64_t map = rd64(ms, m->ms_map_off);
+	uint64_t map = load_le64(ms + m->ms_map_off);
 	if (!(map & SECTION_MARKED_PRESENT))
 		return 0;
 	map &= SECTION_MAP_MASK;
@@ -152,10 +151,10 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 			    const uint8_t *tail, uint64_t *nr)
 {
 	const struct vmcoreinfo *vi = &m->km.vi;
-	uint64_t flags = rd64(sp, vi_u(vi, VI_OFF_PAGE_FLAGS));
-	uint64_t mapping = rd64(sp, vi_u(vi, VI_OFF_PAGE_MAPPING));
-	uint32_t mapcount = vi_has(vi, VI_OFF_PAGE_MAPCOUNT) ? rd32(sp, vi_u(vi, VI_OFF_PAGE_MAPCOUNT)) : 0;
-	uint64_t private = vi_has(vi, VI_OFF_PAGE_PRIVATE) ? rd64(sp, vi_u(vi, VI_OFF_PAGE_PRIVATE)) : 0;
+	uint64_t flags = load_le64(sp + vi_u(vi, VI_OFF_PAGE_FLAGS));
+	uint64_t mapping = load_le64(sp + vi_u(vi, VI_OFF_PAGE_MAPPING));
+	uint32_t mapcount = vi_has(vi, VI_OFF_PAGE_MAPCOUNT) ? load_le32(sp + vi_u(vi, VI_OFF_PAGE_MAPCOUNT)) : 0;
+	uint64_t private = vi_has(vi, VI_OFF_PAGE_PRIVATE) ? load_le64(sp + vi_u(vi, VI_OFF_PAGE_PRIVATE)) : 0;
 	uint64_t order = 0;
 	int hugetlb = 0;
 
@@ -164,11 +163,11 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 		if (vi_has(vi, VI_NUM_HUGETLB_MAPCOUNT)) {
 			/* 6.9+: order in the low byte of the first tail's flags,
 			 * hugetlb a page type of the head. */
-			order = rd64(tail, vi_u(vi, VI_OFF_PAGE_FLAGS)) & 0xff;
+			order = load_le64(tail + vi_u(vi, VI_OFF_PAGE_FLAGS)) & 0xff;
 			hugetlb = mapcount == (uint32_t)vi_u(vi, VI_NUM_HUGETLB_MAPCOUNT);
 		} else if (vi_has(vi, VI_NUM_PG_HUGETLB)) {
 			/* 6.6-6.8: the same order byte, hugetlb a tail flag. */
-			uint64_t f1 = rd64(tail, vi_u(vi, VI_OFF_PAGE_FLAGS));
+			uint64_t f1 = load_le64(tail + vi_u(vi, VI_OFF_PAGE_FLAGS));
 			order = f1 & 0xff;
 			hugetlb = vi_u(vi, VI_NUM_PG_HUGETLB) < 64 && ((f1 >> vi_u(vi, VI_NUM_PG_HUGETLB)) & 1);
 		} else {
@@ -181,7 +180,7 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 		if (order >= 64 || (pfn & ((1ull << order) - 1)))
 			order = 0;
 	}
-	uint64_t head = vi_has(vi, VI_OFF_PAGE_COMPOUND_HEAD) ? rd64(sp, vi_u(vi, VI_OFF_PAGE_COMPOUND_HEAD)) : 0;
+	uint64_t head = vi_has(vi, VI_OFF_PAGE_COMPOUND_HEAD) ? load_le64(sp + vi_u(vi, VI_OFF_PAGE_COMPOUND_HEAD)) : 0;
 	if (head & 1)
 		return MM_KEEP;	/* a tail: decided with its head, if at all */
 
@@ -300,9 +299,7 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 		WHY("VMCOREINFO lacks %s (needed to find struct pages)", missing);
 		return 0;
 	}
-	m->shift = 0;
-	while ((1u << m->shift) < vc->page_size)
-		m->shift++;
+	m->shift = log2_pow2(vc->page_size);
 	uint64_t ssb = vi_u(vi, VI_NUM_SECTION_SIZE_BITS), mpb = vi_u(vi, VI_NUM_MAX_PHYSMEM_BITS);
 	m->spage = vi_u(vi, VI_SIZE_PAGE);
 	m->ms_size = vi_u(vi, VI_SIZE_MEM_SECTION);

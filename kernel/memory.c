@@ -30,3 +30,23 @@ int segment_repair(struct kdi_segment *s)
 	return 1;
 }
 
+/* musl has no qsort_r before 1.2.3's; a tiny insertion sort over segment
+ * indices is plenty (a vmcore has tens of PT_LOADs), and it is stable. */
+uint32_t segment_order(const struct kdi_segment *seg, uint32_t n, uint32_t *order)
+{
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (seg[i].filesz)
+			order[m++] = i;
+	for (uint32_t i = 1; i < m; i++) {
+		uint32_t x = order[i], j = i;
+		while (j > 0 && seg[order[j - 1]].paddr > seg[x].paddr) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	return m;
+}
+

@@ -38,6 +38,10 @@ int segment_valid(const struct kdi_segment *s);
  * vaddr 0, "no virtual address"; -1 drop it: its physical range wraps or
  * reaches past KDI_PADDR_LIMIT, where no memory is. */
 int segment_repair(struct kdi_segment *s);
+/* The order readers walk memory in: fills order[] (room for n) with the
+ * indices of the segments of seg[0..n) that have data (filesz), by paddr,
+ * equal paddrs in index order. Returns how many. */
+uint32_t segment_order(const struct kdi_segment *seg, uint32_t n, uint32_t *order);
 
 /* What a page of the crashed kernel is, when it is not written: why the
  * filter left it out. Indexes the dump's kdi_end.excluded[]. */

@@ -13,17 +13,7 @@ int physmem_init(struct physmem *pm, const struct vmcore *vc)
 	pm->order = calloc(vc->nr_seg ? vc->nr_seg : 1, sizeof *pm->order);
 	if (!pm->order)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < vc->nr_seg; i++)
-		if (vc->seg[i].filesz)
-			pm->order[pm->n++] = i;
-	for (uint32_t i = 1; i < pm->n; i++) {
-		uint32_t x = pm->order[i], j = i;
-		while (j > 0 && vc->seg[pm->order[j - 1]].paddr > vc->seg[x].paddr) {
-			pm->order[j] = pm->order[j - 1];
-			j--;
-		}
-		pm->order[j] = x;
-	}
+	pm->n = segment_order(vc->seg, vc->nr_seg, pm->order);
 	return 0;
 }
 

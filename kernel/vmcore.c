@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "../arch/arch.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -224,11 +225,15 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 		goto fail;
 	}
 
+	/* PAGESIZE says; without it (or with nonsense), the machine's base
+	 * page, and 4096 for a machine we have no table for. */
+	const struct arch_ops *arch = arch_lookup(vc->e_machine);
+	uint64_t fallback = arch && arch->page_size ? arch->page_size : 4096;
+	uint64_t ps = fallback;
 	char v[32];
-	uint64_t ps = 4096;
 	if (vmcoreinfo_get(vc->vmcoreinfo, "PAGESIZE", v, sizeof v) == 0 &&
 	    (parse_u64(v, 0, &ps) < 0 || ps < 4096 || ps > 65536 || (ps & (ps - 1))))
-		ps = 4096;	/* caller's arch table may override */
+		ps = fallback;
 	vc->page_size = ps;
 	elf_end(elf);
 	return 0;

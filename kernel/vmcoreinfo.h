@@ -101,7 +101,6 @@ int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
 int vmcoreinfo_number(const struct vmcoreinfo *vi, const char *text, const char *key, uint64_t *v);
 static inline int vi_has(const struct vmcoreinfo *vi, enum vi_key k) { return vi->have[k]; }
 static inline uint64_t vi_u(const struct vmcoreinfo *vi, enum vi_key k) { return vi->v[k]; }
-static inline int64_t vi_s(const struct vmcoreinfo *vi, enum vi_key k) { return (int64_t)vi->v[k]; }
 const char *vi_name(enum vi_key k);
 
 #endif

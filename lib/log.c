@@ -10,7 +10,6 @@ static int verbose;
 
 void log_set_kmsg(int fd) { kmsg_fd = fd; }
 void log_set_verbose(int level) { verbose = level; }
-int log_verbose(void) { return verbose; }
 
 /* A line is formatted once and written with one write() per sink, so lines
  * from worker threads never interleave mid-line. */

@@ -8,7 +8,6 @@
 /* The only global state besides verbosity: where log lines go. */
 void log_set_kmsg(int fd);      /* also copy every line to /dev/kmsg (PID 1) */
 void log_set_verbose(int level);
-int log_verbose(void);
 
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

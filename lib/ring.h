@@ -30,6 +30,10 @@ struct ring_slot {
 	uint64_t next;		/* the only job that may take it next */
 };
 
+/* The ring's state (the slots, waiting, issued, emit_next, emitting, stop,
+ * err) is read and written under lock, which orders it: plain ints,
+ * neither volatile nor _Atomic. s, nslots, emit and ctx are fixed by
+ * ring_init. */
 struct ring {
 	pthread_mutex_t lock;
 	pthread_cond_t slot_free;

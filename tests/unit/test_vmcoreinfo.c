@@ -20,7 +20,7 @@ static void values_by_base(void)
 	CHECK_INT(vi_u(&vi, VI_PAGESIZE), 4096);
 	CHECK(vi_u(&vi, VI_SYM_MEM_SECTION) == 0xffffffff82d5a040ull, "mem_section %llx",
 	      (unsigned long long)vi_u(&vi, VI_SYM_MEM_SECTION));
-	CHECK_INT(vi_s(&vi, VI_NUM_PHYS_BASE), -2097152);
+	CHECK_INT((int64_t)vi_u(&vi, VI_NUM_PHYS_BASE), -2097152);
 	CHECK_INT(vi_u(&vi, VI_NUM_SECTION_SIZE_BITS), 27);
 	CHECK_INT(vi.bad_lines, 0);
 	CHECK(!vi_has(&vi, VI_KERNELOFFSET), "KERNELOFFSET absent");
