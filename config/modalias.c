@@ -480,7 +480,10 @@ static int walk_links(const struct sysroot *r, const struct modtree *t, const ch
 	char names[16][64];
 	int n = 0;
 	while ((de = readdir(d)) && n < (int)ARRAY_SIZE(names)) {
-		if (de->d_name[0] == '.' || strncmp(de->d_name, prefix, strlen(prefix)))
+		/* Controllers are PREFIX<digits>; nvme1n1 there is the head disk. */
+		size_t pl = strlen(prefix);
+		if (strncmp(de->d_name, prefix, pl) || !de->d_name[pl] ||
+		    strspn(de->d_name + pl, "0123456789") != strlen(de->d_name + pl))
 			continue;
 		if (strlen(de->d_name) >= sizeof names[0])
 			continue;
