@@ -4,6 +4,7 @@
  * watchdog) and a fake module tree whose modules.dep, modules.alias and
  * modules.softdep lines are Debian 12's 6.1 ones; the expected orders are
  * what `modprobe --show-depends -a` printed there, duplicates dropped. */
+#define _GNU_SOURCE	/* nftw flags, in glibc (the ASan build) */
 #define CHECK_PREFIX "modalias"
 #include "check.h"
 
