@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "modules.h"
 
 static const char help[] =
 	"kdumpinit " KDI_VERSION " - crash-dump capture for Linux kdump\n"
@@ -22,6 +23,7 @@ static const char help[] =
 	"  info     show what a dump device holds\n"
 	"  dmesg    print the crashed kernel's log\n"
 	"  arm      load the crash kernel (kexec_file_load)\n"
+	"  modules  the kernel modules a dump device needs here\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
@@ -33,6 +35,7 @@ static const struct {
 } commands[] = {
 	{ "capture", cmd_capture }, { "save", cmd_save }, { "info", cmd_info },
 	{ "format", cmd_format }, { "arm", cmd_arm }, { "dmesg", cmd_dmesg },
+	{ "modules", cmd_modules },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,73 @@
+/* The kernel modules a dump device needs on this machine (host-only
+ * initramfs): walk the device's chain in sysfs (partition -> disk ->
+ * device -> parents; dm/md slaves; NVMe multipath paths and controllers),
+ * take each node's driver (or modalias), and resolve it in the target
+ * kernel's module tree (modules.dep, modules.alias, modules.softdep,
+ * modules.builtin, modules.builtin.modinfo), dependencies first, as
+ * `modprobe --show-depends` orders them.
+ *
+ * Host-side: the tree is read into memory once (about 1.5 MiB for a
+ * Debian kernel); the result list has a fixed cap. */
+#ifndef KDI_MODALIAS_H
+#define KDI_MODALIAS_H
+
+#include <stddef.h>
+
+#include "target.h"
+
+/* The target kernel's module index, as text read whole. */
+struct modtree {
+	char *dep;		/* modules.dep (required) */
+	char *alias;		/* modules.alias, or "" */
+	char *softdep;		/* modules.softdep, or "" */
+	char *builtin;		/* modules.builtin, or "" */
+	char *binfo;		/* modules.builtin.modinfo (NUL-separated), or NULL */
+	size_t binfo_len;
+};
+
+/* Reads DIR/modules.*. 0; -ENOENT without modules.dep; other -errno. */
+int modtree_load(struct modtree *t, const char *dir);
+void modtree_free(struct modtree *t);
+
+#define MODS_MAX 192
+
+enum mod_kind {
+	MOD_LOAD,		/* a module to load, in list order */
+	MOD_BUILTIN,		/* built into the target kernel: nothing to load */
+	MOD_NOTE,		/* a driver the target kernel has no module for */
+};
+
+struct modentry {
+	enum mod_kind kind;
+	char name[64];		/* module name, '-' as '_' */
+	char reason[192];
+};
+
+struct modlist {
+	int n;
+	struct modentry e[MODS_MAX];
+	/* Names being resolved (cycle guard for broken modules.dep). */
+	int nbusy;
+	char busy[32][64];
+};
+
+/* The block device name (vda, sda1, dm-0) a selector names: /dev/NAME
+ * (through symlinks; a block node by its dev_t) under r->dev, or the
+ * others through selector_find. 0 or -ENOENT. */
+int modules_block_name(const struct sysroot *r, const struct selector *s, char *name, size_t sz);
+
+/* Appends, dependencies first, what block device NAME needs. 0, -ENOENT
+ * (no such block device), -ENOSPC (over MODS_MAX: "too many modules"). */
+int modules_for_block(const struct sysroot *r, const struct modtree *t, const char *name,
+		      struct modlist *out);
+/* The drivers of /sys/class/watchdog/watchdog*'s devices. 0 or -ENOSPC. */
+int modules_for_watchdogs(const struct sysroot *r, const struct modtree *t, struct modlist *out);
+/* Module NAME (a name or alias) with its dependencies, for why; a name
+ * the tree does not know is skipped. 0 or -ENOSPC. */
+int modules_add(const struct modtree *t, const char *name, const char *why, struct modlist *out);
+
+/* fnmatch(3) without flags, as modprobe matches modules.alias: * ? [set]
+ * [!set] [a-z]. 1 on a match. */
+int alias_match(const char *pattern, const char *s);
+
+#endif

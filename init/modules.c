@@ -1,0 +1,127 @@
+/* kdumpinit modules SELECTOR...: what mkinitramfs --device packs. Runs
+ * with no shell tools (a busybox first stage will do): sysfs and the
+ * target kernel's modules.* files are all it reads. */
+#include "modules.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "kdumpinit.h"
+#include "../config/modalias.h"
+#include "../lib/log.h"
+
+static const char modules_help[] =
+	"usage: kdumpinit modules [--root DIR] [--kver KVER] [--moddir DIR] [--no-extras]\n"
+	"                         SELECTOR...\n"
+	"\n"
+	"Prints, in load order, the kernel modules the dump device needs on this\n"
+	"machine: the drivers of its chain in sysfs (partition, disk, controller,\n"
+	"buses; device-mapper, md and NVMe layers), resolved in the target kernel's\n"
+	"modules.dep/.alias/.softdep with their dependencies first; then the\n"
+	"running watchdog's driver and qemu_fw_cfg (unless --no-extras).\n"
+	"One module a line, \"NAME  # reason\"; lines starting with # are notes\n"
+	"(built in, or a driver with no module).\n"
+	"\n"
+	"  SELECTOR       as kdumpinit.dev=: /dev/NAME, SERIAL=, LABEL=, UUID=,\n"
+	"                 PARTUUID=, PARTLABEL= (a comma list counts as several)\n"
+	"  --root DIR     read DIR/sys and DIR/dev (default /)\n"
+	"  --kver KVER    target kernel release (default: the running one)\n"
+	"  --moddir DIR   its module directory (default ROOT/lib/modules/KVER)\n"
+	"  --no-extras    only the device's modules\n"
+	"\n"
+	"Exit codes: 0 ok, 1 module tree unreadable, 2 usage, 4 device not found.\n";
+
+static int print_list(const struct modlist *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		const struct modentry *e = &l->e[i];
+		switch (e->kind) {
+		case MOD_LOAD: printf("%s  # %s\n", e->name, e->reason); break;
+		case MOD_BUILTIN: printf("# %s: built in (%s)\n", e->name, e->reason); break;
+		case MOD_NOTE: printf("# %s\n", e->reason); break;
+		}
+	}
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_SYSTEM;
+}
+
+int cmd_modules(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, 'r' }, { "kver", required_argument, NULL, 'k' },
+		{ "moddir", required_argument, NULL, 'm' }, { "no-extras", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' }, { 0 },
+	};
+	static struct modlist list;
+	const char *root = "", *kver = NULL, *moddir = NULL;
+	char sys[PATH_MAX], dev[PATH_MAX], mdir[PATH_MAX], bad[80];
+	struct utsname u;
+	struct modtree t;
+	int c, extras = 1, r;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': root = optarg; break;
+		case 'k': kver = optarg; break;
+		case 'm': moddir = optarg; break;
+		case 'n': extras = 0; break;
+		case 'h': fputs(modules_help, stdout); return EXIT_OK;
+		default: fputs(modules_help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		err("modules: no device selector (see --help)");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(root, "/"))
+		root = "";
+	snprintf(sys, sizeof sys, "%s/sys", root);
+	snprintf(dev, sizeof dev, "%s/dev", root);
+	const struct sysroot sr = { sys, dev };
+	if (!kver) {
+		uname(&u);
+		kver = u.release;
+	}
+	if (!moddir) {
+		snprintf(mdir, sizeof mdir, "%s/lib/modules/%s", root, kver);
+		moddir = mdir;
+	}
+	/* Every selector is checked before the tree is read: a typo is a usage error. */
+	for (int i = optind; i < argc; i++) {
+		struct selector sel[SEL_MAX];
+		if (selectors_parse(argv[i], sel, SEL_MAX, bad, sizeof bad) < 0) {
+			err("modules: not a device selector: '%s'", bad);
+			return EXIT_USAGE;
+		}
+	}
+	if ((r = modtree_load(&t, moddir)) < 0) {
+		err("modules: cannot read %s/modules.dep: %s", moddir, errstr(r));
+		return EXIT_SYSTEM;
+	}
+	int code = EXIT_OK;
+	for (int i = optind; i < argc && code == EXIT_OK; i++) {
+		struct selector sel[SEL_MAX];
+		int n = selectors_parse(argv[i], sel, SEL_MAX, bad, sizeof bad);
+		for (int k = 0; k < n && code == EXIT_OK; k++) {
+			char name[128];
+			if (modules_block_name(&sr, &sel[k], name, sizeof name) < 0) {
+				err("modules: no block device for %s%s", selector_name(sel[k].type), sel[k].value);
+				code = EXIT_TARGET;
+			} else if ((r = modules_for_block(&sr, &t, name, &list)) < 0) {
+				err("modules: %s: %s", name, r == -ENOSPC ? "too many modules" : errstr(r));
+				code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
+			}
+		}
+	}
+	if (code == EXIT_OK && extras &&
+	    ((r = modules_for_watchdogs(&sr, &t, &list)) < 0 ||
+	     (r = modules_add(&t, "qemu_fw_cfg", "firmware settings (fw_cfg)", &list)) < 0)) {
+		err("modules: %s", r == -ENOSPC ? "too many modules" : errstr(r));
+		code = EXIT_SYSTEM;
+	}
+	modtree_free(&t);
+	return code == EXIT_OK ? print_list(&list) : code;
+}

@@ -1,0 +1,453 @@
+/* Unit tests for config/modalias.c: the modules a dump device needs, from
+ * a fake sysfs (virtio-blk with a partition, NVMe with and without
+ * multipath, SATA through AHCI, virtio-scsi, dm-crypt on a partition, a
+ * watchdog) and a fake module tree whose modules.dep, modules.alias and
+ * modules.softdep lines are Debian 12's 6.1 ones; the expected orders are
+ * what `modprobe --show-depends -a` printed there, duplicates dropped. */
+#define _GNU_SOURCE	/* nftw flags, in glibc (the ASan build) */
+#define CHECK_PREFIX "modalias"
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../config/modalias.h"
+
+static char root[1024];
+static char sys[1200], dev[1200];
+static const struct sysroot sr = { sys, dev };
+
+static const char *path_of(const char *rel)
+{
+	static char bufs[8][4096];
+	static int k;
+	char *b = bufs[k++ % 8];
+	snprintf(b, 4096, "%s/%s", root, rel);
+	return b;
+}
+
+static void mkdirs(const char *rel)
+{
+	char p[4096];
+	snprintf(p, sizeof p, "%s/%s", root, rel);
+	for (char *s = p + strlen(root) + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	mkdir(p, 0755);
+}
+
+static void put_text(const char *rel, const char *text)
+{
+	char d[4096];
+	snprintf(d, sizeof d, "%s", rel);
+	char *sl = strrchr(d, '/');
+	if (sl) {
+		*sl = 0;
+		mkdirs(d);
+	}
+	FILE *f = fopen(path_of(rel), "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		perror(rel);
+		exit(2);
+	}
+}
+
+/* rel link -> rel target, as an absolute symlink. */
+static void put_link(const char *target, const char *link)
+{
+	char d[4096];
+	snprintf(d, sizeof d, "%s", link);
+	*strrchr(d, '/') = 0;
+	mkdirs(d);
+	unlink(path_of(link));
+	if (symlink(path_of(target), path_of(link)) < 0) {
+		perror(link);
+		exit(2);
+	}
+}
+
+/* A device node sys/devices/PATH bound to BUS's driver DRV (module MOD, or
+ * none: built into the running kernel). */
+static void put_dev(const char *path, const char *bus, const char *drv, const char *mod,
+		    const char *modalias)
+{
+	char p[512], t[512];
+	snprintf(p, sizeof p, "sys/devices/%s", path);
+	mkdirs(p);
+	snprintf(t, sizeof t, "sys/bus/%s", bus);
+	mkdirs(t);
+	snprintf(p, sizeof p, "sys/devices/%s/subsystem", path);
+	put_link(t, p);
+	if (drv) {
+		snprintf(t, sizeof t, "sys/bus/%s/drivers/%s", bus, drv);
+		mkdirs(t);
+		snprintf(p, sizeof p, "sys/devices/%s/driver", path);
+		put_link(t, p);
+		if (mod) {
+			char m[256], l[600];
+			snprintf(m, sizeof m, "sys/module/%s", mod);
+			mkdirs(m);
+			snprintf(l, sizeof l, "%s/module", t);
+			put_link(m, l);
+		}
+	}
+	if (modalias) {
+		snprintf(p, sizeof p, "sys/devices/%s/modalias", path);
+		put_text(p, modalias);
+	}
+}
+
+/* A class device (block, nvme, ...) with no driver of its own. */
+static void put_class(const char *path, const char *cls, const char *name)
+{
+	char p[512], t[512];
+	snprintf(p, sizeof p, "sys/devices/%s", path);
+	mkdirs(p);
+	snprintf(t, sizeof t, "sys/class/%s", cls);
+	mkdirs(t);
+	snprintf(p, sizeof p, "sys/devices/%s/subsystem", path);
+	put_link(t, p);
+	if (name) {
+		snprintf(p, sizeof p, "sys/devices/%s", path);
+		snprintf(t, sizeof t, "sys/class/%s/%s", cls, name);
+		put_link(p, t);
+	}
+}
+
+/* Debian 12's 6.1 lines for the modules these devices need. */
+static const char dep_text[] =
+	"kernel/drivers/virtio/virtio.ko:\n"
+	"kernel/drivers/virtio/virtio_ring.ko:\n"
+	"kernel/drivers/virtio/virtio_pci_modern_dev.ko:\n"
+	"kernel/drivers/virtio/virtio_pci_legacy_dev.ko:\n"
+	"kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio_pci_legacy_dev.ko kernel/drivers/virtio/virtio_pci_modern_dev.ko kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n"
+	"kernel/drivers/block/virtio_blk.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n"
+	"kernel/drivers/scsi/virtio_scsi.ko: kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n"
+	"kernel/drivers/scsi/scsi_common.ko:\n"
+	"kernel/drivers/scsi/scsi_mod.ko: kernel/drivers/scsi/scsi_common.ko\n"
+	"kernel/drivers/scsi/sd_mod.ko: kernel/block/t10-pi.ko kernel/lib/crc64-rocksoft.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko kernel/lib/crc-t10dif.ko kernel/lib/crc64.ko kernel/crypto/crct10dif_common.ko\n"
+	"kernel/block/t10-pi.ko: kernel/lib/crc64-rocksoft.ko kernel/lib/crc-t10dif.ko kernel/lib/crc64.ko kernel/crypto/crct10dif_common.ko\n"
+	"kernel/lib/crc64-rocksoft.ko: kernel/lib/crc64.ko\n"
+	"kernel/lib/crc64.ko:\n"
+	"kernel/lib/crc-t10dif.ko: kernel/crypto/crct10dif_common.ko\n"
+	"kernel/crypto/crct10dif_common.ko:\n"
+	"kernel/crypto/crct10dif_generic.ko: kernel/crypto/crct10dif_common.ko\n"
+	"kernel/arch/x86/crypto/crct10dif-pclmul.ko: kernel/crypto/crct10dif_common.ko\n"
+	"kernel/drivers/nvme/host/nvme-core.ko: kernel/block/t10-pi.ko kernel/lib/crc64-rocksoft.ko kernel/lib/crc-t10dif.ko kernel/lib/crc64.ko kernel/crypto/crct10dif_common.ko\n"
+	"kernel/drivers/nvme/host/nvme.ko: kernel/drivers/nvme/host/nvme-core.ko kernel/block/t10-pi.ko kernel/lib/crc64-rocksoft.ko kernel/lib/crc-t10dif.ko kernel/lib/crc64.ko kernel/crypto/crct10dif_common.ko\n"
+	"kernel/drivers/ata/libata.ko: kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
+	"kernel/drivers/ata/libahci.ko: kernel/drivers/ata/libata.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
+	"kernel/drivers/ata/ahci.ko: kernel/drivers/ata/libahci.ko kernel/drivers/ata/libata.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
+	"kernel/drivers/md/dm-mod.ko:\n"
+	"kernel/drivers/md/dm-crypt.ko: kernel/drivers/md/dm-mod.ko\n"
+	"kernel/drivers/watchdog/watchdog.ko:\n"
+	"kernel/drivers/watchdog/i6300esb.ko: kernel/drivers/watchdog/watchdog.ko\n"
+	"kernel/drivers/firmware/qemu_fw_cfg.ko:\n"
+	"kernel/drivers/net/virtio_net.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n";
+
+static const char alias_text[] =
+	"alias crypto-crct10dif-pclmul crct10dif_pclmul\n"
+	"alias crypto-crct10dif crct10dif_pclmul\n"
+	"alias crct10dif crct10dif_pclmul\n"
+	"alias crypto-crct10dif crct10dif_generic\n"
+	"alias crct10dif crct10dif_generic\n"
+	"alias virtio:d00000001v* virtio_net\n"
+	"alias virtio:d00000002v* virtio_blk\n"
+	"alias virtio:d00000008v* virtio_scsi\n"
+	"alias pci:v00001AF4d*sv*sd*bc*sc*i* virtio_pci\n"
+	"alias pci:v*d*sv*sd*bc01sc08i02* nvme\n"
+	"alias pci:v*d*sv*sd*bc01sc06i01* ahci\n"
+	"alias pci:v00008086d000025ABsv*sd*bc*sc*i* i6300esb\n"
+	"alias scsi:t-0x00* sd_mod\n"
+	"alias scsi:t-0x0[47]* sd_mod\n";
+
+static const char softdep_text[] =
+	"# Soft dependencies extracted from modules themselves.\n"
+	"softdep crc_t10dif pre: crct10dif\n"
+	"softdep crc64_rocksoft pre: crc64\n";
+
+static const char *const moddir = "mods";
+
+static void put_tree(const char *dir, const char *builtin)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/modules.dep", dir);
+	put_text(p, dep_text);
+	snprintf(p, sizeof p, "%s/modules.alias", dir);
+	put_text(p, alias_text);
+	snprintf(p, sizeof p, "%s/modules.softdep", dir);
+	put_text(p, softdep_text);
+	snprintf(p, sizeof p, "%s/modules.builtin", dir);
+	put_text(p, builtin);
+}
+
+static void fake_sysfs(void)
+{
+	mkdirs("sys/class/block");
+	mkdirs("dev/mapper");
+	put_dev("pci0000:00", "pci", NULL, NULL, NULL);
+	put_class("pci0000:00", "pci_bus", NULL);
+
+	/* virtio-blk: vda, partition vda1; virtio-pci built into the running
+	 * kernel (a driver link, no module link, a dash in its name). */
+	put_dev("pci0000:00/0000:00:04.0", "pci", "virtio-pci", NULL,
+		"pci:v00001AF4d00001001sv00001AF4sd00000002bc01sc00i00\n");
+	put_dev("pci0000:00/0000:00:04.0/virtio0", "virtio", "virtio_blk", "virtio_blk",
+		"virtio:d00000002v00001AF4\n");
+	put_class("pci0000:00/0000:00:04.0/virtio0/block/vda", "block", "vda");
+	put_text("sys/devices/pci0000:00/0000:00:04.0/virtio0/block/vda/serial", "dumpdev\n");
+	put_class("pci0000:00/0000:00:04.0/virtio0/block/vda/vda1", "block", "vda1");
+	put_text("sys/devices/pci0000:00/0000:00:04.0/virtio0/block/vda/vda1/partition", "1\n");
+	put_text("dev/vda", "");
+	put_text("dev/vda1", "");
+
+	/* NVMe: nvme0n1 under controller nvme0 under the PCI function. */
+	put_dev("pci0000:00/0000:00:05.0", "pci", "nvme", "nvme",
+		"pci:v00001B36d00000010sv00001AF4sd00001100bc01sc08i02\n");
+	put_class("pci0000:00/0000:00:05.0/nvme/nvme0", "nvme", "nvme0");
+	put_class("pci0000:00/0000:00:05.0/nvme/nvme0/nvme0n1", "block", "nvme0n1");
+
+	/* NVMe multipath: the head disk nvme1n1 in the subsystem, which links
+	 * to its controller nvme1. */
+	put_dev("pci0000:00/0000:00:08.0", "pci", "nvme", "nvme",
+		"pci:v00001B36d00000010sv00001AF4sd00001100bc01sc08i02\n");
+	put_class("pci0000:00/0000:00:08.0/nvme/nvme1", "nvme", "nvme1");
+	put_class("pci0000:00/0000:00:08.0/nvme/nvme1/nvme1c1n1", "block", NULL);
+	put_class("virtual/nvme-subsystem/nvme-subsys1", "nvme-subsystem", NULL);
+	put_link("sys/devices/pci0000:00/0000:00:08.0/nvme/nvme1",
+		 "sys/devices/virtual/nvme-subsystem/nvme-subsys1/nvme1");
+	put_class("virtual/nvme-subsystem/nvme-subsys1/nvme1n1", "block", "nvme1n1");
+
+	/* SATA: sda behind libata's port and SCSI host on AHCI; sd built in
+	 * here under the driver name "sd", found by its modalias. */
+	put_dev("pci0000:00/0000:00:1f.2", "pci", "ahci", "ahci",
+		"pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01\n");
+	put_class("pci0000:00/0000:00:1f.2/ata1", "ata_port", NULL);
+	put_dev("pci0000:00/0000:00:1f.2/ata1/host0", "scsi", NULL, NULL, NULL);
+	put_dev("pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0", "scsi", NULL, NULL, NULL);
+	put_dev("pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0", "scsi", "sd", NULL,
+		"scsi:t-0x00\n");
+	put_class("pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda", "block", "sda");
+
+	/* virtio-scsi: sdb (the same sd driver: one sysfs driver directory). */
+	put_dev("pci0000:00/0000:00:06.0", "pci", "virtio-pci", NULL,
+		"pci:v00001AF4d00001004sv00001AF4sd00000008bc01sc00i00\n");
+	put_dev("pci0000:00/0000:00:06.0/virtio1", "virtio", "virtio_scsi", "virtio_scsi",
+		"virtio:d00000008v00001AF4\n");
+	put_dev("pci0000:00/0000:00:06.0/virtio1/host1", "scsi", NULL, NULL, NULL);
+	put_dev("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0", "scsi", NULL, NULL, NULL);
+	put_dev("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0/1:0:0:0", "scsi", "sd", NULL,
+		"scsi:t-0x00\n");
+	put_class("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0/1:0:0:0/block/sdb", "block", "sdb");
+
+	/* dm-crypt on vda1. */
+	put_class("virtual/block/dm-0", "block", "dm-0");
+	put_text("sys/devices/virtual/block/dm-0/dm/name", "crypt\n");
+	put_text("sys/devices/virtual/block/dm-0/dm/uuid", "CRYPT-LUKS2-0123456789abcdef-crypt\n");
+	put_link("sys/devices/pci0000:00/0000:00:04.0/virtio0/block/vda/vda1",
+		 "sys/devices/virtual/block/dm-0/slaves/vda1");
+	put_text("dev/dm-0", "");
+	put_link("dev/dm-0", "dev/mapper/crypt");
+
+	/* A PCI bridge whose driver the target kernel has no module for. */
+	put_dev("pci0000:00/0000:00:1c.0", "pci", "pcieport", NULL,
+		"pci:v00008086d000029C0sv00001AF4sd00001100bc06sc04i00\n");
+	put_dev("pci0000:00/0000:00:1c.0/0000:01:00.0", "pci", "nvme", "nvme",
+		"pci:v00001B36d00000010sv00001AF4sd00001100bc01sc08i02\n");
+	put_class("pci0000:00/0000:00:1c.0/0000:01:00.0/nvme/nvme2", "nvme", "nvme2");
+	put_class("pci0000:00/0000:00:1c.0/0000:01:00.0/nvme/nvme2/nvme2n1", "block", "nvme2n1");
+
+	/* The watchdog: i6300esb on PCI. */
+	put_dev("pci0000:00/0000:00:07.0", "pci", "i6300ESB timer", "i6300esb",
+		"pci:v00008086d000025ABsv00001AF4sd00001100bc08sc80i00\n");
+	put_class("pci0000:00/0000:00:07.0/watchdog/watchdog0", "watchdog", "watchdog0");
+	put_link("sys/devices/pci0000:00/0000:00:07.0",
+		 "sys/devices/pci0000:00/0000:00:07.0/watchdog/watchdog0/device");
+}
+
+/* The loadable modules of l, space-separated; builtins as "=name",
+ * notes as "!name". */
+static const char *names(const struct modlist *l)
+{
+	static char buf[4096];
+	size_t n = 0;
+	buf[0] = 0;
+	for (int i = 0; i < l->n && n < sizeof buf - 80; i++)
+		n += snprintf(buf + n, sizeof buf - n, "%s%s%s", n ? " " : "",
+			      l->e[i].kind == MOD_LOAD ? "" : l->e[i].kind == MOD_BUILTIN ? "=" : "!",
+			      l->e[i].name);
+	return buf;
+}
+
+static const char *reason_of(const struct modlist *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->e[i].name, name))
+			return l->e[i].reason;
+	return "(not listed)";
+}
+
+static struct modlist list;
+
+/* The modules for selector spec against the tree in dir. */
+static int resolve(const char *spec, const char *dir)
+{
+	struct selector s[SEL_MAX];
+	struct modtree t;
+	char bad[80], name[128];
+	int r;
+
+	memset(&list, 0, sizeof list);
+	if (selectors_parse(spec, s, SEL_MAX, bad, sizeof bad) != 1)
+		return -EINVAL;
+	if ((r = modtree_load(&t, path_of(dir))) < 0)
+		return r;
+	r = modules_block_name(&sr, &s[0], name, sizeof name);
+	if (r == 0)
+		r = modules_for_block(&sr, &t, name, &list);
+	modtree_free(&t);
+	return r;
+}
+
+#define VIRTIO_BLK "virtio_ring virtio virtio_blk"
+#define VIRTIO_PCI "virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci"
+#define T10 "crct10dif_common crc64 crct10dif_pclmul crct10dif_generic crc_t10dif"
+#define SD T10 " scsi_common scsi_mod crc64_rocksoft t10_pi sd_mod"
+
+static void alias_patterns(void)
+{
+	CHECK(alias_match("pci:v00001AF4d*sv*sd*bc*sc*i*", "pci:v00001AF4d00001042sv00001AF4sd00001100bc01sc00i00"), "pci");
+	CHECK(!alias_match("pci:v00001AF4d*sv*sd*bc*sc*i*", "pci:v00008086d00001042sv00001AF4sd00001100bc01sc00i00"), "pci vendor");
+	CHECK(alias_match("scsi:t-0x0[47]*", "scsi:t-0x07"), "set");
+	CHECK(!alias_match("scsi:t-0x0[47]*", "scsi:t-0x05"), "set miss");
+	CHECK(alias_match("a[0-9]b", "a5b") && !alias_match("a[!0-9]b", "a5b") && alias_match("a[!0-9]b", "axb"), "range");
+	CHECK(alias_match("a?c", "abc") && !alias_match("a?c", "ac"), "?");
+	CHECK(alias_match("*", "") && alias_match("a*", "a") && !alias_match("a*b", "acbc"), "*");
+	CHECK(alias_match("*a*b*", "xxaybz") && alias_match("a[]]b", "a]b"), "stars, ] in set");
+	CHECK(!alias_match("virtio:d00000002v*", "virtio:d00000001v00001AF4"), "virtio");
+}
+
+static void virtio_blk_partition(void)
+{
+	CHECK_INT(resolve("/dev/vda1", moddir), 0);
+	CHECK_STR(names(&list), VIRTIO_BLK " " VIRTIO_PCI);
+	CHECK_STR(reason_of(&list, "virtio_blk"), "driver of virtio0 (virtio), for vda1");
+	CHECK_STR(reason_of(&list, "virtio_pci"), "driver of 0000:00:04.0 (pci), for vda1");
+	CHECK_STR(reason_of(&list, "virtio_ring"), "needed by virtio_blk");
+	/* The same disk by serial. */
+	CHECK_INT(resolve("SERIAL=dumpdev", moddir), 0);
+	CHECK_STR(names(&list), VIRTIO_BLK " " VIRTIO_PCI);
+	CHECK_STR(reason_of(&list, "virtio_blk"), "driver of virtio0 (virtio), for vda");
+}
+
+static void nvme_namespace(void)
+{
+	CHECK_INT(resolve("/dev/nvme0n1", moddir), 0);
+	CHECK_STR(names(&list), T10 " crc64_rocksoft t10_pi nvme_core nvme");
+	CHECK_STR(reason_of(&list, "nvme"), "driver of 0000:00:05.0 (pci), for nvme0n1");
+	CHECK_STR(reason_of(&list, "crct10dif_pclmul"), "softdep of crc_t10dif");
+	/* Multipath: through the subsystem's link to the controller. */
+	CHECK_INT(resolve("/dev/nvme1n1", moddir), 0);
+	CHECK_STR(names(&list), T10 " crc64_rocksoft t10_pi nvme_core nvme");
+	CHECK_STR(reason_of(&list, "nvme"), "driver of 0000:00:08.0 (pci), for nvme1n1");
+	/* Behind a bridge whose driver is built in under a name of its own. */
+	CHECK_INT(resolve("/dev/nvme2n1", moddir), 0);
+	CHECK_STR(names(&list), T10 " crc64_rocksoft t10_pi nvme_core nvme !pcieport");
+}
+
+static void sata_ahci(void)
+{
+	CHECK_INT(resolve("/dev/sda", moddir), 0);
+	CHECK_STR(names(&list), SD " libata libahci ahci");
+	CHECK_STR(reason_of(&list, "sd_mod"), "modalias of 0:0:0:0 (scsi, driver sd), for sda");
+	CHECK_STR(reason_of(&list, "ahci"), "driver of 0000:00:1f.2 (pci), for sda");
+}
+
+static void virtio_scsi(void)
+{
+	CHECK_INT(resolve("/dev/sdb", moddir), 0);
+	CHECK_STR(names(&list), SD " virtio_ring virtio virtio_scsi " VIRTIO_PCI);
+	CHECK_STR(reason_of(&list, "sd_mod"), "modalias of 1:0:0:0 (scsi, driver sd), for sdb");
+	CHECK_STR(reason_of(&list, "virtio_scsi"), "driver of virtio1 (virtio), for sdb");
+}
+
+static void dm_on_partition(void)
+{
+	CHECK_INT(resolve("/dev/mapper/crypt", moddir), 0);
+	CHECK_STR(names(&list), "dm_mod dm_crypt " VIRTIO_BLK " " VIRTIO_PCI);
+	CHECK_STR(reason_of(&list, "dm_mod"), "device-mapper dm-0");
+	CHECK_STR(reason_of(&list, "virtio_blk"), "driver of virtio0 (virtio), for dm-0");
+	CHECK_INT(resolve("/dev/dm-0", moddir), 0);
+	CHECK_STR(names(&list), "dm_mod dm_crypt " VIRTIO_BLK " " VIRTIO_PCI);
+}
+
+static void builtin_skipped(void)
+{
+	/* A kernel with virtio and virtio_blk built in (as Debian 13's 6.12
+	 * has virtio, virtio_ring and virtio_pci). */
+	put_tree("mods-builtin", "kernel/drivers/virtio/virtio.ko\nkernel/drivers/virtio/virtio_ring.ko\n"
+		 "kernel/drivers/virtio/virtio_pci.ko\n");
+	CHECK_INT(resolve("/dev/vda", "mods-builtin"), 0);
+	CHECK_STR(names(&list), "=virtio_ring =virtio virtio_blk =virtio_pci");
+	CHECK_STR(reason_of(&list, "virtio_pci"), "driver of 0000:00:04.0 (pci), for vda");
+}
+
+static void extras(void)
+{
+	struct modtree t;
+
+	memset(&list, 0, sizeof list);
+	CHECK_INT(modtree_load(&t, path_of(moddir)), 0);
+	CHECK_INT(modules_for_watchdogs(&sr, &t, &list), 0);
+	CHECK_INT(modules_add(&t, "qemu_fw_cfg", "firmware settings (fw_cfg)", &list), 0);
+	CHECK_INT(modules_add(&t, "no_such_module", "x", &list), 0);
+	CHECK_STR(names(&list), "watchdog i6300esb qemu_fw_cfg");
+	CHECK_STR(reason_of(&list, "i6300esb"), "driver of 0000:00:07.0 (pci), for watchdog0");
+	modtree_free(&t);
+}
+
+static void missing(void)
+{
+	struct modtree t;
+
+	CHECK_INT(resolve("/dev/vdz", moddir), -ENOENT);
+	CHECK_INT(resolve("SERIAL=nothing", moddir), -ENOENT);
+	CHECK_INT(modtree_load(&t, path_of("no-such-dir")), -ENOENT);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+int main(void)
+{
+	const char *dir = getenv("TMPDIR");
+	snprintf(root, sizeof root, "%s/kdi-modalias-XXXXXX", dir && *dir ? dir : "/tmp");
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	snprintf(sys, sizeof sys, "%s/sys", root);
+	snprintf(dev, sizeof dev, "%s/dev", root);
+	fake_sysfs();
+	put_tree(moddir, "kernel/drivers/pci/pcie/portdrv.ko\n");
+
+	RUN(alias_patterns);
+	RUN(virtio_blk_partition);
+	RUN(nvme_namespace);
+	RUN(sata_ahci);
+	RUN(virtio_scsi);
+	RUN(dm_on_partition);
+	RUN(builtin_skipped);
+	RUN(extras);
+	RUN(missing);
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return check_done();
+}
