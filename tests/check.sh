@@ -57,6 +57,7 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite unit bash tests/unit/run.sh
 	run_suite savecore bash tests/unit/savecore.sh
 	run_suite savecore-safety bash tests/unit/savecore_safety.sh
+	run_suite modules bash tests/unit/modules.sh
 	[ -x tests/mm/run.sh ] && run_suite mm bash tests/mm/run.sh
 	[ -f tests/fuzz/fuzz.mk ] && run_suite fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
