@@ -1,6 +1,7 @@
 /* PID-1 mode: the init of the crash kernel. Every path ends in the
  * configured final action; main never returns, nothing waits forever. */
 #include "kdumpinit.h"
+#include "run_capture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../config/config.h"
 #include "../config/target.h"
 #include "../lib/io.h"
 #include "../lib/log.h"

@@ -1,4 +1,4 @@
-#include "kdumpinit.h"
+#include "run_capture.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,18 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kdumpinit.h"
 #include "../arch/arch.h"
 #include "../config/target.h"
 #include "../kernel/dmesg.h"
 #include "../kernel/vmcore.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
-
-unsigned online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
-}
 
 /* A "Key:   N kB" line of a /proc file, in bytes; 0 when absent. */
 static uint64_t proc_kb(const char *path, const char *key)
@@ -81,8 +76,9 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	const struct arch_ops *arch = arch_lookup(vc.e_machine);
 	if (!arch)
 		warn("no support for ELF machine %u: only zero pages can be excluded", vc.e_machine);
-	char rel[80] = "unknown";
-	vmcoreinfo_get(vc.vmcoreinfo, "OSRELEASE", rel, sizeof rel);
+	struct vmcoreinfo vi;
+	vmcoreinfo_parse(&vi, vc.vmcoreinfo);
+	const char *rel = vi.have_osrelease ? vi.osrelease : "unknown";
 	uint64_t mem = 0;
 	for (uint32_t i = 0; i < vc.nr_seg; i++)
 		mem += vc.seg[i].filesz;
