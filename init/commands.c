@@ -63,8 +63,8 @@ int cmd_capture(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *vmcore = NULL, *output = NULL;
-	struct capture_opts o = { .level = 31, .threads = online_cpus(), .window = 64u << 20,
-				  .progress = 1 };
+	struct capture_req rq = { .level = 31, .threads = online_cpus(), .window = 64u << 20 };
+	const struct capture_hooks hk = { .progress = 1 };
 	uint64_t v;
 	int c;
 
@@ -75,22 +75,22 @@ int cmd_capture(int argc, char **argv)
 		case 'l':
 			if (parse_u64(optarg, 0, &v) < 0 || v > 31)
 				return bad_value("--level", optarg);
-			o.level = v;
+			rq.level = v;
 			break;
 		case 't':
 			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 256)
 				return bad_value("--threads", optarg);
-			o.threads = v;
+			rq.threads = v;
 			break;
-		case 'M': o.read_mode = READ_PREAD; break;
-		case 'm': o.read_mode = READ_MMAP; break;
+		case 'M': rq.read_mode = READ_PREAD; break;
+		case 'm': rq.read_mode = READ_MMAP; break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);
 		}
 	}
 	if (!vmcore || !output || optind != argc)
 		return usage(capture_help, EXIT_USAGE);
-	return run_capture(vmcore, output, 1, &o);
+	return run_capture(vmcore, output, 1, &rq, &hk);
 }
 
 /* ---------------- info ---------------- */

@@ -5,9 +5,9 @@
 #include "../capture/pipeline.h"
 
 /* Opens the vmcore, checks the target (only a claimed one is written; with
- * may_create a new file is), runs the pipeline, prints one summary.
- * Returns an exit code. */
+ * may_create a new file is), plans and runs the pipeline, prints one
+ * summary. hk may be NULL. Returns an exit code. */
 int run_capture(const char *vmcore, const char *output, int may_create,
-		struct capture_opts *o);
+		const struct capture_req *rq, const struct capture_hooks *hk);
 
 #endif
