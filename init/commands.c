@@ -114,6 +114,7 @@ int cmd_info(int argc, char **argv)
 	int code = EXIT_OK;
 	int r = open_dump(argv[1], &t, &d, &code);
 
+	/* An unreadable header is said once, by the report's state line. */
 	if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
 		return code;
 	if (t.fd < 0 && code != EXIT_OK)
@@ -223,6 +224,8 @@ int cmd_save(int argc, char **argv)
 	struct dumpfile d;
 	int code = EXIT_OK;
 	int r = open_dump(src, &t, &d, &code);
+	if (code == EXIT_INCOMPLETE)
+		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
 		err("%s holds no dump (empty): nothing saved", src);
 		target_close(&t);
@@ -465,6 +468,8 @@ int cmd_dmesg(int argc, char **argv)
 	struct target t;
 	struct dumpfile d;
 	int r = open_dump(argv[1], &t, &d, &code);
+	if (code == EXIT_INCOMPLETE)
+		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
 		err("%s holds no dump (empty)", argv[1]);
 		code = EXIT_TARGET;

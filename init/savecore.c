@@ -547,6 +547,8 @@ int savecore(const char *src, const struct savecore_opts *o)
 	int code = EXIT_OK;
 	int r = open_dump(src, &t, &d, &code);
 
+	if (code == EXIT_INCOMPLETE)
+		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
 		target_close(&t);
 		if (o->check)
@@ -559,7 +561,7 @@ int savecore(const char *src, const struct savecore_opts *o)
 		/* Unreadable metadata is unsaved too: the save says why. */
 		code = unsaved ? 0 : 1;
 	} else if (r < 0) {
-		/* open_dump said why (unreadable metadata included): not again. */
+		/* Said above, or by open_dump: not again. */
 	} else if (!unsaved && !o->force) {
 		msg("%s: its dump was already saved; nothing to do (--force saves it again)", src);
 	} else {

@@ -62,10 +62,14 @@ int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
 		err("out of memory reading %s", src);
 		*code = EXIT_SYSTEM;
 	} else if (r < 0 && r != -ENOENT) {
-		err("%s: the dump's header is unreadable (%s)", src, d->why[0] ? d->why : errstr(r));
-		*code = EXIT_INCOMPLETE;
+		*code = EXIT_INCOMPLETE;	/* not said here: see source.h */
 	}
 	return r;
+}
+
+void dump_unreadable(const struct target *t, const struct dumpfile *d, int r)
+{
+	err("%s: the dump's header is unreadable (%s)", t->path, d->why[0] ? d->why : errstr(r));
 }
 
 static void print_time(FILE *f, const char *label, uint64_t t)
@@ -122,7 +126,7 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 		return EXIT_TARGET;
 	}
 	if (r < 0) {
-		fprintf(f, "%-12s incomplete (%s)\n", "state", d->why);
+		fprintf(f, "%-12s incomplete (%s)\n", "state", d->why[0] ? d->why : errstr(r));
 		return EXIT_INCOMPLETE;
 	}
 	int complete = dumpfile_complete(d);
