@@ -59,7 +59,10 @@ struct slot {
 
 struct pipe {
 	struct vmcore *vc;
-	const struct capture_opts *o;
+	const struct capture_req *rq;
+	const struct capture_plan *pl;
+	const struct capture_in *in;
+	const struct capture_hooks *hk;
 	uint32_t ps;
 	unsigned shift;
 	uint32_t *order;		/* segments with data, by paddr */
@@ -68,7 +71,6 @@ struct pipe {
 	struct range *ranges;
 	uint32_t nranges;
 	uint64_t total_pfns;
-	int pread_runs;			/* read with pread, not mmap windows */
 
 	/* The ring's lock also covers the block iterator: blocks are
 	 * classified and numbered in pfn order. Everything else is a short
@@ -235,11 +237,11 @@ static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *
 			*count = 0;
 			break;
 		}
-		if (!p->o->filter) {
+		if (!p->in->filter) {
 			memset(cls, MM_KEEP, *count);
 			break;
 		}
-		memmap_classify(p->o->filter, *pfn, *count, cls);
+		memmap_classify(p->in->filter, *pfn, *count, cls);
 		uint32_t i = 0;
 		while (i < *count && cls[i] != MM_KEEP)
 			i++;
@@ -384,7 +386,7 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 		sl->excluded[KDI_EX_UNREADABLE]++;
 		return;
 	}
-	if ((p->o->level & 1) && page_is_zero(src, ps)) {
+	if ((p->rq->level & 1) && page_is_zero(src, ps)) {
 		count_zero(sl, i);
 		return;
 	}
@@ -422,7 +424,7 @@ static uint32_t read_run(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		return 0;
 	for (uint32_t k = i; k < j; k++) {
 		const uint8_t *src = run + (size_t)(k - i) * ps;
-		if ((p->o->level & 1) && page_is_zero(src, ps)) {
+		if ((p->rq->level & 1) && page_is_zero(src, ps)) {
 			count_zero(sl, k);
 			continue;
 		}
@@ -475,7 +477,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	}
 	fault_guard(&jb);
 	for (; i < count; i++) {
-		if (w->p->pread_runs && w->cls[i] == MM_KEEP) {
+		if (w->p->pl->pread && w->cls[i] == MM_KEEP) {
 			uint32_t n = read_run(w, sl, pfn, i, count);
 			if (n) {
 				i += n - 1;
@@ -537,18 +539,19 @@ static void progress_tick(struct progress *pg, const struct pipe *p, uint64_t do
 
 /* ---- the run ---- */
 
-static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct capture_opts *o)
+static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct capture_req *rq,
+			  const struct capture_in *in)
 {
 	struct kdi_start st = {
 		.format_version = KDI_FORMAT_VERSION,
 		.page_size = vc->page_size,
 		.e_machine = vc->e_machine,
 		.ei_class = 2, .ei_data = 1,
-		.dump_level = o->level,
+		.dump_level = rq->level,
 		.start_time = (uint64_t)time(NULL),
 		.nr_segments = vc->nr_seg,
 	};
-	memcpy(st.sb_uuid, o->sb_uuid, 16);
+	memcpy(st.sb_uuid, in->sb_uuid, 16);
 	snprintf(st.tool, sizeof st.tool, "kdumpinit %s", KDI_VERSION);
 
 	int r = writer_put(wr, KDI_CH_START, &st, sizeof st, NULL, 0, NULL, 0);
@@ -564,9 +567,9 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 			       (size_t)vc->nr_seg * sizeof *vc->seg, NULL, 0, NULL, 0);
 	/* The log goes before the pages: a dump cut short still explains the
 	 * crash. A log too large for one chunk keeps its newest part. */
-	if (!r && o->dmesg && o->dmesg_len) {
-		size_t n = o->dmesg_len, skip = n > KDI_CHUNK_MAX ? n - KDI_CHUNK_MAX : 0;
-		r = writer_put(wr, KDI_CH_DMESG, o->dmesg + skip, n - skip, NULL, 0, NULL, 0);
+	if (!r && in->dmesg && in->dmesg_len) {
+		size_t n = in->dmesg_len, skip = n > KDI_CHUNK_MAX ? n - KDI_CHUNK_MAX : 0;
+		r = writer_put(wr, KDI_CH_DMESG, in->dmesg + skip, n - skip, NULL, 0, NULL, 0);
 	}
 	if (!r)
 		r = writer_flush(wr);
@@ -613,7 +616,7 @@ static int worker_init(struct worker *w, struct pipe *p)
 {
 	memset(w, 0, sizeof *w);
 	w->p = p;
-	window_init(&w->win, p->vc->fd, p->vc->file_size, p->o->window, p->pread_runs);
+	window_init(&w->win, p->vc->fd, p->vc->file_size, p->pl->window, p->pl->pread);
 	w->lz4 = LZ4_createStream();
 	w->stage = malloc((size_t)BLOCK_PAGES * p->ps);
 	w->scratch = malloc(p->ps);
@@ -630,11 +633,6 @@ static void worker_fini(struct worker *w)
 	free(w->cands);
 }
 
-static int should_abort(const struct capture_opts *o)
-{
-	return o->abort_flag && *o->abort_flag;
-}
-
 /* ---- workers ----
  * Every worker, the calling thread included, loops: take the next block
  * (classified in pfn order under the ring's lock), claim the slot it maps
@@ -646,14 +644,13 @@ static int should_abort(const struct capture_opts *o)
 static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 {
 	struct pipe *p = ctx;
-	const struct capture_opts *o = p->o;
 	struct slot *sl = &p->slots[slot];
 
-	int r = should_abort(o) ? -ECANCELED : emit_block(p->wr, sl, p->res);
+	int r = emit_block(p->wr, sl, p->res);
 	p->done += sl->scanned;
-	if (o->heartbeat)
-		(*o->heartbeat)++;
-	if (o->progress)
+	if (p->hk->heartbeat)
+		atomic_fetch_add_explicit(p->hk->heartbeat, 1, memory_order_relaxed);
+	if (p->hk->progress)
 		progress_tick(p->pg, p, p->done, p->wr->pos, 0);
 	return r;
 }
@@ -709,13 +706,14 @@ static int run_workers(struct pipe *p, unsigned n)
 	return r < 0 ? r : p->ring.err;
 }
 
-/* The read path, decided once: what o asks, else by the input. */
-static int reads_with_pread(const struct capture_opts *o, const struct vmcore *vc)
+/* The read path, decided once: what rq asks, else by the input. */
+static int reads_with_pread(const struct capture_req *rq, const struct vmcore *vc)
 {
-	return o->read_mode == READ_PREAD || (o->read_mode == READ_AUTO && !vc->is_proc);
+	return rq->read_mode == READ_PREAD || (rq->read_mode == READ_AUTO && !vc->is_proc);
 }
 
-void capture_plan(struct capture_opts *o, const struct vmcore *vc, uint64_t mem_avail,
+void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
+		  const struct capture_in *in, uint64_t mem_avail, struct capture_plan *pl,
 		  char *line, size_t linesz)
 {
 	uint32_t ps = vc->page_size;
@@ -729,11 +727,11 @@ void capture_plan(struct capture_opts *o, const struct vmcore *vc, uint64_t mem_
 	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
 	int big = !mem_avail || mem_avail >= (256u << 20);
 	uint32_t wb = big ? WRITE_BUF_MAX : WRITE_BUF_MIN;
-	unsigned nwb = o->no_direct ? 2 : big ? WRITE_BUFS_MAX : WRITE_BUFS_MIN;
+	unsigned nwb = in->no_direct ? 2 : big ? WRITE_BUFS_MAX : WRITE_BUFS_MIN;
 	uint64_t fixed = nwb * (uint64_t)wb + (MM_WINDOW * 64) + (2u << 20);
-	uint64_t window = o->window ? o->window : 64u << 20;
+	uint64_t window = rq->window ? rq->window : 64u << 20;
 	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
-	unsigned want = o->threads ? o->threads : 1, t = want;
+	unsigned want = rq->threads ? rq->threads : 1, t = want;
 
 	if (mem_avail) {
 		uint64_t budget = mem_avail > margin + fixed ? mem_avail - margin - fixed : 0;
@@ -745,14 +743,11 @@ void capture_plan(struct capture_opts *o, const struct vmcore *vc, uint64_t mem_
 		while (t > 1 && t * per > budget)
 			t--;
 	}
-	o->threads = t;
-	o->window = window;
-	o->write_buf = wb;
-	o->write_bufs = nwb;
-	o->read_mode = reads_with_pread(o, vc) ? READ_PREAD : READ_MMAP;
+	*pl = (struct capture_plan){ .threads = t, .window = window, .write_buf = wb,
+				     .write_bufs = nwb, .pread = reads_with_pread(rq, vc) };
 	uint64_t peak = fixed + (uint64_t)t * (3 * block + window / 512 + (64u << 10));
 	char rd[48];
-	if (o->read_mode == READ_PREAD)
+	if (pl->pread)
 		snprintf(rd, sizeof rd, "pread into the stage");
 	else
 		snprintf(rd, sizeof rd, "%u MiB mmap windows", (unsigned)(window >> 20));
@@ -762,13 +757,16 @@ void capture_plan(struct capture_opts *o, const struct vmcore *vc, uint64_t mem_
 		 rd, (unsigned)(block >> 10), t > 1 ? 2 * t : 1, nwb, wb >> 20, peak / 1e6);
 }
 
-int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
-		const struct capture_opts *o, struct capture_result *res)
+int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct capture_plan *pl,
+		 const struct capture_in *in, const struct capture_hooks *hk,
+		 struct capture_result *res)
 {
-	struct pipe p = { .vc = vc, .o = o, .ps = vc->page_size };
+	static const struct capture_hooks none;
+	struct pipe p = { .vc = vc, .rq = rq, .pl = pl, .in = in, .hk = hk ? hk : &none,
+			  .ps = vc->page_size };
 	struct kdi_writer wr;
 	struct progress pg = { .t0 = now_mono(), .last_pct = -100 };
-	size_t wbsz = o->write_buf ? o->write_buf : WRITE_BUF_MIN;
+	size_t wbsz = pl->write_buf ? pl->write_buf : WRITE_BUF_MIN;
 	uint8_t *wbuf = malloc(wbsz);
 	struct sink sk;
 	int have_sink = 0, r;
@@ -778,7 +776,7 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	p.shift = log2_pow2(p.ps);
 	install_fault_handler();
 
-	unsigned nslots = o->threads > 1 ? 2 * o->threads : 1;
+	unsigned nslots = pl->threads > 1 ? 2 * pl->threads : 1;
 	r = wbuf ? build_layout(&p) : -ENOMEM;
 	if (!r)
 		r = ring_init(&p.ring, nslots, emit_slot, &p);
@@ -787,28 +785,27 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 	if (r < 0)
 		goto out;
 
-	writer_init(&wr, out_fd, base, limit, wbuf, wbsz, 0);
-	if (o->grow_file)
-		writer_grow_file(&wr, o->trim_file);
+	writer_init(&wr, in->fd, in->base, in->limit, wbuf, wbsz, 0);
+	if (in->grow_file)
+		writer_grow_file(&wr, in->trim_file);
 	/* A ring of buffers with writes in flight, O_DIRECT where the target
 	 * allows it; plain buffered writes if the sink cannot be had. */
-	have_sink = sink_open(&sk, out_fd, wbsz, o->write_bufs ? o->write_bufs : 2,
-			      o->no_direct) == 0;
+	have_sink = sink_open(&sk, in->fd, wbsz, pl->write_bufs ? pl->write_bufs : 2,
+			      in->no_direct) == 0;
 	if (have_sink)
 		writer_use_sink(&wr, &sk);
 	res->direct = have_sink && sk.direct;	/* the tail may go buffered */
 	res->dump_id = wr.dump_id;
-	r = write_metadata(&wr, vc, o);
+	r = write_metadata(&wr, vc, rq, in);
 	if (r < 0)
 		goto out;	/* not even the header fits or writes: no dump */
 	if (have_sink)
 		sink_flush_soon(&sk);	/* the crash's log durable before any page */
 
-	p.pread_runs = reads_with_pread(o, vc);
 	p.wr = &wr;
 	p.res = res;
 	p.pg = &pg;
-	r = run_workers(&p, o->threads ? o->threads : 1);
+	r = run_workers(&p, pl->threads ? pl->threads : 1);
 
 	struct kdi_end *e = &res->end;
 	if (vc->truncated)
@@ -836,13 +833,13 @@ int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 		writer_trim(&wr);	/* only gives space back: a failure leaves zeros after END */
 	if (!er && have_sink)
 		er = sink_flush_stop(&sk);	/* what a flush on the way saw */
-	if (!er && fdatasync(out_fd) < 0)
+	if (!er && fdatasync(in->fd) < 0)
 		er = -errno;
 	res->end.bytes_out = wr.pos;
 	res->fs_full = wr.fs_full;
 	res->end.nr_chunks = wr.seq;
 	res->seconds = now_mono() - pg.t0;
-	if (o->progress)
+	if (p.hk->progress)
 		progress_tick(&pg, &p, res->end.pages_total, wr.pos, 1);
 	r = er;
 out:
@@ -857,4 +854,17 @@ out:
 	free(wbuf);
 	ring_fini(&p.ring);
 	return r;
+}
+
+int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
+		const struct capture_opts *o, struct capture_result *res)
+{
+	const struct capture_req rq = { .level = o->level, .threads = o->threads,
+					.window = o->window, .read_mode = o->read_mode };
+	const struct capture_plan pl = { .threads = o->threads, .window = o->window,
+					 .pread = reads_with_pread(&rq, vc) };
+	const struct capture_in in = { .fd = out_fd, .base = base, .limit = limit,
+				       .no_direct = o->no_direct };
+
+	return capture_dump(vc, &rq, &pl, &in, NULL, res);
 }

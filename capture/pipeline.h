@@ -10,33 +10,51 @@
 #include "../kernel/memmap.h"
 #include "../kernel/vmcore.h"
 
-struct capture_opts {
+/* What the user asked for. */
+struct capture_req {
 	uint32_t level;			/* makedumpfile dump-level bits */
-	unsigned threads;		/* compression workers, >= 1 */
-	uint64_t window;		/* mmap window bytes */
-	uint32_t write_buf;		/* bytes per write buffer (0: 1 MiB) */
-	unsigned write_bufs;		/* how many (0: 2) */
+	unsigned threads;		/* at most this many workers (0: 1) */
+	uint64_t window;		/* mmap window bytes (0: 64 MiB) */
 	/* How pages are read. AUTO: mmap windows on /proc/vmcore, whose
 	 * mappings are built whole at mmap time; pread straight into the
 	 * compression stage on a file, where mmap would fault in every page
 	 * and pread is one copy. */
-	enum { READ_AUTO, READ_MMAP, READ_PREAD } read_mode;
+	enum read_mode { READ_AUTO, READ_MMAP, READ_PREAD } read_mode;
+};
+
+/* Where the dump goes, and what else it is made of: facts about the
+ * target, and inputs the caller owns for the length of the run. */
+struct capture_in {
+	int fd;
+	uint64_t base, limit;		/* the dump's room on fd */
+	uint8_t sb_uuid[16];		/* the target's claim */
 	int no_direct;			/* never O_DIRECT on the target */
 	int grow_file;			/* a regular file: allocate ahead */
 	int trim_file;			/* ... one we created: trim at the end */
-	uint8_t sb_uuid[16];
-	/* Bumped after every block so a watchdog can tell progress from a
-	 * stall. May be NULL. */
-	volatile uint64_t *heartbeat;
-	/* Set by someone else to stop early (stall, signal). May be NULL. */
-	volatile int *abort_flag;
-	int progress;			/* print progress lines */
 	/* Page filter for levels beyond zero pages, or NULL. Called in pfn
 	 * order by whoever takes the next block. */
 	struct memmap *filter;
 	/* The crashed kernel's log, written before the pages, or NULL. */
 	const char *dmesg;
 	size_t dmesg_len;
+};
+
+/* What capture_plan decided from the request, the vmcore, the target and
+ * the memory free. */
+struct capture_plan {
+	unsigned threads;		/* compression workers, >= 1 */
+	uint64_t window;		/* mmap window bytes */
+	uint32_t write_buf;		/* bytes per write buffer */
+	unsigned write_bufs;		/* how many */
+	int pread;			/* read with pread, not mmap windows */
+};
+
+/* What the run tells others while it goes; all optional. */
+struct capture_hooks {
+	/* Bumped after every block so a watchdog can tell progress from a
+	 * stall: a count, ordering nothing, so relaxed on both sides. */
+	_Atomic uint64_t *heartbeat;
+	int progress;			/* print progress lines */
 };
 
 struct capture_result {
@@ -48,16 +66,33 @@ struct capture_result {
 	int fs_full;			/* the filesystem under the file filled up */
 };
 
-/* Sizes the run to the memory there is: threads (at most o->threads),
+/* Sizes the run to the memory there is: threads (at most rq->threads),
  * mmap window and queue depth, so that everything fits MemAvailable with
- * a margin, and settles the read path for vc. Fills o and describes the
+ * a margin, and settles the read path for vc. Fills pl and describes the
  * plan in one line. mem_avail 0 means unknown (keep the request). */
-void capture_plan(struct capture_opts *o, const struct vmcore *vc, uint64_t mem_avail,
+void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
+		  const struct capture_in *in, uint64_t mem_avail, struct capture_plan *pl,
 		  char *line, size_t linesz);
 
-/* Writes one dump at [base, limit) of out_fd. Returns 0 when an END record
- * was written (the dump may still be marked incomplete: see
- * res->end.status), or -errno when not even that was possible. */
+/* Writes one dump of vc as planned to [in->base, in->limit) of in->fd; hk
+ * may be NULL. Returns 0 when an END record was written (the dump may
+ * still be marked incomplete: see res->end.status), or -errno when not
+ * even that was possible. */
+int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct capture_plan *pl,
+		 const struct capture_in *in, const struct capture_hooks *hk,
+		 struct capture_result *res);
+
+/* For callers that plan nothing (the fault-injection unit test): the
+ * request and the target's direct-I/O fact in one, run with the
+ * request's threads and window as they are. Goes once tests/unit/
+ * test_fault.c calls capture_dump. */
+struct capture_opts {
+	uint32_t level;
+	unsigned threads;
+	uint64_t window;
+	enum read_mode read_mode;
+	int no_direct;
+};
 int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
 		const struct capture_opts *o, struct capture_result *res);
 

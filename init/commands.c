@@ -1,6 +1,9 @@
 /* Host commands: capture, save, info, format. Each parses its options,
  * calls library code, prints once and returns an exit code. */
 #include "kdumpinit.h"
+#include "run_capture.h"
+#include "savecore.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../config/probe.h"
@@ -61,8 +63,8 @@ int cmd_capture(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *vmcore = NULL, *output = NULL;
-	struct capture_opts o = { .level = 31, .threads = online_cpus(), .window = 64u << 20,
-				  .progress = 1 };
+	struct capture_req rq = { .level = 31, .threads = online_cpus(), .window = 64u << 20 };
+	const struct capture_hooks hk = { .progress = 1 };
 	uint64_t v;
 	int c;
 
@@ -73,76 +75,22 @@ int cmd_capture(int argc, char **argv)
 		case 'l':
 			if (parse_u64(optarg, 0, &v) < 0 || v > 31)
 				return bad_value("--level", optarg);
-			o.level = v;
+			rq.level = v;
 			break;
 		case 't':
 			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 256)
 				return bad_value("--threads", optarg);
-			o.threads = v;
+			rq.threads = v;
 			break;
-		case 'M': o.read_mode = READ_PREAD; break;
-		case 'm': o.read_mode = READ_MMAP; break;
+		case 'M': rq.read_mode = READ_PREAD; break;
+		case 'm': rq.read_mode = READ_MMAP; break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);
 		}
 	}
 	if (!vmcore || !output || optind != argc)
 		return usage(capture_help, EXIT_USAGE);
-	return run_capture(vmcore, output, 1, &o);
-}
-
-/* ---------------- opening a dump ---------------- */
-
-/* SOURCE may name a device by selector, as kdumpinit.dev= does. */
-static const char *resolve_source(const char *src, char *buf, size_t sz)
-{
-	struct selector sel;
-	char bad[80];
-	const struct sysroot root = { "/sys", "/dev" };
-
-	if (src[0] == '/' || !strchr(src, '=') || selectors_parse(src, &sel, 1, bad, sizeof bad) != 1)
-		return src;
-	if (selector_find(&root, &sel, buf, sz) < 0) {
-		err("no device matches %s", src);
-		return NULL;
-	}
-	return buf;
-}
-
-int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
-{
-	enum target_refusal why;
-	char m[400], dev[300];
-
-	memset(t, 0, sizeof *t);
-	t->fd = -1;
-	memset(d, 0, sizeof *d);
-	src = resolve_source(src, dev, sizeof dev);
-	if (!src) {
-		*code = EXIT_TARGET;
-		return -ENODEV;
-	}
-	int r = source_open(t, src, &why, m, sizeof m);
-
-	if (r == -ENOENT && why != TGT_OK) {
-		err("%s", m);
-		*code = EXIT_TARGET;
-		return r;
-	}
-	if (r < 0) {
-		err("cannot open %s: %s", src, errstr(r));
-		*code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
-		return r;
-	}
-	r = dumpfile_load(d, t->fd, t->base, t->limit);
-	if (r == -ENOMEM) {
-		err("out of memory reading %s", src);
-		*code = EXIT_SYSTEM;
-	} else if (r < 0 && r != -ENOENT) {
-		err("%s: the dump's header is unreadable (%s)", src, d->why[0] ? d->why : errstr(r));
-		*code = EXIT_INCOMPLETE;
-	}
-	return r;
+	return run_capture(vmcore, output, 1, &rq, &hk);
 }
 
 /* ---------------- info ---------------- */
@@ -153,119 +101,6 @@ static const char info_help[] =
 	"Prints what a dump device or file holds: state (empty, complete, incomplete),\n"
 	"the crashed kernel's release and crash time, pages kept and sizes.\n"
 	"Exit: 0 a complete dump, 5 an incomplete one, 4 empty or not a dump device.\n";
-
-static void print_time(FILE *f, const char *label, uint64_t t)
-{
-	char b[64];
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (t && gmtime_r(&tt, &tm) && strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S UTC", &tm))
-		fprintf(f, "%-12s %s\n", label, b);
-	else
-		fprintf(f, "%-12s unknown\n", label);
-}
-
-/* Why END says the dump is incomplete: the reasons its status names,
- * joined by "; ". */
-static const char *end_reasons(uint32_t status, char *buf, size_t sz)
-{
-	static const struct { uint32_t bit; const char *text; } reasons[] = {
-		{ KDI_ST_DEVICE_FULL, "device was full" },
-		{ KDI_ST_READ_ERRORS, "unreadable pages" },
-		{ KDI_ST_INPUT_TRUNCATED, "vmcore was truncated" },
-		{ KDI_ST_ABORTED, "capture aborted" },
-	};
-	size_t n = 0;
-
-	buf[0] = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(reasons); i++)
-		if ((status & reasons[i].bit) && n < sz)
-			n += snprintf(buf + n, sz - n, "%s%s", n ? "; " : "", reasons[i].text);
-	if (!buf[0])
-		snprintf(buf, sz, "marked incomplete at capture");
-	return buf;
-}
-
-int dump_saved(const struct target *t, const struct dumpfile *d)
-{
-	return t->sb.saved_dump_id && t->sb.saved_dump_id == d->dump_id;
-}
-
-/* What `info` prints, also written as info.txt by save --dir. r is what
- * open_dump returned. Returns the exit code info uses. */
-int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r)
-{
-	char u[37], why[160];
-
-	uuid_format(t->sb.uuid, u);
-	fprintf(f, "%-12s %s\n", "source", src);
-	fprintf(f, "%-12s %s%s%s%s\n", "claim", u, t->sb.label[0] ? " (label " : "",
-		t->sb.label, t->sb.label[0] ? ")" : "");
-	fprintf(f, "%-12s %.1f MB\n", "capacity", (t->limit - t->base) / 1e6);
-	if (r == -ENOENT) {
-		fprintf(f, "%-12s empty\n", "state");
-		return EXIT_TARGET;
-	}
-	if (r < 0) {
-		fprintf(f, "%-12s incomplete (%s)\n", "state", d->why);
-		return EXIT_INCOMPLETE;
-	}
-	int complete = dumpfile_complete(d);
-	const char *saved = dump_saved(t, d) ? ", saved" : ", not saved yet";
-	if (complete)
-		fprintf(f, "%-12s complete%s\n", "state", saved);
-	else if (d->have_end)
-		fprintf(f, "%-12s incomplete (%s)%s\n", "state",
-			end_reasons(d->end.status, why, sizeof why), saved);
-	else if (d->end_disagrees)
-		fprintf(f, "%-12s incomplete (the END record does not match the stream: %s)%s\n",
-			"state", d->why, saved);
-	else
-		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
-			d->why[0] ? d->why : "stream ends without one", saved);
-	if (dump_saved(t, d))
-		print_time(f, "saved at", t->sb.saved_time);
-	char v[128];
-	if (vmcoreinfo_get(d->vmcoreinfo, "OSRELEASE", v, sizeof v) == 0)
-		fprintf(f, "%-12s %s\n", "kernel", v);
-	else
-		fprintf(f, "%-12s unknown\n", "kernel");
-	uint64_t ct = 0;
-	if (vmcoreinfo_get(d->vmcoreinfo, "CRASHTIME", v, sizeof v) == 0)
-		parse_u64(v, 10, &ct);
-	print_time(f, "crash time", ct);
-	print_time(f, "captured", d->start.start_time);
-	fprintf(f, "%-12s %u\n", "dump level", d->start.dump_level);
-	fprintf(f, "%-12s %u bytes\n", "page size", d->start.page_size);
-	uint64_t mem = 0;
-	for (uint32_t i = 0; i < d->nr_seg; i++)
-		mem += d->seg[i].filesz;
-	fprintf(f, "%-12s %.1f MB in %u segments\n", "memory", mem / 1e6, d->nr_seg);
-	fprintf(f, "%-12s %llu (%.1f MB uncompressed, %.1f MB stored)\n", "pages kept",
-		(unsigned long long)d->pages_stored,
-		(double)d->pages_stored * d->start.page_size / 1e6, d->bytes_stored / 1e6);
-	fprintf(f, "%-12s %s\n", "kernel log", d->dmesg ? "yes" : "no");
-	if (d->have_end) {
-		/* Like makedumpfile's --mem-usage table: pages per class. */
-		const struct kdi_end *e = &d->end;
-		fprintf(f, "%-12s %llu pages scanned\n", "scanned", (unsigned long long)e->pages_total);
-		int first = 1;
-		for (int c = 0; c < KDI_EX_NCLASSES; c++)
-			if (e->excluded[c]) {
-				fprintf(f, "%-12s %-14s %10llu pages\n", first ? "excluded" : "",
-					kdi_class_name[c], (unsigned long long)e->excluded[c]);
-				first = 0;
-			}
-		if (first)
-			fprintf(f, "%-12s none\n", "excluded");
-		fprintf(f, "%-12s %.1f MB on the device\n", "dump size", e->bytes_out / 1e6);
-	} else {
-		fprintf(f, "%-12s %.1f MB on the device (intact part)\n", "dump size",
-			(d->stream_end - d->base) / 1e6);
-	}
-	return complete ? EXIT_OK : EXIT_INCOMPLETE;
-}
 
 int cmd_info(int argc, char **argv)
 {
@@ -279,6 +114,7 @@ int cmd_info(int argc, char **argv)
 	int code = EXIT_OK;
 	int r = open_dump(argv[1], &t, &d, &code);
 
+	/* An unreadable header is said once, by the report's state line. */
 	if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
 		return code;
 	if (t.fd < 0 && code != EXIT_OK)
@@ -388,6 +224,8 @@ int cmd_save(int argc, char **argv)
 	struct dumpfile d;
 	int code = EXIT_OK;
 	int r = open_dump(src, &t, &d, &code);
+	if (code == EXIT_INCOMPLETE)
+		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
 		err("%s holds no dump (empty): nothing saved", src);
 		target_close(&t);
@@ -402,6 +240,8 @@ int cmd_save(int argc, char **argv)
 		warn("%s: the dump is incomplete (%s); saving the intact part", src,
 		     d.why[0] ? d.why : !d.have_end ? "no END record" : "marked incomplete at capture");
 
+	/* A unique name next to OUTPUT, which may be anyone's directory:
+	 * save --dir writes fixed names, but into a directory of its own. */
 	char tmp[4096];
 	snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", output);
 	int fd = mkstemp(tmp);
@@ -414,14 +254,8 @@ int cmd_save(int argc, char **argv)
 	fchmod(fd, 0600);	/* a vmcore holds the machine's secrets */
 	struct save_result res;
 	r = !strcmp(format, "elf") ? save_elf(&d, fd, &so, &res) : save_kdump(&d, fd, &so, &res);
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, output) < 0)
-		r = -errno;
+	r = commit_tmp_at(AT_FDCWD, fd, tmp, output, r);
 	if (r < 0) {
-		unlink(tmp);
 		err("writing %s failed: %s; nothing left under that name", output, errstr(r));
 		code = EXIT_SYSTEM;
 	} else {
@@ -634,6 +468,8 @@ int cmd_dmesg(int argc, char **argv)
 	struct target t;
 	struct dumpfile d;
 	int r = open_dump(argv[1], &t, &d, &code);
+	if (code == EXIT_INCOMPLETE)
+		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
 		err("%s holds no dump (empty)", argv[1]);
 		code = EXIT_TARGET;

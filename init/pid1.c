@@ -1,12 +1,14 @@
 /* PID-1 mode: the init of the crash kernel. Every path ends in the
  * configured final action; main never returns, nothing waits forever. */
 #include "kdumpinit.h"
+#include "run_capture.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../config/config.h"
 #include "../config/target.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -170,7 +173,7 @@ static void final_action(enum final_action a)
  * action instead of hanging the machine ---- */
 
 struct watchdog {
-	volatile uint64_t heartbeat;
+	_Atomic uint64_t heartbeat;	/* the pipeline's count of blocks: capture_hooks */
 	volatile int armed;
 	unsigned stall_s;
 	enum final_action final;
@@ -188,8 +191,9 @@ static void *watchdog_main(void *arg)
 			since = now_mono();
 			continue;
 		}
-		if (w->heartbeat != last) {
-			last = w->heartbeat;
+		uint64_t beat = atomic_load_explicit(&w->heartbeat, memory_order_relaxed);
+		if (beat != last) {
+			last = beat;
 			since = now_mono();
 		} else if (now_mono() - since > w->stall_s) {
 			err("no progress for %u s (device or memory stuck?): giving up; the dump "
@@ -460,15 +464,14 @@ void pid1_main(void)
 		final_action(cfg.final);
 
 	/* run_capture reopens and re-checks it, with the watchdog armed. */
-	struct capture_opts o = {
+	const struct capture_req rq = {
 		.level = cfg.level,
 		.threads = cfg.threads ? cfg.threads : online_cpus(),
 		.window = 64u << 20,
-		.heartbeat = &wd.heartbeat,
-		.progress = 1,
 	};
+	const struct capture_hooks hk = { .heartbeat = &wd.heartbeat, .progress = 1 };
 	wd.armed = 1;
-	int code = run_capture(VMCORE, path, 0, &o);
+	int code = run_capture(VMCORE, path, 0, &rq, &hk);
 	wd.armed = 0;
 	if (code == EXIT_OK)
 		msg("capture finished");

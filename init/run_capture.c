@@ -1,4 +1,4 @@
-#include "kdumpinit.h"
+#include "run_capture.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,18 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kdumpinit.h"
 #include "../arch/arch.h"
 #include "../config/target.h"
 #include "../kernel/dmesg.h"
 #include "../kernel/vmcore.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
-
-unsigned online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
-}
 
 /* A "Key:   N kB" line of a /proc file, in bytes; 0 when absent. */
 static uint64_t proc_kb(const char *path, const char *key)
@@ -59,12 +54,11 @@ static void summary(const struct capture_result *res, uint32_t ps)
 	    res->direct ? " (direct I/O)" : "", peak_rss() / 1e6);
 }
 
-int run_capture(const char *vmcore, const char *output, int may_create,
-		struct capture_opts *o)
+/* Opens the vmcore and says what it is; the exit code. */
+static int open_vmcore(struct vmcore *vc, const char *vmcore)
 {
-	struct vmcore vc;
 	enum vmcore_err why;
-	int r = vmcore_open(&vc, vmcore, &why);
+	int r = vmcore_open(vc, vmcore, &why);
 
 	if (r == -ENOENT && why == VMC_OK) {
 		err("%s does not exist: nothing to capture (in a crash kernel this means it was "
@@ -78,51 +72,45 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 			err("cannot read %s: %s", vmcore, errstr(r));
 		return why != VMC_OK || r == -EACCES ? EXIT_INPUT : EXIT_SYSTEM;
 	}
-	const struct arch_ops *arch = arch_lookup(vc.e_machine);
-	if (!arch)
-		warn("no support for ELF machine %u: only zero pages can be excluded", vc.e_machine);
-	char rel[80] = "unknown";
-	vmcoreinfo_get(vc.vmcoreinfo, "OSRELEASE", rel, sizeof rel);
+	return EXIT_OK;
+}
+
+static void describe_vmcore(const struct vmcore *vc, const struct arch_ops *arch,
+			    const char *vmcore)
+{
+	struct vmcoreinfo vi;
 	uint64_t mem = 0;
-	for (uint32_t i = 0; i < vc.nr_seg; i++)
-		mem += vc.seg[i].filesz;
-	msg("vmcore: %s, kernel %s, %s, %u segments, %.1f MB of memory", vmcore, rel,
-	    arch ? arch->name : "unknown machine", vc.nr_seg, mem / 1e6);
-	if (vc.truncated)
+
+	if (!arch)
+		warn("no support for ELF machine %u: only zero pages can be excluded", vc->e_machine);
+	vmcoreinfo_parse(&vi, vc->vmcoreinfo);
+	for (uint32_t i = 0; i < vc->nr_seg; i++)
+		mem += vc->seg[i].filesz;
+	msg("vmcore: %s, kernel %s, %s, %u segments, %.1f MB of memory", vmcore,
+	    vi.have_osrelease ? vi.osrelease : "unknown", arch ? arch->name : "unknown machine",
+	    vc->nr_seg, mem / 1e6);
+	if (vc->truncated)
 		warn("%s is shorter than its program headers say: capturing what is there, "
 		     "the dump will be marked incomplete", vmcore);
-	/* Filtering beyond zero pages needs the crashed kernel's struct
-	 * pages; whatever cannot be proven excludable is kept, and said once. */
-	static struct memmap mm;
-	uint32_t applied = o->level & DL_ZERO;
-	char fwhy[400];
-	o->filter = NULL;
-	r = memmap_init(&mm, &vc, arch, o->level, &applied, fwhy, sizeof fwhy);
-	if (r < 0) {
-		err("out of memory setting up page filtering");
-		vmcore_close(&vc);
-		return EXIT_SYSTEM;
-	}
-	if (fwhy[0])
-		warn("dump level %u: %s (applying level %u)", o->level, fwhy, applied);
-	if (mm.active)
-		o->filter = &mm;
+}
 
-	char plan[300];
-	uint64_t avail = proc_kb("/proc/meminfo", "MemAvailable:");
-
-	/* The log may use a quarter of what is free; the plan then sizes
-	 * the pipeline around what it kept. */
+/* The crashed kernel's log into in->dmesg, within a quarter of what is
+ * free; the plan then sizes the pipeline around what it kept, so *avail
+ * loses its length. Said either way; a capture goes on without it.
+ * Returns the log for the caller to free, or NULL. */
+static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
+{
 	char *log = NULL;
 	size_t log_len = 0;
 	unsigned nrec = 0;
-	uint64_t log_budget = avail ? avail / 4 : 1ull << 30;
-	r = dmesg_read(&mm.km, log_budget, &log, &log_len, &nrec);
+	uint64_t log_budget = *avail ? *avail / 4 : 1ull << 30;
+	int r = dmesg_read(&mm->km, log_budget, &log, &log_len, &nrec);
+
 	if (r == 0) {
 		msg("kernel log: %u records (%.0f KB), written before the pages", nrec, log_len / 1e3);
-		o->dmesg = log;
-		o->dmesg_len = log_len;
-		avail = avail > log_len ? avail - log_len : 0;
+		in->dmesg = log;
+		in->dmesg_len = log_len;
+		*avail = *avail > log_len ? *avail - log_len : 0;
 	} else if (r == -EFBIG) {
 		warn("the crashed kernel's log ring needs more than the %.1f MB this capture can "
 		     "spare; capturing without it (a larger crashkernel= keeps it)", log_budget / 1e6);
@@ -130,80 +118,131 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		warn("the crashed kernel's log could not be read (%s); capturing without it",
 		     r == -ENOENT ? "VMCOREINFO has no printk ring buffer" : errstr(r));
 	}
+	return log;
+}
 
-	struct target t;
+/* Opens the target and fills in's facts about it; the exit code. */
+static int open_output(struct target *t, const char *output, int may_create,
+		       struct capture_in *in)
+{
 	enum target_refusal tw;
 	char tmsg[400];
-	r = target_open(&t, output, may_create, &tw, tmsg, sizeof tmsg);
+	int r = target_open(t, output, may_create, &tw, tmsg, sizeof tmsg);
+
 	if (r == -EPERM) {
 		err("%s", tmsg);
-		free(log);
-		memmap_fini(&mm);
-		vmcore_close(&vc);
 		return EXIT_TARGET;
 	}
 	if (r < 0) {
 		err("cannot open %s for writing: %s", output, errstr(r));
-		free(log);
-		memmap_fini(&mm);
-		vmcore_close(&vc);
 		return r == -ENOENT || r == -EBUSY ? EXIT_TARGET : EXIT_SYSTEM;
 	}
-	memcpy(o->sb_uuid, t.sb.uuid, 16);
+	in->fd = t->fd;
+	in->base = t->base;
+	in->limit = t->limit;
+	memcpy(in->sb_uuid, t->sb.uuid, 16);
 	/* O_DIRECT for block devices: in a small reservation the page cache
 	 * has no room for the dump, and queued direct writes are what the
 	 * device is fastest with. A file goes through its filesystem's page
 	 * cache (direct writes into an ext4 file, 3 in flight, measured
 	 * slower here: 1.15 s against 1.0 s for a level-1 capture), with its
 	 * writeback started as it goes (sink.c) and fdatasync'd at the end. */
-	if (!t.is_blockdev)
-		o->no_direct = 1;
+	in->no_direct = !t->is_blockdev;
 	/* A regular file may sit on a filesystem with less room than its
 	 * size says (format --size makes it sparse). */
-	o->grow_file = !t.is_blockdev;
-	o->trim_file = t.created;
-	char u[37];
-	uuid_format(t.sb.uuid, u);
-	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
-	    t.path, u, t.sb.label[0] ? ", label " : "", t.sb.label,
-	    t.created ? 0.0 : (t.limit - t.base) / 1e6, o->level, o->threads,
-	    o->threads == 1 ? "" : "s");
+	in->grow_file = !t->is_blockdev;
+	in->trim_file = t->created;
+	return EXIT_OK;
+}
 
-	capture_plan(o, &vc, avail, plan, sizeof plan);
-	msg("%s", plan);
-
-	struct capture_result res;
-	r = capture_run(&vc, t.fd, t.base, t.limit, o, &res);
-	int code = EXIT_OK;
+/* What the run's result says, once; the exit code. */
+static int report(int r, const struct capture_result *res, const struct target *t,
+		  uint32_t ps)
+{
 	if (r < 0) {
-		err("writing the dump to %s failed: %s", t.path, errstr(r));
-		code = r == -ENOSPC ? EXIT_INCOMPLETE : EXIT_SYSTEM;
-	} else {
-		summary(&res, vc.page_size);
-		uint32_t st = res.end.status;
-		if (st & KDI_ST_DEVICE_FULL)
-			warn(res.fs_full || t.created ? "the filesystem holding %s is full: the dump holds what fit "
-			     "and is marked incomplete" : "%s is too small: the dump holds what fit "
-			     "and is marked incomplete", t.path);
-		if (st & KDI_ST_READ_ERRORS)
-			warn("%llu pages could not be read from the vmcore",
-			     (unsigned long long)res.end.excluded[KDI_EX_UNREADABLE]);
-		if (res.write_error)
-			err("writing stopped: %s", errstr(res.write_error));
-		if (st & KDI_ST_ABORTED)
-			err("capture stopped before the end; the dump is marked incomplete");
-		code = res.write_error ? EXIT_SYSTEM : (st & KDI_ST_INCOMPLETE) ? EXIT_INCOMPLETE : EXIT_OK;
-		if (code == EXIT_OK)
-			msg("dump complete on %s", t.path);
+		err("writing the dump to %s failed: %s", t->path, errstr(r));
+		return r == -ENOSPC ? EXIT_INCOMPLETE : EXIT_SYSTEM;
 	}
-	if (o->filter && (mm.unreadable || mm.no_memmap))
-		warn("%llu pages kept because their struct page could not be read",
-		     (unsigned long long)mm.unreadable);
-	memmap_fini(&mm);
-	o->filter = NULL;
+	summary(res, ps);
+	uint32_t st = res->end.status;
+	if (st & KDI_ST_DEVICE_FULL)
+		warn(res->fs_full || t->created ? "the filesystem holding %s is full: the dump holds what fit "
+		     "and is marked incomplete" : "%s is too small: the dump holds what fit "
+		     "and is marked incomplete", t->path);
+	if (st & KDI_ST_READ_ERRORS)
+		warn("%llu pages could not be read from the vmcore",
+		     (unsigned long long)res->end.excluded[KDI_EX_UNREADABLE]);
+	if (res->write_error)
+		err("writing stopped: %s", errstr(res->write_error));
+	if (st & KDI_ST_ABORTED)
+		err("capture stopped before the end; the dump is marked incomplete");
+	int code = res->write_error ? EXIT_SYSTEM : (st & KDI_ST_INCOMPLETE) ? EXIT_INCOMPLETE : EXIT_OK;
+	if (code == EXIT_OK)
+		msg("dump complete on %s", t->path);
+	return code;
+}
+
+/* Plans and runs the capture of vc into the open target t. */
+static int capture_into(struct vmcore *vc, const struct capture_req *rq,
+			const struct capture_in *in, const struct capture_hooks *hk,
+			const struct target *t, uint64_t avail)
+{
+	struct capture_plan pl;
+	struct capture_result res;
+	char plan[300], u[37];
+
+	uuid_format(t->sb.uuid, u);
+	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
+	    t->path, u, t->sb.label[0] ? ", label " : "", t->sb.label,
+	    t->created ? 0.0 : (t->limit - t->base) / 1e6, rq->level, rq->threads,
+	    rq->threads == 1 ? "" : "s");
+	capture_plan(rq, vc, in, avail, &pl, plan, sizeof plan);
+	msg("%s", plan);
+	int r = capture_dump(vc, rq, &pl, in, hk, &res);
+	return report(r, &res, t, vc->page_size);
+}
+
+int run_capture(const char *vmcore, const char *output, int may_create,
+		const struct capture_req *rq, const struct capture_hooks *hk)
+{
+	struct vmcore vc;
+	int code = open_vmcore(&vc, vmcore);
+
+	if (code != EXIT_OK)
+		return code;
+	const struct arch_ops *arch = arch_lookup(vc.e_machine);
+	describe_vmcore(&vc, arch, vmcore);
+	/* Filtering beyond zero pages needs the crashed kernel's struct
+	 * pages; whatever cannot be proven excludable is kept, and said once.
+	 * The walker is kilobytes: allocated, not on PID 1's stack, and not
+	 * a static that would outlive the run. */
+	struct memmap *mm = calloc(1, sizeof *mm);
+	uint32_t applied = rq->level & DL_ZERO;
+	char fwhy[400];
+	if (!mm || memmap_init(mm, &vc, arch, rq->level, &applied, fwhy, sizeof fwhy) < 0) {
+		err("out of memory setting up page filtering");
+		free(mm);
+		vmcore_close(&vc);
+		return EXIT_SYSTEM;
+	}
+	if (fwhy[0])
+		warn("dump level %u: %s (applying level %u)", rq->level, fwhy, applied);
+	struct capture_in in = { .filter = mm->active ? mm : NULL };
+	uint64_t avail = proc_kb("/proc/meminfo", "MemAvailable:");
+	char *log = read_log(mm, &in, &avail);
+
+	struct target t;
+	code = open_output(&t, output, may_create, &in);
+	if (code == EXIT_OK) {
+		code = capture_into(&vc, rq, &in, hk, &t, avail);
+		if (in.filter && (mm->unreadable || mm->no_memmap))
+			warn("%llu pages kept because their struct page could not be read",
+			     (unsigned long long)mm->unreadable);
+		target_close(&t);
+	}
+	memmap_fini(mm);
+	free(mm);
 	free(log);
-	o->dmesg = NULL;
-	target_close(&t);
 	vmcore_close(&vc);
 	return code;
 }

@@ -3,7 +3,7 @@
  * temporary names, fsync, rename, and only then mark the device's dump
  * saved. A failure leaves nothing under a final name and the device as it
  * was. */
-#include "kdumpinit.h"
+#include "savecore.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,10 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kdumpinit.h"
+#include "source.h"
 #include "../config/target.h"
 #include "../dump/dumpfile.h"
 #include "../dump/save.h"
-#include "../kernel/vmcore.h"
+#include "../kernel/vmcoreinfo.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -226,8 +228,9 @@ struct content {
 	struct room *room;		/* --min-free, kept while writing; or NULL */
 };
 
-/* Writes .name.tmp in sfd, fsyncs, renames it to name: a name is only
- * ever seen holding all of its bytes. */
+/* Writes .name.tmp in sfd (created new, never through a link), then
+ * commit_tmp_at renames it to name: a name is only ever seen holding all
+ * of its bytes. */
 static int write_atomic(int sfd, const char *name, const struct content *c)
 {
 	char tmp[64];
@@ -244,15 +247,7 @@ static int write_atomic(int sfd, const char *name, const struct content *c)
 		r = c->o->elf ? save_elf(c->d, fd, &so, c->res) : save_kdump(c->d, fd, &so, c->res);
 	} else
 		r = room_write_at(c->room, fd, c->buf, c->len, 0);
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && renameat(sfd, tmp, sfd, name) < 0)
-		r = -errno;
-	if (r < 0)
-		unlinkat(sfd, tmp, 0);
-	return r;
+	return commit_tmp_at(sfd, fd, tmp, name, r);
 }
 
 #ifndef RENAME_NOREPLACE
@@ -326,13 +321,12 @@ static int publish(const struct crashdir *cd, const char *part, const char *base
  * overflows struct tm, leaving it unset). */
 static void dump_name(char *out, size_t sz, const struct dumpfile *d, uint64_t seq)
 {
-	char v[64];
-	uint64_t ct;
+	struct vmcoreinfo vi;
 	struct tm tm;
 
-	if (vmcoreinfo_get(d->vmcoreinfo, "CRASHTIME", v, sizeof v) == 0 &&
-	    parse_u64(v, 10, &ct) == 0 && ct <= LAST_STAMP) {
-		time_t tt = (time_t)ct;
+	vmcoreinfo_parse(&vi, d->vmcoreinfo);
+	if (vi_has(&vi, VI_CRASHTIME) && vi_u(&vi, VI_CRASHTIME) <= LAST_STAMP) {
+		time_t tt = (time_t)vi_u(&vi, VI_CRASHTIME);
 		if (gmtime_r(&tt, &tm) && strftime(out, sz, "%Y-%m-%d-%H:%M:%S", &tm))
 			return;
 	}
@@ -553,6 +547,8 @@ int savecore(const char *src, const struct savecore_opts *o)
 	int code = EXIT_OK;
 	int r = open_dump(src, &t, &d, &code);
 
+	if (code == EXIT_INCOMPLETE)
+		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
 		target_close(&t);
 		if (o->check)
@@ -565,7 +561,7 @@ int savecore(const char *src, const struct savecore_opts *o)
 		/* Unreadable metadata is unsaved too: the save says why. */
 		code = unsaved ? 0 : 1;
 	} else if (r < 0) {
-		/* open_dump said why (unreadable metadata included): not again. */
+		/* Said above, or by open_dump: not again. */
 	} else if (!unsaved && !o->force) {
 		msg("%s: its dump was already saved; nothing to do (--force saves it again)", src);
 	} else {

@@ -18,8 +18,10 @@ const char *vi_name(enum vi_key k)
 	return (unsigned)k < VI_NKEYS ? keys[k].text : "?";
 }
 
-/* Whole-value parse. Base 16 fields are printed without 0x; NUMBER()s are
- * decimal on x86 but hex on some arches, and may be negative. */
+/* Whole-value parse. Base 16 fields are printed without 0x; NUMBER()s
+ * (base 0) are decimal on x86 but hex on some arches, and may be negative.
+ * Nothing else is ever negative: there a sign is malformed, as parse_u64
+ * has it (CRASHTIME names a dump directory). */
 static int parse_value(const char *s, size_t len, int base, uint64_t *out)
 {
 	char buf[40];
@@ -30,14 +32,14 @@ static int parse_value(const char *s, size_t len, int base, uint64_t *out)
 	memcpy(buf, s, len);
 	buf[len] = 0;
 	errno = 0;
-	if (buf[0] == '-') {
+	if (buf[0] == '-' && base == 0) {
 		long long v = strtoll(buf, &end, base);
 		if (errno || *end)
 			return -EINVAL;
 		*out = (uint64_t)v;
 	} else {
 		unsigned long long v = strtoull(buf, &end, base);
-		if (errno || *end || buf[0] == '+' || buf[0] == ' ')
+		if (errno || *end || buf[0] == '-' || buf[0] == '+' || buf[0] == ' ')
 			return -EINVAL;
 		*out = v;
 	}
@@ -59,7 +61,7 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 		if (eq) {
 			size_t kl = eq - p, vl = ll - kl - 1;
 			if (kl == 9 && !memcmp(p, "OSRELEASE", 9) && !seen_rel) {
-				seen_rel = 1;
+				seen_rel = vi->have_osrelease = 1;
 				size_t n = vl < sizeof vi->osrelease ? vl : sizeof vi->osrelease - 1;
 				memcpy(vi->osrelease, eq + 1, n);
 				vi->osrelease[n] = 0;

@@ -82,7 +82,8 @@ enum vi_key {
 };
 
 struct vmcoreinfo {
-	char osrelease[65];
+	char osrelease[65];		/* utsname's size: a longer value is cut */
+	uint8_t have_osrelease;		/* an OSRELEASE line, even an empty one */
 	uint64_t v[VI_NKEYS];		/* raw bits; NUMBER()s may be negative */
 	uint8_t have[VI_NKEYS];
 	unsigned bad_lines;		/* known keys whose value did not parse */
@@ -93,7 +94,8 @@ struct vmcoreinfo {
  * twice keeps its first line, good or bad, as vmcoreinfo_get does. */
 void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text);
 /* Value of the first line "KEY=value", copied (cut to fit) into out;
- * -ENOENT, or -EINVAL for outsz 0. For the string values: OSRELEASE. */
+ * -ENOENT, or -EINVAL for outsz 0. For keys the table does not hold
+ * (OSRELEASE and CRASHTIME are in it: read vi->osrelease, VI_CRASHTIME). */
 int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
 /* The value of KEY as the note spells it ("NUMBER(phys_base)"): the
  * parsed table's for the keys it has, else the line in text (may be NULL)

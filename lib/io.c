@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -118,4 +119,17 @@ int64_t fd_size(int fd, int *is_blockdev)
 	if (S_ISREG(st.st_mode))
 		return st.st_size;
 	return -ENOTBLK;
+}
+
+int commit_tmp_at(int dfd, int fd, const char *tmp, const char *name, int r)
+{
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dfd, tmp, 0);
+	return r;
 }

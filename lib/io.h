@@ -28,6 +28,12 @@ struct room {
  * on fd's filesystem; r NULL writes unchecked. 0, -ENOSPC with r->full
  * set (nothing written), or -errno. */
 int room_write_at(struct room *r, int fd, const void *buf, size_t len, uint64_t off);
+/* Finishes a file written under the temporary name tmp in dfd (AT_FDCWD
+ * for paths): fsync and close fd, then rename tmp to name, so that name
+ * is only ever seen holding all of its bytes. r is the writing's result
+ * (0 or -errno); on any failure tmp is removed. Returns the first
+ * failure's -errno, or 0. Renaming never follows a link at either name. */
+int commit_tmp_at(int dfd, int fd, const char *tmp, const char *name, int r);
 /* Reads a small text file into buf (NUL-terminated, trailing newline
  * stripped). Returns length or -errno. */
 ssize_t read_text_file(const char *path, char *buf, size_t size);

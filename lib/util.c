@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 int parse_u64(const char *s, int base, uint64_t *out)
 {
@@ -57,4 +58,10 @@ double now_mono(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
 }

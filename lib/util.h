@@ -19,6 +19,8 @@ int parse_u64(const char *s, int base, uint64_t *out);
 int parse_size(const char *s, uint64_t *out);
 /* Monotonic seconds, for timeouts and rates. */
 double now_mono(void);
+/* Online CPUs, 1..256: the default worker count of capture and save. */
+unsigned online_cpus(void);
 
 /* log2 of v, a power of two (a page size: the PAGE_SHIFT of v bytes). For
  * any other v the log2 of the next power of two up; v <= 2^31. */

@@ -1,0 +1,20 @@
+/* save --dir / --check: savecore at boot. */
+#ifndef KDI_SAVECORE_H
+#define KDI_SAVECORE_H
+
+#include <stdint.h>
+
+#include "../dump/save.h"
+
+struct savecore_opts {
+	const char *dir;
+	uint64_t min_free;
+	unsigned max;			/* keep this many dumps, 0 = all */
+	int keep_device, check, force, elf;
+	struct save_opts so;
+};
+/* Saves SOURCE's dump into o->dir (or with o->check says whether there is
+ * one to save). Returns the exit code. */
+int savecore(const char *src, const struct savecore_opts *o);
+
+#endif

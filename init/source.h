@@ -1,0 +1,26 @@
+/* The dump source service: what `info`, `save`, `dmesg` and savecore
+ * read a dump through. */
+#ifndef KDI_SOURCE_H
+#define KDI_SOURCE_H
+
+#include <stdio.h>
+
+struct target;
+struct dumpfile;
+
+/* Opens SOURCE (a path or a selector such as LABEL=) read-only and loads
+ * its dump. Returns dumpfile_load's result with *code set to the exit
+ * code for a failure, which it prints, once, with two exceptions that the
+ * caller says as it decides: -ENOENT with *code EXIT_OK (empty), and a
+ * dump whose header does not read (*code EXIT_INCOMPLETE, t open, d->why
+ * says why): `info` reports that in its state line, the others with
+ * dump_unreadable. */
+int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code);
+/* Says that t's dump header is unreadable; r is what open_dump returned. */
+void dump_unreadable(const struct target *t, const struct dumpfile *d, int r);
+/* The `info` text for what open_dump returned (r); info's exit code. */
+int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r);
+/* The device's claim records this very dump as saved. */
+int dump_saved(const struct target *t, const struct dumpfile *d);
+
+#endif
