@@ -855,16 +855,3 @@ out:
 	ring_fini(&p.ring);
 	return r;
 }
-
-int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
-		const struct capture_opts *o, struct capture_result *res)
-{
-	const struct capture_req rq = { .level = o->level, .threads = o->threads,
-					.window = o->window, .read_mode = o->read_mode };
-	const struct capture_plan pl = { .threads = o->threads, .window = o->window,
-					 .pread = reads_with_pread(&rq, vc) };
-	const struct capture_in in = { .fd = out_fd, .base = base, .limit = limit,
-				       .no_direct = o->no_direct };
-
-	return capture_dump(vc, &rq, &pl, &in, NULL, res);
-}

@@ -82,18 +82,4 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 		 const struct capture_in *in, const struct capture_hooks *hk,
 		 struct capture_result *res);
 
-/* For callers that plan nothing (the fault-injection unit test): the
- * request and the target's direct-I/O fact in one, run with the
- * request's threads and window as they are. Goes once tests/unit/
- * test_fault.c calls capture_dump. */
-struct capture_opts {
-	uint32_t level;
-	unsigned threads;
-	uint64_t window;
-	enum read_mode read_mode;
-	int no_direct;
-};
-int capture_run(struct vmcore *vc, int out_fd, uint64_t base, uint64_t limit,
-		const struct capture_opts *o, struct capture_result *res);
-
 #endif

@@ -66,8 +66,10 @@ static int capture(int threads, int no_mmap, const char *out, struct capture_res
 	struct vmcore vc = { .file_size = NPAGES * PS, .e_machine = 62, .page_size = PS,
 			     .seg = &seg, .seg_offset = &seg_off, .nr_seg = 1,
 			     .vmcoreinfo = vi, .vmcoreinfo_len = sizeof vi - 1 };
-	struct capture_opts o = { .level = 1, .threads = threads, .window = 1u << 20,
-				  .read_mode = no_mmap ? READ_PREAD : READ_MMAP, .no_direct = 1 };
+	const struct capture_req rq = { .level = 1, .threads = threads, .window = 1u << 20,
+					.read_mode = no_mmap ? READ_PREAD : READ_MMAP };
+	const struct capture_plan pl = { .threads = threads, .window = 1u << 20, .pread = no_mmap };
+	struct capture_in in = { .base = BASE, .limit = 1ull << 40, .no_direct = 1 };
 
 	vc.fd = make_input();
 	if (vc.fd < 0 || ftruncate(vc.fd, (off_t)CUT * PS) < 0)
@@ -75,7 +77,8 @@ static int capture(int threads, int no_mmap, const char *out, struct capture_res
 	int ofd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (ofd < 0)
 		return -errno;
-	int r = capture_run(&vc, ofd, BASE, 1ull << 40, &o, res);
+	in.fd = ofd;
+	int r = capture_dump(&vc, &rq, &pl, &in, NULL, res);
 	close(ofd);
 	close(vc.fd);
 	return r;
