@@ -136,7 +136,7 @@ static void cut_under_capture(void)
 		struct capture_result res;
 		snprintf(out, sizeof out, "%s/%s.dump", dir, runs[k].name);
 		int r = capture(runs[k].threads, runs[k].no_mmap, out, &res);
-		CHECK(r == 0, "%s: capture_run %d", runs[k].name, r);
+		CHECK(r == 0, "%s: capture_dump %d", runs[k].name, r);
 		CHECK_INT(res.end.excluded[KDI_EX_UNREADABLE], NPAGES - CUT);
 		CHECK_INT(res.end.excluded[KDI_EX_ZERO], zeros_below(CUT));
 		CHECK_INT(res.end.pages_stored, CUT - zeros_below(CUT));

@@ -63,7 +63,7 @@ static void sign_only_in_numbers(void)
 	struct vmcoreinfo vi;
 
 	vmcoreinfo_parse(&vi, "NUMBER(phys_base)=-16\nSIZE(page)=-64\nKERNELOFFSET=-1000\n");
-	CHECK_INT(vi_s(&vi, VI_NUM_PHYS_BASE), -16);
+	CHECK_INT((int64_t)vi_u(&vi, VI_NUM_PHYS_BASE), -16);
 	CHECK(!vi_has(&vi, VI_SIZE_PAGE) && !vi_has(&vi, VI_KERNELOFFSET),
 	      "a negative SIZE or hex value is malformed");
 	CHECK_INT(vi.bad_lines, 2);
