@@ -266,8 +266,10 @@ void fw_smbios_string(struct fw_pass *p, const char *s, size_t n)
 	size_t nlen = (size_t)(eq - s);
 	const char *v = eq + 1;
 	size_t vlen = n - nlen - 1;
-	if (!binary || !fw_cred_name_ok(s, nlen) || strncmp(s, OUR_PREFIX, strlen(OUR_PREFIX)) ||
-	    nlen < strlen(OUR_PREFIX)) {
+	/* Only our binary credentials are decoded: fw_credential warns
+	 * about a bad name and skips another program's without a look. */
+	int ours = nlen >= strlen(OUR_PREFIX) && !memcmp(s, OUR_PREFIX, strlen(OUR_PREFIX));
+	if (!binary || !ours || !fw_cred_name_ok(s, nlen)) {
 		fw_credential(p, s, nlen, (const uint8_t *)v, vlen);
 		return;
 	}
