@@ -11,7 +11,7 @@
 #include "../lib/io.h"
 #include "../lib/util.h"
 
-static void addwarn(struct config *c, const char *fmt, ...)
+void config_warn(struct config *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -29,6 +29,8 @@ void config_defaults(struct config *c)
 	c->wait_s = 30;
 	c->stall_s = 300;
 	c->final = FINAL_REBOOT;
+	for (int i = 0; i < CFG_NKEYS; i++)
+		c->src[i] = CFG_SRC_DEFAULT;
 }
 
 static int set_dev(struct config *c, const char *v)
@@ -105,18 +107,19 @@ static int set_verbose(struct config *c, const char *v)
 	return r;
 }
 
+/* Indexed by enum config_key. */
 static const struct {
 	const char *key;
 	int (*set)(struct config *, const char *);
 	const char *expect;
-} keys[] = {
-	{ "dev", set_dev, "a selector list such as SERIAL=abc,/dev/vdb" },
-	{ "level", set_level, "a dump level 0..31" },
-	{ "threads", set_threads, "a thread count 0..256 (0 = online CPUs)" },
-	{ "wait", set_wait, "seconds 0..86400" },
-	{ "stall", set_stall, "seconds 1..86400" },
-	{ "final", set_final, "reboot, poweroff or halt" },
-	{ "verbose", set_verbose, "0..9" },
+} keys[CFG_NKEYS] = {
+	[CFG_DEV] = { "dev", set_dev, "a selector list such as SERIAL=abc,/dev/vdb" },
+	[CFG_LEVEL] = { "level", set_level, "a dump level 0..31" },
+	[CFG_THREADS] = { "threads", set_threads, "a thread count 0..256 (0 = online CPUs)" },
+	[CFG_WAIT] = { "wait", set_wait, "seconds 0..86400" },
+	[CFG_STALL] = { "stall", set_stall, "seconds 1..86400" },
+	[CFG_FINAL] = { "final", set_final, "reboot, poweroff or halt" },
+	[CFG_VERBOSE] = { "verbose", set_verbose, "0..9" },
 };
 
 const char *final_action_name(enum final_action a)
@@ -125,19 +128,61 @@ const char *final_action_name(enum final_action a)
 	return (unsigned)a < ARRAY_SIZE(n) ? n[a] : "reboot";
 }
 
-void config_set(struct config *c, const char *key, const char *value, const char *origin)
+const char *config_src_name(enum config_src s)
+{
+	static const char *const n[CFG_SRC_N] = {
+		[CFG_SRC_DEFAULT] = "default", [CFG_SRC_FILE] = "file", [CFG_SRC_EFI] = "efi",
+		[CFG_SRC_DT] = "dt", [CFG_SRC_SMBIOS] = "smbios", [CFG_SRC_FWCFG] = "fw_cfg",
+		[CFG_SRC_CMDLINE] = "cmdline",
+	};
+	return (unsigned)s < CFG_SRC_N ? n[s] : "?";
+}
+
+int config_set_src(struct config *c, const char *key, const char *value, const char *origin,
+		   enum config_src src, unsigned *seen)
 {
 	if (!strncmp(key, "kdumpinit.", 10))
 		key += 10;
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		if (strcmp(key, keys[i].key))
 			continue;
-		if (keys[i].set(c, value) < 0)
-			addwarn(c, "%s: kdumpinit.%s=%s is not %s; keeping the default",
-				origin, key, value, keys[i].expect);
-		return;
+		if (seen && (*seen & 1u << i)) {
+			config_warn(c, "%s: kdumpinit.%s given again; the first value stays", origin, key);
+			return 0;
+		}
+		/* An outranked value is still checked, on a copy, so that its
+		 * typo is reported whichever order the sources were read in. */
+		int apply = src >= c->src[i];
+		struct config scratch;
+		struct config *t = c;
+		if (!apply) {
+			scratch = *c;
+			t = &scratch;
+		}
+		if (keys[i].set(t, value) < 0) {
+			if (c->src[i] == CFG_SRC_DEFAULT)
+				config_warn(c, "%s: kdumpinit.%s=%s is not %s; keeping the default",
+					origin, key, value, keys[i].expect);
+			else
+				config_warn(c, "%s: kdumpinit.%s=%s is not %s; keeping the value from %s",
+					origin, key, value, keys[i].expect,
+					config_src_name(c->src[i]));
+			return -EINVAL;
+		}
+		if (seen)
+			*seen |= 1u << i;
+		if (!apply)
+			return 0;
+		c->src[i] = src;
+		return 1;
 	}
-	addwarn(c, "%s: unknown setting kdumpinit.%s ignored", origin, key);
+	config_warn(c, "%s: unknown setting kdumpinit.%s ignored", origin, key);
+	return -EINVAL;
+}
+
+void config_set(struct config *c, const char *key, const char *value, const char *origin)
+{
+	config_set_src(c, key, value, origin, CFG_SRC_CMDLINE, NULL);
 }
 
 static char *trim(char *s)
@@ -148,6 +193,63 @@ static char *trim(char *s)
 	while (e > s && isspace((unsigned char)e[-1]))
 		*--e = 0;
 	return s;
+}
+
+static void load_line(struct config *c, char *line, const char *origin, enum config_src src,
+		      unsigned *seen)
+{
+	/* A comment starts at a '#' outside double quotes: a label or a
+	 * path may hold one. */
+	int inq = 0;
+	for (char *h = line; *h; h++) {
+		if (*h == '"')
+			inq = !inq;
+		else if (*h == '#' && !inq) {
+			*h = 0;
+			break;
+		}
+	}
+	char *l = trim(line);
+	if (!*l)
+		return;
+	char *eq = strchr(l, '=');
+	if (!eq) {
+		config_warn(c, "%s: not a key = value line", origin);
+		return;
+	}
+	*eq = 0;
+	char *v = trim(eq + 1);
+	size_t vl = strlen(v);
+	if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+		v[vl - 1] = 0;
+		v++;
+	}
+	config_set_src(c, trim(l), v, origin, src, seen);
+}
+
+void config_load_text(struct config *c, const char *text, size_t len, const char *origin,
+		      enum config_src src, unsigned *seen)
+{
+	char line[8192];
+	char where[128];
+	int lineno = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t e = i;
+		while (e < len && text[e] != '\n' && text[e] != 0)
+			e++;
+		lineno++;
+		snprintf(where, sizeof where, "%s:%d", origin, lineno);
+		if (e - i >= sizeof line) {
+			config_warn(c, "%s: line longer than %zu bytes ignored", where, sizeof line - 1);
+		} else {
+			memcpy(line, text + i, e - i);
+			line[e - i] = 0;
+			load_line(c, line, where, src, seen);
+		}
+		i = e + 1;
+	}
 }
 
 int config_load_file(struct config *c, const char *path)
@@ -162,47 +264,46 @@ int config_load_file(struct config *c, const char *path)
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n == sizeof buf) {
-		addwarn(c, "%s: longer than %zu bytes; the rest is ignored", path, sizeof buf - 1);
+		config_warn(c, "%s: longer than %zu bytes; the rest is ignored", path, sizeof buf - 1);
 		n--;
 	}
-	buf[n] = 0;
-	int lineno = 0;
-	for (char *line = buf, *next; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		lineno++;
-		/* A comment starts at a '#' outside double quotes: a label
-		 * or a path may hold one. */
-		int inq = 0;
-		for (char *h = line; *h; h++) {
-			if (*h == '"')
-				inq = !inq;
-			else if (*h == '#' && !inq) {
-				*h = 0;
-				break;
-			}
-		}
-		char *l = trim(line);
-		if (!*l)
-			continue;
-		char *eq = strchr(l, '=');
-		char origin[96];
-		snprintf(origin, sizeof origin, "%s:%d", path, lineno);
-		if (!eq) {
-			addwarn(c, "%s: not a key = value line", origin);
-			continue;
-		}
-		*eq = 0;
-		char *v = trim(eq + 1);
-		size_t vl = strlen(v);
-		if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
-			v[vl - 1] = 0;
-			v++;
-		}
-		config_set(c, trim(l), v, origin);
-	}
+	config_load_text(c, buf, (size_t)n, path, CFG_SRC_FILE, NULL);
 	return 0;
+}
+
+static int show_value(const struct config *c, enum config_key k, char *buf, size_t size)
+{
+	switch (k) {
+	case CFG_DEV: return snprintf(buf, size, "%s", c->dev);
+	case CFG_LEVEL: return snprintf(buf, size, "%u", (unsigned)c->level);
+	case CFG_THREADS: return snprintf(buf, size, "%u", c->threads);
+	case CFG_WAIT: return snprintf(buf, size, "%u", c->wait_s);
+	case CFG_STALL: return snprintf(buf, size, "%u", c->stall_s);
+	case CFG_FINAL: return snprintf(buf, size, "%s", final_action_name(c->final));
+	case CFG_VERBOSE: return snprintf(buf, size, "%d", c->verbose);
+	default: return snprintf(buf, size, "?");
+	}
+}
+
+int config_format_sources(const struct config *c, char *buf, size_t size)
+{
+	size_t n = 0;
+	char v[sizeof c->dev];
+
+	if (size)
+		buf[0] = 0;
+	for (int k = 0; k < CFG_NKEYS; k++) {
+		if (c->src[k] == CFG_SRC_DEFAULT)
+			continue;
+		show_value(c, k, v, sizeof v);
+		int w = snprintf(n < size ? buf + n : NULL, n < size ? size - n : 0,
+				 "%s%s=%s (%s)", n ? ", " : "", keys[k].key, v,
+				 config_src_name(c->src[k]));
+		if (w < 0)
+			return w;
+		n += (size_t)w;
+	}
+	return (int)n;
 }
 
 void config_load_cmdline(struct config *c, const char *cmdline)
@@ -231,10 +332,10 @@ void config_load_cmdline(struct config *c, const char *cmdline)
 			continue;
 		char *eq = strchr(word, '=');
 		if (!eq) {
-			addwarn(c, "command line: %s has no value", word);
+			config_warn(c, "command line: %s has no value", word);
 			continue;
 		}
 		*eq = 0;
-		config_set(c, word, eq + 1, "command line");
+		config_set_src(c, word, eq + 1, "command line", CFG_SRC_CMDLINE, NULL);
 	}
 }

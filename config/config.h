@@ -1,15 +1,39 @@
-/* Configuration: kdumpinit.* from the kernel command line, and an optional
- * embedded /etc/kdumpinit.conf. The command line wins. This is the only
- * module that knows where settings come from; everything downstream takes
- * an immutable struct config. */
+/* Configuration: kdumpinit.* from the kernel command line, firmware
+ * (config/firmware.h), and an optional embedded /etc/kdumpinit.conf. This
+ * is the only module that knows where settings come from; everything
+ * downstream takes an immutable struct config.
+ *
+ * Every key remembers the source that set it (c->src[]). A source ranks
+ * by enum config_src: a value from a lower-ranked source than the one
+ * that set the key is ignored, so the loaders may run in any order and
+ * the command line still wins. Within one rank, the file and the command
+ * line let the later value win (as before); a firmware source lets the
+ * first win (config/firmware.c passes a "seen" mask). */
 #ifndef KDI_CONFIG_H
 #define KDI_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum final_action { FINAL_REBOOT, FINAL_POWEROFF, FINAL_HALT };
 
 #define CONFIG_MAX_WARN 16
+
+/* Where a value came from, lowest rank first (the order is the precedence). */
+enum config_src {
+	CFG_SRC_DEFAULT,
+	CFG_SRC_FILE,		/* the embedded /etc/kdumpinit.conf */
+	CFG_SRC_EFI,		/* not read yet (config/firmware.c) */
+	CFG_SRC_DT,		/* /proc/device-tree/chosen/kdumpinit,conf */
+	CFG_SRC_SMBIOS,		/* SMBIOS Type 11 credentials */
+	CFG_SRC_FWCFG,		/* QEMU fw_cfg credentials */
+	CFG_SRC_CMDLINE,	/* the kernel command line */
+	CFG_SRC_N
+};
+
+/* The settings, in the order config_format_sources lists them. */
+enum config_key { CFG_DEV, CFG_LEVEL, CFG_THREADS, CFG_WAIT, CFG_STALL, CFG_FINAL,
+	CFG_VERBOSE, CFG_NKEYS };
 
 struct config {
 	char dev[512];			/* selector list, as given */
@@ -19,21 +43,47 @@ struct config {
 	unsigned stall_s;		/* watchdog: no progress for this long */
 	enum final_action final;
 	int verbose;
+	enum config_src src[CFG_NKEYS];	/* who set each key (config_defaults: DEFAULT) */
 	/* Problems found while parsing; the front door prints them. */
 	char warn[CONFIG_MAX_WARN][160];
 	int nwarn;
 };
 
 void config_defaults(struct config *c);
-/* Applies one "key=value". The key may carry the "kdumpinit." prefix (the
- * command line must; the file may). Unknown keys and bad values add a
- * warning and keep the previous value: a typo must not cost the dump. */
+/* Applies one "key=value" as the command line would (the highest rank).
+ * The key may carry the "kdumpinit." prefix (the command line must; the
+ * file may). Unknown keys and bad values add a warning and keep the
+ * previous value: a typo must not cost the dump. */
 void config_set(struct config *c, const char *key, const char *value, const char *origin);
-/* A file of "key = value" lines, '#' comments. -errno if unreadable;
- * -ENOENT is not an error for the caller. */
+/* config_set from source src. A value is validated (and warned about)
+ * always, but applied only if src ranks at least as high as the source
+ * that set the key. seen: NULL (a later value of the same rank wins), or
+ * a mask of the keys this source already set, kept by the caller across
+ * one source's settings: a repeated key then warns and the first one
+ * stays. Returns 1 if applied, 0 if outranked or a repeat, -EINVAL if
+ * unknown or bad (warned). */
+int config_set_src(struct config *c, const char *key, const char *value, const char *origin,
+		   enum config_src src, unsigned *seen);
+/* The text of a config file: "key = value" lines, '#' comments outside
+ * double quotes, a value's surrounding double quotes dropped. A NUL ends
+ * a line, like a newline (a device-tree string list). Warnings name
+ * "origin:LINE". Lines of 1024 bytes or more warn and are skipped. */
+void config_load_text(struct config *c, const char *text, size_t len, const char *origin,
+		      enum config_src src, unsigned *seen);
+/* A file of such lines (CFG_SRC_FILE), its first 8191 bytes. -errno if
+ * unreadable; -ENOENT is not an error for the caller. */
 int config_load_file(struct config *c, const char *path);
 /* The kernel command line text: kdumpinit.* words, quotes honoured. */
 void config_load_cmdline(struct config *c, const char *cmdline);
+/* Adds a warning to c->warn (dropped past CONFIG_MAX_WARN). */
+void config_warn(struct config *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *final_action_name(enum final_action a);
+/* "cmdline", "fw_cfg", "smbios", "dt", "efi", "file", "default". */
+const char *config_src_name(enum config_src s);
+/* For the plan line: every key not at its default, with its source, as
+ * "level=3 (fw_cfg), dev=SERIAL=x (smbios)"; "" when all are defaults.
+ * Returns the length the whole text needs (as snprintf); buf always ends
+ * in a NUL when size > 0. */
+int config_format_sources(const struct config *c, char *buf, size_t size);
 
 #endif

@@ -28,7 +28,8 @@ FUZZ_LIBELF ?= -lelf
 FUZZ_LIBZ ?= -lz
 
 FUZZ_DIR := $(BUILD)/fuzz
-FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore
+FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore \
+	fuzz_firmware
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
