@@ -41,6 +41,7 @@ opts_for() {
 	fuzz_vmcoreinfo) echo "-dict=tests/fuzz/dict/vmcoreinfo.dict -max_len=8192" ;;
 	fuzz_memmap|fuzz_dmesg) echo "-dict=tests/fuzz/dict/vmcoreinfo.dict -max_len=70000" ;;
 	fuzz_dumpfile) echo "-dict=tests/fuzz/dict/dumpfile.dict -max_len=65536" ;;
+	fuzz_firmware) echo "-dict=tests/fuzz/dict/firmware.dict -max_len=16384" ;;
 	fuzz_config) echo "-dict=tests/fuzz/dict/config.dict -max_len=16384" ;;
 	fuzz_vmcore) echo "-dict=tests/fuzz/dict/vmcore.dict -max_len=65536" ;;
 	*) echo "" ;;
