@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../config/config.h"
+#include "../config/firmware.h"
 #include "../config/target.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -430,17 +431,26 @@ void pid1_main(void)
 	if (read_text_file("/proc/cmdline", cmdline, sizeof cmdline) < 0)
 		warn("cannot read /proc/cmdline; using defaults");
 	config_load_cmdline(&cfg, cmdline);
+	/* Firmware settings (systemd's credentials: fw_cfg, SMBIOS type 11,
+	 * the device tree) rank below the command line and above the file,
+	 * whatever the order of the calls. fw_cfg needs its module, so they
+	 * are read after the modules; nothing before that uses the settings
+	 * but the module list, which is not one of them. */
+	log_set_verbose(cfg.verbose);
+	load_modules();
+	config_load_firmware(&cfg, "/", FW_SRC_ALL);
 	log_set_verbose(cfg.verbose);
 	for (int i = 0; i < cfg.nwarn; i++)
 		warn("%s", cfg.warn[i]);
+	char srcs[512];
+	if (config_format_sources(&cfg, srcs, sizeof srcs) > 0)
+		msg("settings: %s", srcs);
 
 	wd.stall_s = cfg.stall_s;
 	wd.final = cfg.final;
 	pthread_t wt;
 	if (pthread_create(&wt, NULL, watchdog_main, &wd) != 0)
 		warn("no watchdog thread: a stuck device could hold the capture");
-
-	load_modules();
 
 	if (access(VMCORE, R_OK) < 0) {
 		err("%s is missing: this is not a crash kernel booted after a panic "
@@ -449,7 +459,8 @@ void pid1_main(void)
 	}
 	if (!cfg.dev[0]) {
 		err("no dump device configured: set kdumpinit.dev= on the crash kernel's command "
-		    "line (kdumpinit arm --append) or in %s", CONF_FILE);
+		    "line (kdumpinit arm --append), in %s, or as the firmware credential "
+		    "kdumpinit.dev (SMBIOS type 11, fw_cfg)", CONF_FILE);
 		final_action(cfg.final);
 	}
 	char path[256];

@@ -20,7 +20,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--workdir DIR] [--level N] [--timeout SEC]
                         [--raw-only | --no-raw] [--raw-out FILE]
                         [--arm-helper FILE] [--kernel-tree DIR]
-                        [--demo] [-h]
+                        [--firmware] [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -42,12 +42,15 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --kernel-tree DIR  boot the kernel of an extracted kernel package (dpkg-deb
                      -x linux-image-*.deb DIR), e.g. Debian 13's 6.12, with its
                      modules, instead of Debian 12's installed one
+  --firmware         kdumpinit.dev and the level come from firmware only:
+                     an SMBIOS type 11 credential and a kdumpinit.conf
+                     credential in fw_cfg; none on any command line
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
-rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0
+rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree)
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--arm-helper) armhelper=$2; shift ;;
 	--kernel-tree) ktree=$2; shift ;;
 	--demo) demo=1 ;;
+	--firmware) firmware=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -225,8 +229,14 @@ drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware"
 	"${drives[@]}")
+if [ $firmware = 1 ]; then
+	# systemd's credential conventions, as a VM host would set them.
+	printf '# from fw_cfg\nlevel = %s\n' "$level" >"$workdir/fw-kdumpinit.conf"
+	qemu+=(-smbios "type=11,value=io.systemd.credential:kdumpinit.dev=SERIAL=kdump-dump"
+		-fw_cfg "name=opt/io.systemd.credentials/kdumpinit.conf,file=$workdir/fw-kdumpinit.conf")
+fi
 [ $demo = 0 ] || echo "demo: booting a $mem guest (cpu $cpu), crashing it, capturing with kdumpinit (log: $log)"
 say "qemu: ${qemu[*]}"
 
@@ -318,6 +328,17 @@ if [ $rawonly = 0 ]; then
 		failed "the crash kernel's log dropped kdumpinit lines: $(grep -a -m1 'suppressed due to ratelimiting' "$post")"
 	else
 		pass "no kdumpinit line dropped by the /dev/kmsg rate limit"
+	fi
+	if [ $firmware = 1 ]; then
+		if ! grep -a "Command line:" "$post" | grep -q .; then
+			failed "firmware mode: the crash kernel printed no command line to check"
+		elif grep -a "Command line:" "$post" | grep -q "kdumpinit\."; then
+			failed "firmware mode, but the crash kernel's command line has kdumpinit. settings"
+		elif grep -a -q "kdumpinit: settings: dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)" "$post"; then
+			pass "settings from firmware: dev from SMBIOS type 11, level from fw_cfg, and said so"
+		else
+			failed "no 'settings: dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)' line: $(grep -a 'kdumpinit: settings' "$post" | head -n 1)"
+		fi
 	fi
 	if grep -q "kdumpinit: .*reboot" "$post"; then
 		pass "kdumpinit final action: $(grep "kdumpinit: .*reboot" "$post" | tail -n 1)"
