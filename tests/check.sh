@@ -90,6 +90,12 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# kdumpinit the crash kernel's only init, full filtering.
 	run_suite e2e-88M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--level 31 --workdir "$BUILD/e2e/88M"
+	# Firmware only: dev from SMBIOS type 11, the level from a fw_cfg
+	# kdumpinit.conf, on Debian 13's kernel (its modules are .ko.xz).
+	if wanted e2e-firmware-6.12 && [ -n "$tree" ]; then
+		run_suite e2e-firmware-6.12 bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
+			--firmware --kernel-tree "$tree" --workdir "$BUILD/e2e/firmware-6.12"
+	fi
 	run_suite filter bash tests/filter/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
 fi
