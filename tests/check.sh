@@ -76,7 +76,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	run_suite e2e-6.1-5level bash tests/e2e/run.sh --cpu max \
 		--raw-out "$raws/raw-6.1-5level.vmcore"
 	tree=
-	wanted e2e-6.12-4level && tree=$(tests/filter/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
+	{ wanted e2e-6.12-4level || wanted e2e-firmware-6.12; } && tree=$(tests/filter/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
 	if ! wanted e2e-6.12-4level; then
 		:
 	elif [ -n "$tree" ]; then
@@ -92,7 +92,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--level 31 --workdir "$BUILD/e2e/88M"
 	# Firmware only: dev from SMBIOS type 11, the level from a fw_cfg
 	# kdumpinit.conf, on Debian 13's kernel (its modules are .ko.xz).
-	if wanted e2e-firmware-6.12 && [ -n "$tree" ]; then
+	if wanted e2e-firmware-6.12; then
 		run_suite e2e-firmware-6.12 bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 			--firmware --kernel-tree "$tree" --workdir "$BUILD/e2e/firmware-6.12"
 	fi
