@@ -22,6 +22,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
+#include "../../capture/writer.h"
 #include "../../dump/dumpfile.h"
 #include "../../dump/format.h"
 #include "../../dump/save.h"
