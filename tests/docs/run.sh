@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 if [ ! -x "$K" ]; then
 	bad "setup: $K is missing (make)"
-	echo "$pass passed, $fail failed"
+	echo "$pass passed, $fail failed, 0 skipped"
 	exit 1
 fi
 
@@ -95,5 +95,5 @@ else
 	ok "target: a missing target is caught"
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

@@ -10,10 +10,20 @@
 #              removed after a run with no failure (default build/tests/unit)
 #   KEEP=1     keep the scratch directory anyway
 #
+#   T=GLOB     run only the cases GLOB names (bash pattern, extglob:
+#              T='C.end_signature_*', T='@(A.*|F.gpt.*)'); a case's
+#              prerequisites (NEEDS below) and the setup cases run too
+#
 # Prints one line per case, "ok NAME" or "FAIL NAME: why" (details of a
-# failed case are in its log, NAME.log, in the scratch directory), notes
-# for what could not run here as "skip NAME: why", and ends with the line
-# "N passed, N failed". Exits non-zero if any case failed.
+# failed case are in its log, NAME.log, in the scratch directory), one
+# "skip NAME: why" for what cannot run here (tests/check.sh fails on a skip
+# tests/skips.allowed does not list), and ends with the line "N passed,
+# N failed, N skipped", noting how many passes are the ASan reruns of the C
+# cases. Exits non-zero if any case failed.
+#
+# A case is "if begin NAME; then ... end; fi": begin is false when T
+# leaves NAME out, so the body does not run. A case that uses what an
+# earlier one made names it in NEEDS.
 #
 # Sections: A round trips, B bad input, C targets, D a damaged dump,
 # E PID-1 mode in a PID namespace, F the C unit tests and helper checks.
@@ -31,11 +41,11 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 VMCMP=$top/tests/tools/vmcmp.py
 MKSAVED=$top/tests/tools/mksaved.py
-PAGECHECK=$top/tests/unit/pagecheck.py
-CHUNKS=$top/tests/unit/chunks.py
-UNALIGN=$top/tests/unit/unalign.py
-DEVSIG=$top/tests/unit/devsig.py
-FORGE=$top/tests/unit/forge.py
+PAGECHECK=$top/tests/tools/pagecheck.py
+CHUNKS=$top/tests/tools/chunks.py
+UNALIGN=$top/tests/tools/unalign.py
+DEVSIG=$top/tests/tools/devsig.py
+FORGE=$top/tests/tools/forge.py
 export PYTHONDONTWRITEBYTECODE=1
 export PATH=$PATH:/usr/sbin:/sbin
 
