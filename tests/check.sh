@@ -27,6 +27,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export KDUMPINIT=$PWD/$BUILD/kdumpinit MKVMCORE=$PWD/$BUILD/tools/mkvmcore
 export T=${T:-}
+# ONLY is ours: not the filter-synthetic suite's own ONLY (a case regex).
+only=${ONLY:-}
+unset ONLY
 raws=$BUILD/check
 mkdir -p "$raws"
 pass=0 fail=0 skip=0 skipped=
@@ -35,8 +38,8 @@ wanted() {	# NAME: is this suite to run (ONLY, T)?
 	if [ -n "$T" ]; then
 		case $1 in unit | savecore | savecore-safety) ;; *) return 1 ;; esac
 	fi
-	[ -z "${ONLY:-}" ] && return 0
-	case " $ONLY " in *" $1 "*) return 0 ;; esac
+	[ -z "$only" ] && return 0
+	case " $only " in *" $1 "*) return 0 ;; esac
 	return 1
 }
 
@@ -91,7 +94,9 @@ run_suite() {	# NAME COMMAND...
 		fail=$((fail + 1))
 	fi
 	min=$(awk -v n="$name" '$1 == n { print $2 }' tests/manifest)
-	if [ -z "$T" ] && [ -n "$min" ] && [ $((p + f + s)) -lt "$min" ]; then
+	if [ -z "$T" ] && [ -z "$min" ]; then
+		echo "check: $name is not in tests/manifest ($((p + f + s)) cases): its count is not checked"
+	elif [ -z "$T" ] && [ $((p + f + s)) -lt "$min" ]; then
 		echo "check: $name ran $((p + f + s)) cases, tests/manifest says at least $min: counted as a failure"
 		fail=$((fail + 1))
 	fi
