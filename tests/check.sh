@@ -26,6 +26,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export KDUMPINIT=$PWD/$BUILD/kdumpinit MKVMCORE=$PWD/$BUILD/tools/mkvmcore
+export UNIT_BIN=$PWD/$BUILD/tests/unit
 export T=${T:-}
 # ONLY is ours: not the filter-synthetic suite's own ONLY (a case regex).
 only=${ONLY:-}
@@ -123,7 +124,7 @@ run_if() {	# FILE NAME COMMAND...
 if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite tools bash tests/tools/vmcmp_selftest.sh
 	run_suite mdcmp bash tests/filter-makedumpfile/mdcmp_selftest.sh
-	run_suite unit bash tests/unit/run.sh
+	run_suite unit env WORK="$PWD/$BUILD/tests/unit" bash tests/unit/run.sh
 	run_suite savecore bash tests/unit/savecore.sh
 	run_suite savecore-safety bash tests/unit/savecore_safety.sh
 	run_if tests/filter-synthetic/run.sh filter-synthetic bash tests/filter-synthetic/run.sh
