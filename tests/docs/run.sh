@@ -74,7 +74,7 @@ for m in docs/kdumpinit.8 docs/kdumpinit-mkinitramfs.8; do
 done
 
 # 4. Every make target a document names exists.
-docs=(README.md docs/*.md tests/*/README.md deps/README.md)
+docs=(README.md docs/*.md tests/README.md tests/*/README.md deps/README.md)
 n=0
 while read -r mk target; do
 	n=$((n + 1))
