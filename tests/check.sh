@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs every suite of `make check` and adds up their "N passed, N failed,
-# N skipped" lines into one closing line, which names the skipped cases. A suite that dies without its line counts as
-# one failure, so a crash can never look like a pass.
+# N skipped" lines into one closing line, which names the skipped cases. A
+# suite that dies without its line counts as one failure, so a crash can
+# never look like a pass.
 #
 # Suites: the test tools' self-tests, unit tests, synthetic page-filter
 # tests, fuzz smoke runs, then real kdump crashes in QEMU (Debian 12's 6.1

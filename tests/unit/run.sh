@@ -72,6 +72,9 @@ CASE= WHY= NCHK=0 LOG=/dev/null RC=0 LAST= T0=0 QUIET=
 # prerequisites (NEEDS) run too, and the setup cases always do: those T
 # does not name run quietly (a failure still counts).
 NEEDS="A.recapture_stale_chunk_ignored:A.recapture_same_target
+B.elf_exec:B.mkvmcore_bad_inputs B.no_vmcoreinfo:B.mkvmcore_bad_inputs
+B.short_header:B.mkvmcore_bad_inputs B.badphdr:B.mkvmcore_bad_inputs
+B.no_loads:B.mkvmcore_no_loads
 C.save_keeps_existing_output:A.level31_default
 D.forged_huge_segment_kdump_bounded:D.forged_pages_total_segment"
 T=${T:-}
