@@ -119,7 +119,7 @@ skip() { may_select "$1" || return 0; echo "skip $1: $2"; nskip=$((nskip + 1)); 
 # The closing line; check.sh reads its first three counts.
 summary() {
 	local asan=
-	[ "$nasan" -gt 0 ] && asan=" (of the passes, $nasan are the ASan reruns of the C cases)"
+	[ "$nasan" -gt 0 ] && asan=" ($nasan of them ASan reruns of the C cases)"
 	echo "$npass passed, $nfail failed, $nskip skipped$asan"
 }
 
