@@ -1,7 +1,8 @@
 #!/bin/bash
-# Runs every suite of `make check` and adds up their "N passed, N failed"
-# lines into one closing line. A suite that dies without its line counts as
-# one failure, so a crash can never look like a pass.
+# Runs every suite of `make check` and adds up their "N passed, N failed,
+# N skipped" lines into one closing line, which names the skipped cases. A
+# suite that dies without its line counts as one failure, so a crash can
+# never look like a pass.
 #
 # Suites: the test tools' self-tests, unit tests, synthetic page-filter
 # tests, fuzz smoke runs, then real kdump crashes in QEMU (Debian 12's 6.1
@@ -11,22 +12,61 @@
 # binary, the host set-up step, and the Debian package in a fresh chroot.
 #
 # ONLY="NAME..." runs only the suites so named (make check-docs, check-deb).
+# T=GLOB (make check-unit T='C.end_signature_*') runs only the cases it
+# names, in the suites that select cases by name (unit, savecore,
+# savecore-safety); the other suites are left out, and a suite with no
+# case of that name reports "0 passed, 0 failed, 0 skipped".
+#
+# Every suite ends with "N passed, N failed, N skipped" ("N passed, N
+# failed" is read as 0 skipped) and names each skip as "skip NAME: why".
+# A skip fails the run unless tests/skips.allowed lists it (SUITE/NAME glob
+# and the reason), and so does a suite with fewer cases (passed + failed +
+# skipped) than tests/manifest says (not under T). A suite that cannot run
+# at all is one skip, SUITE/-.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export KDUMPINIT=$PWD/$BUILD/kdumpinit MKVMCORE=$PWD/$BUILD/tools/mkvmcore
+export UNIT_BIN=$PWD/$BUILD/tests/unit
+export T=${T:-}
+# ONLY is ours: not the filter-synthetic suite's own ONLY (a case regex).
+only=${ONLY:-}
+unset ONLY
 raws=$BUILD/check
 mkdir -p "$raws"
-pass=0 fail=0
+pass=0 fail=0 skip=0 skipped=
 
-wanted() {	# NAME: is this suite to run (ONLY)?
-	[ -z "${ONLY:-}" ] && return 0
-	case " $ONLY " in *" $1 "*) return 0 ;; esac
+wanted() {	# NAME: is this suite to run (ONLY, T)?
+	if [ -n "$T" ]; then
+		case $1 in unit | savecore | savecore-safety) ;; *) return 1 ;; esac
+	fi
+	[ -z "$only" ] && return 0
+	case " $only " in *" $1 "*) return 0 ;; esac
 	return 1
 }
 
+# allowed SUITE/NAME: does tests/skips.allowed list this skip?
+allowed() {
+	local glob reason
+	while read -r glob reason; do
+		case $glob in '' | '#'*) continue ;; esac
+		# shellcheck disable=SC2254
+		case $1 in $glob) return 0 ;; esac
+	done <tests/skips.allowed
+	return 1
+}
+
+skipped_one() {	# SUITE/NAME WHY: count a skip; fail it if not allowed
+	skip=$((skip + 1))
+	skipped="$skipped $1"
+	if ! allowed "$1"; then
+		echo "check: $1 was skipped ($2), and tests/skips.allowed does not allow it: counted as a failure"
+		fail=$((fail + 1))
+	fi
+}
+
 run_suite() {	# NAME COMMAND...
-	local name=$1 log out p f
+	local name=$1 log out p f s min l
 	shift
 	wanted "$name" || return 0
 	log=$BUILD/tests/$name.log
@@ -43,23 +83,54 @@ run_suite() {	# NAME COMMAND...
 	p=${out%% passed*}
 	f=${out#*passed, }
 	f=${f%% failed*}
+	s=0
+	case $out in *" failed, "[0-9]*" skipped"*) s=${out#*failed, }; s=${s%% skipped*} ;; esac
 	pass=$((pass + p))
 	fail=$((fail + f))
+	while IFS= read -r l; do
+		l=${l#skip }
+		skipped_one "$name/${l%%: *}" "${l#*: }"
+	done < <(grep -E '^skip [^ ]+: ' "$log")
+	if [ "$s" -ne "$(grep -cE '^skip [^ ]+: ' "$log")" ]; then
+		echo "check: $name counts $s skipped but names $(grep -cE '^skip [^ ]+: ' "$log"): counted as a failure"
+		fail=$((fail + 1))
+	fi
+	min=$(awk -v n="$name" '$1 == n { print $2 }' tests/manifest)
+	if [ -z "$T" ] && [ -z "$min" ]; then
+		echo "check: $name is not in tests/manifest ($((p + f + s)) cases): its count is not checked"
+	elif [ -z "$T" ] && [ $((p + f + s)) -lt "$min" ]; then
+		echo "check: $name ran $((p + f + s)) cases, tests/manifest says at least $min: counted as a failure"
+		fail=$((fail + 1))
+	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "check: $name exited $rc with no failure counted: counted as a failure"
 		fail=$((fail + 1))
 	fi
 }
 
+# A suite that is not there at all (a partial tree): one skip, SUITE/-.
+run_if() {	# FILE NAME COMMAND...
+	local file=$1
+	shift
+	wanted "$1" || return 0
+	if [ -e "$file" ]; then
+		run_suite "$@"
+	else
+		echo "== $1"
+		echo "skip $1: $file is not there"
+		skipped_one "$1/-" "$file is not there"
+	fi
+}
+
 if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite tools bash tests/tools/vmcmp_selftest.sh
-	run_suite mdcmp bash tests/filter/mdcmp_selftest.sh
-	run_suite unit bash tests/unit/run.sh
+	run_suite mdcmp bash tests/filter-makedumpfile/mdcmp_selftest.sh
+	run_suite unit env WORK="$PWD/$BUILD/tests/unit" bash tests/unit/run.sh
 	run_suite savecore bash tests/unit/savecore.sh
 	run_suite savecore-safety bash tests/unit/savecore_safety.sh
 	run_suite modules bash tests/unit/modules.sh
-	[ -x tests/mm/run.sh ] && run_suite mm bash tests/mm/run.sh
-	[ -f tests/fuzz/fuzz.mk ] && run_suite fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
+	run_if tests/filter-synthetic/run.sh filter-synthetic bash tests/filter-synthetic/run.sh
+	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
 	run_suite setup bash tests/setup/run.sh
 	run_suite deb bash tests/deb/run.sh
@@ -76,7 +147,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	run_suite e2e-6.1-5level bash tests/e2e/run.sh --cpu max \
 		--raw-out "$raws/raw-6.1-5level.vmcore"
 	tree=
-	{ wanted e2e-6.12-4level || wanted e2e-firmware-6.12; } && tree=$(tests/filter/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
+	{ wanted e2e-6.12-4level || wanted e2e-firmware-6.12; } && tree=$(tests/filter-makedumpfile/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
 	if ! wanted e2e-6.12-4level; then
 		:
 	elif [ -n "$tree" ]; then
@@ -96,7 +167,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		run_suite e2e-firmware-6.12 bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 			--firmware --kernel-tree "$tree" --workdir "$BUILD/e2e/firmware-6.12"
 	fi
-	run_suite filter bash tests/filter/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
+	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
 fi
 
@@ -110,5 +181,5 @@ if [ -n "${FULL:-}" ]; then
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped${skipped:+:$skipped}"
 [ "$fail" -eq 0 ]

@@ -50,17 +50,17 @@ setup:
 CHECK_PREREQS := $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
 
 run-check: $(CHECK_PREREQS)
-	@BUILD=$(BUILD) ONLY="$(ONLY)" tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" T="$(T)" tests/check.sh
 
 # check plus the 88M floor with 1.5 GiB and 6 GiB guests.
 run-check-full: $(CHECK_PREREQS)
-	@BUILD=$(BUILD) ONLY="$(ONLY)" FULL=1 tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" T="$(T)" FULL=1 tests/check.sh
 
 run-check-unit: $(CHECK_PREREQS)
-	@BUILD=$(BUILD) ONLY="$(ONLY)" SKIP_E2E=1 tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" T="$(T)" SKIP_E2E=1 tests/check.sh
 
 run-check-e2e: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
-	@BUILD=$(BUILD) ONLY="$(ONLY)" SKIP_UNIT=1 tests/check.sh
+	@BUILD=$(BUILD) ONLY="$(ONLY)" T="$(T)" SKIP_UNIT=1 tests/check.sh
 
 run-check-docs: $(BUILD)/kdumpinit
 	@BUILD=$(BUILD) ONLY=docs tests/check.sh

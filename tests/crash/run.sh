@@ -17,7 +17,7 @@ vmlinux=$dir/usr/lib/debug/boot/vmlinux-$kver
 pass=0 fail=0
 ok() { echo "ok $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; exit; }
+finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" = 0 ]; exit; }
 
 command -v crash >/dev/null || apt-get install -y -qq crash gdb >/dev/null
 mkdir -p "$dir"

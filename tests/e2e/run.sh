@@ -395,7 +395,7 @@ poisoned_pages() {
 # The raw disk holds /proc/vmcore followed by zeros: cut it where the ELF ends.
 if [ $mode = capture ]; then
 	:
-elif end=$("$python" "$here/elfend.py" "$raw" 2>&1); then
+elif end=$("$python" "$top/tests/tools/elfend.py" "$raw" 2>&1); then
 	want=$(grep -m1 -o 'copying /proc/vmcore ([0-9]* bytes)' "$log" | grep -o '[0-9]*')
 	truncate -s "$end" "$raw" && mv -f "$raw" "$workdir/raw.vmcore"
 	if [ -n "$want" ] && [ "$want" != "$end" ]; then
@@ -478,7 +478,7 @@ say "timings: build ${d_build}s; qemu ${d_qemu}s = boot+arm ${at[armed]:--}s, lo
 	"info ${d_info}s, save ${d_save}s, vmcmp ${d_cmp}s"
 
 echo "harness: $nstep steps done"
-echo "$npass passed, $nfail failed"
+echo "$npass passed, $nfail failed, 0 skipped"
 if [ $nfail = 0 ]; then
 	echo "PASS: e2e ($mode, cpu $cpu, mem $mem, crashkernel=$ck, level $level) in $workdir"
 	exit 0

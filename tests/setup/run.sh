@@ -17,7 +17,7 @@ case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 pass=0 fail=0
 ok() { echo "ok $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
+finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" -eq 0 ]; exit; }
 
 ms() { date +%s%N | cut -c1-13; }
 

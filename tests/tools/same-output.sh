@@ -1,17 +1,17 @@
 #!/bin/bash
 # same-output.sh OLD NEW VMCORE...: a refactoring changes no output. For each
 # vmcore, at levels 1 and 31 and 1, 2 and 3 threads, both binaries capture
-# it; their PAGES chunks must be identical (tests/unit/chunks.py --pages:
+# it; their PAGES chunks must be identical (tests/tools/chunks.py --pages:
 # dump ids, times and the superblock differ by design). The NEW binary's
 # save of the OLD binary's capture, --format kdump and elf, must be
 # byte-identical to OLD's own save of it.
-# Prints ok/FAIL lines and "N passed, N failed".
+# Prints ok/FAIL lines and "N passed, N failed, 0 skipped".
 set -u
 [ $# -ge 3 ] || { echo "usage: $0 OLD NEW VMCORE..." >&2; exit 2; }
 old=$1 new=$2
 shift 2
 here=$(cd "$(dirname "$0")/../.." && pwd)
-chunks="/usr/bin/python3 $here/tests/unit/chunks.py --pages"
+chunks="/usr/bin/python3 $here/tests/tools/chunks.py --pages"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kdi-same.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -39,5 +39,5 @@ for v in "$@"; do
 		done
 	done
 done
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]

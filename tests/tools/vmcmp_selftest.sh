@@ -114,7 +114,7 @@ for bad in truncate exec short-header badphdr; do
 		"$py" "$here/vmcmp.py" "$tmp/bad.core" "$tmp/bad.core"
 done
 
-echo "$passes passed, $fails failed"
+echo "$passes passed, $fails failed, 0 skipped"
 if [ "$fails" -ne 0 ]; then
 	echo "vmcmp_selftest: $fails failed"
 	exit 1

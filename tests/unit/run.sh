@@ -10,10 +10,20 @@
 #              removed after a run with no failure (default build/tests/unit)
 #   KEEP=1     keep the scratch directory anyway
 #
+#   T=GLOB     run only the cases GLOB names (bash pattern, extglob:
+#              T='C.end_signature_*', T='@(A.*|F.gpt.*)'); a case's
+#              prerequisites (NEEDS below) and the setup cases run too
+#
 # Prints one line per case, "ok NAME" or "FAIL NAME: why" (details of a
-# failed case are in its log, NAME.log, in the scratch directory), notes
-# for what could not run here as "skip NAME: why", and ends with the line
-# "N passed, N failed". Exits non-zero if any case failed.
+# failed case are in its log, NAME.log, in the scratch directory), one
+# "skip NAME: why" for what cannot run here (tests/check.sh fails on a skip
+# tests/skips.allowed does not list), and ends with the line "N passed,
+# N failed, N skipped", noting how many passes are the ASan reruns of the C
+# cases. Exits non-zero if any case failed.
+#
+# A case is "if begin NAME; then ... end; fi": begin is false when T
+# leaves NAME out, so the body does not run. A case that uses what an
+# earlier one made names it in NEEDS.
 #
 # Sections: A round trips, B bad input, C targets, D a damaged dump,
 # E PID-1 mode in a PID namespace, F the C unit tests and helper checks.
@@ -31,16 +41,16 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 VMCMP=$top/tests/tools/vmcmp.py
 MKSAVED=$top/tests/tools/mksaved.py
-PAGECHECK=$top/tests/unit/pagecheck.py
-CHUNKS=$top/tests/unit/chunks.py
-UNALIGN=$top/tests/unit/unalign.py
-DEVSIG=$top/tests/unit/devsig.py
-FORGE=$top/tests/unit/forge.py
+PAGECHECK=$top/tests/tools/pagecheck.py
+CHUNKS=$top/tests/tools/chunks.py
+UNALIGN=$top/tests/tools/unalign.py
+DEVSIG=$top/tests/tools/devsig.py
+FORGE=$top/tests/tools/forge.py
 export PYTHONDONTWRITEBYTECODE=1
 export PATH=$PATH:/usr/sbin:/sbin
 
 for f in "$KDUMPINIT" "$MKVMCORE"; do
-	[ -x "$f" ] || { echo "run.sh: $f is missing (make unit-tests)" >&2; echo "0 passed, 1 failed"; exit 1; }
+	[ -x "$f" ] || { echo "run.sh: $f is missing (make unit-tests)" >&2; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 done
 mkdir -p "$WORK" || exit 1
 # Scratch directories of earlier runs (kept after a failure) go now.
@@ -53,16 +63,49 @@ chmod 711 "$W"	# B.unreadable_vmcore runs one command as nobody
 mkdir -p "$W/tmp"
 export TMPDIR=$W/tmp
 
-npass=0 nfail=0
-CASE= WHY= NCHK=0 LOG=/dev/null RC=0 LAST= T0=0
+npass=0 nfail=0 nskip=0 nasan=0
+CASE= WHY= NCHK=0 LOG=/dev/null RC=0 LAST= T0=0 QUIET=
+
+# ---- case selection (T) ----
+# T=GLOB runs only the cases it names (make check-unit T='C.end_signature_*';
+# several: T='@(A.*|C.source_missing)', extglob). A selected case's
+# prerequisites (NEEDS) run too, and the setup cases always do: those T
+# does not name run quietly (a failure still counts).
+NEEDS="A.recapture_stale_chunk_ignored:A.recapture_same_target
+B.elf_exec:B.mkvmcore_bad_inputs B.no_vmcoreinfo:B.mkvmcore_bad_inputs
+B.short_header:B.mkvmcore_bad_inputs B.badphdr:B.mkvmcore_bad_inputs
+B.no_loads:B.mkvmcore_no_loads
+C.save_keeps_existing_output:A.level31_default
+D.forged_huge_segment_kdump_bounded:D.forged_pages_total_segment"
+T=${T:-}
+shopt -s extglob
+selected() { [[ -z $T || $1 == $T ]]; }	# NAME: does T name it?
+may_select() {	# PREFIX: could T name something that starts with PREFIX?
+	local lit=${T%%[*?[@+!]*}
+	[[ -z $T || $1 == "$lit"* || $lit == "$1"* ]]
+}
+needed() {	# NAME: a prerequisite of a selected case, or a setup case?
+	case $1 in setup.* | *.setup) return 0 ;; esac
+	local d
+	for d in $NEEDS; do
+		[ "${d#*:}" = "$1" ] && selected "${d%%:*}" && return 0
+	done
+	return 1
+}
 
 # ---- case bookkeeping ----
-begin() { CASE=$1; WHY=; NCHK=0; LOG=$W/$CASE.log; : >"$LOG"; T0=$(date +%s.%N); }
+# begin NAME: starts a case; false (the case does not run) if T leaves it out.
+begin() {
+	QUIET=
+	if ! selected "$1"; then needed "$1" || return 1; QUIET=1; fi
+	CASE=$1; WHY=; NCHK=0; LOG=$W/$CASE.log; : >"$LOG"; T0=$(date +%s.%N)
+}
 failed() { [ -n "$WHY" ] || WHY=$1; echo "FAILED: $1" >>"$LOG"; }
 end() {
 	[ "$NCHK" -gt 0 ] || [ -n "$WHY" ] || WHY="asserted nothing"
 	awk -v c="$CASE" -v a="$(date +%s.%N)" -v b="$T0" 'BEGIN { printf "%6.1f s  %s\n", a - b, c }' >>"$W/times"
 	if [ -z "$WHY" ]; then
+		[ -n "$QUIET" ] && return 0
 		echo "ok $CASE"
 		npass=$((npass + 1))
 	else
@@ -70,7 +113,15 @@ end() {
 		nfail=$((nfail + 1))
 	fi
 }
-skip() { echo "skip $1: $2"; }
+# skip NAME WHY: NAME (a case, or a prefix of the cases) cannot run here.
+# tests/check.sh fails on a skip that tests/skips.allowed does not list.
+skip() { may_select "$1" || return 0; echo "skip $1: $2"; nskip=$((nskip + 1)); }
+# The closing line; check.sh reads its first three counts.
+summary() {
+	local asan=
+	[ "$nasan" -gt 0 ] && asan=" ($nasan of them ASan reruns of the C cases)"
+	echo "$npass passed, $nfail failed, $nskip skipped$asan"
+}
 
 # ck WHY COMMAND...: one assertion; COMMAND's output goes to the log.
 ck() {
@@ -182,51 +233,51 @@ rt() {
 }
 
 # ---- reference vmcores, made once ----
-begin setup.vmcores
+if begin setup.vmcores; then
 mk -o "$W/v64.core" --mem 64M --segments 2 --seed 1
 mk -o "$W/v64a.core" --mem 64M --segments 3 --text-alias --seed 3 --cpus 4
 mk -o "$W/v16.core" --mem 16M --segments 2 --seed 2 --osrelease 6.1.0-small
 mk -o "$W/v32.core" --mem 32M --segments 2 --seed 5
 mk -o "$W/vgap0.core" --mem 24M --segments 3 --sparse-gap 0 --seed 4
 ck "unalign.py failed" "$PY" "$UNALIGN" "$W/vgap0.core" "$W/vun.core"
-end
+end; fi
 if [ -n "$WHY" ]; then
-	echo "$npass passed, $nfail failed"
+	summary
 	exit 1
 fi
 
 # ================= A. round trips =================
 
-begin A.level0_all_pages_bit_exact
+if begin A.level0_all_pages_bit_exact; then
 rt l0 "$W/v64a.core" all --level 0
 K info "$W/l0.img"
 out_has 'dump level +0'
-end
+end; fi
 
-begin A.level1_drops_zero_pages
+if begin A.level1_drops_zero_pages; then
 rt l1 "$W/v64.core" nonzero --level 1
 ck_not "vmcmp --mode all passed on a level-1 save: zero pages were not dropped" \
 	vmcmp "$W/v64.core" "$W/l1.elf" --mode all
-end
+end; fi
 
-begin A.level31_default
+if begin A.level31_default; then
 rt l31 "$W/v64.core" nonzero
 K info "$W/l31.img"
 out_has 'dump level +31'
 out_has 'kernel +6\.1\.0-mkvmcore'
 out_has 'excluded +zero'
-end
+end; fi
 
-begin A.text_alias
+if begin A.text_alias; then
 rt alias "$W/v64a.core" nonzero --level 31
 ck "save has no PT_LOAD at the kernel-text address" \
 	sh -c "readelf -lW '$W/alias.elf' | grep -q 0xffffffff81"
-end
+end; fi
 
 # mkvmcore cannot make unaligned segment ends; unalign.py moves the
 # boundary between two back-to-back PT_LOADs into the middle of a page and
 # cuts the last one mid-page.
-begin A.unaligned_segment_ends
+if begin A.unaligned_segment_ends; then
 ck "unalign.py made no unaligned PT_LOAD" "$PY" -c 'import struct, sys
 d = open(sys.argv[1], "rb").read(65536)
 phoff, phnum = struct.unpack_from("<Q", d, 32)[0], struct.unpack_from("<H", d, 56)[0]
@@ -234,11 +285,11 @@ ph = [struct.unpack_from("<IIQQQQQQ", d, phoff + 56 * i) for i in range(phnum)]
 sys.exit(not any(p[0] == 1 and (p[4] % 4096 or (p[4] + p[6]) % 4096) for p in ph))' "$W/vun.core"
 rt un0 "$W/vun.core" all --level 0
 rt un31 "$W/vun.core" nonzero --level 31
-end
+end; fi
 
 # A file is read with pread straight into the stage, /proc/vmcore through
 # mmap windows: both paths, with any thread count, store the same bytes.
-begin A.threads_and_read_paths_identical
+if begin A.threads_and_read_paths_identical; then
 for v in "t1:--threads 1" "t2:--threads 2" "t2mm:--threads 2 --mmap" "t1mm:--threads 1 --mmap" \
 	"t3:--threads 3 --no-mmap"; do
 	n=${v%%:*}
@@ -262,9 +313,9 @@ K capture --vmcore "$W/v64a.core" --output "$W/mm.img" --mmap
 err_has 'MiB mmap windows'
 K capture --vmcore "$W/v64a.core" --output "$W/pr.img"
 err_has 'pread into the stage'
-end
+end; fi
 
-begin A.recapture_same_target
+if begin A.recapture_same_target; then
 K format "$W/re.img" --size 48M --label again
 rc_is 0
 K capture --vmcore "$W/v64.core" --output "$W/re.img"
@@ -284,11 +335,11 @@ K save "$W/re.img" --output "$W/re.elf" --format elf
 rc_is 0
 vc "$W/v16.core" "$W/re.elf"
 ck_not "save of the second dump matches the first vmcore" vmcmp "$W/v64.core" "$W/re.elf"
-end
+end; fi
 
 # The second dump cut short where its END was, with a chunk of the first
 # dump right there: the reader must stop, not take the old chunk.
-begin A.recapture_stale_chunk_ignored
+if begin A.recapture_stale_chunk_ignored; then
 end_off=$("$PY" "$CHUNKS" "$W/re.img" | awk '$2 == 7 { print $1 }')
 old=$("$PY" "$CHUNKS" "$W/re-first.img" | awk '$2 == 5 { n++; if (n == 2) print $1, $3 }')
 ck "no END in the second dump or no PAGES in the first" test -n "$end_off" -a -n "$old"
@@ -305,11 +356,11 @@ if [ -n "$end_off" ] && [ -n "$old" ]; then
 	present "$W/stale.elf"
 	pc "$W/v16.core" "$W/stale.elf" --require all
 fi
-end
+end; fi
 
 # More than 65534 program headers on both sides: the vmcore and the saved
 # ELF use extended numbering (e_phnum = PN_XNUM, the count in section 0).
-begin A.pn_xnum_many_segments
+if begin A.pn_xnum_many_segments; then
 mk -o "$W/xnum.core" --mem 256M --segments 65535 --sparse-gap 4K --seed 8 --zero-pct 90
 K capture --vmcore "$W/xnum.core" --output "$W/xnum.img"
 rc_is 0
@@ -322,18 +373,18 @@ ck "the saved ELF does not use PN_XNUM" "$PY" -c 'import struct, sys
 sys.exit(struct.unpack_from("<H", open(sys.argv[1], "rb").read(64), 56)[0] != 0xffff)' "$W/xnum.elf"
 vc "$W/xnum.core" "$W/xnum.elf"
 rm -f "$W/xnum.core" "$W/xnum.img" "$W/xnum.elf"
-end
+end; fi
 
 # ================= B. bad input =================
 
 # bad NAME VMCORE KEYWORD: capture refuses with 3, says why, creates nothing.
 bad() {
-	begin "B.$1"
+	if begin "B.$1"; then
 	K capture --vmcore "$2" --output "$W/bad-$1.img"
 	rc_is 3
 	err_has "$3"
 	absent "$W/bad-$1.img"
-	end
+	end; fi
 }
 bad vmcore_missing "$W/no-such.core" 'does not exist|missing|no such'
 mkdir -p "$W/adir-vmcore"
@@ -346,25 +397,25 @@ bad empty_file "$W/empty.core" 'not an ELF|empty|short'
 # error (1) with "Block device required".
 bad vmcore_is_directory "$W/adir-vmcore" 'directory|regular file|not a vmcore|not an ELF'
 bad vmcore_is_dev_null /dev/null 'regular file|not a vmcore|not an ELF|character device'
-begin B.mkvmcore_bad_inputs
+if begin B.mkvmcore_bad_inputs; then
 mk -o "$W/exec.core" --mem 4M --bad exec
 mk -o "$W/novmci.core" --mem 4M --bad no-vmcoreinfo
 mk -o "$W/short.core" --mem 4M --bad short-header
 mk -o "$W/badphdr.core" --mem 4M --bad badphdr
-end
+end; fi
 bad elf_exec "$W/exec.core" 'not a core|ET_CORE'
 bad no_vmcoreinfo "$W/novmci.core" 'VMCOREINFO'
 bad short_header "$W/short.core" 'not an ELF|header|short|truncat'
 # The reason reads after "FILE is" (it said "is program headers are ...").
 bad badphdr "$W/badphdr.core" 'badphdr.core is a core file whose program headers are unreadable'
-begin B.mkvmcore_no_loads
+if begin B.mkvmcore_no_loads; then
 mk -o "$W/noload.core" --mem 4M --segments 2
 ck "forge" "$PY" "$FORGE" "$W/noload.core" phdr 1 type=0
 ck "forge" "$PY" "$FORGE" "$W/noload.core" phdr 2 type=0
-end
+end; fi
 bad no_loads "$W/noload.core" 'noload.core is a core file in which no PT_LOAD segment holds memory'
 # Unreadable: as root every file is readable, so drop to nobody for it.
-begin B.unreadable_vmcore
+if begin B.unreadable_vmcore; then
 printf x >"$W/noperm.core"
 chmod 000 "$W/noperm.core"
 if [ "$(id -u)" -ne 0 ]; then
@@ -380,9 +431,9 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
 	end
 else
 	skip B.unreadable_vmcore "root without setpriv: a mode-000 file is readable"
-fi
+fi; fi
 
-begin B.truncated_vmcore
+if begin B.truncated_vmcore; then
 mk -o "$W/trunc.core" --mem 32M --bad truncate --seed 6
 K capture --vmcore "$W/trunc.core" --output "$W/trunc.img"
 rc_is 5
@@ -395,14 +446,14 @@ K save "$W/trunc.img" --output "$W/trunc.elf" --format elf
 rc_is 5
 present "$W/trunc.elf"
 pc "$W/trunc.core" "$W/trunc.elf" --require all --min 1000
-end
+end; fi
 
 # PT_LOADs that the reader's segment rule (FORMAT.md SEGMENTS) rejects:
 # a virtual range that wraps, a physical one past 2^56 or wholly above
 # it. The capture repairs or drops them, says so, and the dump it writes
 # reads back complete (it used to be "dump complete", then "chunk 3
 # (type 4) is malformed" for info and save, everything lost).
-begin B.vmcore_segments_invalid
+if begin B.vmcore_segments_invalid; then
 mk -o "$W/segbad.core" --mem 16M --segments 4 --seed 3
 cp "$W/segbad.core" "$W/segfix.core"
 ck "forge" "$PY" "$FORGE" "$W/segbad.core" phdr 2 'vaddr=2**64-4096*4'
@@ -429,12 +480,12 @@ rc_is 0
 K save "$W/segbad.img" --output "$W/segbad.elf" --format elf
 rc_is 0
 pc "$W/segfix.core" "$W/segbad.elf" --require all
-end
+end; fi
 
 # The notes go into one NOTES chunk (at most 64 MiB): a vmcore whose
 # PT_NOTEs add up to more used to fail the capture with "File too large",
 # no dump at all. The note that does not fit is left out, and said.
-begin B.vmcore_notes_over_a_chunk
+if begin B.vmcore_notes_over_a_chunk; then
 mk -o "$W/bignote.core" --mem 4M --segments 2
 bnsz=$(fsize "$W/bignote.core")
 ck "truncate" truncate -s $((bnsz + (64 << 20))) "$W/bignote.core"
@@ -447,11 +498,11 @@ err_has 'program header 2 \(PT_NOTE.*left out'
 K info "$W/bignote.img"
 rc_is 0
 out_has '^state +complete'
-end
+end; fi
 
 # ================= C. targets =================
 
-begin C.unclaimed_zero_file
+if begin C.unclaimed_zero_file; then
 truncate -s 32M "$W/zero.img"
 K capture --vmcore "$W/v16.core" --output "$W/zero.img"
 rc_is 4
@@ -464,33 +515,33 @@ rc_is 4
 K save "$W/zero.img" --output "$W/zero.elf" --format elf
 rc_is 4
 absent "$W/zero.elf"
-end
+end; fi
 
-begin C.output_is_directory
+if begin C.output_is_directory; then
 mkdir -p "$W/adir"
 K capture --vmcore "$W/v16.core" --output "$W/adir"
 rc_is 4
 err_has 'directory|not a|neither'
-end
+end; fi
 
-begin C.output_is_dev_null
+if begin C.output_is_dev_null; then
 K capture --vmcore "$W/v16.core" --output /dev/null
 rc_is 4
 err_has 'neither|block device|regular file'
-end
+end; fi
 
 # CLI.md: 4 is "target refused or not found: ... not a dump"; 1 is for an
 # I/O or system error.
-begin C.source_is_dev_null
+if begin C.source_is_dev_null; then
 K info /dev/null
 rc_is 4
 err_has 'neither|not a dump|regular file'
 K save /dev/null --output "$W/null.elf" --format elf
 rc_is 4
 absent "$W/null.elf"
-end
+end; fi
 
-begin C.claimed_then_mkfs_ext4
+if begin C.claimed_then_mkfs_ext4; then
 K format "$W/ow.img" --size 32M
 rc_is 0
 ck "mkfs.ext4 failed" mkfs.ext4 -q -F "$W/ow.img"
@@ -504,25 +555,25 @@ K save "$W/ow.img" --output "$W/ow.elf" --format elf
 rc_is 4
 err_has 'ext2/3/4'
 absent "$W/ow.elf"
-end
+end; fi
 
 # Claimed, then something without a known signature lands in the first
 # 128 KiB (FORMAT.md: refused, someone wrote there since the claim).
-begin C.claimed_then_overwritten_data
+if begin C.claimed_then_overwritten_data; then
 K format "$W/ow2.img" --size 16M
 rc_is 0
 printf 'somebody else' | dd of="$W/ow2.img" bs=1 seek=70000 conv=notrunc status=none
 K capture --vmcore "$W/v16.core" --output "$W/ow2.img"
 rc_is 4
 err_has 'other data|written'
-end
+end; fi
 
 # foreign KIND SIZE KEYWORD MAKER...: an image holding something else.
 foreign() {
 	local kind=$1 size=$2 kw=$3
 	shift 3
 	local img=$W/f-$kind.img
-	begin "C.foreign_$kind"
+	if begin "C.foreign_$kind"; then
 	rm -f "$img"
 	truncate -s "$size" "$img"
 	if ! "$@" "$img" >>"$LOG" 2>&1 </dev/null; then
@@ -547,7 +598,7 @@ foreign() {
 	rc_is 0
 	out_has '^state +complete'
 	out_has "label was-$kind"
-	end
+	end; fi
 }
 mkext4() { mkfs.ext4 -q -F "$1"; }
 mkxfs() { mkfs.xfs -q -f "$1"; }
@@ -576,7 +627,7 @@ foreign random 32M 'unrecognised' mkrandom
 # superblocks are written by devsig.py; blkid -p must agree they are there.
 endsig() {	# KIND KEYWORD BLKID-TYPE (empty: blkid does not report it alone)
 	local kind=$1 kw=$2 type=$3 img=$W/end-$1.img
-	begin "C.end_signature_$kind"
+	if begin "C.end_signature_$kind"; then
 	rm -f "$img"
 	truncate -s 300M "$img"
 	ck "devsig.py end $kind failed" "$PY" "$DEVSIG" end "$kind" "$img"
@@ -604,7 +655,7 @@ endsig() {	# KIND KEYWORD BLKID-TYPE (empty: blkid does not report it alone)
 	rc_is 4
 	err_has "$kw"
 	ck "a refused capture modified the $kind image" test "$(headsum "$img")" = "$sum"
-	end
+	end; fi
 }
 endsig md1.0 'MD RAID member \(1\.0' linux_raid_member
 endsig md0.90 'MD RAID member \(0\.90' linux_raid_member
@@ -617,7 +668,7 @@ endsig gpt4k 'GPT.*backup' ''
 # filesystem with its superblock at 1 KiB that is not on the signature
 # list (minix here, made by mkfs.minix; nilfs2 and HFS+ alike) shows as
 # data written since the claim, before every capture.
-begin C.claimed_then_superblock_at_1k
+if begin C.claimed_then_superblock_at_1k; then
 K format "$W/sb1k.img" --size 32M
 rc_is 0
 truncate -s 32M "$W/minix.img"
@@ -639,13 +690,13 @@ printf '\x01' | dd of="$W/sb448.img" bs=1 seek=448 conv=notrunc status=none
 K capture --vmcore "$W/v16.core" --output "$W/sb448.img"
 rc_is 4
 err_has 'offset 448'
-end
+end; fi
 
 # data_offset: one rule (FORMAT.md), checked when the superblock is read.
 # 4096 would put the stream inside the head the gate keeps zero; past the
 # device's end there is no stream at all (info printed a capacity of
 # 18446744072702.9 MB).
-begin C.data_offset_rule
+if begin C.data_offset_rule; then
 for off in 4096 65536 $((64 << 20)); do
 	K format "$W/doff.img" --size 8M --force
 	rc_is 0
@@ -672,9 +723,9 @@ K info "$W/doff.img"
 rc_is 0
 out_has 'capacity +8\.3 MB'
 out_has '^state +complete'
-end
+end; fi
 
-begin C.format_claimed_refused
+if begin C.format_claimed_refused; then
 K format "$W/twice.img" --size 8M
 rc_is 0
 uuid1=$(grep -oE '[0-9a-f]{8}-[0-9a-f-]{27}' "$W/out" | head -1)
@@ -689,9 +740,9 @@ K info "$W/twice.img"
 rc_is 4
 out_has "$uuid2"
 out_has '^state +empty'
-end
+end; fi
 
-begin C.save_keeps_existing_output
+if begin C.save_keeps_existing_output; then
 printf 'precious\n' >"$W/keep.elf"
 K save "$W/l31.img" --output "$W/keep.elf" --format elf
 rc_is 2
@@ -701,18 +752,18 @@ K save "$W/l31.img" --output "$W/keep.elf" --force --format elf
 rc_is 0
 vc "$W/v64.core" "$W/keep.elf"
 ck "save left temporary files behind" sh -c "! ls '$W'/keep.elf.partial-* 2>/dev/null | grep -q ."
-end
+end; fi
 
-begin C.source_missing
+if begin C.source_missing; then
 K info "$W/no-such.img"
 rc_is 4
 err_has 'no such|not exist|not found'
 K save "$W/no-such.img" --output "$W/no-such.elf" --format elf
 rc_is 4
 absent "$W/no-such.elf"
-end
+end; fi
 
-begin C.format_too_small_refused
+if begin C.format_too_small_refused; then
 truncate -s 1M "$W/onemeg.img"
 K format "$W/onemeg.img"
 rc_is 4
@@ -723,9 +774,9 @@ K format "$W/made.img" --size 1M
 rc_is 4
 err_has 'at least'
 absent "$W/made.img"
-end
+end; fi
 
-begin C.target_too_small
+if begin C.target_too_small; then
 K format "$W/small.img" --size 3M
 rc_is 0
 ck "format --size 3M made $(fsize "$W/small.img") bytes" test "$(fsize "$W/small.img")" -eq 3145728
@@ -740,13 +791,13 @@ K save "$W/small.img" --output "$W/small.elf" --format elf
 rc_is 5
 present "$W/small.elf"
 pc "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
-end
+end; fi
 
 # A block device is written with O_DIRECT and several writes in flight
 # (capture/sink.c): the dump must hold the same pages as through the page
 # cache, and a device that fills must still end in END, with the writes
 # in flight at that moment accounted for.
-begin C.block_device_direct_io
+if begin C.block_device_direct_io; then
 loopdevs=
 if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null &&
 	truncate -s 64M "$W/bd.img" && truncate -s 3M "$W/bds.img" &&
@@ -782,11 +833,12 @@ else
 	skip C.block_device_direct_io "no loop devices here (needs root and losetup)"
 fi
 for d in $loopdevs; do losetup -d "$d"; done
+fi
 
 # The dump is made durable as it goes, not only by the last fdatasync: a
 # flush right after the metadata and the kernel log, one every 8 MiB
 # from the flusher thread, and the final one. About 60 MB written here.
-begin C.flushed_as_it_goes
+if begin C.flushed_as_it_goes; then
 if command -v strace >/dev/null; then
 	mk -o "$W/v256.core" --mem 256M --zero-pct 0 --seed 5
 	x strace -f -qq -e trace=fdatasync -o "$W/flush.trace" "$KDUMPINIT" capture \
@@ -802,12 +854,12 @@ if command -v strace >/dev/null; then
 	end
 else
 	skip C.flushed_as_it_goes "strace is not installed"
-fi
+fi; fi
 
 # A new output file on a filesystem that fills up: the file is allocated
 # ahead of the stream, so the full filesystem shows before a write fails
 # and END still fits, saying why the dump is incomplete.
-begin C.new_file_on_full_filesystem
+if begin C.new_file_on_full_filesystem; then
 mkdir -p "$W/mnt"
 if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/dev/null 2>&1; then
 	x unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt' &&
@@ -824,12 +876,13 @@ if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/d
 	end
 else
 	skip C.new_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
-fi
+fi; fi
 
 # A claimed file that format made sparse (--size) on a filesystem with
 # less room than that: allocated ahead like a new file, so END still fits
 # when the filesystem fills, and the file keeps its size.
-begin C.claimed_sparse_file_on_full_filesystem
+if begin C.claimed_sparse_file_on_full_filesystem; then
+mkdir -p "$W/mnt"
 if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/dev/null 2>&1; then
 	x unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt' &&
 		'$KDUMPINIT' format '$W/mnt/sparse.img' --size 32M &&
@@ -847,20 +900,20 @@ if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/d
 	end
 else
 	skip C.claimed_sparse_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
-fi
+fi; fi
 
 # ================= D. a damaged dump =================
 
-begin D.setup
+if begin D.setup; then
 K format "$W/d.img" --size 64M
 rc_is 0
 K capture --vmcore "$W/v32.core" --output "$W/d.img"
 rc_is 0
 dend=$(stream_end "$W/d.img")
 ck "no stream on the dump ($dend)" test "${dend:-0}" -gt $((2 << 20))
-end
+end; fi
 
-begin D.flipped_byte_mid_stream
+if begin D.flipped_byte_mid_stream; then
 cp --sparse=always "$W/d.img" "$W/dflip.img"
 flip "$W/dflip.img" $(((1 << 20) + (dend - (1 << 20)) / 2))
 K info "$W/dflip.img"
@@ -872,9 +925,9 @@ rc_is 5
 err_has 'incomplete'
 present "$W/dflip.elf"
 pc "$W/v32.core" "$W/dflip.elf" --require prefix --min 100 --less
-end
+end; fi
 
-begin D.zeroed_start_chunk
+if begin D.zeroed_start_chunk; then
 cp --sparse=always "$W/d.img" "$W/dzero.img"
 dd if=/dev/zero of="$W/dzero.img" bs=4096 seek=256 count=1 conv=notrunc status=none
 K info "$W/dzero.img"
@@ -884,9 +937,9 @@ K save "$W/dzero.img" --output "$W/dzero.elf" --format elf
 rc_is 4
 err_has 'empty|no dump'
 absent "$W/dzero.elf"
-end
+end; fi
 
-begin D.truncated_dump_file
+if begin D.truncated_dump_file; then
 cp --sparse=always "$W/d.img" "$W/dcut.img"
 truncate -s $(((1 << 20) + (dend - (1 << 20)) / 2)) "$W/dcut.img"
 K info "$W/dcut.img"
@@ -896,9 +949,9 @@ K save "$W/dcut.img" --output "$W/dcut.elf" --format elf
 rc_is 5
 present "$W/dcut.elf"
 pc "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less
-end
+end; fi
 
-begin D.damaged_superblock
+if begin D.damaged_superblock; then
 cp --sparse=always "$W/d.img" "$W/dsb.img"
 flip "$W/dsb.img" 40
 K info "$W/dsb.img"
@@ -910,7 +963,7 @@ absent "$W/dsb.elf"
 K capture --vmcore "$W/v16.core" --output "$W/dsb.img"
 rc_is 4
 err_has 'damaged'
-end
+end; fi
 
 # Forged dumps: every chunk intact (renumbered, hashes made right), but
 # the stream is not what END counts. Each used to read as complete, rc 0,
@@ -918,7 +971,7 @@ end
 forged() {	# NAME FORGE-ARGS... : info and save say incomplete, naming END
 	local name=$1
 	shift
-	begin "D.forged_$name"
+	if begin "D.forged_$name"; then
 	cp --sparse=always "$W/d.img" "$W/df-$name.img"
 	ck "forge $*" "$PY" "$FORGE" "$W/df-$name.img" "$@"
 	K info "$W/df-$name.img"
@@ -929,7 +982,7 @@ forged() {	# NAME FORGE-ARGS... : info and save say incomplete, naming END
 	rc_is 5
 	err_has 'incomplete.*END counts'
 	present "$W/df-$name.elf"
-	end
+	end; fi
 }
 forged pages_deleted delete-pages 1
 forged early_end early-end 0
@@ -939,21 +992,21 @@ forged pages_total_segment segment 1 'memsz=2**46' 'filesz=2**46'
 # A segment of 2^46 bytes (2^34 pfns) the capture cannot have scanned:
 # save --format kdump used to run a minute and write 4.3 GB of bitmaps.
 # The kdump file ends where what the dump shows to be memory ends.
-begin D.forged_huge_segment_kdump_bounded
+if begin D.forged_huge_segment_kdump_bounded; then
 K save "$W/df-pages_total_segment.img" --output "$W/df-huge.kdump"
 rc_is 5
 err_has 'segments describe memory up to .* the kdump file ends there'
 present "$W/df-huge.kdump"
 ck "kdump file of $(fsize "$W/df-huge.kdump") bytes" test "$(fsize "$W/df-huge.kdump")" -lt $((64 << 20))
-end
+end; fi
 
-begin D.intact_copy_still_complete
+if begin D.intact_copy_still_complete; then
 K info "$W/d.img"
 rc_is 0
 K save "$W/d.img" --output "$W/d.elf" --format elf
 rc_is 0
 vc "$W/v32.core" "$W/d.elf"
-end
+end; fi
 
 # ================= E. PID-1 mode in a PID namespace =================
 # reboot(2) in a PID namespace ends its init: SIGHUP for a restart (exit
@@ -994,7 +1047,7 @@ if [ -e /proc/vmcore ]; then
 fi
 
 if [ "$pid1_ok" -eq 1 ]; then
-	begin E.pid1_no_vmcore_reboot
+	if begin E.pid1_no_vmcore_reboot; then
 	pid1_root "$W/r-reboot" $'# test\nfinal = reboot\n'
 	pid1 "$W/r-reboot"
 	rc_is 129
@@ -1002,24 +1055,24 @@ if [ "$pid1_ok" -eq 1 ]; then
 	err_has '/proc/vmcore is missing'
 	err_has 'final action: reboot'
 	every_line_tagged
-	end
+	end; fi
 
-	begin E.pid1_poweroff
+	if begin E.pid1_poweroff; then
 	pid1_root "$W/r-poweroff" $'final = poweroff\n'
 	pid1 "$W/r-poweroff"
 	rc_is 130
 	err_has 'vmcore is missing'
 	err_has 'final action: poweroff'
-	end
+	end; fi
 
-	begin E.pid1_halt
+	if begin E.pid1_halt; then
 	pid1_root "$W/r-halt" $'kdumpinit.final = "halt"\n'
 	pid1 "$W/r-halt"
 	rc_is 130
 	err_has 'final action: halt'
-	end
+	end; fi
 
-	begin E.pid1_no_conf_defaults_to_reboot
+	if begin E.pid1_no_conf_defaults_to_reboot; then
 	pid1_root "$W/r-noconf"
 	pid1 "$W/r-noconf"
 	rc_is 129
@@ -1027,9 +1080,9 @@ if [ "$pid1_ok" -eq 1 ]; then
 	NCHK=$((NCHK + 1))
 	! grep -i 'warning' "$W/err" | grep -qi 'conf' ||
 		failed "a missing conf file was warned about: $(grep -i -m1 'warning.*conf' "$W/err")"
-	end
+	end; fi
 
-	begin E.pid1_conf_warnings_still_final
+	if begin E.pid1_conf_warnings_still_final; then
 	pid1_root "$W/r-warn" $'colour = blue\nlevel = 99\nno equals sign here\nfinal = poweroff\n'
 	pid1 "$W/r-warn"
 	rc_is 130
@@ -1038,17 +1091,17 @@ if [ "$pid1_ok" -eq 1 ]; then
 	err_has 'warning: .*kdumpinit.conf:3:'
 	err_has 'final action: poweroff'
 	every_line_tagged
-	end
+	end; fi
 
-	begin E.pid1_bad_final_value_keeps_reboot
+	if begin E.pid1_bad_final_value_keeps_reboot; then
 	pid1_root "$W/r-badfinal" $'final = sideways\n'
 	pid1 "$W/r-badfinal"
 	rc_is 129
 	err_has 'warning: .*final=sideways'
 	err_has 'final action: reboot'
-	end
+	end; fi
 
-	begin E.pid1_conf_unreadable_still_final
+	if begin E.pid1_conf_unreadable_still_final; then
 	pid1_root "$W/r-confdir" $'final = halt\n'
 	rm -f "$W/r-confdir/etc/kdumpinit.conf"
 	mkdir "$W/r-confdir/etc/kdumpinit.conf"	# a directory: read fails
@@ -1056,7 +1109,7 @@ if [ "$pid1_ok" -eq 1 ]; then
 	rc_is 129
 	err_has 'kdumpinit.conf'
 	err_has 'final action: reboot'
-	end
+	end; fi
 fi
 
 # PID 1 with a vmcore: pid1.c leaves /proc, /sys and /dev alone when their
@@ -1076,7 +1129,7 @@ fake_root() {	# DIR VMCORE CMDLINE [CONF-TEXT]
 if [ "$pid1_ok" -eq 1 ]; then
 	# The file says level 0 and poweroff, the command line level 1: the
 	# command line wins where it speaks, the file where it alone does.
-	begin E.pid1_capture_to_claimed_file
+	if begin E.pid1_capture_to_claimed_file; then
 	R=$W/r-cap
 	fake_root "$R" "$W/v16.core" "console=ttyS0 quiet kdumpinit.dev=/dev/dump kdumpinit.level=1 kdumpinit.threads=2" \
 		$'level = 0\nfinal = poweroff\n'
@@ -1095,9 +1148,9 @@ if [ "$pid1_ok" -eq 1 ]; then
 	K save "$R/dev/dump" --output "$W/pid1.elf" --format elf
 	rc_is 0
 	vc "$W/v16.core" "$W/pid1.elf"
-	end
+	end; fi
 
-	begin E.pid1_cmdline_final_beats_file
+	if begin E.pid1_cmdline_final_beats_file; then
 	R=$W/r-final
 	fake_root "$R" "$W/v16.core" "kdumpinit.final=reboot kdumpinit.dev=/dev/dump" $'final = halt\n'
 	K format "$R/dev/dump" --size 32M
@@ -1105,18 +1158,18 @@ if [ "$pid1_ok" -eq 1 ]; then
 	pid1 "$R"
 	rc_is 129
 	err_has 'final action: reboot'
-	end
+	end; fi
 
-	begin E.pid1_device_never_appears
+	if begin E.pid1_device_never_appears; then
 	R=$W/r-nodev
 	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/nothere,LABEL=nosuch kdumpinit.wait=1"
 	pid1 "$R"
 	rc_is 129
 	err_has 'no usable dump device'
 	err_has 'final action: reboot'
-	end
+	end; fi
 
-	begin E.pid1_device_refused
+	if begin E.pid1_device_refused; then
 	R=$W/r-refused
 	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/blank kdumpinit.wait=1 kdumpinit.final=halt"
 	truncate -s 8M "$R/dev/blank"
@@ -1125,7 +1178,7 @@ if [ "$pid1_ok" -eq 1 ]; then
 	err_has 'refused'
 	err_has 'format'
 	ck "the refused device was written to" cmp -n 8388608 "$R/dev/blank" /dev/zero
-	end
+	end; fi
 
 	# A device whose probe blocks (fs.lease-break-time, 45 s, stands in for
 	# a read from a failing disk: devsig.py holds a lease on it, which an
@@ -1144,7 +1197,7 @@ if [ "$pid1_ok" -eq 1 ]; then
 		! timeout 2 "$PY" -c 'import os, sys; os.open(sys.argv[1], os.O_RDWR)' "$1/dev/hang" 2>>"$LOG" ||
 			failed "an O_RDWR open of the leased file did not block: test premise"
 	}
-	begin E.pid1_device_probe_hangs
+	if begin E.pid1_device_probe_hangs; then
 	R=$W/r-hang
 	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/hang,/dev/dump kdumpinit.wait=20 kdumpinit.final=poweroff"
 	K format "$R/dev/dump" --size 32M
@@ -1163,9 +1216,9 @@ if [ "$pid1_ok" -eq 1 ]; then
 	K info "$R/dev/dump"
 	rc_is 0
 	out_has '^state +complete'
-	end
+	end; fi
 
-	begin E.pid1_only_device_hangs
+	if begin E.pid1_only_device_hangs; then
 	R=$W/r-hang1
 	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/hang kdumpinit.wait=2"
 	hung_device "$R"
@@ -1178,26 +1231,26 @@ if [ "$pid1_ok" -eq 1 ]; then
 	ck "PID 1 took $(($(date +%s) - t0)) s" test $(($(date +%s) - t0)) -lt 20
 	kill "$holder" 2>/dev/null
 	wait "$holder" 2>/dev/null
-	end
+	end; fi
 
-	begin E.pid1_bad_selector
+	if begin E.pid1_bad_selector; then
 	R=$W/r-badsel
 	fake_root "$R" "$W/v16.core" "kdumpinit.dev=sdb1 kdumpinit.wait=1"
 	pid1 "$R"
 	rc_is 129
 	err_has 'not a selector'
 	err_has 'final action: reboot'
-	end
+	end; fi
 
-	begin E.pid1_no_device_configured
+	if begin E.pid1_no_device_configured; then
 	R=$W/r-nocfg
 	fake_root "$R" "$W/v16.core" "console=ttyS0"
 	pid1 "$R"
 	rc_is 129
 	err_has 'no dump device configured'
-	end
+	end; fi
 
-	begin E.pid1_target_too_small
+	if begin E.pid1_target_too_small; then
 	R=$W/r-small
 	fake_root "$R" "$W/v64.core" "kdumpinit.dev=/dev/small kdumpinit.final=poweroff"
 	K format "$R/dev/small" --size 3M
@@ -1210,7 +1263,7 @@ if [ "$pid1_ok" -eq 1 ]; then
 	rc_is 5
 	out_has 'device was full'
 	ck "the target changed size" test "$(fsize "$R/dev/small")" -eq 3145728
-	end
+	end; fi
 fi
 
 # ================= F. C unit tests and helper checks =================
@@ -1223,14 +1276,24 @@ unit() {
 	label=$2.$(basename "$1")
 	shift 2
 	local pre=${label%.*} out=$W/$label.out errf=$W/$label.err rc
+	may_select "$pre." || return 0
 	env "$@" timeout 120 "$bin" >"$out" 2>"$errf"
 	rc=$?
 	local lines
 	lines=$(grep -cE '^(ok|FAIL) ' "$out")
 	while IFS= read -r l; do
 		case $l in
-		"ok "*) echo "ok $pre.${l#ok }"; npass=$((npass + 1)) ;;
-		"FAIL "*) echo "FAIL $pre.${l#FAIL }"; nfail=$((nfail + 1)) ;;
+		"ok "*)
+			selected "$pre.${l#ok }" || continue
+			echo "ok $pre.${l#ok }"
+			npass=$((npass + 1))
+			[ "$pre" = F.asan ] && nasan=$((nasan + 1))
+			;;
+		"FAIL "*)
+			selected "$pre.${l#FAIL }" || continue
+			echo "FAIL $pre.${l#FAIL }"
+			nfail=$((nfail + 1))
+			;;
 		esac
 	done <"$out"
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
@@ -1252,21 +1315,21 @@ for bin in "$UNIT_BIN"/test_*; do
 	nbins=$((nbins + 1))
 	unit "$bin" F KDI_FUZZ_ITERS=5000 KDI_FUZZ_SEED=1
 done
-if [ "$nbins" -eq 0 ]; then
+if [ "$nbins" -eq 0 ] && may_select F.; then
 	echo "FAIL F.c_tests: no test_* programs in $UNIT_BIN (make unit-tests)"
 	nfail=$((nfail + 1))
 fi
-nasan=0
+nasanbins=0
 for bin in "$UNIT_BIN"/asan/test_*; do
 	[ -x "$bin" ] || continue
-	nasan=$((nasan + 1))
+	nasanbins=$((nasanbins + 1))
 	unit "$bin" F.asan KDI_FUZZ_ITERS=20000 KDI_FUZZ_SEED=2 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 done
-[ "$nasan" -gt 0 ] || skip F.asan "no sanitizer build in $UNIT_BIN/asan (no lz4 source tree: DEPS_PREFIX build?)"
+[ "$nasanbins" -gt 0 ] || skip F.asan "no sanitizer build in $UNIT_BIN/asan (no lz4 source tree: DEPS_PREFIX build?)"
 
 # gpt_parse against what sfdisk says of tables it wrote.
-begin F.gpt_parse_vs_sfdisk
+if begin F.gpt_parse_vs_sfdisk; then
 truncate -s 16M "$W/pt-gpt.img"
 if printf 'label: gpt\nsize=4M, name="kdump part"\nsize=4M, name="second"\n' | sfdisk -q "$W/pt-gpt.img" >>"$LOG" 2>&1; then
 	for n in 1 2; do
@@ -1282,9 +1345,9 @@ if printf 'label: gpt\nsize=4M, name="kdump part"\nsize=4M, name="second"\n' | s
 else
 	failed "sfdisk could not write a GPT"
 fi
-end
+end; fi
 
-begin F.mbr_parse_vs_sfdisk
+if begin F.mbr_parse_vs_sfdisk; then
 truncate -s 16M "$W/pt-mbr.img"
 if printf 'label: dos\nlabel-id: 0x0badcafe\n,4M,83\n,4M,82\n' | sfdisk -q "$W/pt-mbr.img" >>"$LOG" 2>&1; then
 	id=$(sfdisk --dump "$W/pt-mbr.img" | awk '/^label-id:/ { sub(/^0x/, "", $2); print $2 }')
@@ -1296,10 +1359,10 @@ if printf 'label: dos\nlabel-id: 0x0badcafe\n,4M,83\n,4M,82\n' | sfdisk -q "$W/p
 else
 	failed "sfdisk could not write an MBR"
 fi
-end
+end; fi
 
 # pagecheck.py must be able to fail, or its passes above mean nothing.
-begin F.pagecheck_can_fail
+if begin F.pagecheck_can_fail; then
 "$PY" "$MKSAVED" "$W/v16.core" "$W/pc-good.elf" >>"$LOG" 2>&1
 ck "pagecheck rejects a correct save" pagecheck "$W/v16.core" "$W/pc-good.elf"
 ck_not "pagecheck --less accepts a complete save" pagecheck "$W/v16.core" "$W/pc-good.elf" --less
@@ -1313,9 +1376,9 @@ ck_not "pagecheck --require prefix accepts a gap (first page dropped)" \
 	pagecheck "$W/v16.core" "$W/pc-drop-nonzero.elf" --require prefix
 head -c 5000000 "$W/pc-good.elf" >"$W/pc-cut.elf"
 ck_not "pagecheck accepts a truncated saved file" pagecheck "$W/v16.core" "$W/pc-cut.elf" --require some
-end
+end; fi
 
-echo "$npass passed, $nfail failed"
+summary
 if [ "$nfail" -eq 0 ] && [ -z "${KEEP:-}" ]; then
 	rm -rf "$W"
 else

@@ -2,10 +2,10 @@
 # get-trixie-kernel.sh: fetch Debian 13's 6.12 kernel for the e2e and filter
 # tests, without installing it.
 #
-#   tests/filter/get-trixie-kernel.sh [--print-only]
+#   tests/filter-makedumpfile/get-trixie-kernel.sh [--print-only]
 #
 # Downloads the pinned linux-image .deb (about 108 MB, cached in
-# build/filter/dl and checked against tests/filter/SHA256SUMS), extracts it
+# build/filter/dl and checked against tests/filter-makedumpfile/SHA256SUMS), extracts it
 # with dpkg-deb -x into build/filter/trixie/ and prepares the module tree
 # for modprobe: trixie's package is /usr-merged, so TREE/lib -> usr/lib, and
 # modules.dep comes from `depmod -b TREE KVER` (the package's postinst would
@@ -19,7 +19,7 @@
 # pin its .deb in SHA256SUMS first).
 set -eu
 prog=get-trixie-kernel.sh
-# shellcheck source=tests/filter/common.sh
+# shellcheck source=tests/filter-makedumpfile/common.sh
 filter_here=$(cd "$(dirname "$0")" && pwd)
 . "$filter_here/common.sh"
 

@@ -24,7 +24,7 @@ import struct
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vmcmp import Core, EHDR, PHDR, PAGE, PN_XNUM, PT_LOAD, PT_NOTE  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""check.py: compare what kdumpinit kept with what mkvmcore --mm expects.
+"""filtercheck.py (the filter-synthetic suite): compare what kdumpinit kept with what mkvmcore --mm expects.
 
-usage: check.py EXPECT NAME LEVEL:ELF:INFO:LOG [LEVEL:ELF:INFO:LOG ...]
+usage: filtercheck.py EXPECT NAME LEVEL:ELF:INFO:LOG [LEVEL:ELF:INFO:LOG ...]
 
 EXPECT is the FILE.expect that `mkvmcore --mm` wrote next to the vmcore.
 For each dump level: ELF is `kdumpinit save --format elf` of the capture

@@ -1,9 +1,9 @@
 #!/bin/sh
 # mdcmp_selftest.sh: show that tests/tools/mdcmp.py passes filtered dumps that
 # keep the same non-zero pages and fails the ones that do not, so a green
-# mdcmp in tests/filter/run.sh means something.
+# mdcmp in tests/filter-makedumpfile/run.sh means something.
 #
-# usage: tests/filter/mdcmp_selftest.sh   (MKVMCORE=path to use a built one)
+# usage: tests/filter-makedumpfile/mdcmp_selftest.sh   (MKVMCORE=path to use a built one)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,7 +43,7 @@ expect() {
 
 mk() { "$MKVMCORE" "$@" >/dev/null || { echo "FAIL mkvmcore $*"; exit 1; }; }
 saved() { out=$1; shift; "$py" "$tools/mksaved.py" "$ref" "$tmp/$out" "$@" || exit 1; }
-split() { out=$1; shift; "$py" "$here/elfsplit.py" "$ref" "$tmp/$out" "$@" || exit 1; }
+split() { out=$1; shift; "$py" "$tools/elfsplit.py" "$ref" "$tmp/$out" "$@" || exit 1; }
 md() { "$py" "$tools/mdcmp.py" "$@"; }
 # The first non-zero or zero page of the reference's first PT_LOAD, or the
 # first page of its last one (the kernel-text alias).
@@ -128,5 +128,5 @@ expect 0 "over 65535 PT_LOADs" -- md "$ref" "$tmp/many.core"
 saved manyflip.core --split-pages 1 --mutate flip-byte
 expect 1 "over 65535 PT_LOADs, a flipped byte" "byte mismatches: 1$" -- md "$ref" "$tmp/manyflip.core"
 
-echo "$passes passed, $fails failed"
+echo "$passes passed, $fails failed, 0 skipped"
 [ "$fails" -eq 0 ]

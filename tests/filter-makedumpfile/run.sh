@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/filter/run.sh: differential test of kdumpinit's page filtering
+# tests/filter-makedumpfile/run.sh: differential test of kdumpinit's page filtering
 # against upstream makedumpfile, on raw vmcores (byte copies of /proc/vmcore,
 # as tests/e2e/run.sh --raw-out stores them).
 #
@@ -10,7 +10,7 @@
 #              kdumpinit save IMG --output ELF --format elf
 #   check      tests/tools/mdcmp.py REF ELF: the same non-zero pages, the
 #              same bytes
-# One line per case (ok/FAIL), then exactly "N passed, N failed".
+# One line per case (ok/FAIL), then exactly "N passed, N failed, 0 skipped".
 #
 # Why not `makedumpfile -E` as the reference: its ELF writer keeps excluded
 # runs shorter than 256 pages in the file (PFN_EXCLUDED), so its output holds
@@ -30,7 +30,7 @@ top=$(cd "$here/../.." && pwd)
 
 usage() {
 	cat <<USAGE
-usage: tests/filter/run.sh [--levels "L..."] [--makedumpfile FILE]
+usage: tests/filter-makedumpfile/run.sh [--levels "L..."] [--makedumpfile FILE]
                            [--also FILE]... [--no-also] [--elf] [--save-kdump]
                            [--workdir DIR] [--report FILE] [--keep] [VMCORE...]
 
@@ -38,7 +38,7 @@ usage: tests/filter/run.sh [--levels "L..."] [--makedumpfile FILE]
                      build/e2e/raw-5level.vmcore)
   --levels "L..."    dump levels (default "1 2 4 8 16 17 31")
   --makedumpfile F   the reference (default build/filter/makedumpfile, made
-                     by tests/filter/build-makedumpfile.sh when missing)
+                     by tests/filter-makedumpfile/build-makedumpfile.sh when missing)
   --also F           another makedumpfile to compare with the reference
                      (repeatable; replaces the defaults)
   --no-also          no other makedumpfile
@@ -163,7 +163,7 @@ mdline() { sed -n "s/^$2: //p" "$1" | head -n 1; }
 npass=0 nfail=0
 t_all=$(now)
 {
-	echo "# tests/filter/run.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "# tests/filter-makedumpfile/run.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "# reference: $ref_mdf (makedumpfile $ref_ver), kdump-compressed output"
 	echo "# kdumpinit: $kdumpinit"
 	echo "# makedumpfile counts are from its report (--message-level 22); kdumpinit's"
@@ -313,5 +313,5 @@ for v in "${vmcores[@]}"; do
 done
 
 echo "report: $report (total $(since "$t_all")s)"
-echo "$npass passed, $nfail failed"
+echo "$npass passed, $nfail failed, 0 skipped"
 [ $nfail = 0 ]

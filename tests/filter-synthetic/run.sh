@@ -1,11 +1,11 @@
 #!/bin/bash
-# tests/mm/run.sh: page filtering on synthetic vmcores with real x86_64
+# tests/filter-synthetic/run.sh: page filtering on synthetic vmcores with real x86_64
 # page tables, mem_section arrays and struct pages (mkvmcore --mm).
 #
 # For every case: mkvmcore builds a vmcore and FILE.expect (its own,
 # independent judgement of docs/FILTERING.md's rules); then, per dump
 # level, `kdumpinit capture --level L`, `kdumpinit save --format elf` and
-# `kdumpinit info`, and check.py compares the kept pfns and the per-class
+# `kdumpinit info`, and tests/tools/filtercheck.py compares the kept pfns and the per-class
 # counts with the expectation. Corruption cases also require that capture
 # neither crashes nor hangs (timeout 60 s) and exits 0 or 5; the pfns whose
 # struct pages cannot be read must be kept (the expectation says which).
@@ -16,14 +16,14 @@
 #              into the scratch directory
 #   WORK       scratch space; a fresh directory is made inside it and
 #              removed after a run without failures (default /dev/shm/kdumpinit-mm
-#              when /dev/shm is a writable tmpfs, else build/tests/mm: `save`
+#              when /dev/shm is a writable tmpfs, else build/tests/filter-synthetic: `save`
 #              syncs its output, which on a disk costs most of the run)
 #   KEEP=1     keep the scratch directory anyway
 #   JOBS       cases run at once (default: online CPUs, at most 4)
 #   ONLY       a regular expression: run only the cases whose name matches
 #
 # Prints "ok NAME/dL" or "FAIL NAME/dL: why" per case and level, then
-# exactly one line "N passed, N failed"; exits non-zero on any failure.
+# exactly one line "N passed, N failed, 0 skipped"; exits non-zero on any failure.
 set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,7 +32,7 @@ abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$top/$1" ;; esac;
 
 KDUMPINIT=$(abs "${KDUMPINIT:-build/kdumpinit}")
 if [ -z "${WORK:-}" ]; then
-	WORK=build/tests/mm
+	WORK=build/tests/filter-synthetic
 	if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
 		WORK=/dev/shm/kdumpinit-mm
 	fi
@@ -40,7 +40,7 @@ fi
 WORK=$(abs "$WORK")
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-CHECK=$top/tests/mm/check.py
+CHECK=$top/tests/tools/filtercheck.py
 export PYTHONDONTWRITEBYTECODE=1
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$JOBS" -gt 4 ] && JOBS=4
@@ -49,7 +49,7 @@ ONLY=${ONLY:-}
 
 if [ ! -x "$KDUMPINIT" ]; then
 	echo "FAIL setup: $KDUMPINIT is missing (make)"
-	echo "0 passed, 1 failed"
+	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 mkdir -p "$WORK" || exit 1
@@ -66,7 +66,7 @@ else
 	if ! ${HOSTCC:-cc} -Wall -Wextra -Werror -O2 -o "$MKVMCORE" tests/tools/mkvmcore.c \
 		>"$W/mkvmcore-build.log" 2>&1; then
 		echo "FAIL setup: building mkvmcore: $(head -3 "$W/mkvmcore-build.log" | tr '\n' ' ')"
-		echo "0 passed, 1 failed"
+		echo "0 passed, 1 failed, 0 skipped"
 		exit 1
 	fi
 fi
@@ -224,5 +224,5 @@ echo "# $(($(date +%s) - start)) s; scratch $W" >&2
 if [ "$nfail" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then
 	rm -rf "$W"
 fi
-echo "$npass passed, $nfail failed"
+echo "$npass passed, $nfail failed, 0 skipped"
 [ "$nfail" -eq 0 ]

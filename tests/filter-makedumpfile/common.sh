@@ -1,4 +1,4 @@
-# tests/filter/common.sh: shared by the tests/filter scripts (sourced, sh).
+# tests/filter-makedumpfile/common.sh: shared by the tests/filter-makedumpfile scripts (sourced, sh).
 #
 # Everything downloaded or built lives under build/filter/ (never committed):
 #   build/filter/apt/   private apt configuration and lists
@@ -7,10 +7,10 @@
 # Why a private apt configuration: the Debian archive is the one source we
 # can reach, and its signed indexes authenticate what we fetch; the system's
 # own apt setup (/etc/apt, /var/lib/apt) is only read (keyring, proxies).
-# The pinned sha256 in tests/filter/SHA256SUMS is what keeps a test run
+# The pinned sha256 in tests/filter-makedumpfile/SHA256SUMS is what keeps a test run
 # reproducible: a changed file fails loudly instead of changing the reference.
 
-# The caller sets filter_here to its own directory (tests/filter) first.
+# The caller sets filter_here to its own directory (tests/filter-makedumpfile) first.
 : "${filter_here:?set filter_here before sourcing common.sh}"
 filter_top=$(cd "$filter_here/../.." && pwd)
 filter_build=${FILTER_BUILD:-$filter_top/build/filter}
@@ -120,7 +120,7 @@ fget() {
 	fi
 	if ! fverify "$_tmp/$_file"; then
 		rm -rf "$_tmp"
-		fdie "$_file does not match its pinned sha256 (update tests/filter/SHA256SUMS only after checking why)"
+		fdie "$_file does not match its pinned sha256 (update tests/filter-makedumpfile/SHA256SUMS only after checking why)"
 	fi
 	mv "$_tmp/$_file" "$_dl/$_file" && rm -rf "$_tmp"
 	echo "$_dl/$_file"
