@@ -438,6 +438,13 @@ void pid1_main(void)
 	 * but the module list, which is not one of them. */
 	log_set_verbose(cfg.verbose);
 	load_modules();
+	/* EFI variables need efivarfs (a module: loaded above when packed).
+	 * Read-only: nothing here writes firmware variables. */
+	if (access("/sys/firmware/efi", F_OK) == 0 &&
+	    access("/sys/firmware/efi/efivars/.", F_OK) == 0 &&
+	    mount("efivarfs", "/sys/firmware/efi/efivars", "efivarfs",
+		  MS_RDONLY | MS_NOSUID | MS_NOEXEC | MS_NODEV, NULL) < 0 && errno != EBUSY)
+		dbg("efivarfs: %s (EFI settings not read)", strerror(errno));
 	config_load_firmware(&cfg, "/", FW_SRC_ALL);
 	log_set_verbose(cfg.verbose);
 	for (int i = 0; i < cfg.nwarn; i++)

@@ -658,6 +658,8 @@ static void format_sources(void)
 	CHECK_STR(config_src_name(CFG_SRC_N), "?");
 }
 
+#define EFIVAR "/sys/firmware/efi/efivars/KdumpinitConf-4a1e5f3c-6b7d-4e2a-9c1f-0b8d7e6a5c4d"
+
 static void efi_and_empty_root(void)
 {
 	struct config c;
@@ -666,11 +668,42 @@ static void efi_and_empty_root(void)
 	CHECK_INT(load(&c, FW_SRC_ALL), 0);
 	CHECK_INT(c.nwarn, 0);
 	CHECK_INT(c.level, 31);
-	/* EFI is not read even if a variable is there. */
-	put_str("/sys/firmware/efi/efivars/kdumpinit-conf", "\x07\0\0\0level = 1\n");
+	/* Only our own variable is read. */
+	put("/sys/firmware/efi/efivars/kdumpinit-conf", "\x07\0\0\0level = 1\n", 14);
 	CHECK_INT(load(&c, FW_SRC_EFI), 0);
 	CHECK_INT(c.level, 31);
 	CHECK_INT(c.nwarn, 0);
+	rm_root();
+}
+
+static void efi_variable(void)
+{
+	static const char var[] = "\x07\0\0\0level = 7\nwait = 9\n";
+	struct config c;
+
+	new_root();
+	put(EFIVAR, var, sizeof var - 1);
+	CHECK_INT(load(&c, FW_SRC_ALL), 2);
+	CHECK_INT(c.level, 7);
+	CHECK_INT(c.wait_s, 9);
+	CHECK_INT(c.src[CFG_LEVEL], CFG_SRC_EFI);
+	CHECK_INT(c.nwarn, 0);
+	/* The device tree outranks EFI, key by key. */
+	put_str(DT, "level = 5\n");
+	CHECK_INT(load(&c, FW_SRC_ALL), 2);
+	CHECK_INT(c.level, 5);
+	CHECK_INT(c.src[CFG_LEVEL], CFG_SRC_DT);
+	CHECK_INT(c.wait_s, 9);
+	CHECK_INT(c.src[CFG_WAIT], CFG_SRC_EFI);
+	/* Shorter than the attribute word, or not text: skipped, said once. */
+	put(EFIVAR, "\x07\0", 2);
+	CHECK_INT(load(&c, FW_SRC_EFI), 0);
+	CHECK_INT(c.level, 31);
+	CHECK(warned(&c, "efi", "attribute word") && c.nwarn == 1, "short variable: %s", warns(&c));
+	put(EFIVAR, "\x07\0\0\0lev\x01" "el = 3\n", 15);
+	CHECK_INT(load(&c, FW_SRC_EFI), 0);
+	CHECK_INT(c.level, 31);
+	CHECK(warned(&c, "efi", "not text"), "binary variable: %s", warns(&c));
 	rm_root();
 }
 
@@ -695,5 +728,6 @@ int main(void)
 	RUN(precedence_all_sources);
 	RUN(format_sources);
 	RUN(efi_and_empty_root);
+	RUN(efi_variable);
 	return check_done();
 }
