@@ -62,7 +62,23 @@ mutant man-lacks-param stall docs/kdumpinit.8 '/kdumpinit.stall=/d'
 mutant readme-lacks-param threads README.md '/^| `kdumpinit.threads=/d'
 mutant mkman-lacks-option -z docs/kdumpinit-mkinitramfs.8 's/^\.BR "\\-z gzip" | lz4$/.BR "gzip" | lz4/'
 
-# 3. The manual pages render without warnings.
+# 3. The folders include only those below them (docs/DESIGN.md), and the
+# check can fail: a copy of two folders where kernel/ includes capture/.
+if out=$(/usr/bin/python3 tests/docs/layers.py .); then
+	ok "${out#ok }"
+else
+	bad "$(echo "$out" | head -n 3 | tr '\n' ' ')"
+fi
+mkdir -p "$tmp/tree/kernel" "$tmp/tree/capture"
+printf '#include "../capture/sink.h"\n' >"$tmp/tree/kernel/x.c"
+printf '#include "../kernel/x.h"\n' >"$tmp/tree/capture/y.c"
+if /usr/bin/python3 tests/docs/layers.py "$tmp/tree" | grep -q 'kernel/x.c:1 includes ../capture/sink.h'; then
+	ok "layers: an include that climbs is caught"
+else
+	bad "layers: kernel/ including capture/ was not caught"
+fi
+
+# 4. The manual pages render without warnings.
 for m in docs/kdumpinit.8 docs/kdumpinit-mkinitramfs.8; do
 	if ! command -v man >/dev/null; then
 		bad "render.${m##*/}: man is not installed (deps/packages: man-db)"
@@ -73,7 +89,7 @@ for m in docs/kdumpinit.8 docs/kdumpinit-mkinitramfs.8; do
 	fi
 done
 
-# 4. Every make target a document names exists.
+# 5. Every make target a document names exists.
 docs=(README.md docs/*.md tests/README.md tests/*/README.md deps/README.md)
 n=0
 while read -r mk target; do

@@ -1,0 +1,45 @@
+#!/usr/bin/python3
+"""layers.py TOP: the folders include only the folders below them.
+
+The order is docs/DESIGN.md's: init, config, capture, dump, kernel, arch,
+lib. Every #include "..." in TOP/FOLDER/*.[ch] must name a file in the
+same folder or in one later in that order. Prints one "FAIL" line per
+include that climbs, or "ok layers: N includes across M folders", and
+exits 1 on any climb (or when it finds nothing to check)."""
+import glob
+import os
+import re
+import sys
+
+ORDER = ['init', 'config', 'capture', 'dump', 'kernel', 'arch', 'lib']
+
+
+def main():
+    top = sys.argv[1]
+    rank = {d: i for i, d in enumerate(ORDER)}
+    bad, n = [], 0
+    for d in ORDER:
+        for f in sorted(glob.glob(os.path.join(top, d, '*.[ch]'))):
+            for line, inc in enumerate(open(f, encoding='utf-8').read().split('\n'), 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', inc)
+                if not m:
+                    continue
+                target = os.path.normpath(os.path.join(d, m.group(1))).split(os.sep)[0]
+                if target == d:
+                    continue
+                n += 1
+                if target not in rank:
+                    bad.append('%s/%s:%d includes %s, outside the layers' % (d, os.path.basename(f), line, m.group(1)))
+                elif rank[target] < rank[d]:
+                    bad.append('%s/%s:%d includes %s: %s is above %s' % (d, os.path.basename(f), line, m.group(1), target, d))
+    for b in bad:
+        print('FAIL layers: ' + b)
+    if not n:
+        print('FAIL layers: no include between folders found under ' + top)
+        return 1
+    if not bad:
+        print('ok layers: %d includes between folders, none climbs (%s)' % (n, ' > '.join(ORDER)))
+    return 1 if bad else 0
+
+
+sys.exit(main())
