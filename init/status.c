@@ -272,7 +272,7 @@ static void image_state(const char *root, const char *want, const char *want_fro
 static void device_state(const char *root, const char *dev, const char *from, struct status *st)
 {
 	struct selector sel[SEL_MAX];
-	char bad[80], path[300], m[400];
+	char bad[80], path[600], m[800];
 	char sys[512], devdir[512];
 	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
 				    root_path(root, "/dev", devdir, sizeof devdir) };
@@ -283,13 +283,18 @@ static void device_state(const char *root, const char *dev, const char *from, st
 		     "firmware credential kdumpinit.dev)", DEFAULTS);
 		return;
 	}
-	int n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad);
-	if (n < 0) {
+	/* A path is taken as it is, as `info` and `save` take SOURCE
+	 * (init/source.c): a claimed file works as a device. */
+	int n = 1, found = -1;
+	if (dev[0] == '/' && !strchr(dev, ',')) {
+		struct stat sb;
+		snprintf(path, sizeof path, "%s", dev);
+		found = stat(path, &sb) == 0 ? 0 : -1;
+	} else if ((n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad)) < 0) {
 		show("device", "%s (%s): bad selector '%s'", dev, from, bad);
 		return;
 	}
-	int found = -1;
-	for (int i = 0; i < n && found < 0; i++)
+	for (int i = 0; found < 0 && dev[0] != '/' && i < n; i++)
 		if (selector_find(&sr, &sel[i], path, sizeof path) == 0)
 			found = i;
 	if (found < 0) {
