@@ -21,7 +21,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore.c init/source.c \
-	init/arm.c init/modules.c \
+	init/arm.c init/modules.c init/status.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
 	dump/format.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
@@ -50,16 +50,28 @@ include tests/tests.mk
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 MANDIR ?= $(PREFIX)/share/man
+# kdumpinit-arm, which the unit and the kernel hook run (not for PATH).
+LIBEXECDIR ?= $(PREFIX)/lib/kdumpinit
 DOCDIR ?= $(PREFIX)/share/doc/kdumpinit
 DOCS := README.md docs/CLI.md docs/DESIGN.md docs/FILTERING.md docs/FORMAT.md
 
 # The settings file is the administrator's once it exists: never replaced.
+# The kernel hooks in /etc/kernel are code, and are.
 install: $(BUILD)/kdumpinit
 	install -D -m 0755 $(BUILD)/kdumpinit $(DESTDIR)$(PREFIX)/sbin/kdumpinit
 	install -D -m 0755 initramfs/mkinitramfs $(DESTDIR)$(PREFIX)/sbin/kdumpinit-mkinitramfs
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-save.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-arm.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-arm.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-arm.service
+	install -d $(DESTDIR)$(LIBEXECDIR)
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-arm > $(DESTDIR)$(LIBEXECDIR)/kdumpinit-arm
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-arm
+	install -d $(DESTDIR)$(SYSCONFDIR)/kernel/postinst.d $(DESTDIR)$(SYSCONFDIR)/kernel/postrm.d
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/kernel-postinst.d/kdumpinit > $(DESTDIR)$(SYSCONFDIR)/kernel/postinst.d/kdumpinit
+	chmod 0755 $(DESTDIR)$(SYSCONFDIR)/kernel/postinst.d/kdumpinit
+	install -m 0755 dist/kernel-postrm.d/kdumpinit $(DESTDIR)$(SYSCONFDIR)/kernel/postrm.d/kdumpinit
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit || \
 	  install -D -m 0644 dist/default.kdumpinit $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit
 	install -D -m 0644 docs/kdumpinit.8 $(DESTDIR)$(MANDIR)/man8/kdumpinit.8

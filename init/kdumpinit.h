@@ -12,6 +12,10 @@ enum {
 	EXIT_INPUT = 3,
 	EXIT_TARGET = 4,
 	EXIT_INCOMPLETE = 5,
+	/* kdumpinit status, for monitoring (init/status.c) */
+	EXIT_NOT_ARMED = 6,
+	EXIT_STALE = 7,
+	EXIT_UNSAVED = 8,
 };
 
 int cmd_capture(int argc, char **argv);

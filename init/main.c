@@ -8,6 +8,7 @@
 
 #include "../lib/log.h"
 #include "modules.h"
+#include "status.h"
 
 static const char help[] =
 	"kdumpinit " KDI_VERSION " - crash-dump capture for Linux kdump\n"
@@ -24,10 +25,11 @@ static const char help[] =
 	"  dmesg    print the crashed kernel's log\n"
 	"  arm      load the crash kernel (kexec_file_load)\n"
 	"  modules  the kernel modules a dump device needs here\n"
+	"  status   is a crash kernel armed, current, with its device (for monitoring)\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
-	"4 target refused or no dump, 5 dump incomplete.\n";
+	"4 target refused or no dump, 5 dump incomplete; status: 6 7 8.\n";
 
 static const struct {
 	const char *name;
@@ -35,7 +37,7 @@ static const struct {
 } commands[] = {
 	{ "capture", cmd_capture }, { "save", cmd_save }, { "info", cmd_info },
 	{ "format", cmd_format }, { "arm", cmd_arm }, { "dmesg", cmd_dmesg },
-	{ "modules", cmd_modules },
+	{ "modules", cmd_modules }, { "status", cmd_status },
 };
 
 int main(int argc, char **argv)

@@ -3,8 +3,9 @@
 # finds no error; in a fresh Debian 12 chroot (debootstrap minbase, cached
 # under $BUILD/chroot) `apt-get install ./kdumpinit_*.deb` works, and then
 #   kdumpinit --version, man -l on both pages, systemd-analyze verify on the
-#   unit, the conffile, the installed mkinitramfs packing the installed
-#   binary; and purge leaves none of the package's files behind.
+#   units, the conffile, the installed mkinitramfs packing the installed
+#   binary, kdumpinit-arm building an image, the kernel hook exiting 0; and
+#   purge leaves none of the package's files (nor /var/lib/kdumpinit) behind.
 # Needs root (debootstrap, chroot, overlayfs) and the Debian archive.
 set -u
 cd "$(dirname "$0")/../.."
@@ -87,6 +88,29 @@ fi
 [ "$(inroot systemctl is-enabled kdumpinit-save.service 2>&1)" = enabled ] &&
 	ok "kdumpinit-save.service is enabled" || bad "kdumpinit-save.service is not enabled"
 
+unit=/lib/systemd/system/kdumpinit-arm.service
+if out=$(inroot systemd-analyze verify "$unit" 2>&1) && [ -z "$out" ]; then
+	ok "systemd-analyze verify $unit"
+else
+	bad "systemd-analyze verify $unit: $(echo "$out" | head -n 3 | tr '\n' ' ')"
+fi
+[ "$(inroot systemctl is-enabled kdumpinit-arm.service 2>&1)" = enabled ] &&
+	ok "kdumpinit-arm.service is enabled" || bad "kdumpinit-arm.service is not enabled"
+# The boot-time script builds an image (no modules: the chroot has none),
+# and the kernel hook never fails an installation.
+kv=$(uname -r)
+if inroot sh -c "sed -i 's/^KDUMPINIT_MODULES=.*/KDUMPINIT_MODULES=/' /etc/default/kdumpinit &&
+	/usr/lib/kdumpinit/kdumpinit-arm --build-only --kver $kv --kernel /usr/sbin/kdumpinit" >"$BUILD/deb-arm.log" 2>&1 &&
+	[ -s "$mnt/var/lib/kdumpinit/initrd-$kv.img" ]; then
+	ok "kdumpinit-arm --build-only builds /var/lib/kdumpinit/initrd-$kv.img"
+else
+	cat "$BUILD/deb-arm.log"
+	bad "kdumpinit-arm --build-only built no image"
+fi
+inroot /etc/kernel/postinst.d/kdumpinit 9.9.9-none /boot/vmlinuz-9.9.9-none >"$BUILD/deb-hook.log" 2>&1 &&
+	ok "the kernel postinst.d hook exits 0 for a kernel it cannot build for" ||
+	bad "the kernel postinst.d hook failed: $(cat "$BUILD/deb-hook.log")"
+
 conf=$(inroot dpkg-query -W -f='${Conffiles}' kdumpinit)
 echo "$conf" | grep -q '^ /etc/default/kdumpinit ' && ok "/etc/default/kdumpinit is a conffile" ||
 	bad "/etc/default/kdumpinit is not a conffile: $conf"
@@ -109,6 +133,7 @@ links=$(cd "$mnt" && find etc/systemd var/lib/systemd -name 'kdumpinit*' 2>/dev/
 [ -n "$links" ] || bad "no enablement link found before purge"
 if inroot apt-get purge -y -qq kdumpinit >"$BUILD/deb-purge.log" 2>&1; then
 	left=$(for p in $files $(printf '/%s ' $links); do [ -e "$mnt$p" ] || [ -L "$mnt$p" ] && echo "$p"; done)
+	[ -e "$mnt/var/lib/kdumpinit" ] && left="$left /var/lib/kdumpinit"
 	if [ -z "$left" ] && [ "$n" -ge 8 ]; then
 		ok "purge removes all $n files and $(echo "$links" | grep -c .) enablement links"
 	else

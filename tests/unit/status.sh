@@ -1,0 +1,348 @@
+#!/bin/bash
+# The boot cycle, host side, black-box and without loading anything:
+#   kdumpinit status against a fake /sys, /run and /etc (--root): loaded or
+#     not, no reservation, a stale image (each reason), the device missing,
+#     unclaimed, claimed and empty, holding a dump not saved and saved (a
+#     synthetic vmcore through capture and save --dir), the device from
+#     --dev, the file or firmware (SMBIOS type 11), each exit code;
+#   kdumpinit arm --dry-run: nr_cpus= once, --cpus N and auto's rule;
+#   systemd-analyze verify on the units;
+#   dist/kdumpinit-arm and the kernel hooks in a fake root with stub
+#     kdumpinit and mkinitramfs: rebuild only when stale, arm after.
+set -u
+cd "$(dirname "$0")/../.."
+top=$PWD
+K=${KDUMPINIT:-$PWD/build/kdumpinit}
+MK=${MKVMCORE:-$PWD/build/tools/mkvmcore}
+W=$(mktemp -d "${TMPDIR:-/tmp}/kdi-status.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+ok() { echo "ok $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+# expect NAME WANT-RC PATTERN CMD...: the exit code, and PATTERN in stdout.
+expect() {
+	local n=$1 want=$2 pat=$3
+	shift 3
+	"$@" >"$W/out" 2>"$W/err"
+	local rc=$?
+	if [ "$rc" != "$want" ]; then
+		bad "$n" "exit $rc, wanted $want: $(tr '\n' '|' <"$W/out") $(tr '\n' '|' <"$W/err")"
+	elif [ -n "$pat" ] && ! grep -qE -- "$pat" "$W/out"; then
+		bad "$n" "no /$pat/ in: $(tr '\n' '|' <"$W/out")"
+	else
+		ok "$n"
+	fi
+}
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
+[ -x "$K" ] || { bad setup "$K is missing (make)"; finish; }
+
+# ---- kdumpinit status ------------------------------------------------
+R=$W/root
+kver=$(uname -r)
+mkdir -p "$R/sys/kernel" "$R/run" "$R/etc/default" "$W/boot"
+sys() { echo "$2" >"$R/sys/kernel/$1"; }
+# record KERNEL IMAGE [RELEASE]: what arm writes after a load.
+record() {
+	mkdir -p "$R/run/kdumpinit"
+	{
+		echo "# kdumpinit arm: what it loaded, for kdumpinit status"
+		echo "release ${3:-$kver}"
+		echo "kernel $1"
+		echo "kernel_mtime $(stat -c %Y "$1")"
+		echo "kernel_size $(stat -c %s "$1")"
+		echo "initramfs $2"
+		echo "initramfs_mtime $(stat -c %Y "$2")"
+		echo "initramfs_size $(stat -c %s "$2")"
+		echo "cpus 2"
+		echo "cmdline reset_devices nr_cpus=2 irqpoll panic=10 rdinit=/init"
+	} >"$R/run/kdumpinit/armed"
+}
+st() { "$K" status --root "$R" "$@"; }
+
+vml=$W/boot/vmlinuz img=$W/boot/img dev=$W/dev.img
+echo kernel >"$vml"
+echo image >"$img"
+touch -d '2026-01-01 10:00' "$vml"
+touch -d '2026-01-01 11:00' "$img"
+"$K" format "$dev" --size 4M --label dump >/dev/null 2>&1 || bad setup "format $dev"
+
+sys kexec_crash_size 0
+sys kexec_crash_loaded 0
+expect "status: no reservation, nothing loaded: exit 6" 6 '^reservation +none' st --dev "$dev"
+sys kexec_crash_size 268435456
+expect "status: a reservation, nothing loaded: exit 6" 6 '^crash kernel +not loaded' st --dev "$dev"
+expect "status: it says the reservation's size" 6 '^reservation +256.0 MiB' st --dev "$dev"
+record "$vml" "$img"
+expect "status: a record but nothing loaded: exit 6, 'no longer loaded'" 6 'no longer loaded' st --dev "$dev"
+sys kexec_crash_loaded 1
+expect "status: loaded, current, device claimed and empty: exit 0" 0 '^image +current' st --dev "$dev"
+expect "status: the device line says claimed, no dump" 0 '^device .*claimed, no dump' st --dev "$dev"
+expect "status: settings say --dev" 0 "dev=$dev \(--dev\)" st --dev "$dev"
+
+# Stale: each reason.
+record "$vml" "$img" 5.10.0-other
+expect "status: armed under another release: exit 7" 7 'stale: armed under 5.10.0-other, running' st --dev "$dev"
+touch -d '2026-01-01 12:00' "$vml"
+record "$vml" "$img"
+expect "status: image older than the kernel: exit 7" 7 'stale: the image is older than the kernel' st --dev "$dev"
+touch -d '2026-01-01 10:00' "$vml"
+record "$vml" "$img"
+echo "# newer" >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 12:00' "$R/etc/default/kdumpinit"
+expect "status: image older than /etc/default/kdumpinit: exit 7" 7 'stale: the image is older than /etc/default/kdumpinit' st --dev "$dev"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+expect "status: config older than the image: current" 0 '^image +current' st --dev "$dev"
+echo image-rebuilt >"$img"
+touch -d '2026-01-01 11:00' "$img"
+expect "status: image changed since armed: exit 7" 7 'stale: the image .* changed since it was armed' st --dev "$dev"
+record "$vml" "$img"
+echo kernel-new >>"$vml"
+touch -d '2026-01-01 10:00' "$vml"
+expect "status: kernel changed since armed: exit 7" 7 'stale: the kernel .* changed since it was armed' st --dev "$dev"
+record "$vml" "$img"
+expect "status: --image names another image: exit 7" 7 "armed $img, but --image names $W/other-$kver.img" \
+	st --dev "$dev" --image "$W/other-%v.img"
+expect "status: --image with %v naming the armed one: current" 0 '^image +current' st --dev "$dev" --image "$img"
+echo "KDUMPINIT_IMAGE=$W/from-file-%v.img" >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+expect "status: KDUMPINIT_IMAGE from the file names another: exit 7" 7 \
+	"but /etc/default/kdumpinit names $W/from-file-$kver.img" st --dev "$dev"
+rm -f "$R/etc/default/kdumpinit"
+rm -f "$R/run/kdumpinit/armed"
+expect "status: loaded by someone else (no record): exit 0, image unknown" 0 '^armed image +unknown: not armed by kdumpinit arm' st --dev "$dev"
+echo "garbage" >"$R/run/kdumpinit/armed"
+expect "status: a damaged record: unknown, not a crash" 0 'not a record kdumpinit arm wrote' st --dev "$dev"
+record "$vml" "$img"
+
+# The device.
+expect "status: --dev names nothing there: exit 4" 4 '^device .*missing' st --dev "$W/no-such-dev"
+head -c 4194304 /dev/zero >"$W/zero.img"
+expect "status: an unclaimed file: exit 4" 4 '^device .*unclaimed' st --dev "$W/zero.img"
+expect "status: no device anywhere: exit 4" 4 '^device +none configured' st
+expect "status: LABEL= that matches no device under --root: exit 4" 4 'missing' st --dev LABEL=nothere
+printf 'KDUMPINIT_DEVICE="%s"\n' "$dev" >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+expect "status: the device from /etc/default/kdumpinit" 0 "dev=$dev \(/etc/default/kdumpinit\)" st
+expect "status: --dev wins over the file" 4 '\(--dev\)' st --dev "$W/zero.img"
+rm -f "$R/etc/default/kdumpinit"
+# Firmware: an SMBIOS type 11 string, as /sys/firmware/dmi/entries holds it.
+mkdir -p "$R/sys/firmware/dmi/entries/11-0"
+s="io.systemd.credential:kdumpinit.dev=$dev"
+{ printf '\013\005\000\000\001'; printf '%s\000\000' "$s"; } >"$R/sys/firmware/dmi/entries/11-0/raw"
+expect "status: the device from firmware (SMBIOS) when the file names none" 0 "dev=$dev \(smbios\)" st
+echo "KDUMPINIT_DEVICE=$W/zero.img" >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+expect "status: the file wins over firmware" 4 '\(/etc/default/kdumpinit\)' st
+rm -rf "$R/sys/firmware" "$R/etc/default/kdumpinit"
+
+# A dump waiting, then saved.
+if "$MK" -o "$W/v.core" --mem 16M --segments 1 --seed 3 >/dev/null 2>&1 &&
+	"$K" capture --vmcore "$W/v.core" --output "$W/dump.img" --level 1 >/dev/null 2>&1; then
+	expect "status: an unsaved dump waits: exit 8" 8 'holds a complete dump, not saved yet' st --dev "$W/dump.img"
+	sys kexec_crash_loaded 0
+	expect "status: not armed outranks an unsaved dump: exit 6" 6 '' st --dev "$W/dump.img"
+	sys kexec_crash_loaded 1
+	record "$vml" "$W/v.core"
+	expect "status: stale outranks an unsaved dump: exit 7" 7 '' st --dev "$W/dump.img" --image "$img"
+	record "$vml" "$img"
+	expect "status: a missing device outranks stale: exit 4" 4 '' st --dev "$W/gone" --image "$W/x"
+	if "$K" save "$W/dump.img" --dir "$W/crash" >/dev/null 2>&1; then
+		expect "status: after save --dir the dump is saved: exit 0" 0 'holds a complete dump, saved' st --dev "$W/dump.img"
+	else
+		bad "status: save --dir" "save failed"
+	fi
+else
+	bad "status: unsaved dump" "mkvmcore or capture failed ($MK)"
+fi
+expect "status --help: exit 0, names the exit codes" 0 '6 not armed' "$K" status --help
+expect "status: an unknown option is a usage error (2)" 2 '' "$K" status --frob
+expect "status: an argument is a usage error (2)" 2 '' "$K" status extra
+
+# ---- arm --dry-run: the command line ---------------------------------
+A=$W/arm
+mkdir -p "$A/proc" "$A/sys/kernel" "$A/sys/devices/system/cpu"
+echo "BOOT_IMAGE=/vmlinuz root=/dev/vda1 console=tty0 console=ttyS0,115200 nr_cpus=8 quiet" >"$A/proc/cmdline"
+echo 0-7 >"$A/sys/devices/system/cpu/online"
+echo $((256 << 20)) >"$A/sys/kernel/kexec_crash_size"
+arm() { "$K" arm --dry-run --root "$A" "$@"; }
+# cpus NAME WANT ARGS...: nr_cpus=WANT, exactly once.
+cpus() {
+	local n=$1 want=$2
+	shift 2
+	local out
+	out=$(arm "$@" 2>&1)
+	local c
+	c=$(echo "$out" | grep -o 'nr_cpus=[0-9]*' | tr '\n' ' ')
+	[ "$c" = "nr_cpus=$want " ] && ok "$n" || bad "$n" "got '$c' in: $out"
+}
+expect "arm --dry-run: console= args, then the capture args" 0 \
+	'^console=tty0 console=ttyS0,115200 reset_devices nr_cpus=1 irqpoll panic=10 rdinit=/init$' arm
+cpus "arm: nr_cpus=1 by default, once (the running kernel's nr_cpus= is not copied)" 1
+expect "arm: --append comes last" 0 'rdinit=/init kdumpinit.dev=LABEL=dump kdumpinit.level=1$' \
+	arm --append "kdumpinit.dev=LABEL=dump kdumpinit.level=1"
+cpus "arm --cpus 3: nr_cpus=3, once" 3 --cpus 3
+cpus "arm --cpus auto, 256M, 8 online: 1 + (256-96)/32 = 6" 6 --cpus auto
+echo 0-63 >"$A/sys/devices/system/cpu/online"
+for m in 88:1 96:1 127:1 128:2 159:2 160:3 224:5 512:14; do
+	echo $((${m%:*} << 20)) >"$A/sys/kernel/kexec_crash_size"
+	cpus "arm --cpus auto, ${m%:*} MiB: ${m#*:}" "${m#*:}" --cpus auto
+done
+echo $((1024 << 20)) >"$A/sys/kernel/kexec_crash_size"
+echo 0-63 >"$A/sys/devices/system/cpu/online"
+cpus "arm --cpus auto, 1 GiB, 64 online: capped at 16" 16 --cpus auto
+echo 0-1 >"$A/sys/devices/system/cpu/online"
+cpus "arm --cpus auto, 1 GiB, 2 online: capped at the online CPUs" 2 --cpus auto
+echo 0,2-3,5 >"$A/sys/devices/system/cpu/online"
+cpus "arm --cpus auto: online list 0,2-3,5 counts 4" 4 --cpus auto
+echo 0 >"$A/sys/kernel/kexec_crash_size"
+cpus "arm --cpus auto, no reservation: 1" 1 --cpus auto
+expect "arm: nr_cpus= in --append is refused (2)" 2 '' arm --append "nr_cpus=4"
+expect "arm: --cpus with --cmdline is refused (2)" 2 '' arm --cpus 2 --cmdline "x"
+expect "arm: --cpus 0 is refused (2)" 2 '' arm --cpus 0
+expect "arm: --cpus two is refused (2)" 2 '' arm --cpus two
+expect "arm --cmdline: the whole line, as given" 0 '^only this$' arm --cmdline "only this"
+expect "arm without --kernel (not a dry run): usage (2)" 2 '' "$K" arm --initramfs x
+expect "arm --dry-run --unload: usage (2)" 2 '' "$K" arm --dry-run --unload
+
+# ---- the units -------------------------------------------------------
+if command -v systemd-analyze >/dev/null; then
+	P=$W/prefix
+	mkdir -p "$P/lib/kdumpinit" "$P/sbin"
+	ln -s "$top/dist/kdumpinit-arm" "$P/lib/kdumpinit/kdumpinit-arm"
+	ln -s "$K" "$P/sbin/kdumpinit"
+	for u in kdumpinit-arm kdumpinit-save; do
+		sed "s|@PREFIX@|$P|g" "dist/$u.service" >"$W/$u.service"
+		if o=$(systemd-analyze verify --man=no "$W/$u.service" 2>&1) && [ -z "$o" ]; then
+			ok "systemd-analyze verify $u.service"
+		else
+			bad "systemd-analyze verify $u.service" "$(echo "$o" | head -n 3 | tr '\n' ' ')"
+		fi
+	done
+	sed "s|@PREFIX@/lib/kdumpinit/kdumpinit-arm$|$P/gone|" "dist/kdumpinit-arm.service" |
+		sed "s|@PREFIX@|$P|g" >"$W/broken.service"
+	systemd-analyze verify --man=no "$W/broken.service" >/dev/null 2>&1 &&
+		bad "systemd-analyze verify" "accepts a unit whose ExecStart is missing" ||
+		ok "systemd-analyze verify rejects a broken copy of kdumpinit-arm.service"
+	grep -q '^After=.*kdumpinit-save.service' dist/kdumpinit-arm.service &&
+		ok "kdumpinit-arm.service is ordered after kdumpinit-save.service" ||
+		bad "kdumpinit-arm.service" "not After=kdumpinit-save.service"
+else
+	bad "systemd-analyze" "not installed"
+fi
+
+# ---- dist/kdumpinit-arm and the kernel hooks -------------------------
+for s in dist/kdumpinit-arm dist/kernel-postinst.d/kdumpinit dist/kernel-postrm.d/kdumpinit; do
+	sh -n "$s" && ok "sh -n $s" || bad "sh -n $s" "syntax"
+	[ -x "$s" ] && ok "$s is executable" || bad "$s" "not executable"
+done
+F=$W/fake
+LOG=$W/calls
+mkdir -p "$F/boot" "$F/etc/default" "$F/sys/kernel" "$W/bin"
+cat >"$W/bin/kdumpinit" <<'EOF'
+#!/bin/sh
+echo "kdumpinit $*" >>"$LOG"
+EOF
+cat >"$W/bin/mkinitramfs" <<'EOF'
+#!/bin/sh
+echo "mkinitramfs $*" >>"$LOG"
+[ -z "${MK_FAIL:-}" ] || exit 1
+while [ $# -gt 0 ]; do [ "$1" = -o ] && echo built >"$2"; shift; done
+EOF
+chmod +x "$W/bin/kdumpinit" "$W/bin/mkinitramfs"
+touch -d '2026-01-01 09:00' "$W/bin/kdumpinit"
+export LOG
+runarm() { : >"$LOG"; env KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" \
+	sh dist/kdumpinit-arm "$@" >"$W/out" 2>&1; }
+kv=6.1.0-test
+fimg=$F/var/lib/kdumpinit/initrd-$kv.img
+echo vmlinuz >"$F/boot/vmlinuz-$kv"
+touch -d '2026-01-01 10:00' "$F/boot/vmlinuz-$kv"
+echo 'KDUMPINIT_DEVICE=LABEL=dump' >"$F/etc/default/kdumpinit"
+echo 'KDUMPINIT_APPEND="kdumpinit.level=1"' >>"$F/etc/default/kdumpinit"
+touch -d '2026-01-01 10:00' "$F/etc/default/kdumpinit"
+echo $((256 << 20)) >"$F/sys/kernel/kexec_crash_size"
+# built: mkinitramfs ran (1) or not (0); armed: kdumpinit arm ran.
+built() { grep -c '^mkinitramfs' "$LOG"; }
+armed() { grep -c '^kdumpinit arm' "$LOG"; }
+t() { [ "$1" = "$2" ] && ok "$3" || bad "$3" "got $1, wanted $2: $(tr '\n' '|' <"$W/out") $(tr '\n' '|' <"$LOG")"; }
+
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: no image: built, then armed"
+grep -q "^mkinitramfs -k $kv -o $fimg.new --device LABEL=dump$" "$LOG" &&
+	ok "kdumpinit-arm: mkinitramfs gets --device \$KDUMPINIT_DEVICE" || bad "kdumpinit-arm: mkinitramfs args" "$(cat "$LOG")"
+grep -qF "kdumpinit arm --kernel $F/boot/vmlinuz-$kv --initramfs $fimg --cpus auto --append kdumpinit.dev=LABEL=dump kdumpinit.level=1 --root $F" "$LOG" &&
+	ok "kdumpinit-arm: arm gets the image, --cpus auto, kdumpinit.dev= then KDUMPINIT_APPEND" || bad "kdumpinit-arm: arm args" "$(cat "$LOG")"
+t "$(cat "$fimg" 2>/dev/null)/$(ls "$fimg.new" 2>/dev/null)" "built/" "kdumpinit-arm: the image is renamed into place"
+touch -d '2026-01-01 11:00' "$fimg"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)" 0/0/1 "kdumpinit-arm: image current: not rebuilt, armed"
+touch -d '2026-01-01 12:00' "$F/boot/vmlinuz-$kv"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: kernel newer than the image: rebuilt"
+grep -q "older than /boot/vmlinuz-$kv" "$W/out" && ok "kdumpinit-arm: says why it rebuilds" || bad "kdumpinit-arm: why" "$(cat "$W/out")"
+touch -d '2026-01-01 11:00' "$fimg" "$F/boot/vmlinuz-$kv"
+touch -d '2026-01-01 12:00' "$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: /etc/default/kdumpinit newer: rebuilt"
+touch -d '2026-01-01 11:00' "$fimg" "$F/etc/default/kdumpinit"
+touch -d '2026-01-01 12:00' "$W/bin/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: the kdumpinit binary newer (an upgrade): rebuilt"
+touch -d '2026-01-01 09:00' "$W/bin/kdumpinit"
+touch -d '2026-01-01 11:00' "$fimg"
+runarm --kver "$kv" --force; rc=$?
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm --force: rebuilt"
+touch -d '2026-01-01 11:00' "$fimg"
+runarm --kver "$kv" --build-only; rc=$?
+t "$rc/$(built)/$(armed)" 0/0/0 "kdumpinit-arm --build-only, current: nothing to do"
+echo old >"$fimg"
+touch -d '2026-01-01 09:30' "$fimg"
+MK_FAIL=1 runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)/$(cat "$fimg")/$(ls "$fimg.new" 2>/dev/null)" 1/1/0/old/ \
+	"kdumpinit-arm: mkinitramfs fails: exit 1, not armed, the old image kept, no .new left"
+echo 'KDUMPINIT_CPUS=3' >"$F/etc/default/kdumpinit"
+rm -f "$fimg"
+runarm --kver "$kv"; rc=$?
+grep -q "^mkinitramfs -k $kv -o $fimg.new -m virtio_blk$" "$LOG" && [ "$rc" = 0 ] &&
+	ok "kdumpinit-arm: no device: the KDUMPINIT_MODULES default (-m virtio_blk)" || bad "kdumpinit-arm: no device" "$(cat "$LOG")"
+grep -qF -- "--cpus 3 --append  --root" "$LOG" &&
+	ok "kdumpinit-arm: no device: no kdumpinit.dev= (the crash kernel reads firmware); KDUMPINIT_CPUS" ||
+	bad "kdumpinit-arm: no device, append" "$(cat "$LOG")"
+echo "KDUMPINIT_IMAGE=/img/k-%v.cpio" >"$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+[ "$rc" = 0 ] && [ -f "$F/img/k-$kv.cpio" ] && ok "kdumpinit-arm: KDUMPINIT_IMAGE with %v" || bad "kdumpinit-arm: KDUMPINIT_IMAGE" "$(cat "$LOG")"
+echo vmlinuz >"$F/boot/vmlinuz-$(uname -r)"
+runarm; rc=$?
+grep -q "^mkinitramfs -k $(uname -r) " "$LOG" && [ "$rc" = 0 ] && ok "kdumpinit-arm: the running kernel by default" || bad "kdumpinit-arm: default kver" "$(cat "$LOG")"
+runarm --kver 9.9.9-none; rc=$?
+t "$rc/$(built)/$(armed)" 1/0/0 "kdumpinit-arm: no such kernel: exit 1, says so"
+echo 0 >"$F/sys/kernel/kexec_crash_size"
+runarm --check; rc=$?
+t "$rc/$(grep -c 'no crashkernel= reservation' "$W/out")" 1/1 "kdumpinit-arm --check, no reservation: exit 1 (ExecCondition: skipped), with a message"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(armed)/$(grep -c 'not arming' "$W/out")" 0/0/1 "kdumpinit-arm, no reservation: exit 0, not armed, says so"
+echo 1 >"$F/sys/kernel/kexec_crash_size"
+runarm --check; rc=$?
+t "$rc" 0 "kdumpinit-arm --check with a reservation: exit 0"
+runarm --bogus; rc=$?
+t "$rc" 2 "kdumpinit-arm --bogus: usage (2)"
+
+# The postinst hook: builds for the new kernel, never fails.
+hook() { : >"$LOG"; env KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" \
+	KDUMPINIT_ARM="$top/dist/kdumpinit-arm" "$@" >"$W/out" 2>&1; }
+rm -f "$F/etc/default/kdumpinit"
+nk=6.12.0-new
+echo vmlinuz >"$F/boot/vmlinuz-$nk"
+hook sh dist/kernel-postinst.d/kdumpinit "$nk" "/boot/vmlinuz-$nk"; rc=$?
+t "$rc/$(built)/$(armed)/$(ls "$F/var/lib/kdumpinit/initrd-$nk.img" 2>/dev/null | wc -l)" 0/1/0/1 \
+	"postinst.d hook: builds the image for the new kernel, does not arm"
+MK_FAIL=1 hook sh dist/kernel-postinst.d/kdumpinit 6.12.0-other "/boot/vmlinuz-6.12.0-other"; rc=$?
+t "$rc/$(grep -c 'not built' "$W/out")" 0/1 "postinst.d hook: a failed build is said, exit 0"
+hook sh dist/kernel-postinst.d/kdumpinit; rc=$?
+t "$rc" 0 "postinst.d hook: no arguments: exit 0"
+hook env KDUMPINIT_ARM=/nonexistent sh dist/kernel-postinst.d/kdumpinit "$nk"; rc=$?
+t "$rc/$(built)" 0/0 "postinst.d hook: package removed (no kdumpinit-arm): exit 0, nothing done"
+sh dist/kernel-postrm.d/kdumpinit >/dev/null 2>&1; rc=$?
+t "$rc" 0 "postrm.d hook: no arguments: exit 0"
+
+finish
