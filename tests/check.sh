@@ -129,6 +129,7 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite savecore bash tests/unit/savecore.sh
 	run_suite savecore-safety bash tests/unit/savecore_safety.sh
 	run_suite modules bash tests/unit/modules.sh
+	run_suite status bash tests/unit/status.sh
 	run_if tests/filter-synthetic/run.sh filter-synthetic bash tests/filter-synthetic/run.sh
 	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
