@@ -565,6 +565,9 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 	if (!r)
 		r = writer_put(wr, KDI_CH_SEGMENTS, vc->seg,
 			       (size_t)vc->nr_seg * sizeof *vc->seg, NULL, 0, NULL, 0);
+	if (!r && rq->settings && rq->settings[0])
+		r = writer_put(wr, KDI_CH_SETTINGS, rq->settings, strlen(rq->settings),
+			       NULL, 0, NULL, 0);
 	/* The log goes before the pages: a dump cut short still explains the
 	 * crash. A log too large for one chunk keeps its newest part. */
 	if (!r && in->dmesg && in->dmesg_len) {

@@ -20,6 +20,9 @@ struct capture_req {
 	 * compression stage on a file, where mmap would fault in every page
 	 * and pread is one copy. */
 	enum read_mode { READ_AUTO, READ_MMAP, READ_PREAD } read_mode;
+	/* The settings that are not defaults and their sources ("dev=... (smbios),
+	 * level=31 (fw_cfg)"), recorded in the dump for `info`; or NULL. */
+	const char *settings;
 };
 
 /* Where the dump goes, and what else it is made of: facts about the

@@ -264,6 +264,12 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 				e = add_block(d, &v, reader_payload_offset(&r, &h), &h, &bcap);
 			break;
 		}
+		case KDI_CH_SETTINGS:
+			if (!d->settings && h.len < 4096 && (d->settings = malloc(h.len + 1))) {
+				memcpy(d->settings, buf, h.len);
+				d->settings[h.len] = 0;
+			}
+			break;
 		case KDI_CH_DMESG:
 			e = keep_copy((uint8_t **)&d->dmesg, &d->dmesg_len, buf, h.len);
 			break;
@@ -314,6 +320,7 @@ void dumpfile_free(struct dumpfile *d)
 	free(d->notes);
 	free(d->vmcoreinfo);
 	free(d->dmesg);
+	free(d->settings);
 	free(d->seg);
 	memset(d, 0, sizeof *d);
 }

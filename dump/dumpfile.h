@@ -30,6 +30,7 @@ struct dumpfile {
 	size_t notes_len;
 	char *vmcoreinfo;		/* NUL-terminated */
 	char *dmesg;			/* the crashed kernel's log, or NULL */
+	char *settings;			/* SETTINGS text, NUL-terminated, or NULL */
 	size_t dmesg_len;
 	struct kdi_segment *seg;
 	uint32_t nr_seg;

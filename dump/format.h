@@ -52,6 +52,7 @@ enum kdi_chunk_type {
 	KDI_CH_DMESG = 6,	/* the crashed kernel's log, before the pages */
 	KDI_CH_END = 7,		/* struct kdi_end, written last */
 	KDI_CH_PAD = 8,		/* filler, ignored */
+	KDI_CH_SETTINGS = 9,	/* text: the capture's settings and where each came from */
 };
 
 struct kdi_chunk {

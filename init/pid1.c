@@ -449,7 +449,7 @@ void pid1_main(void)
 	log_set_verbose(cfg.verbose);
 	for (int i = 0; i < cfg.nwarn; i++)
 		warn("%s", cfg.warn[i]);
-	char srcs[512];
+	char srcs[512] = "";
 	if (config_format_sources(&cfg, srcs, sizeof srcs) > 0)
 		msg("settings: %s", srcs);
 
@@ -486,6 +486,7 @@ void pid1_main(void)
 		.level = cfg.level,
 		.threads = cfg.threads ? cfg.threads : online_cpus(),
 		.window = 64u << 20,
+		.settings = srcs,
 	};
 	const struct capture_hooks hk = { .heartbeat = &wd.heartbeat, .progress = 1 };
 	wd.armed = 1;

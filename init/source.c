@@ -72,6 +72,16 @@ void dump_unreadable(const struct target *t, const struct dumpfile *d, int r)
 	err("%s: the dump's header is unreadable (%s)", t->path, d->why[0] ? d->why : errstr(r));
 }
 
+/* The SETTINGS chunk as the capture wrote it: read from the device, so
+ * only printable bytes go out, on one line. */
+static void print_settings(FILE *f, const char *text)
+{
+	fprintf(f, "%-12s ", "settings");
+	for (const char *p = text; *p && p - text < 1024; p++)
+		fputc(*p >= 0x20 && *p < 0x7f ? *p : '?', f);
+	fputc('\n', f);
+}
+
 static void print_time(FILE *f, const char *label, uint64_t t)
 {
 	char b[64];
@@ -162,6 +172,8 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 		(unsigned long long)d->pages_stored,
 		(double)d->pages_stored * d->start.page_size / 1e6, d->bytes_stored / 1e6);
 	fprintf(f, "%-12s %s\n", "kernel log", d->dmesg ? "yes" : "no");
+	if (d->settings)
+		print_settings(f, d->settings);
 	if (d->have_end) {
 		/* Like makedumpfile's --mem-usage table: pages per class. */
 		const struct kdi_end *e = &d->end;

@@ -420,6 +420,11 @@ if [ $rawonly = 0 ]; then
 		echo "demo: kdumpinit info $dump"
 		sed 's/^/  /' "$workdir/info.out"
 	fi
+	if [ $firmware = 1 ]; then
+		grep -q "^settings *dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)" "$workdir/info.out" &&
+			pass "info shows where the settings came from (the dump's SETTINGS chunk)" ||
+			failed "info has no 'settings dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)' line"
+	fi
 	[ $rc = 0 ] && pass "kdumpinit info (exit 0)" ||
 		{ failed "kdumpinit info exited $rc:"; sed 's/^/    /' "$workdir/info.out"; }
 	npois=$(poisoned_pages | wc -l)
