@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../config/firmware.h"
 #include "../config/probe.h"
 #include "../config/target.h"
 #include "../arch/arch.h"
@@ -131,9 +132,9 @@ int cmd_info(int argc, char **argv)
 static const char save_help[] =
 	"usage: kdumpinit save SOURCE --output FILE [--format kdump|elf] [--compress zlib|none]\n"
 	"                         [--threads N] [--force]\n"
-	"       kdumpinit save SOURCE --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
+	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
 	"                         [--format ...] [--force]\n"
-	"       kdumpinit save SOURCE --check\n"
+	"       kdumpinit save [SOURCE] --check\n"
 	"\n"
 	"Reads the dump on SOURCE (a claimed device or a capture file), validates every\n"
 	"chunk and writes FILE:\n"
@@ -154,8 +155,30 @@ static const char save_help[] =
 	"only, see docs/CLI.md). A dump already saved is skipped unless --force. --check\n"
 	"exits 0 when SOURCE holds an unsaved dump, else 1.\n"
 	"SOURCE may be a selector: LABEL=, UUID=, SERIAL=, PARTUUID=, PARTLABEL=.\n"
+	"Without SOURCE (--dir, --check) it is the firmware credential kdumpinit.dev\n"
+	"(fw_cfg, SMBIOS type 11, device tree, EFI), as the crash kernel reads it.\n"
 	"Exit: 0 saved (or nothing to save with --dir), 5 saved but incomplete,\n"
 	"4 no dump, 1 I/O error or no space.\n";
+
+/* The dump device the firmware names (kdumpinit.dev as a credential), as
+ * the crash kernel reads it: into buf, or NULL when it names none. */
+static const char *firmware_device(char *buf, size_t sz)
+{
+	struct config cfg;
+
+	/* KDUMPINIT_FW_ROOT: a fake /sys and /proc for the tests. */
+	const char *root = getenv("KDUMPINIT_FW_ROOT");
+
+	config_defaults(&cfg);
+	config_load_firmware(&cfg, root && *root ? root : "/", FW_SRC_ALL);
+	for (int i = 0; i < cfg.nwarn; i++)
+		warn("%s", cfg.warn[i]);
+	if (cfg.src[CFG_DEV] == CFG_SRC_DEFAULT || !cfg.dev[0])
+		return NULL;
+	snprintf(buf, sz, "%s", cfg.dev);
+	msg("dump device %s, from the firmware (%s)", buf, config_src_name(cfg.src[CFG_DEV]));
+	return buf;
+}
 
 int cmd_save(int argc, char **argv)
 {
@@ -203,11 +226,18 @@ int cmd_save(int argc, char **argv)
 		default: return usage(save_help, EXIT_USAGE);
 		}
 	}
-	if (optind != argc - 1 || (!!output + !!sc.dir + sc.check) != 1)
+	if (optind < argc - 1 || (optind == argc && output) ||
+	    (!!output + !!sc.dir + sc.check) != 1)
 		return usage(save_help, EXIT_USAGE);
 	if (strcmp(format, "elf") && strcmp(format, "kdump"))
 		return bad_value("--format", format);
-	const char *src = argv[optind];
+	const char *src = optind < argc ? argv[optind] : NULL;
+	char fwdev[sizeof ((struct config *)0)->dev];
+	if (!src && !(src = firmware_device(fwdev, sizeof fwdev))) {
+		/* At boot with nothing configured: nothing to do, not a failure. */
+		msg("no SOURCE and no firmware credential kdumpinit.dev: nothing to save");
+		return sc.check ? EXIT_SYSTEM : EXIT_OK;
+	}
 	if (sc.dir || sc.check) {
 		sc.force = force;
 		sc.elf = !strcmp(format, "elf");

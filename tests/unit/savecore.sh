@@ -129,5 +129,22 @@ check "empty device: --check exits 1" test $rc = 1
 "$K" save "$W/empty.img" --dir "$W/crash3" >"$W/out" 2>&1; rc=$?
 check "empty device: save --dir has nothing to do (exit 0)" test $rc = 0 -a ! -e "$W/crash3/"*
 
+# No SOURCE: the device the firmware names (an SMBIOS type 11 credential,
+# in a fake /sys), as the boot service runs it when /etc/default/kdumpinit
+# names none; and with no credential, nothing to do (exit 0).
+fw=$W/fw/sys/firmware/dmi/entries/11-0
+mkdir -p "$fw"
+cred="io.systemd.credential:kdumpinit.dev=$W/dev2.img"
+{ printf '\013\005\000\000\001'; printf '%s\000\000' "$cred"; } >"$fw/raw"
+KDUMPINIT_FW_ROOT=$W/fw "$K" save --check >"$W/out" 2>&1; rc=$?
+why="exit $rc, said: $(head -c 200 "$W/out")"
+check "no SOURCE: --check uses the firmware's kdumpinit.dev (smbios)" \
+	sh -c 'grep -q "dump device .*dev2.img, from the firmware (smbios)" "$1" && [ "$2" -le 1 ]' _ "$W/out" $rc
+KDUMPINIT_FW_ROOT=$W/fw-none "$K" save --dir "$W/crash4" >"$W/out" 2>&1; rc=$?
+why="exit $rc, said: $(head -c 200 "$W/out")"
+check "no SOURCE, no credential: save --dir has nothing to do (exit 0)" \
+	sh -c 'grep -q "no firmware credential kdumpinit.dev: nothing to save" "$1" && [ "$2" = 0 ] && [ ! -e "$3" ]' \
+	_ "$W/out" $rc "$W/crash4"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" = 0 ]
