@@ -1,0 +1,120 @@
+#include "hwdog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/watchdog.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../lib/io.h"
+
+/* /dev/watchdog is the first device's legacy node and exists since 2.x;
+ * watchdog0 is the same device's own node (3.11+), tried in case a
+ * minimal devtmpfs lacks the legacy one. */
+static const char *const nodes[] = { "/dev/watchdog", "/dev/watchdog0" };
+
+/* The driver's name from sysfs (the module a user packs), else the
+ * identity the driver reports ("i6300ESB timer"). */
+static void name_driver(struct hwdog *h)
+{
+	char link[256];
+	struct watchdog_info info;
+
+	snprintf(h->sysdir, sizeof h->sysdir, "/sys/class/watchdog/watchdog0");
+	ssize_t n = readlink("/sys/class/watchdog/watchdog0/device/driver", link, sizeof link - 1);
+	if (n > 0) {
+		link[n] = 0;
+		const char *b = strrchr(link, '/');
+		snprintf(h->driver, sizeof h->driver, "%.63s", b ? b + 1 : link);
+		return;
+	}
+	if (access(h->sysdir, F_OK) < 0)
+		h->sysdir[0] = 0;
+	memset(&info, 0, sizeof info);
+	if (ioctl(h->fd, WDIOC_GETSUPPORT, &info) == 0 && info.identity[0])
+		snprintf(h->driver, sizeof h->driver, "%.*s", (int)sizeof info.identity,
+			 (const char *)info.identity);
+	else
+		snprintf(h->driver, sizeof h->driver, "unknown driver");
+}
+
+int hwdog_open(struct hwdog *h, unsigned timeout_s, int *refused)
+{
+	int e = ENOENT;
+
+	*refused = 0;
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0] && h->fd < 0; i++) {
+		h->fd = open(nodes[i], O_WRONLY | O_CLOEXEC);
+		if (h->fd >= 0)
+			snprintf(h->dev, sizeof h->dev, "%s", nodes[i]);
+		else if (errno != ENOENT)
+			e = errno;	/* EBUSY (open elsewhere), ENODEV */
+	}
+	if (h->fd < 0)
+		return -e;
+	name_driver(h);
+
+	int t = (int)timeout_s;
+	if (t > 0 && ioctl(h->fd, WDIOC_SETTIMEOUT, &t) == 0 && t > 0) {
+		h->timeout_s = (unsigned)t;	/* the driver may round it */
+	} else {
+		*refused = t > 0;
+		t = 0;
+		h->hw_timeout = 1;
+		if (ioctl(h->fd, WDIOC_GETTIMEOUT, &t) < 0 || t <= 0) {
+			t = HWDOG_DEFAULT_TIMEOUT;
+			h->hw_timeout = 0;
+			if (ioctl(h->fd, WDIOC_SETTIMEOUT, &t) < 0 || t <= 0)
+				t = HWDOG_DEFAULT_TIMEOUT;	/* unknown: say the default */
+		}
+		h->timeout_s = (unsigned)t;
+	}
+	hwdog_pet(h);
+	return 0;
+}
+
+int hwdog_pet(struct hwdog *h)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&h->lock);
+	if (h->fd >= 0 && ioctl(h->fd, WDIOC_KEEPALIVE, 0) < 0) {
+		/* A driver without the ioctl takes any write as a ping. */
+		r = write(h->fd, "\0", 1) == 1 ? 0 : -errno;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return r;
+}
+
+/* The device keeps its timer after the magic close: "nowayout" in sysfs
+ * (CONFIG_WATCHDOG_NOWAYOUT or the module's nowayout=1). Without sysfs
+ * we cannot tell, and assume the close worked. */
+static int nowayout(const struct hwdog *h)
+{
+	char p[96], v[8];
+
+	if (!h->sysdir[0])
+		return 0;
+	snprintf(p, sizeof p, "%s/nowayout", h->sysdir);
+	return read_text_file(p, v, sizeof v) > 0 && v[0] == '1';
+}
+
+int hwdog_disarm(struct hwdog *h)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&h->lock);
+	if (h->fd >= 0) {
+		if (write(h->fd, "V", 1) != 1)
+			r = -errno;
+		if (close(h->fd) < 0 && !r)
+			r = -errno;
+		h->fd = -1;
+		if (!r && nowayout(h))
+			r = -EBUSY;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return r;
+}
