@@ -1,5 +1,6 @@
 #include "hwdog.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/watchdog.h>
@@ -15,29 +16,56 @@
  * minimal devtmpfs lacks the legacy one. */
 static const char *const nodes[] = { "/dev/watchdog", "/dev/watchdog0" };
 
-/* The driver's name from sysfs (the module a user packs), else the
- * identity the driver reports ("i6300ESB timer"). */
+/* The module whose driver is named name (its sysfs entry
+ * /sys/module/M/drivers/BUS:NAME), in buf: 0, or -ENOENT. */
+static int module_of(const char *name, char *buf, size_t size)
+{
+	DIR *d = opendir("/sys/module");
+	struct dirent *m;
+	int r = -ENOENT;
+
+	if (!d)
+		return -errno;
+	while (r && (m = readdir(d))) {
+		char p[320];
+		if (m->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "/sys/module/%.64s/drivers", m->d_name);
+		DIR *dd = opendir(p);
+		if (!dd)
+			continue;
+		for (struct dirent *e; r && (e = readdir(dd));) {
+			const char *c = strchr(e->d_name, ':');
+			if (c && !strcmp(c + 1, name)) {
+				snprintf(buf, size, "%.63s", m->d_name);
+				r = 0;
+			}
+		}
+		closedir(dd);
+	}
+	closedir(d);
+	return r;
+}
+
+/* A user knows the driver as the module packed with mkinitramfs -m
+ * (i6300esb), but the watchdog's sysfs node is virtual, with no link to
+ * its PCI device (6.1): the identity it reports ("i6300ESB timer") is the
+ * name of the PCI driver, which /sys/module lists under its module. */
 static void name_driver(struct hwdog *h)
 {
-	char link[256];
 	struct watchdog_info info;
+	char id[sizeof info.identity + 1] = "";
 
 	snprintf(h->sysdir, sizeof h->sysdir, "/sys/class/watchdog/watchdog0");
-	ssize_t n = readlink("/sys/class/watchdog/watchdog0/device/driver", link, sizeof link - 1);
-	if (n > 0) {
-		link[n] = 0;
-		const char *b = strrchr(link, '/');
-		snprintf(h->driver, sizeof h->driver, "%.63s", b ? b + 1 : link);
-		return;
-	}
 	if (access(h->sysdir, F_OK) < 0)
 		h->sysdir[0] = 0;
 	memset(&info, 0, sizeof info);
-	if (ioctl(h->fd, WDIOC_GETSUPPORT, &info) == 0 && info.identity[0])
-		snprintf(h->driver, sizeof h->driver, "%.*s", (int)sizeof info.identity,
-			 (const char *)info.identity);
-	else
+	if (ioctl(h->fd, WDIOC_GETSUPPORT, &info) == 0)
+		snprintf(id, sizeof id, "%.*s", (int)sizeof info.identity, (const char *)info.identity);
+	if (!id[0])
 		snprintf(h->driver, sizeof h->driver, "unknown driver");
+	else if (module_of(id, h->driver, sizeof h->driver) < 0)
+		snprintf(h->driver, sizeof h->driver, "%.63s", id);
 }
 
 int hwdog_open(struct hwdog *h, unsigned timeout_s, int *refused)
