@@ -21,7 +21,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--raw-only | --no-raw] [--raw-out FILE]
                         [--arm-helper FILE] [--kernel-tree DIR]
                         [--firmware] [--watchdog SECONDS [--stall-disk]]
-                        [--slow-disk BYTES_PER_S]
+                        [--slow-disk BYTES_PER_S] [--final ACTION]
                         [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
@@ -59,15 +59,20 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      incomplete and saveable up to its last chunk
   --slow-disk BPS    the dump disk writes at most BPS bytes a second (QEMU
                      throttling): a slow capture that still progresses
+  --final ACTION     kdumpinit.final=ACTION (reboot, poweroff or halt) for
+                     the crash kernel, --no-raw only; with halt and
+                     --watchdog, the halted machine must stay up for the
+                     watchdog timeout + 10 s (kdumpinit stopped the
+                     watchdog), and is then ended
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
-rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0
+rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -87,6 +92,7 @@ while [ $# -gt 0 ]; do
 	--watchdog) wd=$2; shift ;;
 	--stall-disk) stalldisk=1 ;;
 	--slow-disk) slowdisk=$2; shift ;;
+	--final) final=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -117,6 +123,8 @@ mode=full; [ $rawonly = 1 ] && mode=raw; [ $noraw = 1 ] && mode=capture
 case $wd in '' | *[!0-9]*) echo "$prog: --watchdog needs seconds" >&2; exit 2 ;; esac
 case $slowdisk in '' | *[!0-9]*) echo "$prog: --slow-disk needs bytes per second" >&2; exit 2 ;; esac
 [ $stalldisk = 0 ] || [ "$slowdisk" = 0 ] || { echo "$prog: --stall-disk and --slow-disk exclude each other" >&2; exit 2; }
+case $final in reboot) ;; poweroff | halt) [ $mode = capture ] || { echo "$prog: --final $final needs --no-raw" >&2; exit 2; } ;;
+*) echo "$prog: --final is reboot, poweroff or halt" >&2; exit 2 ;; esac
 [ $stalldisk = 0 ] || { [ "$wd" != 0 ] && [ $mode = capture ]; } ||
 	{ echo "$prog: --stall-disk needs --watchdog and --no-raw" >&2; exit 2; }
 # The watchdog's driver goes into both images; its own image names, so
@@ -264,9 +272,11 @@ drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0)"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
+qemu+=(-pidfile "$workdir/qemu.pid")
+rm -f "$workdir/qemu.pid" "$workdir/halt-held"
 if [ $firmware = 1 ]; then
 	# systemd's credential conventions, as a VM host would set them.
 	printf '# from fw_cfg\nlevel = %s\n' "$level" >"$workdir/fw-kdumpinit.conf"
@@ -295,7 +305,16 @@ t_qemu=$(now)
 		*"Trigger a crash"*) m=crash crashed=1 ;;
 		*"Run /"*" as init process"*) [ -z "${crashed:-}" ] || m=crashup ;;
 		*"e2e-testinit: raw copy done"*) m=rawdone ;;
-		*kdumpinit:*reboot*) [ -z "${crashed:-}" ] || m=reboot ;;
+		*kdumpinit:*"final action: "*) [ -z "${crashed:-}" ] || m=reboot ;;
+		*"reboot: System halted"*)
+			# Held: a watchdog left running would reset it (and
+			# -no-reboot end QEMU) within its timeout. We started
+			# this QEMU; end it by its pid.
+			if [ -n "${crashed:-}" ] && [ "$final" = halt ]; then
+				m=halted
+				{ sleep $((wd + 10)); echo held >"$workdir/halt-held"
+				  kill "$(cat "$workdir/qemu.pid")"; } </dev/null >/dev/null 2>&1 &
+			fi ;;
 		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
 		*"kdumpinit: watchdog: "*) m=wdopen ;;
 		*"kdumpinit: capture finished"*) m=captured ;;
@@ -320,7 +339,17 @@ ms2() { local a=${at[$1]:-} b=${at[$2]:-}; [ -n "$a" ] && [ -n "$b" ] && awk -v 
 # without the bad-input side runs, which testinit re-prints as e2e-bad-NAME:.
 post=$workdir/crash-console.log
 sed -n '/Trigger a crash/,$p' "$log" | grep -av '^e2e-bad-' >"$post"
-if [ "$qrc" = 124 ]; then
+if [ "$final" = halt ]; then
+	# Halted, then held for the watchdog's timeout + 10 s and ended
+	# here: a reset before that would have ended QEMU by itself.
+	if [ -f "$workdir/halt-held" ]; then
+		pass "halted, and still up $((wd + 10)) s later: kdumpinit stopped the watchdog before halt (timeout ${wd} s)"
+	else
+		failed "the crash kernel did not stay halted (QEMU status $qrc after ${d_qemu}s)"
+	fi
+	grep -a -q "kdumpinit: warning: watchdog" "$post" &&
+		failed "kdumpinit warned about the watchdog: $(grep -a -m1 'kdumpinit: warning: watchdog' "$post")"
+elif [ "$qrc" = 124 ]; then
 	failed "QEMU did not exit within ${tmo}s (timeout)"
 elif [ "$qrc" != 0 ]; then
 	failed "QEMU exited with status $qrc"
@@ -411,10 +440,10 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ]; then
 			failed "no 'settings: dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)' line: $(grep -a 'kdumpinit: settings' "$post" | head -n 1)"
 		fi
 	fi
-	if grep -q "kdumpinit: .*reboot" "$post"; then
-		pass "kdumpinit final action: $(grep "kdumpinit: .*reboot" "$post" | tail -n 1)"
+	if grep -q "kdumpinit: final action: $final" "$post"; then
+		pass "kdumpinit final action: $(grep "kdumpinit: final action" "$post" | tail -n 1)"
 	else
-		failed "no 'kdumpinit: ... reboot' line from the crash kernel; its last kdumpinit lines:"
+		failed "no 'kdumpinit: final action: $final' line from the crash kernel; its last kdumpinit lines:"
 		grep "kdumpinit:" "$post" | tail -n 5 | sed 's/^/    /'
 	fi
 fi
