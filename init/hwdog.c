@@ -116,17 +116,29 @@ int hwdog_pet(struct hwdog *h)
 	return r;
 }
 
-/* The device keeps its timer after the magic close: "nowayout" in sysfs
- * (CONFIG_WATCHDOG_NOWAYOUT or the module's nowayout=1). Without sysfs
- * we cannot tell, and assume the close worked. */
-static int nowayout(const struct hwdog *h)
+/* Whether the timer still runs after the magic close: sysfs "state"
+ * (4.x+), else "nowayout" (CONFIG_WATCHDOG_NOWAYOUT or the module's
+ * nowayout=1 refuse the close). Without either we cannot tell, and
+ * assume the close worked. */
+static int still_running(const struct hwdog *h)
 {
-	char p[96], v[8];
+	char p[96], v[16];
 
 	if (!h->sysdir[0])
 		return 0;
+	snprintf(p, sizeof p, "%s/state", h->sysdir);
+	if (read_text_file(p, v, sizeof v) > 0)
+		return !strncmp(v, "active", 6);
 	snprintf(p, sizeof p, "%s/nowayout", h->sysdir);
 	return read_text_file(p, v, sizeof v) > 0 && v[0] == '1';
+}
+
+int hwdog_nowayout(const struct hwdog *h)
+{
+	char p[96], v[8];
+
+	snprintf(p, sizeof p, "%s/nowayout", h->sysdir);
+	return h->sysdir[0] && read_text_file(p, v, sizeof v) > 0 && v[0] == '1';
 }
 
 int hwdog_disarm(struct hwdog *h)
@@ -140,7 +152,7 @@ int hwdog_disarm(struct hwdog *h)
 		if (close(h->fd) < 0 && !r)
 			r = -errno;
 		h->fd = -1;
-		if (!r && nowayout(h))
+		if (!r && still_running(h))
 			r = -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);

@@ -30,7 +30,9 @@ int hwdog_open(struct hwdog *h, unsigned timeout_s, int *refused);
 int hwdog_pet(struct hwdog *h);
 /* The magic close: 'V', then close, which stops the timer unless the
  * driver was built or loaded with nowayout. @return 0 stopped (or no
- * device); -EBUSY the timer keeps running (nowayout); -errno. */
+ * device); -EBUSY the timer still runs (sysfs says so); -errno. */
 int hwdog_disarm(struct hwdog *h);
+/* The driver refuses to stop (sysfs nowayout): 1 or 0. */
+int hwdog_nowayout(const struct hwdog *h);
 
 #endif

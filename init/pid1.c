@@ -172,14 +172,19 @@ static void final_action(enum final_action a)
 	 * poweroff and halt must not be undone by a reset: stop it. */
 	if (a == FINAL_REBOOT) {
 		hwdog_pet(&hwdog);
-	} else {
+	} else if (hwdog.fd >= 0) {
 		int r = hwdog_disarm(&hwdog);
-		if (r == -EBUSY)
+		if (r == -EBUSY && hwdog_nowayout(&hwdog))
 			warn("watchdog: the driver has nowayout set; it will reset the machine "
-			     "in %u s", hwdog.timeout_s);
+			     "within %u s", hwdog.timeout_s);
+		else if (r == -EBUSY)
+			warn("watchdog: still running after the magic close; it will reset the "
+			     "machine within %u s", hwdog.timeout_s);
 		else if (r < 0)
 			warn("watchdog: stopping it failed (%s); it may reset the machine",
 			     errstr(r));
+		else
+			msg("watchdog: stopped (magic close) before %s", final_action_name(a));
 	}
 	do_reboot_cmd(cmds[a]);
 	err("%s failed (%s); rebooting instead", final_action_name(a), strerror(errno));
