@@ -133,6 +133,13 @@ static int still_running(const struct hwdog *h)
 	return read_text_file(p, v, sizeof v) > 0 && v[0] == '1';
 }
 
+void hwdog_drop_in_child(struct hwdog *h)
+{
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+}
+
 int hwdog_nowayout(const struct hwdog *h)
 {
 	char p[96], v[8];

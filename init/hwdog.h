@@ -32,6 +32,11 @@ int hwdog_pet(struct hwdog *h);
  * driver was built or loaded with nowayout. @return 0 stopped (or no
  * device); -EBUSY the timer still runs (sysfs says so); -errno. */
 int hwdog_disarm(struct hwdog *h);
+/* In a forked child: closes its copy of the device, so that PID 1's is
+ * the last and its magic close stops the timer (the driver acts on the
+ * last close only; a child stuck on a dead disk would hold it). No lock:
+ * another thread may have held it at the fork. */
+void hwdog_drop_in_child(struct hwdog *h);
 /* The driver refuses to stop (sysfs nowayout): 1 or 0. */
 int hwdog_nowayout(const struct hwdog *h);
 

@@ -143,6 +143,7 @@ static void bounded_sync(unsigned seconds)
 	pid_t p = fork();
 
 	if (p == 0) {
+		hwdog_drop_in_child(&hwdog);
 		sync();
 		_exit(0);
 	}
@@ -377,6 +378,7 @@ static int probe_once(const struct selector *sel, struct probe_answer *a, pid_t 
 		return -errno;
 	pid_t pid = fork();
 	if (pid == 0) {
+		hwdog_drop_in_child(&hwdog);
 		close(pfd[0]);
 		probe_child(pfd[1], sel);
 	}
