@@ -84,6 +84,24 @@ static int set_stall(struct config *c, const char *v)
 	return r;
 }
 
+static int set_watchdog(struct config *c, const char *v)
+{
+	unsigned x;
+
+	if (!strcmp(v, "off")) {
+		c->watchdog_s = WATCHDOG_OFF;
+		return 0;
+	}
+	/* 0 would be "keep the hardware's", which is the default, not a
+	 * value to write; the 1 s tick of the petting thread needs 2 s. */
+	int r = set_uint(v, 3600, &x);
+	if (!r && x < 2)
+		return -EINVAL;
+	if (!r)
+		c->watchdog_s = x;
+	return r;
+}
+
 static int set_final(struct config *c, const char *v)
 {
 	static const struct { const char *name; enum final_action a; } map[] = {
@@ -118,6 +136,7 @@ static const struct {
 	[CFG_THREADS] = { "threads", set_threads, "a thread count 0..256 (0 = online CPUs)" },
 	[CFG_WAIT] = { "wait", set_wait, "seconds 0..86400" },
 	[CFG_STALL] = { "stall", set_stall, "seconds 1..86400" },
+	[CFG_WATCHDOG] = { "watchdog", set_watchdog, "seconds 2..3600 or off" },
 	[CFG_FINAL] = { "final", set_final, "reboot, poweroff or halt" },
 	[CFG_VERBOSE] = { "verbose", set_verbose, "0..9" },
 };
@@ -279,6 +298,10 @@ static int show_value(const struct config *c, enum config_key k, char *buf, size
 	case CFG_THREADS: return snprintf(buf, size, "%u", c->threads);
 	case CFG_WAIT: return snprintf(buf, size, "%u", c->wait_s);
 	case CFG_STALL: return snprintf(buf, size, "%u", c->stall_s);
+	case CFG_WATCHDOG:
+		if (c->watchdog_s == WATCHDOG_OFF)
+			return snprintf(buf, size, "off");
+		return snprintf(buf, size, "%u", (unsigned)c->watchdog_s);
 	case CFG_FINAL: return snprintf(buf, size, "%s", final_action_name(c->final));
 	case CFG_VERBOSE: return snprintf(buf, size, "%d", c->verbose);
 	default: return snprintf(buf, size, "?");

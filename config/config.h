@@ -32,8 +32,12 @@ enum config_src {
 };
 
 /* The settings, in the order config_format_sources lists them. */
-enum config_key { CFG_DEV, CFG_LEVEL, CFG_THREADS, CFG_WAIT, CFG_STALL, CFG_FINAL,
-	CFG_VERBOSE, CFG_NKEYS };
+enum config_key { CFG_DEV, CFG_LEVEL, CFG_THREADS, CFG_WAIT, CFG_STALL, CFG_WATCHDOG,
+	CFG_FINAL, CFG_VERBOSE, CFG_NKEYS };
+
+/* kdumpinit.watchdog: the hardware's own timeout, or never open it. */
+#define WATCHDOG_KEEP 0u
+#define WATCHDOG_OFF UINT32_MAX
 
 struct config {
 	char dev[512];			/* selector list, as given */
@@ -41,6 +45,7 @@ struct config {
 	unsigned threads;		/* 0 = online CPUs */
 	unsigned wait_s;		/* how long to wait for the device */
 	unsigned stall_s;		/* watchdog: no progress for this long */
+	uint32_t watchdog_s;		/* hardware watchdog timeout, WATCHDOG_KEEP or _OFF */
 	enum final_action final;
 	int verbose;
 	enum config_src src[CFG_NKEYS];	/* who set each key (config_defaults: DEFAULT) */

@@ -1,6 +1,7 @@
 /* PID-1 mode: the init of the crash kernel. Every path ends in the
  * configured final action; main never returns, nothing waits forever. */
 #include "kdumpinit.h"
+#include "hwdog.h"
 #include "run_capture.h"
 
 #include <errno.h>
@@ -113,6 +114,10 @@ kmsg:;
 /* ---- final action ---- */
 
 static volatile int final_started;
+/* The hardware watchdog. Not in pid1_main's frame like the rest: the
+ * final action, reached from every path and from the stall thread too,
+ * must pet it up to reboot(2) or stop it before a power-off. */
+static struct hwdog hwdog = HWDOG_INIT;
 
 static void do_reboot_cmd(int cmd)
 {
@@ -138,6 +143,7 @@ static void bounded_sync(unsigned seconds)
 	pid_t p = fork();
 
 	if (p == 0) {
+		hwdog_drop_in_child(&hwdog);
 		sync();
 		_exit(0);
 	}
@@ -146,6 +152,8 @@ static void bounded_sync(unsigned seconds)
 	for (unsigned i = 0; i < seconds * 10; i++) {
 		if (waitpid(p, NULL, WNOHANG) == p)
 			return;
+		if (i % 10 == 0)
+			hwdog_pet(&hwdog);
 		sleep_ms(100);
 	}
 	warn("sync did not finish in %u s; going on", seconds);
@@ -160,6 +168,25 @@ static void final_action(enum final_action a)
 	final_started = 1;
 	bounded_sync(10);
 	msg("final action: %s", final_action_name(a));
+	/* reboot: the watchdog stays armed, petted just before, so a reboot
+	 * that hangs still ends in a reset and one that works beats it.
+	 * poweroff and halt must not be undone by a reset: stop it. */
+	if (a == FINAL_REBOOT) {
+		hwdog_pet(&hwdog);
+	} else if (hwdog.fd >= 0) {
+		int r = hwdog_disarm(&hwdog);
+		if (r == -EBUSY && hwdog_nowayout(&hwdog))
+			warn("watchdog: the driver has nowayout set; it will reset the machine "
+			     "within %u s", hwdog.timeout_s);
+		else if (r == -EBUSY)
+			warn("watchdog: still running after the magic close; it will reset the "
+			     "machine within %u s", hwdog.timeout_s);
+		else if (r < 0)
+			warn("watchdog: stopping it failed (%s); it may reset the machine",
+			     errstr(r));
+		else
+			msg("watchdog: stopped (magic close) before %s", final_action_name(a));
+	}
 	do_reboot_cmd(cmds[a]);
 	err("%s failed (%s); rebooting instead", final_action_name(a), strerror(errno));
 	for (;;) {
@@ -173,11 +200,20 @@ static void final_action(enum final_action a)
 /* ---- watchdog: a capture that stops progressing ends in the final
  * action instead of hanging the machine ---- */
 
+/* The same thread pets the hardware watchdog (init/hwdog), by one rule:
+ * before the capture, while PID 1 goes through its bounded steps (the
+ * device wait), every second until setup_until; during the capture, only
+ * when the heartbeat moved since the last look. A capture that stops
+ * moving is then reset by the hardware after its timeout (or given up by
+ * the stall rule above first, if kdumpinit.stall is shorter); one that
+ * moves, however slowly, is petted at each block. After that the final
+ * action pets it itself. */
 struct watchdog {
 	_Atomic uint64_t heartbeat;	/* the pipeline's count of blocks: capture_hooks */
 	volatile int armed;
 	unsigned stall_s;
 	enum final_action final;
+	double setup_until;		/* now_mono(): pet without progress until then */
 };
 
 static void *watchdog_main(void *arg)
@@ -185,10 +221,15 @@ static void *watchdog_main(void *arg)
 	struct watchdog *w = arg;
 	uint64_t last = 0;
 	double since = now_mono();
+	int warned = 0;
 
 	for (;;) {
 		sleep_ms(1000);
-		if (!w->armed || final_started) {
+		if (final_started)
+			continue;	/* final_action pets, or stops it */
+		if (!w->armed) {
+			if (now_mono() < w->setup_until)
+				hwdog_pet(&hwdog);
 			since = now_mono();
 			continue;
 		}
@@ -196,6 +237,15 @@ static void *watchdog_main(void *arg)
 		if (beat != last) {
 			last = beat;
 			since = now_mono();
+			warned = 0;
+			hwdog_pet(&hwdog);
+		} else if (hwdog.fd >= 0 && !warned && hwdog.timeout_s < w->stall_s &&
+			   now_mono() - since >= hwdog.timeout_s / 2.0) {
+			warned = 1;
+			err("no progress for %.0f s: the hardware watchdog resets the machine in "
+			    "about %.0f s unless the capture moves; the dump on the device stays "
+			    "readable up to its last complete chunk", now_mono() - since,
+			    hwdog.timeout_s - (now_mono() - since));
 		} else if (now_mono() - since > w->stall_s) {
 			err("no progress for %u s (device or memory stuck?): giving up; the dump "
 			    "on the device stays readable up to its last complete chunk", w->stall_s);
@@ -328,6 +378,7 @@ static int probe_once(const struct selector *sel, struct probe_answer *a, pid_t 
 		return -errno;
 	pid_t pid = fork();
 	if (pid == 0) {
+		hwdog_drop_in_child(&hwdog);
 		close(pfd[0]);
 		probe_child(pfd[1], sel);
 	}
@@ -411,6 +462,33 @@ static int wait_for_target(const struct config *c, char *path, size_t sz)
 	return -ETIMEDOUT;
 }
 
+/* Right after the modules (its driver is one) and the settings (it may
+ * be off): the sooner it runs, the less of a hang goes unwatched. */
+static void open_hwdog(const struct config *c)
+{
+	int refused;
+
+	if (c->watchdog_s == WATCHDOG_OFF) {
+		dbg("watchdog: off (kdumpinit.watchdog=off): the device is left alone");
+		return;
+	}
+	int r = hwdog_open(&hwdog, c->watchdog_s, &refused);
+	if (r == -ENOENT) {
+		dbg("no watchdog device");
+		return;
+	}
+	if (r < 0) {
+		warn("watchdog: cannot open it (%s); capturing without it", errstr(r));
+		return;
+	}
+	if (refused)
+		warn("watchdog: %s refused a timeout of %u s; keeping its own", hwdog.driver,
+		     (unsigned)c->watchdog_s);
+	msg("watchdog: %s (%s), timeout %u s%s, petted while the capture progresses", hwdog.dev,
+	    hwdog.driver, hwdog.timeout_s,
+	    c->watchdog_s != WATCHDOG_KEEP ? "" : hwdog.hw_timeout ? " (the hardware's)" : " (default)");
+}
+
 void pid1_main(void)
 {
 	struct config cfg;
@@ -453,11 +531,19 @@ void pid1_main(void)
 	if (config_format_sources(&cfg, srcs, sizeof srcs) > 0)
 		msg("settings: %s", srcs);
 
+	open_hwdog(&cfg);
 	wd.stall_s = cfg.stall_s;
 	wd.final = cfg.final;
+	/* The device wait is bounded by kdumpinit.wait, plus the probes
+	 * that overrun it (PROBE_TIMEOUT_S each) and the checks around it. */
+	wd.setup_until = now_mono() + cfg.wait_s + 60;
 	pthread_t wt;
-	if (pthread_create(&wt, NULL, watchdog_main, &wd) != 0)
+	if (pthread_create(&wt, NULL, watchdog_main, &wd) != 0) {
 		warn("no watchdog thread: a stuck device could hold the capture");
+		/* Nobody would pet it: it would reset a working capture. */
+		if (hwdog.fd >= 0 && hwdog_disarm(&hwdog) == 0)
+			warn("watchdog: stopped, for want of the thread that pets it");
+	}
 
 	if (access(VMCORE, R_OK) < 0) {
 		err("%s is missing: this is not a crash kernel booted after a panic "

@@ -20,7 +20,9 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--workdir DIR] [--level N] [--timeout SEC]
                         [--raw-only | --no-raw] [--raw-out FILE]
                         [--arm-helper FILE] [--kernel-tree DIR]
-                        [--firmware] [--demo] [-h]
+                        [--firmware] [--watchdog SECONDS [--stall-disk]]
+                        [--slow-disk BYTES_PER_S] [--final ACTION]
+                        [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -45,15 +47,32 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --firmware         kdumpinit.dev and the level come from firmware only:
                      an SMBIOS type 11 credential and a kdumpinit.conf
                      credential in fw_cfg; none on any command line
+  --watchdog SECONDS an i6300esb watchdog (-watchdog-action reset), its module
+                     in both images; the first kernel runs it with this
+                     timeout until the panic, and the crash kernel gets
+                     kdumpinit.watchdog=SECONDS: the capture must complete
+                     and say so on the console
+  --stall-disk       with --watchdog and --no-raw: the dump disk takes a 4 MiB
+                     burst, then 1 KiB/s (QEMU throttling), and
+                     kdumpinit.stall=3600: the stalled capture must end in
+                     the hardware watchdog's reset, the dump on the disk
+                     incomplete and saveable up to its last chunk
+  --slow-disk BPS    the dump disk writes at most BPS bytes a second (QEMU
+                     throttling): a slow capture that still progresses
+  --final ACTION     kdumpinit.final=ACTION (reboot, poweroff or halt) for
+                     the crash kernel, --no-raw only; with halt, the machine
+                     must stay halted for the watchdog timeout + 10 s (then
+                     QEMU is ended), and with --watchdog kdumpinit must say
+                     it stopped the watchdog (magic close) before the halt
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
-rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0
+rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -70,6 +89,10 @@ while [ $# -gt 0 ]; do
 	--kernel-tree) ktree=$2; shift ;;
 	--demo) demo=1 ;;
 	--firmware) firmware=1 ;;
+	--watchdog) wd=$2; shift ;;
+	--stall-disk) stalldisk=1 ;;
+	--slow-disk) slowdisk=$2; shift ;;
+	--final) final=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -97,6 +120,17 @@ cache=$top/build/e2e
 [ -n "$workdir" ] || workdir=$cache/$(echo "$cpu" | tr ',=' '_-')${ktree:+-$kver}
 mode=full; [ $rawonly = 1 ] && mode=raw; [ $noraw = 1 ] && mode=capture
 [ $rawonly = 0 ] || [ $noraw = 0 ] || { echo "$prog: --raw-only and --no-raw exclude each other" >&2; exit 2; }
+case $wd in '' | *[!0-9]*) echo "$prog: --watchdog needs seconds" >&2; exit 2 ;; esac
+case $slowdisk in '' | *[!0-9]*) echo "$prog: --slow-disk needs bytes per second" >&2; exit 2 ;; esac
+[ $stalldisk = 0 ] || [ "$slowdisk" = 0 ] || { echo "$prog: --stall-disk and --slow-disk exclude each other" >&2; exit 2; }
+case $final in reboot) ;; poweroff | halt) [ $mode = capture ] || { echo "$prog: --final $final needs --no-raw" >&2; exit 2; } ;;
+*) echo "$prog: --final is reboot, poweroff or halt" >&2; exit 2 ;; esac
+[ $stalldisk = 0 ] || { [ "$wd" != 0 ] && [ $mode = capture ]; } ||
+	{ echo "$prog: --stall-disk needs --watchdog and --no-raw" >&2; exit 2; }
+# The watchdog's driver goes into both images; its own image names, so
+# the plain runs keep their cached ones.
+wdmods=() wdtag=
+[ "$wd" = 0 ] || { wdmods=(-m i6300esb); wdtag=-wd; }
 
 nfail=0 npass=0 nstep=0
 say() { [ $demo = 1 ] || echo "$@"; }
@@ -172,9 +206,9 @@ scratch=$cache/scratch.img
 # /init is just the testinit script.
 initbin=$kdumpinit
 [ $rawonly = 1 ] && [ ! -x "$kdumpinit" ] && initbin=$here/testinit
-crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)-$kver.img
+crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag-$kver.img
 build_cached "$crash" "$initbin $here/testinit $busybox $mkinitramfs" \
-	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$crash" -m virtio_blk -m virtio_pci \
+	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$crash" -m virtio_blk -m virtio_pci "${wdmods[@]}" \
 	-b "$initbin" -a "$here/testinit:/testinit" -a "$busybox:/bin/busybox"
 
 # hugefill: hugetlb and THP pages with data, which busybox cannot make.
@@ -182,7 +216,7 @@ hugefill=$cache/hugefill
 if [ ! -x "$hugefill" ] || [ "$here/hugefill.c" -nt "$hugefill" ]; then
 	cc -static -O2 -Wall -o "$hugefill" "$here/hugefill.c" || die "building hugefill failed"
 fi
-stage1=$cache/stage1-$([ $mode = raw ] && echo raw || echo kdumpinit)-$kver.img
+stage1=$cache/stage1-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag-$kver.img
 s1extra=(-a "$hugefill:/bin/hugefill")
 s1in="$crash $here/stage1-init $busybox $kernel $mkinitramfs $hugefill"
 if [ -n "$armhelper" ]; then
@@ -194,7 +228,7 @@ if [ -x "$kdumpinit" ]; then
 	s1in+=" $kdumpinit"
 fi
 build_cached "$stage1" "$s1in" \
-	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 \
+	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 "${wdmods[@]}" \
 	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" \
 	-a "$crash:/crash.img" "${s1extra[@]}"
 d_build=$(since "$t_build")
@@ -223,14 +257,26 @@ drive() {
 	drives+=(-drive "file=$1,format=raw,if=none,id=$2${4:-}" -device "virtio-blk-pci,drive=$2,serial=$3")
 }
 drive "$scratch" d0 kdump-scratch ,readonly=on
-drive "$dump" d1 kdump-dump
+# --stall-disk: a burst for the metadata and the first chunks, then a
+# trickle that leaves one 1 MiB write waiting for minutes: the capture stops
+# making progress while the VM runs on.
+if [ $stalldisk = 1 ]; then
+	drive "$dump" d1 kdump-dump ,throttling.bps-write=1024,throttling.bps-write-max=4194304,throttling.bps-write-max-length=1
+elif [ "$slowdisk" != 0 ]; then
+	drive "$dump" d1 kdump-dump ,throttling.bps-write=$slowdisk
+else
+	drive "$dump" d1 kdump-dump
+fi
 drive "$raw" d2 kdump-raw
 drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final"
 	"${drives[@]}")
+[ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
+qemu+=(-pidfile "$workdir/qemu.pid")
+rm -f "$workdir/qemu.pid" "$workdir/halt-held"
 if [ $firmware = 1 ]; then
 	# systemd's credential conventions, as a VM host would set them.
 	printf '# from fw_cfg\nlevel = %s\n' "$level" >"$workdir/fw-kdumpinit.conf"
@@ -259,8 +305,21 @@ t_qemu=$(now)
 		*"Trigger a crash"*) m=crash crashed=1 ;;
 		*"Run /"*" as init process"*) [ -z "${crashed:-}" ] || m=crashup ;;
 		*"e2e-testinit: raw copy done"*) m=rawdone ;;
-		*kdumpinit:*reboot*) [ -z "${crashed:-}" ] || m=reboot ;;
+		*kdumpinit:*"final action: "*) [ -z "${crashed:-}" ] || m=reboot ;;
+		*"reboot: System halted"*)
+			# Held: a watchdog left running would reset it (and
+			# -no-reboot end QEMU) within its timeout. We started
+			# this QEMU; end it by its pid.
+			if [ -n "${crashed:-}" ] && [ "$final" = halt ]; then
+				m=halted
+				{ sleep $((wd + 10)); echo held >"$workdir/halt-held"
+				  kill "$(cat "$workdir/qemu.pid")"; } </dev/null >/dev/null 2>&1 &
+			fi ;;
 		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
+		*"kdumpinit: watchdog: /dev/"*) m=wdopen ;;
+		*"kdumpinit: capture finished"*) m=captured ;;
+		*"kdumpinit: "*"no progress for"*"hardware watchdog"*) m=nomove ;;
+		*"e2e-stage1: watchdog armed"*) m=wdarmed ;;
 		esac
 		[ -z "$m" ] || echo "$m $(since "$t_qemu")" >>"$workdir/milestones"
 		if [ $demo = 1 ]; then
@@ -274,12 +333,33 @@ while read -r k v; do at[$k]=$v; done <"$workdir/milestones.last" 2>/dev/null
 rm -f "$workdir/qemu.rc"
 
 # --- console checks ---------------------------------------------------------------
+ms2() { local a=${at[$1]:-} b=${at[$2]:-}; [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1fs", b - a }' || echo "-"; }
 # What the crash kernel's real PID 1 printed: everything after the sysrq
 # crash (the first kernel's `kdumpinit arm` prints kdumpinit: lines too),
 # without the bad-input side runs, which testinit re-prints as e2e-bad-NAME:.
 post=$workdir/crash-console.log
 sed -n '/Trigger a crash/,$p' "$log" | grep -av '^e2e-bad-' >"$post"
-if [ "$qrc" = 124 ]; then
+if [ "$final" = halt ]; then
+	# Halted, then held for the watchdog's timeout + 10 s and ended
+	# here: a reset before that would have ended QEMU by itself.
+	if [ -f "$workdir/halt-held" ]; then
+		step "halted, and still up $((wd + 10)) s later (QEMU ended here)"
+	else
+		failed "the crash kernel did not stay halted (QEMU status $qrc after ${d_qemu}s)"
+	fi
+	# The kernel stops i6300esb at halt itself (watchdog core,
+	# stop_on_reboot), so staying up proves little: kdumpinit's own check
+	# (sysfs state after the magic close, before halt) is what counts.
+	if [ "$wd" != 0 ]; then
+		if grep -a -q "kdumpinit: warning: watchdog" "$post"; then
+			failed "kdumpinit warned about the watchdog: $(grep -a -m1 'kdumpinit: warning: watchdog' "$post")"
+		elif grep -a -q "kdumpinit: watchdog: stopped (magic close) before halt" "$post"; then
+			pass "kdumpinit stopped the watchdog before halt (sysfs state inactive after the magic close)"
+		else
+			failed "no 'kdumpinit: watchdog: stopped (magic close) before halt' line"
+		fi
+	fi
+elif [ "$qrc" = 124 ]; then
 	failed "QEMU did not exit within ${tmo}s (timeout)"
 elif [ "$qrc" != 0 ]; then
 	failed "QEMU exited with status $qrc"
@@ -312,7 +392,37 @@ elif grep -q "e2e-testinit: raw copy done" "$log" &&
 else
 	failed "raw copy of /proc/vmcore not taken: $(grep -m1 'e2e-testinit: FAIL' "$log")"
 fi
-if [ $rawonly = 0 ]; then
+# The hardware watchdog (--watchdog): the first kernel ran it up to the
+# panic; kdumpinit must have taken it over and said so.
+if [ "$wd" != 0 ]; then
+	grep -a -q "e2e-stage1: watchdog armed" "$log" && step "first kernel: watchdog armed (${wd} s)" ||
+		failed "the first kernel did not arm the watchdog: $(grep -a -m1 'e2e-stage1: FAIL' "$log")"
+	if grep -a -q "kdumpinit: watchdog: /dev/watchdog0\{0,1\} (i6300esb), timeout $wd s, petted while the capture progresses" "$post"; then
+		pass "kdumpinit took over the watchdog: $(grep -a -m1 -o 'kdumpinit: watchdog: .*' "$post")"
+	else
+		failed "no 'kdumpinit: watchdog: /dev/watchdog (i6300esb), timeout $wd s' line: $(grep -a -m1 -o 'kdumpinit: watchdog.*' "$post")"
+	fi
+	say "watchdog: panic to kdumpinit's watchdog line $(ms2 crash wdopen), panic to end of capture $(ms2 crash captured), hardware timeout ${wd}s"
+fi
+if [ $stalldisk = 1 ]; then
+	# The disk stopped taking writes: no progress, so no pets, so the
+	# hardware resets the machine; -no-reboot makes that QEMU's exit.
+	# kdumpinit's own stall rule (kdumpinit.stall=3600) must not be what
+	# ended it, nor any final action.
+	if grep -a -q "kdumpinit: .*no progress for .* the hardware watchdog resets the machine" "$post"; then
+		pass "kdumpinit saw the stall: $(grep -a -m1 -o 'no progress for [0-9]* s: .* unless the capture moves' "$post")"
+	else
+		failed "no 'no progress ... the hardware watchdog resets' line from kdumpinit"
+	fi
+	if grep -a -q "kdumpinit: final action\|kdumpinit: capture finished\|kdumpinit: capture:.*peak memory" "$post"; then
+		failed "the stalled capture ended some other way: $(grep -a "kdumpinit: final action\|capture finished\|peak memory" "$post" | head -n 1)"
+	elif [ "$qrc" = 0 ] && [ -n "${at[nomove]:-}" ]; then
+		pass "hardware watchdog reset: QEMU exited $(awk -v a="${at[nomove]}" -v b="$d_qemu" 'BEGIN { printf "%.1f", b - a }') s after the no-progress line (timeout ${wd} s), no final action ran"
+	else
+		failed "no watchdog reset seen (QEMU status $qrc)"
+	fi
+fi
+if [ $rawonly = 0 ] && [ $stalldisk = 0 ]; then
 	# What the reservation had to hold, as kdumpinit measured it (VmHWM)
 	# against what the crash kernel had free when it started.
 	peak=$(grep -a -o "peak memory [0-9.]* MB" "$post" | tail -n 1 | grep -o "[0-9.]*")
@@ -340,10 +450,10 @@ if [ $rawonly = 0 ]; then
 			failed "no 'settings: dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)' line: $(grep -a 'kdumpinit: settings' "$post" | head -n 1)"
 		fi
 	fi
-	if grep -q "kdumpinit: .*reboot" "$post"; then
-		pass "kdumpinit final action: $(grep "kdumpinit: .*reboot" "$post" | tail -n 1)"
+	if grep -q "kdumpinit: final action: $final" "$post"; then
+		pass "kdumpinit final action: $(grep "kdumpinit: final action" "$post" | tail -n 1)"
 	else
-		failed "no 'kdumpinit: ... reboot' line from the crash kernel; its last kdumpinit lines:"
+		failed "no 'kdumpinit: final action: $final' line from the crash kernel; its last kdumpinit lines:"
 		grep "kdumpinit:" "$post" | tail -n 5 | sed 's/^/    /'
 	fi
 fi
@@ -425,10 +535,18 @@ if [ $rawonly = 0 ]; then
 			pass "info shows where the settings came from (the dump's SETTINGS chunk)" ||
 			failed "info has no 'settings dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)' line"
 	fi
-	[ $rc = 0 ] && pass "kdumpinit info (exit 0)" ||
-		{ failed "kdumpinit info exited $rc:"; sed 's/^/    /' "$workdir/info.out"; }
+	if [ $stalldisk = 1 ]; then
+		# Cut off by the reset: readable up to its last chunk.
+		[ $rc = 5 ] && grep -q "incomplete" "$workdir/info.out" &&
+			pass "kdumpinit info: incomplete (exit 5): $(grep -m1 incomplete "$workdir/info.out")" ||
+			{ failed "kdumpinit info on the cut-off dump exited $rc (want 5, incomplete):"; sed 's/^/    /' "$workdir/info.out"; }
+	else
+		[ $rc = 0 ] && pass "kdumpinit info (exit 0)" ||
+			{ failed "kdumpinit info exited $rc:"; sed 's/^/    /' "$workdir/info.out"; }
+	fi
 	npois=$(poisoned_pages | wc -l)
-	if [ "$npois" -gt 0 ]; then
+	# A cut-off dump has no END record, which holds the counts.
+	if [ "$npois" -gt 0 ] && [ $stalldisk = 0 ]; then
 		got=$(awk '$1 == "hwpoison" || $2 == "hwpoison" {print $(NF-1)}' "$workdir/info.out")
 		# At level 1 nothing else claims a poisoned page first; at higher
 		# levels one that is also free, cache or user memory is counted in
@@ -438,17 +556,28 @@ if [ $rawonly = 0 ]; then
 			[ "${got:-0}" = "$npois" ] && pass "hwpoison: info counts the $npois poisoned pages" ||
 				failed "hwpoison: $npois pages poisoned, info says ${got:-0} excluded"
 		else
-			# Not a check of its own (0 would pass): the saved file's is.
-			[ "${got:-0}" -le "$npois" ] && say "note: info counts ${got:-0} of the $npois poisoned pages as hwpoison" ||
-				failed "hwpoison: $npois pages poisoned, info says ${got:-0} excluded"
+			# Not a check of its own: the saved file's is. Fewer may count
+			# as hwpoison (free, cache or user first), and more when a
+			# poisoned page sat in a compound page the first kernel made
+			# after stage 1 measured it (the whole unit is left out).
+			say "note: info counts ${got:-0} pages as hwpoison; $npois were poisoned"
 		fi
 	fi
 
 	t=$(now)
 	"$kdumpinit" save "$dump" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
 	rc=$? d_save=$(since "$t")
-	[ $rc = 0 ] && pass "kdumpinit save --format elf (exit 0)" ||
-		{ failed "kdumpinit save exited $rc:"; sed 's/^/    /' "$workdir/save.out"; }
+	if [ $stalldisk = 1 ]; then
+		if [ $rc = 5 ] && [ -s "$workdir/saved.elf" ] && "$python" "$here/elfend.py" "$workdir/saved.elf" >/dev/null 2>&1; then
+			pass "kdumpinit save of the cut-off dump: a partial ELF vmcore (exit 5, $(stat -c %s "$workdir/saved.elf") bytes)"
+		else
+			failed "kdumpinit save of the cut-off dump exited $rc (want 5 and an ELF file):"
+			sed 's/^/    /' "$workdir/save.out"
+		fi
+	else
+		[ $rc = 0 ] && pass "kdumpinit save --format elf (exit 0)" ||
+			{ failed "kdumpinit save exited $rc:"; sed 's/^/    /' "$workdir/save.out"; }
+	fi
 	if [ "$npois" -gt 0 ] && [ -f "$workdir/saved.elf" ]; then
 		poisoned=$(poisoned_pages | while read -r pfn; do printf '0x%x\n' $((pfn * 4096)); done | paste -sd, -)
 		"$python" "$top/tests/tools/absent.py" "$workdir/saved.elf" "$poisoned" >"$workdir/absent.out" 2>&1 &&

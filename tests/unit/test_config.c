@@ -49,6 +49,7 @@ static void defaults(void)
 	CHECK_INT(c.threads, 0);
 	CHECK_INT(c.wait_s, 30);
 	CHECK_INT(c.stall_s, 300);
+	CHECK_INT(c.watchdog_s, WATCHDOG_KEEP);
 	CHECK_INT(c.final, FINAL_REBOOT);
 	CHECK_INT(c.verbose, 0);
 	CHECK_STR(c.dev, "");
@@ -91,7 +92,8 @@ static void bad_values_keep_previous(void)
 		{ "level", "32" }, { "level", "-1" }, { "level", "abc" }, { "level", "" },
 		{ "level", "3x" }, { "threads", "257" }, { "wait", "86401" },
 		{ "stall", "0" }, { "stall", "99999999999999999999" }, { "final", "sideways" },
-		{ "verbose", "10" }, { "dev", "" },
+		{ "verbose", "10" }, { "dev", "" }, { "watchdog", "0" }, { "watchdog", "1" },
+		{ "watchdog", "3601" }, { "watchdog", "Off" }, { "watchdog", "" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct config c, before;
@@ -103,6 +105,7 @@ static void bad_values_keep_previous(void)
 		config_set(&c, "stall", "11", "t");
 		config_set(&c, "final", "halt", "t");
 		config_set(&c, "verbose", "1", "t");
+		config_set(&c, "watchdog", "45", "t");
 		before = c;
 		config_set(&c, bad[i].key, bad[i].value, "origin-x");
 		CHECK_INT(c.nwarn, before.nwarn + 1);
@@ -112,9 +115,31 @@ static void bad_values_keep_previous(void)
 		CHECK(!strcmp(c.dev, before.dev) && c.level == before.level &&
 		      c.threads == before.threads && c.wait_s == before.wait_s &&
 		      c.stall_s == before.stall_s && c.final == before.final &&
-		      c.verbose == before.verbose,
+		      c.verbose == before.verbose && c.watchdog_s == before.watchdog_s,
 		      "%s=%s changed the configuration", bad[i].key, bad[i].value);
 	}
+}
+
+/* watchdog: seconds, or off, and the source list shows either. */
+static void watchdog_values(void)
+{
+	struct config c;
+	char buf[256];
+
+	config_defaults(&c);
+	config_set(&c, "kdumpinit.watchdog", "30", "t");
+	CHECK_INT(c.watchdog_s, 30);
+	config_set(&c, "watchdog", "2", "t");
+	CHECK_INT(c.watchdog_s, 2);
+	config_set(&c, "watchdog", "3600", "t");
+	CHECK_INT(c.watchdog_s, 3600);
+	config_format_sources(&c, buf, sizeof buf);
+	CHECK_STR(buf, "watchdog=3600 (cmdline)");
+	config_set(&c, "watchdog", "off", "t");
+	CHECK(c.watchdog_s == WATCHDOG_OFF, "watchdog=off not taken");
+	config_format_sources(&c, buf, sizeof buf);
+	CHECK_STR(buf, "watchdog=off (cmdline)");
+	CHECK_INT(c.nwarn, 0);
 }
 
 static void limits_accepted(void)
@@ -385,6 +410,7 @@ int main(void)
 	RUN(defaults);
 	RUN(set_every_key);
 	RUN(bad_values_keep_previous);
+	RUN(watchdog_values);
 	RUN(limits_accepted);
 	RUN(unknown_key_warns);
 	RUN(warnings_are_capped);
