@@ -168,6 +168,13 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		run_suite e2e-firmware-6.12 bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 			--firmware --kernel-tree "$tree" --workdir "$BUILD/e2e/firmware-6.12"
 	fi
+	# The hardware watchdog (i6300esb, 20 s, armed by the first kernel):
+	# a slow but progressing capture completes; a stalled one is reset by
+	# it and stays readable up to its last chunk.
+	run_suite e2e-watchdog bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
+		--watchdog 20 --slow-disk 6000000 --workdir "$BUILD/e2e/watchdog"
+	run_suite e2e-watchdog-stall bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
+		--watchdog 20 --stall-disk --workdir "$BUILD/e2e/watchdog-stall"
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
 fi
