@@ -464,6 +464,17 @@ static int node_modules(const struct modtree *t, const char *dir, const char *ta
 static int walk_dev(const struct sysroot *r, const struct modtree *t, const char *real,
 		    const char *tag, struct modlist *out, int depth);
 
+/* names[0..n) stay in strcmp order with name put in (names has room). */
+static void sorted_insert(char names[][64], int n, const char *name)
+{
+	int at = n;
+	while (at > 0 && strcmp(names[at - 1], name) > 0) {
+		memcpy(names[at], names[at - 1], 64);
+		at--;
+	}
+	fmt(names[at], 64, "%s", name);
+}
+
 /* NVMe multipath (6.1): the namespace's head disk hangs under
  * /sys/devices/virtual/nvme-subsystem/nvme-subsysN, whose nvmeX links
  * name the controllers under their PCI (or fabrics) devices. */
@@ -487,12 +498,7 @@ static int walk_links(const struct sysroot *r, const struct modtree *t, const ch
 			continue;
 		if (strlen(de->d_name) >= sizeof names[0])
 			continue;
-		int at = n++;
-		while (at > 0 && strcmp(names[at - 1], de->d_name) > 0) {
-			memcpy(names[at], names[at - 1], sizeof names[0]);
-			at--;
-		}
-		fmt(names[at], sizeof names[0], "%s", de->d_name);
+		sorted_insert(names, n++, de->d_name);
 	}
 	closedir(d);
 	for (int i = 0; i < n && rc == 0; i++) {
@@ -525,12 +531,7 @@ static int walk_lower(const struct sysroot *r, const struct modtree *t, const ch
 	while ((de = readdir(d)) && n < (int)ARRAY_SIZE(names)) {
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof names[0])
 			continue;
-		int at = n++;
-		while (at > 0 && strcmp(names[at - 1], de->d_name) > 0) {
-			memcpy(names[at], names[at - 1], sizeof names[0]);
-			at--;
-		}
-		fmt(names[at], sizeof names[0], "%s", de->d_name);
+		sorted_insert(names, n++, de->d_name);
 	}
 	closedir(d);
 	for (int i = 0; i < n && rc == 0; i++) {

@@ -9,14 +9,7 @@
 # Needs root (debootstrap, chroot, overlayfs) and the Debian archive.
 set -u
 cd "$(dirname "$0")/../.."
-top=$PWD
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 . tests/lib/chroot.sh
-pass=0 fail=0
-ok() { echo "ok $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" -eq 0 ]; exit; }
 step() { echo "-- $*"; }	# harness steps, not product checks
 
 [ "$(id -u)" -eq 0 ] || { bad "setup: the package test needs root"; finish; }

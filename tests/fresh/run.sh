@@ -8,14 +8,7 @@
 # make check-fresh runs it (make check-full too); it takes some minutes.
 set -u
 cd "$(dirname "$0")/../.."
-top=$PWD
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 . tests/lib/chroot.sh
-pass=0 fail=0
-ok() { echo "ok $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" -eq 0 ]; exit; }
 [ $# -gt 0 ] || set -- demo
 
 [ "$(id -u)" -eq 0 ] || { bad "setup: the fresh-machine test needs root"; finish; }

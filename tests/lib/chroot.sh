@@ -8,7 +8,18 @@
 #                     (BASE is never written), with /proc, /sys and /dev
 #                     bound and the host's resolv.conf, for apt
 #   chroot_drop MNT   unmount and remove it
+#
+# It also gives the suites that use it their common frame: top (the
+# repository, the current directory), BUILD made absolute, and ok, bad and
+# finish for the "N passed, N failed, N skipped" line.
 CHROOT_MIRROR=${DEPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+top=$PWD
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+pass=0 fail=0
+ok() { echo "ok $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" -eq 0 ]; exit; }
 
 chroot_base() {
 	local dir=$1 stamp

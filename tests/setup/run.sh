@@ -10,14 +10,7 @@
 # And on this machine, after `make check`'s own set-up: silent and fast.
 set -u
 cd "$(dirname "$0")/../.."
-top=$PWD
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 . tests/lib/chroot.sh
-pass=0 fail=0
-ok() { echo "ok $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" -eq 0 ]; exit; }
 
 ms() { date +%s%N | cut -c1-13; }
 
