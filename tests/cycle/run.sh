@@ -68,6 +68,8 @@ cache=$top/build/cycle
 npass=0 nfail=0
 pass() { echo "ok $*"; npass=$((npass + 1)); }
 failed() { echo "FAIL $*"; nfail=$((nfail + 1)); }
+# The checks below hand eval their test in single quotes: it expands when it runs.
+# shellcheck disable=SC2016,SC2012
 check() {	# NAME WHY-IF-NOT CMD...: ok NAME or FAIL NAME: WHY
 	local name=$1 why=$2
 	shift 2
@@ -126,7 +128,7 @@ echo "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du 
 # --- disks -------------------------------------------------------------------------
 dump=$workdir/dump.img var=$workdir/var.img log=$workdir/console.log
 rm -rf "$dump" "$var" "$workdir"/raw*.img "$workdir"/raw*.vmcore "$log" "$workdir/milestones" \
-	"$workdir/crash" "$workdir/crash-max" "$workdir"/*.out
+	"$workdir/crash" "$workdir/crash-max" "$workdir"/*.out "$workdir/dump2.elf" "$workdir"/boot*.log
 "$kdumpinit" format "$dump" --size 1536M --label cycle >"$workdir/format.out" 2>&1 ||
 	{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
 mkfs.ext4 -q -F -L cycle-var "$var" 2G >"$workdir/mkfs.out" 2>&1 ||
@@ -201,7 +203,8 @@ for b in $(seq 1 $boots); do section "$b" >"$workdir/boot$b.log"; done
 bootline() { grep -a -o "cycle-stage1: boot $1: $2.*" "$workdir/boot$1.log" | head -n 1; }
 saverc() { bootline "$1" "save exit" | grep -o '[0-9]*$'; }
 statusrc() { bootline "$1" "status exit" | grep -o '[0-9]*$'; }
-savedname() { grep -a -o "cycle-save: kdumpinit: saved /var/crash/[^:]*:" "$workdir/boot$1.log" | sed 's|.*/var/crash/||; s|:$||' | head -n 1; }
+# The directory is the crash time, colons included: "saved /var/crash/NAME: N pages".
+savedname() { grep -a -o "cycle-save: kdumpinit: saved /var/crash/[^ ]*" "$workdir/boot$1.log" | sed 's|.*/var/crash/||; s|:$||' | head -n 1; }
 
 if grep -a "Command line:" "$log" | grep -q "kdumpinit\."; then
 	failed "no-cmdline-config: a kernel command line carries kdumpinit. settings: $(grep -a "Command line:" "$log" | grep "kdumpinit\." | head -n 1)"
@@ -280,7 +283,8 @@ for b in 1 2; do
 	"$python" "$kdcmp" "$workdir/crash/crash/$name/vmcore" "$workdir/raw$b.vmcore" >"$workdir/kdcmp$b.out" 2>&1
 	rc=$?
 	check "dump$b.bytes" "kdcmp exited $rc: $(tr '\n' '|' <"$workdir/kdcmp$b.out")" [ $rc = 0 ]
-	[ $rc = 0 ] && sed 's/^/    /' "$workdir/kdcmp$b.out" | head -n 2
+	# kdcmp names its sides after its first use: the first is the saved dump.
+	[ $rc = 0 ] && head -n 2 "$workdir/kdcmp$b.out" | sed 's/makedumpfile/saved/g; s/kdumpinit/raw/g; s/^/    /'
 done
 # The dump disk still holds dump 2 (saved, not erased): as ELF it must
 # match its reference too, page by page (vmcmp, as tests/e2e at level 1).
