@@ -29,6 +29,9 @@ check-e2e:
 	$(call with-setup,check,run-check-e2e)
 check-docs:
 	$(call with-setup,build,run-check-docs)
+# The issue-13 boot cycle: real reboots in QEMU, settings from firmware only.
+check-cycle:
+	$(call with-setup,check,run-check-cycle)
 check-deb:
 	$(call with-setup,check,run-check-deb)
 # The README's first commands in a fresh debootstrap minbase chroot (root).
@@ -68,6 +71,9 @@ run-check-docs: $(BUILD)/kdumpinit
 run-check-deb: $(BUILD)/kdumpinit
 	@BUILD=$(BUILD) ONLY=deb tests/check.sh
 
+run-check-cycle: $(BUILD)/kdumpinit
+	@bash tests/cycle/run.sh --workdir $(BUILD)/cycle
+
 run-check-fresh:
 	@BUILD=$(BUILD) ONLY=fresh FULL=1 tests/check.sh
 
@@ -90,6 +96,6 @@ run-fuzz-build: $(BUILD)/kdumpinit
 check-crash: $(BUILD)/kdumpinit
 	@BUILD=$(BUILD) tests/crash/run.sh
 
-.PHONY: check check-full check-unit check-e2e check-docs check-deb check-fresh demo bench fuzz fuzz-smoke fuzz-build \
-	setup check-crash run-check run-check-full run-check-unit run-check-e2e run-check-docs \
+.PHONY: check check-full check-unit check-e2e check-docs check-cycle check-deb check-fresh demo bench fuzz fuzz-smoke fuzz-build \
+	setup check-crash run-check run-check-full run-check-unit run-check-e2e run-check-docs run-check-cycle \
 	run-check-deb run-check-fresh run-demo run-bench run-fuzz run-fuzz-smoke run-fuzz-build
