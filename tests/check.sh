@@ -175,6 +175,9 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--watchdog 20 --slow-disk 6000000 --workdir "$BUILD/e2e/watchdog"
 	run_suite e2e-watchdog-stall bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 		--watchdog 20 --stall-disk --workdir "$BUILD/e2e/watchdog-stall"
+	# The unattended cycle, with real reboots, configured by firmware alone:
+	# save nothing, arm, crash, capture, reboot, save, arm, crash, save.
+	run_suite cycle bash tests/cycle/run.sh --workdir "$BUILD/cycle"
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
 fi
