@@ -568,7 +568,7 @@ if [ $rawonly = 0 ]; then
 	"$kdumpinit" save "$dump" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
 	rc=$? d_save=$(since "$t")
 	if [ $stalldisk = 1 ]; then
-		if [ $rc = 5 ] && [ -s "$workdir/saved.elf" ] && "$python" "$here/elfend.py" "$workdir/saved.elf" >/dev/null 2>&1; then
+		if [ $rc = 5 ] && [ -s "$workdir/saved.elf" ] && "$python" "$top/tests/tools/elfend.py" "$workdir/saved.elf" >/dev/null 2>&1; then
 			pass "kdumpinit save of the cut-off dump: a partial ELF vmcore (exit 5, $(stat -c %s "$workdir/saved.elf") bytes)"
 		else
 			failed "kdumpinit save of the cut-off dump exited $rc (want 5 and an ELF file):"
