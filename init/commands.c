@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../config/firmware.h"
+#include "../config/config.h"
 #include "../config/probe.h"
 #include "../config/target.h"
 #include "../arch/arch.h"
@@ -160,26 +160,6 @@ static const char save_help[] =
 	"Exit: 0 saved (or nothing to save with --dir), 5 saved but incomplete,\n"
 	"4 no dump, 1 I/O error or no space.\n";
 
-/* The dump device the firmware names (kdumpinit.dev as a credential), as
- * the crash kernel reads it: into buf, or NULL when it names none. */
-static const char *firmware_device(char *buf, size_t sz)
-{
-	struct config cfg;
-
-	/* KDUMPINIT_FW_ROOT: a fake /sys and /proc for the tests. */
-	const char *root = getenv("KDUMPINIT_FW_ROOT");
-
-	config_defaults(&cfg);
-	config_load_firmware(&cfg, root && *root ? root : "/", FW_SRC_ALL);
-	for (int i = 0; i < cfg.nwarn; i++)
-		warn("%s", cfg.warn[i]);
-	if (cfg.src[CFG_DEV] == CFG_SRC_DEFAULT || !cfg.dev[0])
-		return NULL;
-	snprintf(buf, sz, "%s", cfg.dev);
-	msg("dump device %s, from the firmware (%s)", buf, config_src_name(cfg.src[CFG_DEV]));
-	return buf;
-}
-
 int cmd_save(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -233,10 +213,17 @@ int cmd_save(int argc, char **argv)
 		return bad_value("--format", format);
 	const char *src = optind < argc ? argv[optind] : NULL;
 	char fwdev[sizeof ((struct config *)0)->dev];
-	if (!src && !(src = firmware_device(fwdev, sizeof fwdev))) {
-		/* At boot with nothing configured: nothing to do, not a failure. */
-		msg("no SOURCE and no firmware credential kdumpinit.dev: nothing to save");
-		return sc.check ? EXIT_SYSTEM : EXIT_OK;
+	if (!src) {
+		/* KDUMPINIT_FW_ROOT: a fake /sys and /proc for the tests. */
+		const char *root = getenv("KDUMPINIT_FW_ROOT");
+		const char *from = firmware_device(root && *root ? root : "/", fwdev, sizeof fwdev);
+		if (!from) {
+			/* At boot with nothing configured: nothing to do, not a failure. */
+			msg("no SOURCE and no firmware credential kdumpinit.dev: nothing to save");
+			return sc.check ? EXIT_SYSTEM : EXIT_OK;
+		}
+		msg("dump device %s, from the firmware (%s)", fwdev, from);
+		src = fwdev;
 	}
 	if (sc.dir || sc.check) {
 		sc.force = force;

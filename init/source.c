@@ -10,6 +10,7 @@
 
 #include "kdumpinit.h"
 #include "../config/config.h"
+#include "../config/firmware.h"
 #include "../config/target.h"
 #include "../dump/dumpfile.h"
 #include "../kernel/vmcoreinfo.h"
@@ -195,3 +196,16 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	return complete ? EXIT_OK : EXIT_INCOMPLETE;
 }
 
+const char *firmware_device(const char *root, char *buf, size_t sz)
+{
+	struct config cfg;
+
+	config_defaults(&cfg);
+	config_load_firmware(&cfg, root, FW_SRC_ALL);
+	for (int i = 0; i < cfg.nwarn; i++)
+		warn("%s", cfg.warn[i]);
+	if (cfg.src[CFG_DEV] == CFG_SRC_DEFAULT || !cfg.dev[0])
+		return NULL;
+	snprintf(buf, sz, "%s", cfg.dev);
+	return config_src_name(cfg.src[CFG_DEV]);
+}

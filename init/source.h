@@ -3,6 +3,7 @@
 #ifndef KDI_SOURCE_H
 #define KDI_SOURCE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 struct target;
@@ -22,5 +23,11 @@ void dump_unreadable(const struct target *t, const struct dumpfile *d, int r);
 int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r);
 /* The device's claim records this very dump as saved. */
 int dump_saved(const struct target *t, const struct dumpfile *d);
+
+/* The dump device the firmware names (the credential kdumpinit.dev, read
+ * under root as the crash kernel reads it) into buf, its warnings printed.
+ * Returns the source's name ("smbios", "fw_cfg", ...), or NULL when the
+ * firmware names none (buf untouched). */
+const char *firmware_device(const char *root, char *buf, size_t sz);
 
 #endif

@@ -379,16 +379,10 @@ int cmd_status(int argc, char **argv)
 		dev_from = DEFAULTS;
 	} else {
 		/* What the crash kernel would read itself when the file names
-		 * no device (config/firmware.h). */
-		struct config cfg;
-		config_defaults(&cfg);
-		config_load_firmware(&cfg, root[0] ? root : "/", FW_SRC_ALL);
-		for (int i = 0; i < cfg.nwarn; i++)
-			warn("%s", cfg.warn[i]);
-		if (cfg.src[CFG_DEV] != CFG_SRC_DEFAULT && cfg.dev[0]) {
-			snprintf(dev, sizeof dev, "%s", cfg.dev);
-			dev_from = config_src_name(cfg.src[CFG_DEV]);
-		}
+		 * no device. */
+		const char *from = firmware_device(root[0] ? root : "/", dev, sizeof dev);
+		if (from)
+			dev_from = from;
 	}
 	if (image_arg) {
 		snprintf(tmpl, sizeof tmpl, "%s", image_arg);
