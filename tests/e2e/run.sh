@@ -751,6 +751,9 @@ say "timings: build ${d_build}s; qemu ${d_qemu}s = boot+arm ${at[armed]:--}s, lo
 	"kdumpinit $(ms kdstart reboot), reboot->exit $([ -n "${at[reboot]:-}" ] && awk -v a="${at[reboot]}" -v b="$d_qemu" 'BEGIN { printf "%.1fs", b - a }' || echo -);" \
 	"info ${d_info}s, save ${d_save}s, vmcmp ${d_cmp}s"
 
+[ -z "$disk" ] || say "disk $disk: $(echo ${diskmods:-} | wc -w) modules resolved and packed;" \
+	"capture $(grep -a -o '[0-9]* MB written' "$post" | tail -n 1) to $(grep -a -o -m1 'kdumpinit: target: /dev/[a-z0-9]*' "$post" | sed 's/.* //')," \
+	"saved ELF $(stat -c %s "$workdir/saved.elf" 2>/dev/null || echo -) bytes; kdumpinit $(ms kdstart reboot) from start to final action"
 echo "harness: $nstep steps done"
 echo "$npass passed, $nfail failed, 0 skipped"
 if [ $nfail = 0 ]; then
