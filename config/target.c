@@ -87,13 +87,43 @@ static int read_attr(const struct sysroot *r, const char *name, const char *attr
 	return read_text_file(path, buf, sz) < 0 ? -ENOENT : 0;
 }
 
-/* Serial numbers: virtio-blk has block/X/serial, SCSI/NVMe put it under
- * device/. Vendors pad with spaces, so compare trimmed. */
+/* A SCSI disk (and a SATA one, through libata's translation) has no
+ * serial attribute: its serial is the Unit Serial Number VPD page (0x80),
+ * which the kernel keeps raw in device/vpd_pg80, as udev's
+ * ID_SERIAL_SHORT reads it. SPC layout: byte 1 the page code, bytes 2-3
+ * the length, then ASCII (ATA's 20 bytes come padded with spaces). */
+static int read_vpd_serial(const struct sysroot *r, const char *name, char *v, size_t sz)
+{
+	char path[512];
+	uint8_t page[4 + 255];
+
+	snprintf(path, sizeof path, "%s/class/block/%s/device/vpd_pg80", r->sys, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	ssize_t n = read_full_at(fd, page, sizeof page, 0);
+	close(fd);
+	if (n < 4 || page[1] != 0x80)
+		return -ENOENT;
+	size_t len = MIN((size_t)(page[2] << 8 | page[3]), (size_t)n - 4);
+	size_t k = 0;
+	for (size_t i = 0; i < len && k + 1 < sz && page[4 + i]; i++)
+		v[k++] = (char)page[4 + i];
+	while (k > 0 && v[k - 1] == ' ')
+		k--;
+	v[k] = 0;
+	return k ? 0 : -ENOENT;
+}
+
+/* Serial numbers: virtio-blk has block/X/serial, NVMe device/serial (the
+ * controller's, or the subsystem's under multipath), SCSI and SATA disks
+ * VPD page 0x80. Vendors pad with spaces, so compare trimmed. */
 static int match_serial(const struct sysroot *r, const char *name, const char *want)
 {
 	char v[256];
 
-	if (read_attr(r, name, "serial", v, sizeof v) && read_attr(r, name, "device/serial", v, sizeof v))
+	if (read_attr(r, name, "serial", v, sizeof v) && read_attr(r, name, "device/serial", v, sizeof v) &&
+	    read_vpd_serial(r, name, v, sizeof v))
 		return 0;
 	const char *s = v;
 	while (*s == ' ')

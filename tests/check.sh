@@ -175,6 +175,14 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--watchdog 20 --slow-disk 6000000 --workdir "$BUILD/e2e/watchdog"
 	run_suite e2e-watchdog-stall bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 		--watchdog 20 --stall-disk --workdir "$BUILD/e2e/watchdog-stall"
+	# Drivers found where the disks are: four claimed dump disks (NVMe,
+	# SATA/AHCI, virtio-scsi, virtio-blk); the first kernel resolves each
+	# with `kdumpinit modules SERIAL=...` (checked against modprobe) and
+	# packs NVMe's into a crash image with no disk driver of its own; the
+	# capture goes there, the other three stay untouched. check-full
+	# captures to each of the other three.
+	run_suite e2e-disk-nvme bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
+		--disk nvme --workdir "$BUILD/e2e/disk-nvme"
 	# The unattended cycle, with real reboots, configured by firmware alone:
 	# save nothing, arm, crash, capture, reboot, save, arm, crash, save.
 	run_suite cycle bash tests/cycle/run.sh --workdir "$BUILD/cycle"
@@ -183,11 +191,16 @@ if [ -z "${SKIP_E2E:-}" ]; then
 fi
 
 # make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB
-# (about 10 more minutes: the 6 GiB guest's load takes most of it).
+# (about 10 more minutes: the 6 GiB guest's load takes most of it), and a
+# capture to each dump disk type e2e-disk-nvme does not capture to.
 if [ -n "${FULL:-}" ]; then
 	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
 	run_suite fresh bash tests/fresh/run.sh demo
+	for d in ahci scsi virtio; do
+		run_suite "e2e-disk-$d" bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
+			--disk "$d" --workdir "$BUILD/e2e/disk-$d"
+	done
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
 fi

@@ -22,7 +22,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--arm-helper FILE] [--kernel-tree DIR]
                         [--firmware] [--watchdog SECONDS [--stall-disk]]
                         [--slow-disk BYTES_PER_S] [--final ACTION]
-                        [--demo] [-h]
+                        [--disk nvme|ahci|scsi|virtio] [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -64,15 +64,26 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      must stay halted for the watchdog timeout + 10 s (then
                      QEMU is ended), and with --watchdog kdumpinit must say
                      it stopped the watchdog (magic close) before the halt
+  --disk TYPE        with --no-raw: four claimed dump disks, one per bus
+                     (nvme; ahci: ich9-ahci + ide-hd; scsi: virtio-scsi +
+                     scsi-hd; virtio: virtio-blk), serials kdump-TYPE, and
+                     a read-only disk with the kernel's whole module tree;
+                     the first kernel runs 'kdumpinit modules SERIAL=...'
+                     for each (checked against modprobe here) and packs
+                     the modules found for TYPE into the crash image, which
+                     has no other driver; the capture goes to kdump-TYPE
+                     (kdumpinit.dev=SERIAL=kdump-TYPE), the other three
+                     must stay byte for byte as they were
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
+disk=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -93,6 +104,7 @@ while [ $# -gt 0 ]; do
 	--stall-disk) stalldisk=1 ;;
 	--slow-disk) slowdisk=$2; shift ;;
 	--final) final=$2; shift ;;
+	--disk) disk=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -127,6 +139,16 @@ case $final in reboot) ;; poweroff | halt) [ $mode = capture ] || { echo "$prog:
 *) echo "$prog: --final is reboot, poweroff or halt" >&2; exit 2 ;; esac
 [ $stalldisk = 0 ] || { [ "$wd" != 0 ] && [ $mode = capture ]; } ||
 	{ echo "$prog: --stall-disk needs --watchdog and --no-raw" >&2; exit 2; }
+# --disk: the four buses, the first kernel's drivers for them, and the
+# type the capture goes to.
+disktypes='nvme ahci scsi virtio'
+case " $disktypes " in *" ${disk:-none} "*) ;; *) [ -z "$disk" ] || { echo "$prog: --disk is one of: $disktypes" >&2; exit 2; } ;; esac
+if [ -n "$disk" ]; then
+	[ $mode = capture ] || { echo "$prog: --disk needs --no-raw (the crash image holds only the dump disk's modules)" >&2; exit 2; }
+	[ -z "$ktree" ] || { echo "$prog: --disk uses the installed kernel's module tree (no --kernel-tree)" >&2; exit 2; }
+	[ $firmware = 0 ] && [ "$wd" = 0 ] && [ $stalldisk = 0 ] && [ "$slowdisk" = 0 ] ||
+		{ echo "$prog: --disk goes with none of --firmware, --watchdog, --stall-disk, --slow-disk" >&2; exit 2; }
+fi
 # The watchdog's driver goes into both images; its own image names, so
 # the plain runs keep their cached ones.
 wdmods=() wdtag=
@@ -206,10 +228,32 @@ scratch=$cache/scratch.img
 # /init is just the testinit script.
 initbin=$kdumpinit
 [ $rawonly = 1 ] && [ ! -x "$kdumpinit" ] && initbin=$here/testinit
-crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag-$kver.img
-build_cached "$crash" "$initbin $here/testinit $busybox $mkinitramfs" \
-	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$crash" -m virtio_blk -m virtio_pci "${wdmods[@]}" \
-	-b "$initbin" -a "$here/testinit:/testinit" -a "$busybox:/bin/busybox"
+s1mods=(-m virtio_blk -m virtio_pci -m ext4 "${wdmods[@]}")
+if [ -n "$disk" ]; then
+	# --disk: no driver of any dump disk here (qemu_fw_cfg, which
+	# mkinitramfs always adds, is the only module): the first kernel
+	# appends what it resolved as a second cpio archive, which the kernel
+	# unpacks over this one (its /etc/kdumpinit.modules replaces ours).
+	crash=$cache/crash-base-$kver.img
+	build_cached "$crash" "$initbin $mkinitramfs" "$mkinitramfs" -k "$kver" -o "$crash" -b "$initbin"
+	# The "installed system" has the drivers of all four buses loaded,
+	# as udev would; the module tree comes on its own disk.
+	s1mods+=(-m nvme -m ahci -m virtio_scsi -m sd_mod)
+	wdtag=-disk
+	modimg=$cache/modules-$kver.img
+	mkmodimg() {	# OUT DIR: an ext2 image of the module tree DIR
+		local mb
+		mb=$(du -sm "$2" | cut -f1)
+		mke2fs -q -t ext2 -F -L kdump-modules -d "$2" "$1" $((mb + mb / 4 + 16))M
+	}
+	build_cached "$modimg" "/lib/modules/$kver/modules.dep /lib/modules/$kver/modules.alias" \
+		mkmodimg "$modimg" "/lib/modules/$kver"
+else
+	crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag-$kver.img
+	build_cached "$crash" "$initbin $here/testinit $busybox $mkinitramfs" \
+		"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$crash" -m virtio_blk -m virtio_pci "${wdmods[@]}" \
+		-b "$initbin" -a "$here/testinit:/testinit" -a "$busybox:/bin/busybox"
+fi
 
 # hugefill: hugetlb and THP pages with data, which busybox cannot make.
 hugefill=$cache/hugefill
@@ -228,7 +272,7 @@ if [ -x "$kdumpinit" ]; then
 	s1in+=" $kdumpinit"
 fi
 build_cached "$stage1" "$s1in" \
-	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 "${wdmods[@]}" \
+	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$stage1" "${s1mods[@]}" \
 	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" \
 	-a "$crash:/crash.img" "${s1extra[@]}"
 d_build=$(since "$t_build")
@@ -236,7 +280,8 @@ say "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du -
 
 # --- disks ------------------------------------------------------------------------
 dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log small=$workdir/small.img
-rm -f "$dump" "$raw" "$small" "$workdir/raw.vmcore" "$workdir/saved.elf" "$log" "$workdir/milestones"
+[ -z "$disk" ] || dump=$workdir/dump-$disk.img
+rm -f "$dump" "$workdir"/dump-*.img "$raw" "$small" "$workdir/raw.vmcore" "$workdir/saved.elf" "$log" "$workdir/milestones"
 # A claimed disk far too small for any dump: the PID-1 bad-input cases
 # write what fits there and must mark it incomplete.
 "$kdumpinit" format "$small" --size 4M --label small >/dev/null 2>&1 || die "kdumpinit format $small failed"
@@ -245,6 +290,18 @@ if [ $rawonly = 0 ]; then
 		{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
 else
 	truncate -s 16M "$dump"
+fi
+# --disk: the other three are claimed too (kdumpinit would write to any
+# of them if the selector matched it, and would fill a small one), so
+# their hashes must not change. Small: hashing them costs seconds.
+declare -A before=()
+if [ -n "$disk" ]; then
+	for t in $disktypes; do
+		[ "$t" = "$disk" ] && continue
+		"$kdumpinit" format "$workdir/dump-$t.img" --size 64M --label "e2e-$t" >/dev/null 2>&1 ||
+			die "kdumpinit format dump-$t.img failed"
+		before[$t]=$(sha256sum <"$workdir/dump-$t.img" | cut -d' ' -f1)
+	done
 fi
 rawsize=$(($(bytes "$mem") + (256 << 20)))
 [ $mode = capture ] && rawsize=$((16 << 20))
@@ -264,6 +321,20 @@ if [ $stalldisk = 1 ]; then
 	drive "$dump" d1 kdump-dump ,throttling.bps-write=1024,throttling.bps-write-max=4194304,throttling.bps-write-max-length=1
 elif [ "$slowdisk" != 0 ]; then
 	drive "$dump" d1 kdump-dump ,throttling.bps-write=$slowdisk
+elif [ -n "$disk" ]; then
+	# One claimed disk per bus, each found by its serial; then the module
+	# tree, read-only.
+	# shellcheck disable=SC2054
+	for t in $disktypes; do
+		drives+=(-drive "file=$workdir/dump-$t.img,format=raw,if=none,id=dd$t")
+		case $t in
+		nvme) drives+=(-device "nvme,drive=dd$t,serial=kdump-$t") ;;
+		ahci) drives+=(-device ich9-ahci,id=ahci -device "ide-hd,drive=dd$t,bus=ahci.0,serial=kdump-$t") ;;
+		scsi) drives+=(-device virtio-scsi-pci,id=vscsi -device "scsi-hd,drive=dd$t,bus=vscsi.0,serial=kdump-$t") ;;
+		virtio) drives+=(-device "virtio-blk-pci,drive=dd$t,serial=kdump-$t") ;;
+		esac
+	done
+	drive "$modimg" d4 kdump-modules ,readonly=on
 else
 	drive "$dump" d1 kdump-dump
 fi
@@ -272,7 +343,7 @@ drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")
@@ -458,6 +529,76 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ]; then
 	fi
 fi
 
+# --disk: what the first kernel resolved for each bus, what it packed,
+# what the crash kernel loaded and where the capture went.
+if [ -n "$disk" ]; then
+	# kmod's names, in load order, duplicates dropped: from
+	# `modprobe --show-depends` ("insmod PATH") or kdumpinit's lines.
+	depnames() { awk '$1 == "insmod" { n = $2; sub(".*/", "", n); sub("\\.ko.*", "", n); gsub("-", "_", n); if (!seen[n]++) print n }'; }
+	fwcfg=$(modprobe -S "$kver" --show-depends qemu_fw_cfg 2>/dev/null | depnames)
+	for t in $disktypes; do
+		# The drivers each bus needs, from the disk upwards (the disk's,
+		# the controller's, the PCI function's), and the names that
+		# must be there whatever modprobe says.
+		case $t in
+		nvme) tops='nvme' must='nvme nvme_core' ;;
+		ahci) tops='sd_mod ahci' must='sd_mod scsi_mod libata libahci ahci' ;;
+		scsi) tops='sd_mod virtio_scsi virtio_pci' must='sd_mod scsi_mod virtio_scsi virtio virtio_pci' ;;
+		virtio) tops='virtio_blk virtio_pci' must='virtio_blk virtio virtio_pci' ;;
+		esac
+		lines=$(grep -a -o "e2e-modules: $t: .*" "$log" | sed "s/^e2e-modules: $t: //")
+		rc=$(sed -n 's/^exit //p' <<<"$lines" | tail -n 1)
+		got=$(grep -v '^#\|^exit \|^kdumpinit:' <<<"$lines" | awk '{ print $1 }')
+		# shellcheck disable=SC2086
+		want=$({ modprobe -S "$kver" --show-depends -a $tops; [ -z "$fwcfg" ] || echo "insmod $fwcfg"; } | depnames)
+		if [ "$rc" != 0 ]; then
+			failed "kdump-$t: kdumpinit modules SERIAL=kdump-$t in the first kernel exited '${rc:-none}': $(grep -m1 'kdumpinit:' <<<"$lines")"
+		elif [ -n "$want" ] && [ "$got" = "$want" ]; then
+			pass "kdump-$t: kdumpinit modules in the first kernel = modprobe --show-depends -a $tops (+ qemu_fw_cfg): $(echo $got)"
+		else
+			failed "kdump-$t: kdumpinit modules gave '$(echo $got)', modprobe '$(echo $want)'"
+		fi
+		miss=
+		for m in $must; do grep -qx "$m" <<<"$got" || miss="$miss $m"; done
+		[ -z "$miss" ] && pass "kdump-$t: the list holds $must" || failed "kdump-$t: the list lacks$miss"
+		[ "$t" = "$disk" ] && diskmods=$got
+	done
+	packed=$(grep -a -o "e2e-stage1: packed [0-9]* modules for kdump-$disk: .*" "$log" | tail -n 1)
+	pnames=$(sed 's/.*: //' <<<"$packed" | tr ' ' '\n' | sed '/^$/d; s/\.ko.*//; s/-/_/g')
+	[ -n "$pnames" ] && [ "$pnames" = "${diskmods:-}" ] &&
+		pass "the first kernel packed exactly the modules it found for kdump-$disk ($(wc -l <<<"$pnames"))" ||
+		failed "packed '$(echo $pnames)', found '$(echo ${diskmods:-})'"
+	# The image from the host: no driver of any dump disk in it.
+	mkdir -p "$workdir/base" && rm -f "$workdir/base/etc/kdumpinit.modules"
+	(cd "$workdir/base" && cpio -id --quiet etc/kdumpinit.modules <"$crash") 2>/dev/null
+	base=$(sed 's|.*/||; s|\.ko.*||; s|-|_|g' "$workdir/base/etc/kdumpinit.modules" 2>/dev/null)
+	[ -f "$workdir/base/etc/kdumpinit.modules" ] && [ "$base" = "$fwcfg" ] &&
+		pass "the crash image built on the host packs no disk driver (only '$(echo $base)')" ||
+		failed "the crash image built on the host packs '$(echo $base)'"
+	nload=$(grep -a -o "kdumpinit: loaded [0-9]* modules" "$post" | grep -o '[0-9]*' | tail -n 1)
+	if grep -a -q "kdumpinit: warning: module" "$post"; then
+		failed "the crash kernel could not load a module: $(grep -a -m1 'kdumpinit: warning: module' "$post")"
+	elif [ -n "$pnames" ] && [ "${nload:-0}" = "$(wc -l <<<"$pnames")" ]; then
+		pass "the crash kernel loaded the $nload modules packed"
+	else
+		failed "the crash kernel loaded '${nload:-}' modules, $(wc -l <<<"$pnames") packed"
+	fi
+	case $disk in nvme) node='nvme[0-9]+n[0-9]+' ;; ahci | scsi) node='sd[a-z]+' ;; virtio) node='vd[a-z]+' ;; esac
+	if grep -a "Command line:" "$post" | grep -q "kdumpinit.dev=SERIAL=kdump-$disk"; then
+		tgt=$(grep -a -o -E "kdumpinit: target: /dev/$node " "$post" | tail -n 1)
+		[ -n "$tgt" ] && pass "SERIAL=kdump-$disk selected ${tgt#kdumpinit: target: }in the crash kernel" ||
+			failed "SERIAL=kdump-$disk: no 'target: /dev/$node' line: $(grep -a -m1 'kdumpinit: target' "$post")"
+	else
+		failed "the crash kernel's command line has no kdumpinit.dev=SERIAL=kdump-$disk"
+	fi
+	for t in $disktypes; do
+		[ "$t" = "$disk" ] && continue
+		[ "$(sha256sum <"$workdir/dump-$t.img" | cut -d' ' -f1)" = "${before[$t]}" ] &&
+			pass "kdump-$t (claimed, not selected) is byte for byte as it was" ||
+			failed "kdump-$t was written to"
+	done
+fi
+
 # PID-1 bad input (testinit's badcase runs): one clear line, then the
 # configured final action, never a hang or a panic.
 if [ $mode = full ]; then
@@ -611,6 +752,9 @@ say "timings: build ${d_build}s; qemu ${d_qemu}s = boot+arm ${at[armed]:--}s, lo
 	"kdumpinit $(ms kdstart reboot), reboot->exit $([ -n "${at[reboot]:-}" ] && awk -v a="${at[reboot]}" -v b="$d_qemu" 'BEGIN { printf "%.1fs", b - a }' || echo -);" \
 	"info ${d_info}s, save ${d_save}s, vmcmp ${d_cmp}s"
 
+[ -z "$disk" ] || say "disk $disk: $(echo ${diskmods:-} | wc -w) modules resolved and packed;" \
+	"capture $(grep -a -o '[0-9]* MB written' "$post" | tail -n 1) to $(grep -a -o -m1 'kdumpinit: target: /dev/[a-z0-9]*' "$post" | sed 's/.* //')," \
+	"saved ELF $(stat -c %s "$workdir/saved.elf" 2>/dev/null || echo -) bytes; kdumpinit $(ms kdstart reboot) from start to final action"
 echo "harness: $nstep steps done"
 echo "$npass passed, $nfail failed, 0 skipped"
 if [ $nfail = 0 ]; then

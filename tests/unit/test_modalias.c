@@ -58,6 +58,17 @@ static void put_text(const char *rel, const char *text)
 	}
 }
 
+/* A file of len bytes that may hold NULs (sysfs binary attributes). */
+static void put_bin(const char *rel, const void *data, size_t len)
+{
+	put_text(rel, "");
+	FILE *f = fopen(path_of(rel), "w");
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+		perror(rel);
+		exit(2);
+	}
+}
+
 /* rel link -> rel target, as an absolute symlink. */
 static void put_link(const char *target, const char *link)
 {
@@ -212,6 +223,10 @@ static void fake_sysfs(void)
 		"pci:v00001B36d00000010sv00001AF4sd00001100bc01sc08i02\n");
 	put_class("pci0000:00/0000:00:05.0/nvme/nvme0", "nvme", "nvme0");
 	put_class("pci0000:00/0000:00:05.0/nvme/nvme0/nvme0n1", "block", "nvme0n1");
+	/* The controller's serial, space-padded as QEMU's nvme reports it. */
+	put_text("sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/serial", "kdump-nvme          \n");
+	put_link("sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0",
+		 "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/nvme0n1/device");
 
 	/* NVMe multipath: the head disk nvme1n1 in the subsystem, which links
 	 * to its controller nvme1. */
@@ -234,6 +249,12 @@ static void fake_sysfs(void)
 	put_dev("pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0", "scsi", "sd", NULL,
 		"scsi:t-0x00\n");
 	put_class("pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda", "block", "sda");
+	/* SCSI disks have no serial attribute: VPD page 0x80, raw, as 6.1
+	 * showed it under QEMU (libata: the ATA serial's 20 bytes, padded). */
+	put_link("sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0",
+		 "sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/device");
+	put_bin("sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/vpd_pg80",
+		"\0\x80\0\x14kdump-ahci          ", 24);
 
 	/* virtio-scsi: sdb (the same sd driver: one sysfs driver directory). */
 	put_dev("pci0000:00/0000:00:06.0", "pci", "virtio-pci", NULL,
@@ -245,6 +266,26 @@ static void fake_sysfs(void)
 	put_dev("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0/1:0:0:0", "scsi", "sd", NULL,
 		"scsi:t-0x00\n");
 	put_class("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0/1:0:0:0/block/sdb", "block", "sdb");
+	put_link("sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0/1:0:0:0",
+		 "sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0/1:0:0:0/block/sdb/device");
+	put_bin("sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:0/1:0:0:0/vpd_pg80",
+		"\0\x80\0\x0akdump-scsi", 14);
+	/* sdc: a page that is not 0x80 (0x83, device identification), and
+	 * sdd: a page whose length says 5 of the 10 bytes there. */
+	put_dev("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:1/1:0:1:0", "scsi", "sd", NULL,
+		"scsi:t-0x00\n");
+	put_class("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:1/1:0:1:0/block/sdc", "block", "sdc");
+	put_link("sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:1/1:0:1:0",
+		 "sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:1/1:0:1:0/block/sdc/device");
+	put_bin("sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:1/1:0:1:0/vpd_pg80",
+		"\0\x83\0\x09kdump-bad", 13);
+	put_dev("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:2/1:0:2:0", "scsi", "sd", NULL,
+		"scsi:t-0x00\n");
+	put_class("pci0000:00/0000:00:06.0/virtio1/host1/target1:0:2/1:0:2:0/block/sdd", "block", "sdd");
+	put_link("sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:2/1:0:2:0",
+		 "sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:2/1:0:2:0/block/sdd/device");
+	put_bin("sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:2/1:0:2:0/vpd_pg80",
+		"\0\x80\0\x05kdump-long", 14);
 
 	/* dm-crypt on vda1. */
 	put_class("virtual/block/dm-0", "block", "dm-0");
@@ -377,6 +418,32 @@ static void virtio_scsi(void)
 	CHECK_STR(reason_of(&list, "virtio_scsi"), "driver of virtio1 (virtio), for sdb");
 }
 
+/* SERIAL= on the real buses: QEMU's nvme (device/serial, padded), and
+ * the SCSI and SATA disks, which have no serial attribute at all (the
+ * fake sysfs first had one under device/, as no 6.1 kernel does): VPD
+ * page 0x80, its length obeyed, trailing padding dropped. */
+static void serial_by_bus(void)
+{
+	static const char *const same[][2] = {
+		{ "SERIAL=kdump-nvme", "/dev/nvme0n1" },
+		{ "SERIAL=kdump-ahci", "/dev/sda" },
+		{ "SERIAL=kdump-scsi", "/dev/sdb" },
+		{ "SERIAL=kdump", "/dev/sdd" },
+	};
+	char want[4096];
+
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+		CHECK_INT(resolve(same[i][1], moddir), 0);
+		snprintf(want, sizeof want, "%s", names(&list));
+		CHECK(*want, "%s resolves", same[i][1]);
+		CHECK_INT(resolve(same[i][0], moddir), 0);
+		CHECK_STR(names(&list), want);
+	}
+	CHECK_INT(resolve("SERIAL=kdump-bad", moddir), -ENOENT);	/* page 0x83 */
+	CHECK_INT(resolve("SERIAL=kdump-long", moddir), -ENOENT);	/* past its length */
+	CHECK_INT(resolve("SERIAL=kdump-ahci          ", moddir), -ENOENT);
+}
+
 static void dm_on_partition(void)
 {
 	CHECK_INT(resolve("/dev/mapper/crypt", moddir), 0);
@@ -444,6 +511,7 @@ int main(void)
 	RUN(nvme_namespace);
 	RUN(sata_ahci);
 	RUN(virtio_scsi);
+	RUN(serial_by_bus);
 	RUN(dm_on_partition);
 	RUN(builtin_skipped);
 	RUN(extras);
