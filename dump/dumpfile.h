@@ -34,9 +34,13 @@ struct dumpfile {
 	size_t dmesg_len;
 	struct kdi_segment *seg;
 	uint32_t nr_seg;
+	/* PAGES chunks in stream order: blocks[0, nfirst) the first pass,
+	 * the rest the LATER pass; each part in strictly increasing pfn
+	 * order, and no pfn stored (or zero) in both. */
 	struct page_block *blocks;
-	size_t nblocks;
+	size_t nblocks, nfirst;
 	uint64_t pages_stored;		/* counted from the blocks */
+	uint64_t pages_zero;		/* pages recorded as all zero */
 	uint64_t bytes_stored;		/* payload bytes of PAGES chunks */
 	int have_end;
 	int end_disagrees;		/* an END was read, but its counts are not the stream's (why) */

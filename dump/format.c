@@ -235,9 +235,13 @@ int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
 	}
 	if (read_payload(r, &h, start, sizeof *start) < 0)
 		return -EBADMSG;
-	if (start->format_version != KDI_FORMAT_VERSION) {
+	if (start->format_version > KDI_FORMAT_VERSION) {
 		stop(r, "dump written by a newer format version");
 		return -EPROTONOSUPPORT;
+	}
+	if (start->format_version < KDI_FORMAT_MIN) {
+		stop(r, "START record has an impossible format version");
+		return -EBADMSG;
 	}
 	if (start->page_size < 512 || start->page_size > 65536 ||
 	    (start->page_size & (start->page_size - 1)) ||
@@ -324,7 +328,7 @@ int pages_parse(const void *payload, size_t len, uint32_t page_size,
 		return -EBADMSG;
 	memcpy(&p, payload, sizeof p);
 	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count ||
-	    p.nzero > p.count - p.nstored || (p.flags & ~KDI_PAGES_LINKED) ||
+	    p.nzero > p.count - p.nstored || (p.flags & ~(KDI_PAGES_LINKED | KDI_PAGES_LATER)) ||
 	    ((p.flags & KDI_PAGES_LINKED) && (uint64_t)p.nstored * page_size > KDI_LINKED_MAX) ||
 	    p.pfn > (UINT64_MAX / page_size) - p.count)
 		return -EBADMSG;

@@ -68,7 +68,10 @@ struct kdi_chunk {
 };
 _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
 
-#define KDI_FORMAT_VERSION 1
+/* Version 2 added the LATER pass (KDI_PAGES_LATER); a version-1 dump is
+ * version 2 without it, so both are read. */
+#define KDI_FORMAT_VERSION 2
+#define KDI_FORMAT_MIN 1
 
 struct kdi_start {
 	uint32_t format_version;
@@ -109,6 +112,13 @@ _Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
  * KDI_LINKED_MAX bytes. */
 #define KDI_PAGES_LINKED	0x1u
 #define KDI_LINKED_MAX		(16u << 20)
+/* The chunk belongs to the second pass (format version 2). A capture
+ * writes first what crash and drgn need to open the dump (the pages dump
+ * level 31 keeps), then the rest its level keeps, so that a dump cut
+ * short anywhere after the first pass still opens. Each pass is in
+ * strictly increasing pfn order; a LATER chunk stores no pfn that a
+ * first-pass chunk stored or recorded as zero. */
+#define KDI_PAGES_LATER		0x2u
 
 #define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */
 #define KDI_PAGE_SIZEMASK 0x00ffffffu
