@@ -52,6 +52,12 @@ struct dumpfile {
 	 * pages_total). UINT64_MAX when END and the segments agree. */
 	uint64_t pfn_limit;
 	char why[200];			/* why the stream stopped early */
+	/* Parts lost to write errors: the stream broke and resumed at a GAP
+	 * chunk (FORMAT.md). Such a dump is incomplete. */
+	uint32_t gaps;
+	uint64_t gap_bytes;		/* stream bytes they lost, all gaps */
+	uint64_t gap_chunks;		/* chunks they lost */
+	char gap_why[200];		/* the first: where, and what broke */
 };
 
 /* One reader of pages: each thread of `save` has its own, so the loaded

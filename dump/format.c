@@ -287,6 +287,34 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	return 1;
 }
 
+int reader_resync(struct kdi_reader *r, uint32_t format_version)
+{
+	if (format_version < 2 || !r->done || r->pos < r->base)
+		return 0;
+	uint64_t broke = r->pos;
+	struct kdi_reader t = *r;
+	uint64_t first = r->base + ((broke - r->base) / KDI_GAP_ALIGN + 1) * KDI_GAP_ALIGN;
+
+	for (uint64_t at = first; at <= broke + KDI_GAP_SCAN && at < r->limit; at += KDI_GAP_ALIGN) {
+		struct kdi_chunk h;
+		struct kdi_gap g;
+		t.pos = at;
+		t.done = 0;
+		if (read_header(&t, &h) < 0 || h.type != KDI_CH_GAP || h.dump_id != r->dump_id ||
+		    h.seq < r->next_seq || h.len != sizeof g || read_payload(&t, &h, &g, sizeof g) < 0)
+			continue;
+		/* Its own offset, and a loss that covers the break. */
+		if (g.lost_to != at - r->base || g.lost_from > g.lost_to)
+			continue;
+		r->pos = at;
+		r->next_seq = h.seq;
+		r->done = 0;
+		r->why[0] = 0;
+		return 1;
+	}
+	return 0;
+}
+
 uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h)
 {
 	return r->pos - chunk_span(h->len) + sizeof *h;

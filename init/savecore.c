@@ -567,7 +567,7 @@ int savecore(const char *src, const struct savecore_opts *o)
 	} else {
 		if (!dumpfile_complete(&d))
 			warn("%s: the dump is incomplete (%s); saving the intact part, marked incomplete",
-			     src, d.why[0] ? d.why : "marked so at capture");
+			     src, d.why[0] ? d.why : d.gaps ? d.gap_why : "marked so at capture");
 		code = save_dir(src, &t, &d, o);
 	}
 	if (r == 0 || r == -EBADMSG)

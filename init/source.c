@@ -104,6 +104,7 @@ static const char *end_reasons(uint32_t status, char *buf, size_t sz)
 		{ KDI_ST_READ_ERRORS, "unreadable pages" },
 		{ KDI_ST_INPUT_TRUNCATED, "vmcore was truncated" },
 		{ KDI_ST_ABORTED, "capture aborted" },
+		{ KDI_ST_WRITE_ERRORS, "write errors" },
 	};
 	size_t n = 0;
 
@@ -153,6 +154,10 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	else
 		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
 			d->why[0] ? d->why : "stream ends without one", saved);
+	if (d->gaps)
+		fprintf(f, "%-12s %u region%s lost to write errors (%.1f MB, %llu chunks); the first: %s\n",
+			"gaps", d->gaps, d->gaps == 1 ? "" : "s", d->gap_bytes / 1e6,
+			(unsigned long long)d->gap_chunks, d->gap_why);
 	if (dump_saved(t, d))
 		print_time(f, "saved at", t->sb.saved_time);
 	struct vmcoreinfo vi;
