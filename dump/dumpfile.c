@@ -184,8 +184,9 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 	else if (e->bytes_out != bytes)
 		snprintf(w, sizeof w, "END counts %llu stream bytes, the stream has %llu",
 			 (unsigned long long)e->bytes_out, (unsigned long long)bytes);
-	else if (d->gaps && !(e->status & KDI_ST_INCOMPLETE))
-		snprintf(w, sizeof w, "the stream has %u gaps, but END says complete", d->gaps);
+	else if (d->gaps > d->read_gaps && !(e->status & KDI_ST_INCOMPLETE))
+		snprintf(w, sizeof w, "the stream has %u gaps from write errors, but END says complete",
+			 d->gaps - d->read_gaps);
 	else if (d->gaps ? e->pages_stored < d->pages_stored : e->pages_stored != d->pages_stored)
 		snprintf(w, sizeof w, "END counts %llu pages stored, the PAGES chunks hold %llu",
 			 (unsigned long long)e->pages_stored, (unsigned long long)d->pages_stored);
@@ -257,15 +258,22 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			goto out;
 		}
 		if (n < 0) {
-			/* A write error the capture wrote around: the stream
-			 * resumes at its GAP chunk. */
+			/* A write error the capture went around (GAP), or bytes
+			 * that cannot be read now: the stream goes on past them. */
 			uint64_t broke = r.pos, seq = r.next_seq;
+			int unreadable = r.read_error;
 			char why[sizeof r.why];
 			snprintf(why, sizeof why, "%s", r.why);
-			if (reader_resync(&r, d->start.format_version) == 1) {
+			int rs = reader_resync(&r, d->start.format_version);
+			if (rs == -ENOMEM) {
+				ret = rs;
+				goto out;
+			}
+			if (rs == 1) {
 				if (!d->gaps)
 					snprintf(d->gap_why, sizeof d->gap_why, "%s", why);
 				d->gaps++;
+				d->read_gaps += unreadable;
 				d->gap_bytes += r.pos - broke;
 				d->gap_chunks += r.next_seq - seq;
 				continue;

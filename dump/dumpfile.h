@@ -52,9 +52,11 @@ struct dumpfile {
 	 * pages_total). UINT64_MAX when END and the segments agree. */
 	uint64_t pfn_limit;
 	char why[200];			/* why the stream stopped early */
-	/* Parts lost to write errors: the stream broke and resumed at a GAP
-	 * chunk (FORMAT.md). Such a dump is incomplete. */
+	/* Parts lost: the stream broke and went on, at a GAP chunk after a
+	 * failed write (FORMAT.md), or past bytes the source could not read.
+	 * Such a dump is incomplete. */
 	uint32_t gaps;
+	uint32_t read_gaps;		/* of them, where the source could not be read */
 	uint64_t gap_bytes;		/* stream bytes they lost, all gaps */
 	uint64_t gap_chunks;		/* chunks they lost */
 	char gap_why[200];		/* the first: where, and what broke */

@@ -179,8 +179,10 @@ static int read_header(struct kdi_reader *r, struct kdi_chunk *h)
 	if (r->pos + sizeof *h > r->limit || r->pos + sizeof *h < r->pos)
 		return stop(r, "stream runs past the end of the device");
 	ssize_t n = read_full_at(r->fd, h, sizeof *h, r->pos);
-	if (n < 0)
+	if (n < 0) {
+		r->read_error = 1;
 		return stop(r, "read error");
+	}
 	if (n != sizeof *h)
 		return stop(r, "short read (source truncated)");
 	if (memcmp(h->magic, KDI_CHUNK_MAGIC, 4))
@@ -205,8 +207,10 @@ static int read_payload(struct kdi_reader *r, const struct kdi_chunk *h,
 	if (h->len > buf_size)
 		return stop(r, "payload larger than the reader's buffer");
 	ssize_t n = read_full_at(r->fd, buf, h->len, r->pos + sizeof *h);
-	if (n < 0)
+	if (n < 0) {
+		r->read_error = 1;
 		return stop(r, "read error in payload");
+	}
 	if ((size_t)n != h->len)
 		return stop(r, "short payload (source truncated)");
 	/* xxhash does arithmetic on the pointer even for 0 bytes. */
@@ -287,9 +291,68 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	return 1;
 }
 
+/* A chunk of this dump after the break starts at `at`: resume there. */
+static int resume_at(struct kdi_reader *r, uint64_t at)
+{
+	struct kdi_reader t = *r;
+	struct kdi_chunk h;
+
+	t.pos = at;
+	t.done = 0;
+	if (read_header(&t, &h) < 0 || h.dump_id != r->dump_id || h.seq <= r->next_seq)
+		return 0;
+	r->pos = at;
+	r->next_seq = h.seq;
+	r->done = 0;
+	r->read_error = 0;
+	r->why[0] = 0;
+	return 1;
+}
+
+/* Past unreadable bytes: the next readable chunk header of this dump. */
+#define SCAN_PIECE (64u << 10)
+
+static int resync_read(struct kdi_reader *r)
+{
+	static const size_t piece = SCAN_PIECE;
+	uint8_t *buf = malloc(piece + sizeof(struct kdi_chunk));
+	uint64_t at = r->pos + KDI_CHUNK_ALIGN, end = r->pos + KDI_GAP_SCAN;
+
+	if (!buf)
+		return -ENOMEM;
+	if (end > r->limit)
+		end = r->limit;
+	while (at < end) {
+		size_t want = piece + sizeof(struct kdi_chunk);
+		if (want > r->limit - at)
+			want = r->limit - at;
+		ssize_t n = read_full_at(r->fd, buf, want, at);
+		if (n < 0) {
+			/* Still unreadable: on to the next piece. */
+			at = (at / SCAN_PIECE + 1) * SCAN_PIECE;
+			continue;
+		}
+		if ((size_t)n < sizeof(struct kdi_chunk))
+			break;
+		for (size_t o = 0; o + sizeof(struct kdi_chunk) <= (size_t)n && o < piece;
+		     o += KDI_CHUNK_ALIGN)
+			if (!memcmp(buf + o, KDI_CHUNK_MAGIC, 4) && resume_at(r, at + o)) {
+				free(buf);
+				return 1;
+			}
+		at += piece;
+	}
+	free(buf);
+	return 0;
+}
+
 int reader_resync(struct kdi_reader *r, uint32_t format_version)
 {
-	if (format_version < 2 || !r->done || r->pos < r->base)
+	if (!r->done || r->pos < r->base)
+		return 0;
+	if (r->read_error)
+		return resync_read(r);
+	if (format_version < 2)
 		return 0;
 	uint64_t broke = r->pos;
 	struct kdi_reader t = *r;

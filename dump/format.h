@@ -193,6 +193,7 @@ struct kdi_reader {
 	uint64_t pos;		/* offset of the next chunk header */
 	uint64_t dump_id, next_seq;
 	int done;
+	int read_error;		/* it stopped because the source could not be read */
 	char why[160];		/* why reading stopped, when it stopped early */
 };
 
@@ -205,11 +206,18 @@ int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
  * stops at a damaged, foreign or missing chunk (r->why says which); what
  * was read before is the intact prefix. -ENOMEM is returned as such. */
 int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t *cap);
-/* After reader_next stopped at a broken chunk (version 2 and later):
- * looks for the GAP chunk the writer put after a failed write, at the
- * KDI_GAP_ALIGN boundaries within KDI_GAP_SCAN past the break. 1 when
- * found: the next reader_next returns it, and r->why is cleared (keep
- * it first to say what broke). 0 when there is none: the stream ends. */
+/* After reader_next stopped at a broken chunk: looks for where the
+ * stream goes on. In version 2 and later, the GAP chunk the writer put
+ * after a failed write, at the KDI_GAP_ALIGN boundaries within
+ * KDI_GAP_SCAN past the break. And when the source could not be read
+ * (a bad sector range, any version), the next chunk of this dump that
+ * can be, at any 8-byte offset within KDI_GAP_SCAN past the last
+ * readable byte, its header intact and its seq later than the break's:
+ * chunks are only ever found by their own checksummed headers, so
+ * damage that reads fine still ends the stream exactly where it is. 1
+ * when found: the next reader_next returns that chunk, and r->why is
+ * cleared (keep it first to say what broke). 0 when there is none: the
+ * stream ends. */
 int reader_resync(struct kdi_reader *r, uint32_t format_version);
 /* Offset (device) of the payload of the chunk just returned. */
 uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h);

@@ -135,6 +135,8 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite docs bash tests/docs/run.sh
 	run_suite setup bash tests/setup/run.sh
 	run_suite deb bash tests/deb/run.sh
+	# Read errors where save reads the dump (blkdebug behind a FUSE file).
+	run_suite faults-readerr bash tests/faults/readerr.sh --workdir "$BUILD/faults/readerr"
 fi
 
 if [ -z "${SKIP_E2E:-}" ]; then
@@ -175,6 +177,9 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--watchdog 20 --slow-disk 6000000 --workdir "$BUILD/e2e/watchdog"
 	run_suite e2e-watchdog-stall bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 		--watchdog 20 --stall-disk --workdir "$BUILD/e2e/watchdog-stall"
+	# Write errors on the dump disk (QEMU blkdebug): a bad range early in
+	# the pages is gone around (GAP), the rest of the dump kept.
+	run_suite faults-blkdebug bash tests/faults/blkdebug.sh early --workdir "$BUILD/faults/early"
 	# The unattended cycle, with real reboots, configured by firmware alone:
 	# save nothing, arm, crash, capture, reboot, save, arm, crash, save.
 	run_suite cycle bash tests/cycle/run.sh --workdir "$BUILD/cycle"
@@ -188,6 +193,10 @@ if [ -n "${FULL:-}" ]; then
 	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
 	run_suite fresh bash tests/fresh/run.sh demo
+	# Write errors late in the pages, and on every write past 100 MiB (the
+	# capture gives up, keeps what came before, runs its final action).
+	run_suite faults-blkdebug-late bash tests/faults/blkdebug.sh late --workdir "$BUILD/faults/late"
+	run_suite faults-blkdebug-after bash tests/faults/blkdebug.sh after --workdir "$BUILD/faults/after"
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
 fi
