@@ -15,7 +15,8 @@
 #   early    at the first progress line at or past 10 %
 #   middle   ... 50 %
 #   late     ... 85 %
-#   end      the dump disk slowed to 2 MB/s, at 100 %: END in flight
+#   end      level 31, the dump disk slowed to 3 MB/s, at 100 %: END in
+#            flight, every page written
 #   replace  a cut at 50 %, then a new crash captured onto the same disk
 #            and cut at 10 %: the new dump replaces the old cleanly
 # The points inside the metadata and the kernel log cannot be reached by
@@ -38,13 +39,13 @@ pass() { npass=$((npass + 1)); echo "PASS: $*"; }
 failed() { nfail=$((nfail + 1)); echo "FAIL: $*"; }
 
 progress() { echo "^kdumpinit: capture: +(${1})%"; }
-extra=()
+extra=() level=1
 case $case in
 before) cut='^kdumpinit: kernel log: ' ;;
 early) cut=$(progress '[1-9][0-9]|100') ;;
 middle) cut=$(progress '[5-9][0-9]|100') ;;
 late) cut=$(progress '8[5-9]|9[0-9]|100') ;;
-end) cut=$(progress '100') extra=(--slow-disk 2000000) ;;
+end) cut=$(progress '100') extra=(--slow-disk 3000000) level=31 ;;
 replace) cut=$(progress '[5-9][0-9]|100') ;;
 *) echo "usage: tests/faults/powercut.sh before|early|middle|late|end|replace [--workdir DIR]" >&2; exit 2 ;;
 esac
@@ -52,7 +53,7 @@ esac
 run() { # CUT-ERE [run.sh options]
 	local c=$1
 	shift
-	bash "$top/tests/e2e/run.sh" --cpu max,la57=off --level 1 --cut-at "$c" --workdir "$workdir" "$@"
+	bash "$top/tests/e2e/run.sh" --cpu max,la57=off --level "$level" --cut-at "$c" --workdir "$workdir" "$@"
 }
 
 # After a cut, on the host: the device's state, the saves.
@@ -85,12 +86,18 @@ after_cut() { # LABEL
 		grep -q "not marked saved, the dump is incomplete" "$workdir/save-dir.out" &&
 		pass "$1: save --dir: saved (exit 5), the device's dump left unsaved (--check exits 0)" ||
 		{ failed "$1: save --dir exited $rc, $n saved, --check $unsaved:"; sed 's/^/    /' "$workdir/save-dir.out"; }
-	# The kernel's pages are what drgn needs; a cut in pfn order keeps them
-	# only if it came after the highest of them.
-	if [ "$case" = late ] || [ "$case" = end ]; then
+	# The kernel's pages are what drgn needs. Pages are written in pfn
+	# order (issue 15's kernel-pages-first is not built yet), so a cut
+	# keeps them only if it came after the highest of them, which KASLR
+	# places anywhere: only a cut with every page written must open; for
+	# the others the outcome is reported, not judged.
+	if [ "$case" = end ]; then
 		"$python" "$top/tests/tools/drgnopen.py" "$workdir/saved.kdump" >"$workdir/drgn.out" 2>&1 &&
 			pass "$1: $(cat "$workdir/drgn.out")" ||
 			{ failed "$1: drgn cannot read the cut dump:"; sed 's/^/    /' "$workdir/drgn.out"; }
+	elif [ -s "$workdir/saved.kdump" ]; then
+		"$python" "$top/tests/tools/drgnopen.py" "$workdir/saved.kdump" >"$workdir/drgn.out" 2>&1
+		echo "note: $1: $(head -c 300 "$workdir/drgn.out")"
 	fi
 }
 
