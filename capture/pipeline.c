@@ -832,6 +832,13 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	int er = writer_put_end(&wr, e);
 	if (!er)
 		er = writer_flush(&wr);
+	/* Writes gone around (GAP): the END put says so too. */
+	if (wr.gaps)
+		e->status |= KDI_ST_WRITE_ERRORS | KDI_ST_INCOMPLETE;
+	res->gaps = wr.gaps;
+	res->gap_bytes = wr.gap_bytes;
+	if (er < 0 && !res->write_error)
+		res->write_error = er;
 	if (!er)
 		writer_trim(&wr);	/* only gives space back: a failure leaves zeros after END */
 	if (!er && have_sink)

@@ -67,6 +67,8 @@ struct capture_result {
 	int write_error;		/* -errno of the write that failed, or 0 */
 	int direct;			/* the dump went out with O_DIRECT */
 	int fs_full;			/* the filesystem under the file filled up */
+	unsigned gaps;			/* failed writes gone around (GAP chunks) */
+	uint64_t gap_bytes;		/* stream bytes they lost */
 };
 
 /* Sizes the run to the memory there is: threads (at most rq->threads),

@@ -75,12 +75,42 @@ static int writeback(struct sink *s, uint64_t off, size_t len)
 	return r;
 }
 
-/* One buffer out; through the page cache, its writeback started. d: was
- * O_DIRECT on when the buffer was taken. */
-static int put_buf(struct sink *s, const struct sink_buf *b, int d)
+/* Notes a failed write; called with the lock held, or before any I/O
+ * thread exists. */
+static void note_bad(struct sink *s, const struct sink_buf *b, int err)
 {
-	int r = write_piece(s, b, &d);
-	if (r == 0 && !d) {
+	if (!s->bad_n || b->off < s->bad_lo)
+		s->bad_lo = b->off;
+	if (!s->bad_n || b->off + b->len > s->bad_hi)
+		s->bad_hi = b->off + b->len;
+	if (!s->bad_n)
+		s->bad_err = err;
+	s->bad_n++;
+}
+
+unsigned sink_take_bad(struct sink *s, uint64_t *lo, uint64_t *hi, int *err)
+{
+	if (s->nio)
+		pthread_mutex_lock(&s->lock);
+	unsigned n = s->bad_n;
+	*lo = s->bad_lo;
+	*hi = s->bad_hi;
+	*err = s->bad_err;
+	s->bad_n = 0;
+	if (s->nio)
+		pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+/* One buffer out; through the page cache, its writeback started. d: was
+ * O_DIRECT on when the buffer was taken. Returns the write's error in
+ * *werr (the writer can go around it) and a writeback error, which
+ * covers earlier writes too and stops the sink. */
+static int put_buf(struct sink *s, const struct sink_buf *b, int d, int *werr)
+{
+	*werr = write_piece(s, b, &d);
+	int r = 0;
+	if (*werr == 0 && !d) {
 		pthread_mutex_lock(&s->wb_lock);
 		r = writeback(s, b->off, b->len);
 		pthread_mutex_unlock(&s->wb_lock);
@@ -157,8 +187,10 @@ static void *io_main(void *arg)
 		b->state = SB_WRITING;
 		int d = s->direct;
 		pthread_mutex_unlock(&s->lock);
-		int r = put_buf(s, b, d);
+		int werr, r = put_buf(s, b, d, &werr);
 		pthread_mutex_lock(&s->lock);
+		if (werr < 0)
+			note_bad(s, b, werr);
 		if (r < 0 && !s->err)
 			s->err = r;
 		s->written += b->len;
@@ -232,7 +264,9 @@ int sink_submit(struct sink *s, size_t len, uint64_t off)
 			direct_off(s);
 		b->len = len;
 		b->off = off;
-		int r = put_buf(s, b, s->direct);
+		int werr, r = put_buf(s, b, s->direct, &werr);
+		if (werr < 0)
+			note_bad(s, b, werr);
 		if (r < 0 && !s->err)
 			s->err = r;
 		return s->err;

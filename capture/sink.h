@@ -59,6 +59,12 @@ struct sink {
 	int flush_now;		/* flush at once, whatever was written */
 	pthread_cond_t flush_cond;
 	uint64_t written;	/* bytes the I/O threads have written */
+	/* Writes that failed, not yet taken by the writer: their span, the
+	 * first one's error and how many. A failed write is not a reason to
+	 * stop: the writer can resume past it (FORMAT.md, GAP). */
+	uint64_t bad_lo, bad_hi;
+	int bad_err;
+	unsigned bad_n;
 	uint64_t flush_mark;	/* `written` when the last flush began */
 };
 
@@ -72,8 +78,13 @@ int sink_open(struct sink *s, int fd, size_t cap, unsigned nbuf, int no_direct);
 uint8_t *sink_buf(struct sink *s);
 /* Hands the current buffer's first len bytes to the I/O threads for
  * offset off, and moves on to the next buffer (waiting until it is
- * written). Returns the first error of any earlier write. */
+ * written). Returns the first error that stops the sink (a failed
+ * flush or writeback); failed writes are kept for sink_take_bad. */
 int sink_submit(struct sink *s, size_t len, uint64_t off);
+/* Failed writes since the last call, merged into one span [*lo, *hi):
+ * their number (0: none), *err the first one's -errno. Call after
+ * sink_drain to know of every write submitted. */
+unsigned sink_take_bad(struct sink *s, uint64_t *lo, uint64_t *hi, int *err);
 /* Waits until everything submitted is written. First error or 0. */
 int sink_drain(struct sink *s);
 /* Asks for a flush of what is written so far, without waiting for it. */

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "../lib/io.h"
+#include "../lib/log.h"
 #include "sink.h"
 
 size_t writer_end_reserve(void)
@@ -102,7 +103,20 @@ static int submit(struct kdi_writer *w)
 		r = sink_submit(w->sink, w->buf_used, w->base + w->flushed);
 		w->buf = sink_buf(w->sink);
 	} else {
-		r = write_full_at(w->fd, w->buf, w->buf_used, w->base + w->flushed);
+		/* A failed write is gone around at the next chunk, as the
+		 * sink's are. */
+		uint64_t off = w->base + w->flushed;
+		r = write_full_at(w->fd, w->buf, w->buf_used, off);
+		if (r < 0) {
+			if (!w->bad_n || off < w->bad_lo)
+				w->bad_lo = off;
+			if (!w->bad_n || off + w->buf_used > w->bad_hi)
+				w->bad_hi = off + w->buf_used;
+			if (!w->bad_n)
+				w->bad_err = r;
+			w->bad_n++;
+			r = 0;
+		}
 	}
 	if (r < 0)
 		return r;
@@ -112,6 +126,86 @@ static int submit(struct kdi_writer *w)
 }
 
 static int buf_append(struct kdi_writer *w, const void *p, size_t len);
+static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const uint64_t *hash,
+		     const void *p1, size_t l1, const void *p2, size_t l2,
+		     const void *p3, size_t l3);
+
+/* Failed writes so far, merged into [*lo, *hi); how many. */
+static unsigned take_bad(struct kdi_writer *w, uint64_t *lo, uint64_t *hi, int *err)
+{
+	unsigned n = w->bad_n;
+
+	*lo = w->bad_lo;
+	*hi = w->bad_hi;
+	*err = w->bad_err;
+	w->bad_n = 0;
+	if (w->sink) {
+		uint64_t l, h;
+		int e;
+		unsigned m = sink_take_bad(w->sink, &l, &h, &e);
+		if (m) {
+			if (!n || l < *lo)
+				*lo = l;
+			if (!n || h > *hi)
+				*hi = h;
+			if (!n)
+				*err = e;
+			n += m;
+		}
+	}
+	return n;
+}
+
+/* A write failed: the stream is lost from where it began. Wait for every
+ * write in flight, drop what is staged, and resume at the next
+ * KDI_GAP_ALIGN boundary past all that was submitted, with a GAP chunk
+ * saying so, which a reader finds by probing those boundaries past the
+ * break (FORMAT.md). 0 with nothing to do or gone around; -EIO when the
+ * loss is too long for a reader to find the GAP, or too many gaps;
+ * -ENOSPC when the resume point leaves no room. */
+static int go_around(struct kdi_writer *w)
+{
+	uint64_t lo, hi, l2, h2;
+	int werr, e2;
+
+	if (w->in_gap || !take_bad(w, &lo, &hi, &werr))
+		return 0;
+	if (w->sink) {
+		int r = sink_drain(w->sink);
+		if (r < 0)
+			return r;
+		if (take_bad(w, &l2, &h2, &e2)) {
+			lo = l2 < lo ? l2 : lo;
+			hi = h2 > hi ? h2 : hi;
+		}
+	}
+	uint64_t from = lo - w->base, end = hi - w->base;
+	if (end < w->flushed)
+		end = w->flushed;	/* written after it, but past the break */
+	uint64_t at = (end + KDI_GAP_ALIGN - 1) / KDI_GAP_ALIGN * KDI_GAP_ALIGN;
+	struct kdi_gap g = { .lost_from = from, .lost_to = at, .error = werr };
+	if (w->gaps >= WRITER_MAX_GAPS || at - from > KDI_GAP_SCAN / 2) {
+		err("dump: write error (%s) at device offset %llu: too many or too long to go "
+			"around; the dump ends here", strerror(-werr), (unsigned long long)lo);
+		return -EIO;
+	}
+	if (w->base + at + chunk_span(sizeof g) + writer_end_reserve() > w->limit)
+		return -ENOSPC;
+	warn("dump: write error (%s) at device offset %llu (%llu bytes lost); the dump goes "
+		"on at offset %llu", strerror(-werr), (unsigned long long)lo,
+		(unsigned long long)(at - from), (unsigned long long)(w->base + at));
+	if (!w->gaps)
+		w->gap_err = werr;
+	w->gaps++;
+	w->gap_bytes += at - from;
+	w->buf_used = 0;	/* staged after the break: lost with it */
+	w->flushed = w->pos = at;
+	w->in_gap = 1;
+	int r = put_chunk(w, KDI_CH_GAP, w->limit - writer_end_reserve(), NULL, &g, sizeof g,
+			  NULL, 0, NULL, 0);
+	w->in_gap = 0;
+	return r;
+}
 static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const uint64_t *hash,
 		     const void *p1, size_t l1, const void *p2, size_t l2,
 		     const void *p3, size_t l3);
@@ -141,6 +235,17 @@ int writer_flush(struct kdi_writer *w)
 		r = submit(w);
 	if (!r && w->sink)
 		r = sink_drain(w->sink);
+	/* Go around a write that failed, and flush again: an END lost with
+	 * it is put again after the GAP. */
+	if (!r && !w->in_gap && (w->bad_n || (w->sink && w->sink->bad_n))) {
+		int ended = w->ended;
+		w->ended = 0;
+		r = go_around(w);
+		if (!r && ended)
+			r = writer_put_end(w, &w->end);
+		if (!r)
+			r = writer_flush(w);
+	}
 	return r;
 }
 
@@ -173,6 +278,9 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 
 	if (len > KDI_CHUNK_MAX)
 		return -EFBIG;
+	int g = go_around(w);
+	if (g < 0)
+		return g;
 	if (w->base + w->pos + span > room)
 		return -ENOSPC;
 	/* END itself lives in the reserve allocated with what came before. */
@@ -222,6 +330,12 @@ int writer_put_end(struct kdi_writer *w, const struct kdi_end *end)
 {
 	struct kdi_end e = *end;
 
+	int g = go_around(w);
+	if (g < 0)
+		return g;
+	if (w->gaps)
+		e.status |= KDI_ST_WRITE_ERRORS | KDI_ST_INCOMPLETE;
+	w->end = e;
 	e.nr_chunks = w->seq + 1;
 	e.bytes_out = w->pos + chunk_span(sizeof e);
 	int r = put_chunk(w, KDI_CH_END, w->limit, NULL, &e, sizeof e, NULL, 0, NULL, 0);

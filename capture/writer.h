@@ -26,7 +26,22 @@ struct kdi_writer {
 	int trim;		/* ... and give back the rest at the end */
 	int fs_full;		/* the filesystem, not limit, stopped the stream */
 	uint64_t alloc_end;	/* device offset allocated up to */
+	/* Write errors gone around (FORMAT.md, GAP): each failed write loses
+	 * the stream from where it began to the next KDI_GAP_ALIGN boundary,
+	 * where a GAP chunk resumes it. */
+	unsigned gaps;
+	uint64_t gap_bytes;	/* stream bytes lost */
+	int gap_err;		/* the first failed write's -errno */
+	int in_gap;		/* writing a GAP chunk now */
+	uint64_t bad_lo, bad_hi;	/* failed inline writes (no sink) */
+	int bad_err;
+	unsigned bad_n;
+	struct kdi_end end;	/* END as put, to put again past a gap */
 };
+
+/* Gaps a capture may go around before it gives up (-EIO): a disk that
+ * fails this often is failing everywhere. */
+#define WRITER_MAX_GAPS 16u
 
 /* For a regular file (one the capture created, or a claimed one that
  * format made sparse): the filesystem, not the file's size, may say when
@@ -55,10 +70,13 @@ int writer_put(struct kdi_writer *w, uint16_t type,
 int writer_put_hashed(struct kdi_writer *w, uint16_t type, const uint64_t *hash,
 		      const void *p1, size_t l1, const void *p2, size_t l2,
 		      const void *p3, size_t l3);
-/* END is the one chunk allowed into the reserve. */
+/* END is the one chunk allowed into the reserve. With gaps, its status
+ * says INCOMPLETE and WRITE_ERRORS. */
 int writer_put_end(struct kdi_writer *w, const struct kdi_end *end);
 /* Writes out all that is appended (padded to the sink's alignment) and
- * waits for it. */
+ * waits for it. A write that failed is gone around with a GAP (also an
+ * END already put is put again after it); -EIO when that is no longer
+ * possible. */
 int writer_flush(struct kdi_writer *w);
 /* Route the writer through s (its buffers replace the caller's). */
 void writer_use_sink(struct kdi_writer *w, struct sink *s);

@@ -30,14 +30,44 @@ static void stopped(struct dumpfile *d, const char *why)
 		snprintf(d->why, sizeof d->why, "%s", why);
 }
 
+static const struct page_block *block_in(const struct page_block *b, size_t n, uint64_t pfn);
+
+static int bit(const uint8_t *bm, uint32_t i)
+{
+	return bm && ((bm[i / 8] >> (i % 8)) & 1);
+}
+
+/* A LATER chunk may only hold pfns the first pass left for later: none
+ * that a first-pass chunk stored or recorded as zero. */
+static int overlaps_first(const struct dumpfile *d, const struct kdi_pages_view *v)
+{
+	for (uint32_t i = 0; i < v->count; i++) {
+		if (!bit(v->bitmap, i) && !bit(v->zbitmap, i))
+			continue;
+		const struct page_block *b = block_in(d->blocks, d->nfirst, v->pfn + i);
+		uint32_t j = b ? v->pfn + i - b->pfn : 0;
+		if (b && (bit(b->bitmap, j) || bit(b->zbitmap, j)))
+			return 1;
+	}
+	return 0;
+}
+
 static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 		     uint64_t off, const struct kdi_chunk *h, size_t *cap)
 {
-	if (d->nblocks) {
+	int later = (v->flags & KDI_PAGES_LATER) != 0;
+
+	if (later && d->start.format_version < 2)
+		return -EBADMSG;	/* version 1 has one pass */
+	if (!later && d->nfirst != d->nblocks)
+		return -EBADMSG;	/* the first pass ended with the first LATER chunk */
+	if (d->nblocks > (later ? d->nfirst : 0)) {
 		const struct page_block *prev = &d->blocks[d->nblocks - 1];
 		if (v->pfn < prev->pfn + prev->count)
-			return -EBADMSG;	/* pfns must strictly increase */
+			return -EBADMSG;	/* pfns must strictly increase, per pass */
 	}
+	if (later && overlaps_first(d, v))
+		return -EBADMSG;
 	if (d->nblocks == *cap) {
 		size_t nc = *cap ? *cap * 2 : 1024;
 		struct page_block *nb = realloc(d->blocks, nc * sizeof *nb);
@@ -68,7 +98,10 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	b->payload_len = h->len;
 	b->payload_hash = h->payload_hash;
 	d->nblocks++;
+	if (!later)
+		d->nfirst = d->nblocks;
 	d->pages_stored += v->nstored;
+	d->pages_zero += v->nzero;
 	d->bytes_stored += h->len;
 	return 0;
 }
@@ -151,10 +184,14 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 	else if (e->bytes_out != bytes)
 		snprintf(w, sizeof w, "END counts %llu stream bytes, the stream has %llu",
 			 (unsigned long long)e->bytes_out, (unsigned long long)bytes);
-	else if (e->pages_stored != d->pages_stored)
+	else if (d->gaps > d->read_gaps && !(e->status & KDI_ST_INCOMPLETE))
+		snprintf(w, sizeof w, "the stream has %u gaps from write errors, but END says complete",
+			 d->gaps - d->read_gaps);
+	else if (d->gaps ? e->pages_stored < d->pages_stored : e->pages_stored != d->pages_stored)
 		snprintf(w, sizeof w, "END counts %llu pages stored, the PAGES chunks hold %llu",
 			 (unsigned long long)e->pages_stored, (unsigned long long)d->pages_stored);
-	else if (e->bytes_in != d->pages_stored * d->start.page_size)
+	else if (d->gaps ? e->bytes_in < d->pages_stored * d->start.page_size :
+		 e->bytes_in != d->pages_stored * d->start.page_size)
 		snprintf(w, sizeof w, "END counts %llu bytes stored uncompressed, the PAGES chunks "
 			 "hold %llu pages of %u", (unsigned long long)e->bytes_in,
 			 (unsigned long long)d->pages_stored, d->start.page_size);
@@ -178,10 +215,17 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 		d->pfn_limit = UINT64_MAX;
 		return 0;
 	}
-	if (d->nblocks) {
-		const struct page_block *b = &d->blocks[d->nblocks - 1];
+	if (d->nfirst) {
+		const struct page_block *b = &d->blocks[d->nfirst - 1];
 		if (b->pfn + b->count > reach)
 			reach = b->pfn + b->count;
+	}
+	/* A LATER chunk is only written once the first pass has scanned
+	 * every pfn. */
+	if (d->nblocks > d->nfirst) {
+		r = scan_pfns(d, total, &total, &reach);
+		if (r < 0)
+			return r;
 	}
 	d->pfn_limit = reach;
 	return 0;
@@ -214,7 +258,27 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			goto out;
 		}
 		if (n < 0) {
-			stopped(d, r.why);
+			/* A write error the capture went around (GAP), or bytes
+			 * that cannot be read now: the stream goes on past them. */
+			uint64_t broke = r.pos, seq = r.next_seq;
+			int unreadable = r.read_error;
+			char why[sizeof r.why];
+			snprintf(why, sizeof why, "%s", r.why);
+			int rs = reader_resync(&r, d->start.format_version);
+			if (rs == -ENOMEM) {
+				ret = rs;
+				goto out;
+			}
+			if (rs == 1) {
+				if (!d->gaps)
+					snprintf(d->gap_why, sizeof d->gap_why, "%s", why);
+				d->gaps++;
+				d->read_gaps += unreadable;
+				d->gap_bytes += r.pos - broke;
+				d->gap_chunks += r.next_seq - seq;
+				continue;
+			}
+			stopped(d, why);
 			break;
 		}
 		if (n == 0)
@@ -273,6 +337,10 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		case KDI_CH_DMESG:
 			e = keep_copy((uint8_t **)&d->dmesg, &d->dmesg_len, buf, h.len);
 			break;
+		case KDI_CH_GAP:
+			/* reader_resync vouched for it; one found in sequence
+			 * (no break before it) lost nothing the reader saw. */
+			break;
 		case KDI_CH_END:
 			memcpy(&d->end, buf, sizeof d->end);
 			d->have_end = 1;
@@ -307,7 +375,7 @@ out:
 
 int dumpfile_complete(const struct dumpfile *d)
 {
-	return d->have_end && !d->why[0] && !(d->end.status & KDI_ST_INCOMPLETE);
+	return d->have_end && !d->why[0] && !d->gaps && !(d->end.status & KDI_ST_INCOMPLETE);
 }
 
 void dumpfile_free(struct dumpfile *d)
@@ -325,50 +393,69 @@ void dumpfile_free(struct dumpfile *d)
 	memset(d, 0, sizeof *d);
 }
 
-static const struct page_block *block_of(const struct dumpfile *d, uint64_t pfn)
+/* The block of b[0, n) (one pass, increasing pfns) that covers pfn. */
+static const struct page_block *block_in(const struct page_block *b, size_t n, uint64_t pfn)
 {
-	size_t lo = 0, hi = d->nblocks;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct page_block *b = &d->blocks[mid];
-		if (pfn < b->pfn)
+		if (pfn < b[mid].pfn)
 			hi = mid;
-		else if (pfn >= b->pfn + b->count)
+		else if (pfn >= b[mid].pfn + b[mid].count)
 			lo = mid + 1;
 		else
-			return b;
+			return &b[mid];
 	}
 	return NULL;
+}
+
+/* The block holding pfn's decision (stored or zero), first pass first;
+ * else the first-pass block that covers it, or NULL. */
+static const struct page_block *block_of(const struct dumpfile *d, uint64_t pfn)
+{
+	const struct page_block *b = block_in(d->blocks, d->nfirst, pfn);
+	uint32_t i = b ? pfn - b->pfn : 0;
+
+	if (b && (bit(b->bitmap, i) || bit(b->zbitmap, i)))
+		return b;
+	const struct page_block *l = block_in(d->blocks + d->nfirst, d->nblocks - d->nfirst, pfn);
+	return l ? l : b;
 }
 
 int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn)
 {
 	const struct page_block *b = block_of(d, pfn);
-	uint32_t i = b ? pfn - b->pfn : 0;
 
-	return b && b->zbitmap && ((b->zbitmap[i / 8] >> (i % 8)) & 1);
+	return b && bit(b->zbitmap, pfn - b->pfn);
 }
 
-uint64_t dumpfile_next_stored(const struct dumpfile *d, uint64_t pfn)
+/* The first pfn >= pfn stored in b[0, n), or UINT64_MAX. */
+static uint64_t next_in(const struct page_block *b, size_t n, uint64_t pfn)
 {
-	size_t lo = 0, hi = d->nblocks;
+	size_t lo = 0, hi = n;
 
 	/* first block that ends after pfn */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (d->blocks[mid].pfn + d->blocks[mid].count <= pfn)
+		if (b[mid].pfn + b[mid].count <= pfn)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t k = lo; k < d->nblocks; k++) {
-		const struct page_block *b = &d->blocks[k];
-		for (uint32_t i = pfn > b->pfn ? pfn - b->pfn : 0; i < b->count; i++)
-			if ((b->bitmap[i / 8] >> (i % 8)) & 1)
-				return b->pfn + i;
-	}
+	for (size_t k = lo; k < n; k++)
+		for (uint32_t i = pfn > b[k].pfn ? pfn - b[k].pfn : 0; i < b[k].count; i++)
+			if (bit(b[k].bitmap, i))
+				return b[k].pfn + i;
 	return UINT64_MAX;
+}
+
+uint64_t dumpfile_next_stored(const struct dumpfile *d, uint64_t pfn)
+{
+	uint64_t a = next_in(d->blocks, d->nfirst, pfn);
+	uint64_t b = next_in(d->blocks + d->nfirst, d->nblocks - d->nfirst, pfn);
+
+	return a < b ? a : b;
 }
 
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx)
@@ -376,7 +463,7 @@ const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, u
 	const struct page_block *b = block_of(d, pfn);
 	uint32_t i = b ? pfn - b->pfn : 0;
 
-	if (!b || !((b->bitmap[i / 8] >> (i % 8)) & 1))
+	if (!b || !bit(b->bitmap, i))
 		return NULL;
 	*idx = i;
 	return b;

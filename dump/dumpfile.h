@@ -34,9 +34,13 @@ struct dumpfile {
 	size_t dmesg_len;
 	struct kdi_segment *seg;
 	uint32_t nr_seg;
+	/* PAGES chunks in stream order: blocks[0, nfirst) the first pass,
+	 * the rest the LATER pass; each part in strictly increasing pfn
+	 * order, and no pfn stored (or zero) in both. */
 	struct page_block *blocks;
-	size_t nblocks;
+	size_t nblocks, nfirst;
 	uint64_t pages_stored;		/* counted from the blocks */
+	uint64_t pages_zero;		/* pages recorded as all zero */
 	uint64_t bytes_stored;		/* payload bytes of PAGES chunks */
 	int have_end;
 	int end_disagrees;		/* an END was read, but its counts are not the stream's (why) */
@@ -48,6 +52,14 @@ struct dumpfile {
 	 * pages_total). UINT64_MAX when END and the segments agree. */
 	uint64_t pfn_limit;
 	char why[200];			/* why the stream stopped early */
+	/* Parts lost: the stream broke and went on, at a GAP chunk after a
+	 * failed write (FORMAT.md), or past bytes the source could not read.
+	 * Such a dump is incomplete. */
+	uint32_t gaps;
+	uint32_t read_gaps;		/* of them, where the source could not be read */
+	uint64_t gap_bytes;		/* stream bytes they lost, all gaps */
+	uint64_t gap_chunks;		/* chunks they lost */
+	char gap_why[200];		/* the first: where, and what broke */
 };
 
 /* One reader of pages: each thread of `save` has its own, so the loaded

@@ -179,8 +179,10 @@ static int read_header(struct kdi_reader *r, struct kdi_chunk *h)
 	if (r->pos + sizeof *h > r->limit || r->pos + sizeof *h < r->pos)
 		return stop(r, "stream runs past the end of the device");
 	ssize_t n = read_full_at(r->fd, h, sizeof *h, r->pos);
-	if (n < 0)
+	if (n < 0) {
+		r->read_error = 1;
 		return stop(r, "read error");
+	}
 	if (n != sizeof *h)
 		return stop(r, "short read (source truncated)");
 	if (memcmp(h->magic, KDI_CHUNK_MAGIC, 4))
@@ -205,8 +207,10 @@ static int read_payload(struct kdi_reader *r, const struct kdi_chunk *h,
 	if (h->len > buf_size)
 		return stop(r, "payload larger than the reader's buffer");
 	ssize_t n = read_full_at(r->fd, buf, h->len, r->pos + sizeof *h);
-	if (n < 0)
+	if (n < 0) {
+		r->read_error = 1;
 		return stop(r, "read error in payload");
+	}
 	if ((size_t)n != h->len)
 		return stop(r, "short payload (source truncated)");
 	/* xxhash does arithmetic on the pointer even for 0 bytes. */
@@ -235,9 +239,13 @@ int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
 	}
 	if (read_payload(r, &h, start, sizeof *start) < 0)
 		return -EBADMSG;
-	if (start->format_version != KDI_FORMAT_VERSION) {
+	if (start->format_version > KDI_FORMAT_VERSION) {
 		stop(r, "dump written by a newer format version");
 		return -EPROTONOSUPPORT;
+	}
+	if (start->format_version < KDI_FORMAT_MIN) {
+		stop(r, "START record has an impossible format version");
+		return -EBADMSG;
 	}
 	if (start->page_size < 512 || start->page_size > 65536 ||
 	    (start->page_size & (start->page_size - 1)) ||
@@ -283,6 +291,93 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	return 1;
 }
 
+/* A chunk of this dump after the break starts at `at`: resume there. */
+static int resume_at(struct kdi_reader *r, uint64_t at)
+{
+	struct kdi_reader t = *r;
+	struct kdi_chunk h;
+
+	t.pos = at;
+	t.done = 0;
+	if (read_header(&t, &h) < 0 || h.dump_id != r->dump_id || h.seq <= r->next_seq)
+		return 0;
+	r->pos = at;
+	r->next_seq = h.seq;
+	r->done = 0;
+	r->read_error = 0;
+	r->why[0] = 0;
+	return 1;
+}
+
+/* Past unreadable bytes: the next readable chunk header of this dump. */
+#define SCAN_PIECE (64u << 10)
+
+static int resync_read(struct kdi_reader *r)
+{
+	static const size_t piece = SCAN_PIECE;
+	uint8_t *buf = malloc(piece + sizeof(struct kdi_chunk));
+	uint64_t at = r->pos + KDI_CHUNK_ALIGN, end = r->pos + KDI_GAP_SCAN;
+
+	if (!buf)
+		return -ENOMEM;
+	if (end > r->limit)
+		end = r->limit;
+	while (at < end) {
+		size_t want = piece + sizeof(struct kdi_chunk);
+		if (want > r->limit - at)
+			want = r->limit - at;
+		ssize_t n = read_full_at(r->fd, buf, want, at);
+		if (n < 0) {
+			/* Still unreadable: on to the next piece. */
+			at = (at / SCAN_PIECE + 1) * SCAN_PIECE;
+			continue;
+		}
+		if ((size_t)n < sizeof(struct kdi_chunk))
+			break;
+		for (size_t o = 0; o + sizeof(struct kdi_chunk) <= (size_t)n && o < piece;
+		     o += KDI_CHUNK_ALIGN)
+			if (!memcmp(buf + o, KDI_CHUNK_MAGIC, 4) && resume_at(r, at + o)) {
+				free(buf);
+				return 1;
+			}
+		at += piece;
+	}
+	free(buf);
+	return 0;
+}
+
+int reader_resync(struct kdi_reader *r, uint32_t format_version)
+{
+	if (!r->done || r->pos < r->base)
+		return 0;
+	if (r->read_error)
+		return resync_read(r);
+	if (format_version < 2)
+		return 0;
+	uint64_t broke = r->pos;
+	struct kdi_reader t = *r;
+	uint64_t first = r->base + ((broke - r->base) / KDI_GAP_ALIGN + 1) * KDI_GAP_ALIGN;
+
+	for (uint64_t at = first; at <= broke + KDI_GAP_SCAN && at < r->limit; at += KDI_GAP_ALIGN) {
+		struct kdi_chunk h;
+		struct kdi_gap g;
+		t.pos = at;
+		t.done = 0;
+		if (read_header(&t, &h) < 0 || h.type != KDI_CH_GAP || h.dump_id != r->dump_id ||
+		    h.seq < r->next_seq || h.len != sizeof g || read_payload(&t, &h, &g, sizeof g) < 0)
+			continue;
+		/* Its own offset, and a loss that covers the break. */
+		if (g.lost_to != at - r->base || g.lost_from > g.lost_to)
+			continue;
+		r->pos = at;
+		r->next_seq = h.seq;
+		r->done = 0;
+		r->why[0] = 0;
+		return 1;
+	}
+	return 0;
+}
+
 uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h)
 {
 	return r->pos - chunk_span(h->len) + sizeof *h;
@@ -324,7 +419,7 @@ int pages_parse(const void *payload, size_t len, uint32_t page_size,
 		return -EBADMSG;
 	memcpy(&p, payload, sizeof p);
 	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count ||
-	    p.nzero > p.count - p.nstored || (p.flags & ~KDI_PAGES_LINKED) ||
+	    p.nzero > p.count - p.nstored || (p.flags & ~(KDI_PAGES_LINKED | KDI_PAGES_LATER)) ||
 	    ((p.flags & KDI_PAGES_LINKED) && (uint64_t)p.nstored * page_size > KDI_LINKED_MAX) ||
 	    p.pfn > (UINT64_MAX / page_size) - p.count)
 		return -EBADMSG;

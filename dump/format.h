@@ -53,6 +53,7 @@ enum kdi_chunk_type {
 	KDI_CH_END = 7,		/* struct kdi_end, written last */
 	KDI_CH_PAD = 8,		/* filler, ignored */
 	KDI_CH_SETTINGS = 9,	/* text: the capture's settings and where each came from */
+	KDI_CH_GAP = 10,	/* struct kdi_gap: the stream resumes here after a write error */
 };
 
 struct kdi_chunk {
@@ -68,7 +69,10 @@ struct kdi_chunk {
 };
 _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
 
-#define KDI_FORMAT_VERSION 1
+/* Version 2 added the LATER pass (KDI_PAGES_LATER); a version-1 dump is
+ * version 2 without it, so both are read. */
+#define KDI_FORMAT_VERSION 2
+#define KDI_FORMAT_MIN 1
 
 struct kdi_start {
 	uint32_t format_version;
@@ -109,6 +113,13 @@ _Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
  * KDI_LINKED_MAX bytes. */
 #define KDI_PAGES_LINKED	0x1u
 #define KDI_LINKED_MAX		(16u << 20)
+/* The chunk belongs to the second pass (format version 2). A capture
+ * writes first what crash and drgn need to open the dump (the pages dump
+ * level 31 keeps), then the rest its level keeps, so that a dump cut
+ * short anywhere after the first pass still opens. Each pass is in
+ * strictly increasing pfn order; a LATER chunk stores no pfn that a
+ * first-pass chunk stored or recorded as zero. */
+#define KDI_PAGES_LATER		0x2u
 
 #define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */
 #define KDI_PAGE_SIZEMASK 0x00ffffffu
@@ -120,6 +131,7 @@ enum kdi_status {
 	KDI_ST_READ_ERRORS = 1u << 2,	/* some pages could not be read */
 	KDI_ST_INPUT_TRUNCATED = 1u << 3, /* vmcore shorter than its headers say */
 	KDI_ST_ABORTED = 1u << 4,	/* stopped by an error or a stall */
+	KDI_ST_WRITE_ERRORS = 1u << 5,	/* parts of the stream were lost to write errors (GAP) */
 };
 
 struct kdi_end {
@@ -134,6 +146,22 @@ struct kdi_end {
 	uint64_t excluded[KDI_EX_NCLASSES];
 };
 _Static_assert(sizeof(struct kdi_end) == 56 + 8 * KDI_EX_NCLASSES, "end layout");
+
+/* A write that failed loses the stream from where it began: the writer
+ * resumes at the next KDI_GAP_ALIGN boundary with a GAP chunk, and a
+ * reader that finds the stream broken at P probes the boundaries in
+ * (P, P + KDI_GAP_SCAN] for one (format version 2). Offsets are stream
+ * offsets (from data_offset). */
+#define KDI_GAP_ALIGN	(1u << 20)
+#define KDI_GAP_SCAN	(64u << 20)
+
+struct kdi_gap {
+	uint64_t lost_from;		/* where the failed write began */
+	uint64_t lost_to;		/* this chunk's own offset */
+	int32_t error;			/* -errno of the first failed write */
+	uint32_t writes;		/* failed writes this gap covers */
+};
+_Static_assert(sizeof(struct kdi_gap) == 24, "gap layout");
 
 /* ---- superblock ---- */
 void super_init(struct kdi_super *sb, uint64_t dev_size, const char *label);
@@ -165,6 +193,7 @@ struct kdi_reader {
 	uint64_t pos;		/* offset of the next chunk header */
 	uint64_t dump_id, next_seq;
 	int done;
+	int read_error;		/* it stopped because the source could not be read */
 	char why[160];		/* why reading stopped, when it stopped early */
 };
 
@@ -177,6 +206,19 @@ int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
  * stops at a damaged, foreign or missing chunk (r->why says which); what
  * was read before is the intact prefix. -ENOMEM is returned as such. */
 int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t *cap);
+/* After reader_next stopped at a broken chunk: looks for where the
+ * stream goes on. In version 2 and later, the GAP chunk the writer put
+ * after a failed write, at the KDI_GAP_ALIGN boundaries within
+ * KDI_GAP_SCAN past the break. And when the source could not be read
+ * (a bad sector range, any version), the next chunk of this dump that
+ * can be, at any 8-byte offset within KDI_GAP_SCAN past the last
+ * readable byte, its header intact and its seq later than the break's:
+ * chunks are only ever found by their own checksummed headers, so
+ * damage that reads fine still ends the stream exactly where it is. 1
+ * when found: the next reader_next returns that chunk, and r->why is
+ * cleared (keep it first to say what broke). 0 when there is none: the
+ * stream ends. */
+int reader_resync(struct kdi_reader *r, uint32_t format_version);
 /* Offset (device) of the payload of the chunk just returned. */
 uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h);
 

@@ -518,8 +518,7 @@ uint64_t save_kdump_need(const struct dumpfile *d, int zlib)
 	}
 	if (max_mapnr > (1ull << 52))
 		return UINT64_MAX;	/* past any physical address: save_kdump fails too */
-	for (size_t k = 0; k < d->nblocks; k++)
-		pfns += d->blocks[k].count;	/* stored and zero pages alike */
+	pfns = d->pages_stored + d->pages_zero;	/* a descriptor each */
 	uint64_t bm_blocks = ((max_mapnr + 7) / 8 + ps - 1) / ps;
 	uint64_t head = sizeof(struct kdump_sub_header) + strlen(d->vmcoreinfo) + d->notes_len;
 	uint64_t pages = d->pages_stored * ps;	/* raw: never more */

@@ -133,7 +133,7 @@ static const char save_help[] =
 	"usage: kdumpinit save SOURCE --output FILE [--format kdump|elf] [--compress zlib|none]\n"
 	"                         [--threads N] [--force]\n"
 	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
-	"                         [--format ...] [--force]\n"
+	"                         [--mark-incomplete] [--format ...] [--force]\n"
 	"       kdumpinit save [SOURCE] --check\n"
 	"\n"
 	"Reads the dump on SOURCE (a claimed device or a capture file), validates every\n"
@@ -148,7 +148,8 @@ static const char save_help[] =
 	"\n"
 	"savecore mode (--dir, for boot): writes DIR/<crash time>/{vmcore,dmesg.txt,info.txt}\n"
 	"(mode 0600, temporary names, fsync, rename), then marks the device's dump saved\n"
-	"(not with --keep-device). Refuses when DIR has less free than the output's size\n"
+	"(not with --keep-device; an incomplete dump only with --mark-incomplete, so that\n"
+	"the next save tries it again). Refuses when DIR has less free than the output's size\n"
 	"(an upper bound; for zlib kdump an estimate from the LZ4 size) plus --min-free,\n"
 	"or when others could rearrange DIR; stops, saving nothing, if writing would eat\n"
 	"into --min-free. --max N keeps the N dumps saved last into DIR (kdumpinit's own\n"
@@ -167,6 +168,7 @@ int cmd_save(int argc, char **argv)
 		{ "compress", 1, 0, 'c' }, { "threads", 1, 0, 't' },
 		{ "dir", 1, 0, 'd' }, { "min-free", 1, 0, 'm' }, { "max", 1, 0, 'x' },
 		{ "keep-device", 0, 0, 'k' }, { "check", 0, 0, 'C' },
+		{ "mark-incomplete", 0, 0, 'I' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct savecore_opts sc = { 0 };
@@ -201,6 +203,7 @@ int cmd_save(int argc, char **argv)
 			sc.max = v;
 			break;
 		case 'k': sc.keep_device = 1; break;
+		case 'I': sc.mark_incomplete = 1; break;
 		case 'C': sc.check = 1; break;
 		case 'h': return usage(save_help, EXIT_OK);
 		default: return usage(save_help, EXIT_USAGE);
@@ -253,9 +256,10 @@ int cmd_save(int argc, char **argv)
 		return code;
 	}
 	int complete = dumpfile_complete(&d);
+	char why[200];
 	if (!complete)
 		warn("%s: the dump is incomplete (%s); saving the intact part", src,
-		     d.why[0] ? d.why : !d.have_end ? "no END record" : "marked incomplete at capture");
+		     dump_incomplete_why(&d, why, sizeof why));
 
 	/* A unique name next to OUTPUT, which may be anyone's directory:
 	 * save --dir writes fixed names, but into a directory of its own. */

@@ -172,6 +172,10 @@ static int report(int r, const struct capture_result *res, const struct target *
 	if (st & KDI_ST_READ_ERRORS)
 		warn("%llu pages could not be read from the vmcore",
 		     (unsigned long long)res->end.excluded[KDI_EX_UNREADABLE]);
+	if (st & KDI_ST_WRITE_ERRORS)
+		warn("%u write error%s gone around on %s: %.1f MB of the dump lost there; the dump "
+		     "is marked incomplete", res->gaps, res->gaps == 1 ? "" : "s", t->path,
+		     res->gap_bytes / 1e6);
 	if (res->write_error)
 		err("writing stopped: %s", errstr(res->write_error));
 	if (st & KDI_ST_ABORTED)

@@ -523,7 +523,17 @@ static int save_dir(const char *src, struct target *t, struct dumpfile *d,
 	}
 	msg("saved %s/%s: %llu pages, %.1f MB%s", o->dir, fin, (unsigned long long)res.pages,
 	    res.bytes / 1e6, complete ? "" : " (incomplete dump)");
-	r = o->keep_device ? 0 : mark_saved(t, d->dump_id);
+	/* An incomplete dump stays unsaved unless asked: the next save (a
+	 * device read again, a person looking) tries it again. */
+	if (o->keep_device) {
+		r = 0;
+	} else if (!complete && !o->mark_incomplete) {
+		warn("%s: not marked saved, the dump is incomplete: the next save tries it again "
+		     "(--mark-incomplete marks it)", src);
+		r = 0;
+	} else {
+		r = mark_saved(t, d->dump_id);
+	}
 	if (r == -ESTALE)
 		err("%s changed while saving; not marking it (it will be saved again)", src);
 	else if (r < 0)
@@ -565,9 +575,10 @@ int savecore(const char *src, const struct savecore_opts *o)
 	} else if (!unsaved && !o->force) {
 		msg("%s: its dump was already saved; nothing to do (--force saves it again)", src);
 	} else {
+		char why[200];
 		if (!dumpfile_complete(&d))
 			warn("%s: the dump is incomplete (%s); saving the intact part, marked incomplete",
-			     src, d.why[0] ? d.why : "marked so at capture");
+			     src, dump_incomplete_why(&d, why, sizeof why));
 		code = save_dir(src, &t, &d, o);
 	}
 	if (r == 0 || r == -EBADMSG)

@@ -11,6 +11,7 @@ struct savecore_opts {
 	uint64_t min_free;
 	unsigned max;			/* keep this many dumps, 0 = all */
 	int keep_device, check, force, elf;
+	int mark_incomplete;		/* mark an incomplete dump saved too */
 	struct save_opts so;
 };
 /* Saves SOURCE's dump into o->dir (or with o->check says whether there is

@@ -104,6 +104,7 @@ static const char *end_reasons(uint32_t status, char *buf, size_t sz)
 		{ KDI_ST_READ_ERRORS, "unreadable pages" },
 		{ KDI_ST_INPUT_TRUNCATED, "vmcore was truncated" },
 		{ KDI_ST_ABORTED, "capture aborted" },
+		{ KDI_ST_WRITE_ERRORS, "write errors" },
 	};
 	size_t n = 0;
 
@@ -113,6 +114,26 @@ static const char *end_reasons(uint32_t status, char *buf, size_t sz)
 			n += snprintf(buf + n, sz - n, "%s%s", n ? "; " : "", reasons[i].text);
 	if (!buf[0])
 		snprintf(buf, sz, "marked incomplete at capture");
+	return buf;
+}
+
+static const char *lost_to(const struct dumpfile *d)
+{
+	return !d->read_gaps ? "write errors" : d->read_gaps == d->gaps ? "read errors" :
+	       "write and read errors";
+}
+
+const char *dump_incomplete_why(const struct dumpfile *d, char *buf, size_t sz)
+{
+	if (d->why[0])
+		snprintf(buf, sz, "%s", d->why);
+	else if (d->gaps)
+		snprintf(buf, sz, "%u part%s lost to %s, %.1f MB", d->gaps, d->gaps == 1 ? "" : "s",
+			 lost_to(d), d->gap_bytes / 1e6);
+	else if (!d->have_end)
+		snprintf(buf, sz, "no END record");
+	else
+		end_reasons(d->end.status, buf, sz);
 	return buf;
 }
 
@@ -144,6 +165,9 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	const char *saved = dump_saved(t, d) ? ", saved" : ", not saved yet";
 	if (complete)
 		fprintf(f, "%-12s complete%s\n", "state", saved);
+	else if (d->have_end && d->gaps && !d->end_disagrees)
+		fprintf(f, "%-12s incomplete (%s)%s\n", "state",
+			dump_incomplete_why(d, why, sizeof why), saved);
 	else if (d->have_end)
 		fprintf(f, "%-12s incomplete (%s)%s\n", "state",
 			end_reasons(d->end.status, why, sizeof why), saved);
@@ -153,6 +177,11 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	else
 		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
 			d->why[0] ? d->why : "stream ends without one", saved);
+	if (d->gaps)
+		fprintf(f, "%-12s %u region%s lost to %s (%.1f MB, %llu chunks); the first: %s\n",
+			"gaps", d->gaps, d->gaps == 1 ? "" : "s",
+			lost_to(d), d->gap_bytes / 1e6,
+			(unsigned long long)d->gap_chunks, d->gap_why);
 	if (dump_saved(t, d))
 		print_time(f, "saved at", t->sb.saved_time);
 	struct vmcoreinfo vi;

@@ -23,6 +23,9 @@ void dump_unreadable(const struct target *t, const struct dumpfile *d, int r);
 int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r);
 /* The device's claim records this very dump as saved. */
 int dump_saved(const struct target *t, const struct dumpfile *d);
+/* Why d is incomplete, in a few words, for one line of a message: the
+ * break in its stream, the parts lost (gaps), or what END says. */
+const char *dump_incomplete_why(const struct dumpfile *d, char *buf, size_t sz);
 
 /* The dump device the firmware names (the credential kdumpinit.dev, read
  * under root as the crash kernel reads it) into buf, its warnings printed.

@@ -135,6 +135,8 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite docs bash tests/docs/run.sh
 	run_suite setup bash tests/setup/run.sh
 	run_suite deb bash tests/deb/run.sh
+	# Read errors where save reads the dump (blkdebug behind a FUSE file).
+	run_suite faults-readerr bash tests/faults/readerr.sh --workdir "$BUILD/faults/readerr"
 fi
 
 if [ -z "${SKIP_E2E:-}" ]; then
@@ -183,6 +185,14 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# captures to each of the other three.
 	run_suite e2e-disk-nvme bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 		--disk nvme --workdir "$BUILD/e2e/disk-nvme"
+	# Write errors on the dump disk (QEMU blkdebug): a bad range early in
+	# the pages is gone around (GAP), the rest of the dump kept.
+	run_suite faults-blkdebug bash tests/faults/blkdebug.sh early --workdir "$BUILD/faults/early"
+	# A power cut (QEMU killed) while END is written; cuts inside the
+	# metadata and the kernel log, on a real vmcore's dump.
+	run_suite faults-powercut bash tests/faults/powercut.sh end --workdir "$BUILD/faults/cut-end"
+	run_if "$raws/raw-6.1-4level.vmcore" faults-cutfile bash tests/faults/cutfile.sh \
+		"$raws/raw-6.1-4level.vmcore" --workdir "$BUILD/faults/cutfile"
 	# The unattended cycle, with real reboots, configured by firmware alone:
 	# save nothing, arm, crash, capture, reboot, save, arm, crash, save.
 	run_suite cycle bash tests/cycle/run.sh --workdir "$BUILD/cycle"
@@ -200,6 +210,15 @@ if [ -n "${FULL:-}" ]; then
 	for d in ahci scsi virtio; do
 		run_suite "e2e-disk-$d" bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 			--disk "$d" --workdir "$BUILD/e2e/disk-$d"
+	done
+	# Write errors late in the pages, and on every write past 100 MiB (the
+	# capture gives up, keeps what came before, runs its final action).
+	run_suite faults-blkdebug-late bash tests/faults/blkdebug.sh late --workdir "$BUILD/faults/late"
+	run_suite faults-blkdebug-after bash tests/faults/blkdebug.sh after --workdir "$BUILD/faults/after"
+	# Power cuts before the first write, early, in the middle and late in
+	# the pages, and a new capture onto a cut dump.
+	for c in before early middle late replace; do
+		run_suite faults-powercut-$c bash tests/faults/powercut.sh $c --workdir "$BUILD/faults/cut-$c"
 	done
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"

@@ -22,7 +22,8 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--arm-helper FILE] [--kernel-tree DIR]
                         [--firmware] [--watchdog SECONDS [--stall-disk]]
                         [--slow-disk BYTES_PER_S] [--final ACTION]
-                        [--disk nvme|ahci|scsi|virtio] [--demo] [-h]
+                        [--disk nvme|ahci|scsi|virtio] [--blkdebug CONF]
+                        [--cut-at ERE] [--keep-dump] [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -74,16 +75,28 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      has no other driver; the capture goes to kdump-TYPE
                      (kdumpinit.dev=SERIAL=kdump-TYPE), the other three
                      must stay byte for byte as they were
+  --blkdebug CONF    the dump disk goes through QEMU's blkdebug driver with
+                     this rules file (write errors): kdumpinit must say where
+                     each write failed, end in its final action, and leave a
+                     dump marked incomplete whose saved pages are all right
+                     (pagecheck, not vmcmp)
+  --cut-at ERE       a power cut: QEMU is killed (SIGKILL) at the first
+                     kdumpinit console line of the crash kernel that matches
+                     ERE; the dump must read as incomplete (or empty, when no
+                     write was made), and what save keeps must be right
+  --keep-dump        keep dump.img of an earlier run in --workdir instead of
+                     claiming a new one: the next capture must replace the
+                     dump there cleanly
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
-disk=''
+disk='' blkdebug='' cutat='' keepdump=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -103,6 +116,9 @@ while [ $# -gt 0 ]; do
 	--watchdog) wd=$2; shift ;;
 	--stall-disk) stalldisk=1 ;;
 	--slow-disk) slowdisk=$2; shift ;;
+	--cut-at) cutat=$2; shift ;;
+	--keep-dump) keepdump=1 ;;
+	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -285,7 +301,9 @@ rm -f "$dump" "$workdir"/dump-*.img "$raw" "$small" "$workdir/raw.vmcore" "$work
 # A claimed disk far too small for any dump: the PID-1 bad-input cases
 # write what fits there and must mark it incomplete.
 "$kdumpinit" format "$small" --size 4M --label small >/dev/null 2>&1 || die "kdumpinit format $small failed"
-if [ $rawonly = 0 ]; then
+if [ $keepdump = 1 ] && [ -f "$dump" ]; then
+	step "dump disk kept from the last run: $dump ($("$kdumpinit" info "$dump" 2>&1 | grep -m1 '^state'))"
+elif [ $rawonly = 0 ]; then
 	"$kdumpinit" format "$dump" --size 1536M --label e2e >"$workdir/format.out" 2>&1 ||
 		{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
 else
@@ -317,7 +335,10 @@ drive "$scratch" d0 kdump-scratch ,readonly=on
 # --stall-disk: a burst for the metadata and the first chunks, then a
 # trickle that leaves one 1 MiB write waiting for minutes: the capture stops
 # making progress while the VM runs on.
-if [ $stalldisk = 1 ]; then
+if [ -n "$blkdebug" ]; then
+	drives+=(-drive "driver=raw,if=none,id=d1,file.driver=blkdebug,file.config=$blkdebug,file.image.driver=file,file.image.filename=$dump"
+		-device "virtio-blk-pci,drive=d1,serial=kdump-dump")
+elif [ $stalldisk = 1 ]; then
 	drive "$dump" d1 kdump-dump ,throttling.bps-write=1024,throttling.bps-write-max=4194304,throttling.bps-write-max-length=1
 elif [ "$slowdisk" != 0 ]; then
 	drive "$dump" d1 kdump-dump ,throttling.bps-write=$slowdisk
@@ -347,7 +368,7 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")
-rm -f "$workdir/qemu.pid" "$workdir/halt-held"
+rm -f "$workdir/qemu.pid" "$workdir/halt-held" "$workdir/cut"
 if [ $firmware = 1 ]; then
 	# systemd's credential conventions, as a VM host would set them.
 	printf '# from fw_cfg\nlevel = %s\n' "$level" >"$workdir/fw-kdumpinit.conf"
@@ -387,6 +408,14 @@ t_qemu=$(now)
 				  kill "$(cat "$workdir/qemu.pid")"; } </dev/null >/dev/null 2>&1 &
 			fi ;;
 		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
+		*"kdumpinit:"*)
+			# --cut-at: the power goes, mid-capture, as QEMU dies.
+			if [ -n "$cutat" ] && [ -n "${crashed:-}" ] && [ ! -e "$workdir/cut" ] &&
+				[[ $line =~ $cutat ]]; then
+				kill -9 "$(cat "$workdir/qemu.pid")" 2>/dev/null
+				printf '%s\n' "$line" >"$workdir/cut"
+				m=cut
+			fi ;;
 		*"kdumpinit: watchdog: /dev/"*) m=wdopen ;;
 		*"kdumpinit: capture finished"*) m=captured ;;
 		*"kdumpinit: "*"no progress for"*"hardware watchdog"*) m=nomove ;;
@@ -429,6 +458,12 @@ if [ "$final" = halt ]; then
 		else
 			failed "no 'kdumpinit: watchdog: stopped (magic close) before halt' line"
 		fi
+	fi
+elif [ -n "$cutat" ]; then
+	if [ -f "$workdir/cut" ]; then
+		step "power cut (QEMU killed, status $qrc) at: $(cat "$workdir/cut")"
+	else
+		failed "no console line matched --cut-at '$cutat': no power cut (QEMU status $qrc)"
 	fi
 elif [ "$qrc" = 124 ]; then
 	failed "QEMU did not exit within ${tmo}s (timeout)"
@@ -493,12 +528,14 @@ if [ $stalldisk = 1 ]; then
 		failed "no watchdog reset seen (QEMU status $qrc)"
 	fi
 fi
-if [ $rawonly = 0 ] && [ $stalldisk = 0 ]; then
+if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 	# What the reservation had to hold, as kdumpinit measured it (VmHWM)
 	# against what the crash kernel had free when it started.
 	peak=$(grep -a -o "peak memory [0-9.]* MB" "$post" | tail -n 1 | grep -o "[0-9.]*")
 	availmb=$(grep -a -o "plan: MemAvailable [0-9]* MB" "$post" | tail -n 1 | grep -o "[0-9]*")
-	if [ -n "$peak" ] && [ -n "$availmb" ] && awk -v p="$peak" -v a="$availmb" 'BEGIN{exit !(p > 0 && p < a)}'; then
+	if [ -n "$blkdebug" ] && [ -z "$peak" ]; then
+		say "no peak memory line: the write errors ended the capture before its summary"
+	elif [ -n "$peak" ] && [ -n "$availmb" ] && awk -v p="$peak" -v a="$availmb" 'BEGIN{exit !(p > 0 && p < a)}'; then
 		pass "kdumpinit peak memory ${peak} MB, of ${availmb} MB available (crashkernel=$ck)"
 	else
 		failed "no believable peak memory line (peak '${peak:-}' MB, available '${availmb:-}' MB)"
@@ -676,7 +713,21 @@ if [ $rawonly = 0 ]; then
 			pass "info shows where the settings came from (the dump's SETTINGS chunk)" ||
 			failed "info has no 'settings dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)' line"
 	fi
-	if [ $stalldisk = 1 ]; then
+	if [ -n "$cutat" ]; then
+		# Cut: incomplete, or empty when no write was made.
+		if [ $rc = 5 ] && grep -q "^state *incomplete" "$workdir/info.out"; then
+			pass "kdumpinit info after the power cut: incomplete (exit 5): $(grep -m1 '^state' "$workdir/info.out" | cut -c1-120)"
+		elif [ $rc = 4 ] && grep -q "^state *empty" "$workdir/info.out"; then
+			pass "kdumpinit info after the power cut: empty (exit 4): nothing was written"
+		else
+			failed "kdumpinit info after the power cut exited $rc:"; sed 's/^/    /' "$workdir/info.out"
+		fi
+	elif [ -n "$blkdebug" ]; then
+		# Write errors: incomplete, and info says why.
+		[ $rc = 5 ] && grep -q "^state *incomplete" "$workdir/info.out" &&
+			pass "kdumpinit info: incomplete (exit 5): $(grep -m1 '^state' "$workdir/info.out")" ||
+			{ failed "kdumpinit info on the dump with write errors exited $rc (want 5, incomplete):"; sed 's/^/    /' "$workdir/info.out"; }
+	elif [ $stalldisk = 1 ]; then
 		# Cut off by the reset: readable up to its last chunk.
 		[ $rc = 5 ] && grep -q "incomplete" "$workdir/info.out" &&
 			pass "kdumpinit info: incomplete (exit 5): $(grep -m1 incomplete "$workdir/info.out")" ||
@@ -687,7 +738,7 @@ if [ $rawonly = 0 ]; then
 	fi
 	npois=$(poisoned_pages | wc -l)
 	# A cut-off dump has no END record, which holds the counts.
-	if [ "$npois" -gt 0 ] && [ $stalldisk = 0 ]; then
+	if [ "$npois" -gt 0 ] && [ $stalldisk = 0 ] && [ -z "$blkdebug" ] && [ -z "$cutat" ]; then
 		got=$(awk '$1 == "hwpoison" || $2 == "hwpoison" {print $(NF-1)}' "$workdir/info.out")
 		# At level 1 nothing else claims a poisoned page first; at higher
 		# levels one that is also free, cache or user memory is counted in
@@ -708,7 +759,11 @@ if [ $rawonly = 0 ]; then
 	t=$(now)
 	"$kdumpinit" save "$dump" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
 	rc=$? d_save=$(since "$t")
-	if [ $stalldisk = 1 ]; then
+	if [ -n "$cutat" ] && grep -q "^state *empty" "$workdir/info.out"; then
+		[ $rc = 4 ] && [ ! -e "$workdir/saved.elf" ] &&
+			pass "kdumpinit save of the empty device: nothing saved (exit 4)" ||
+			{ failed "kdumpinit save of the empty device exited $rc:"; sed 's/^/    /' "$workdir/save.out"; }
+	elif [ $stalldisk = 1 ] || [ -n "$blkdebug" ] || [ -n "$cutat" ]; then
 		if [ $rc = 5 ] && [ -s "$workdir/saved.elf" ] && "$python" "$top/tests/tools/elfend.py" "$workdir/saved.elf" >/dev/null 2>&1; then
 			pass "kdumpinit save of the cut-off dump: a partial ELF vmcore (exit 5, $(stat -c %s "$workdir/saved.elf") bytes)"
 		else
@@ -728,6 +783,13 @@ if [ $rawonly = 0 ]; then
 
 	if [ $mode = capture ]; then
 		:
+	elif { [ -n "$blkdebug" ] || [ -n "$cutat" ]; } && [ -f "$workdir/raw.vmcore" ] && [ -f "$workdir/saved.elf" ]; then
+		# Some pages were lost to the errors: every page saved must be
+		# the raw vmcore's, and most must be there.
+		"$python" "$top/tests/tools/pagecheck.py" "$workdir/raw.vmcore" "$workdir/saved.elf" --require some \
+			>"$workdir/pagecheck.out" 2>&1 &&
+			pass "pagecheck: every page saved is the raw vmcore's ($(tail -n 1 "$workdir/pagecheck.out"))" ||
+			{ failed "pagecheck on the dump with write errors:"; tail -n 20 "$workdir/pagecheck.out" | sed 's/^/    /'; }
 	elif [ "$level" != 1 ]; then
 		say "SKIP: vmcmp (it checks every non-zero page, which needs --level 1)"
 	elif [ -f "$workdir/raw.vmcore" ] && [ -f "$workdir/saved.elf" ]; then

@@ -119,8 +119,15 @@ check "damaged: save --dir exits 5 (saved, incomplete)" test $rc = 5
 v=$(ls -d "$W"/crash2/*/ 2>/dev/null | head -n 1)vmcore
 st=$(od -An -tu4 -j 424 -N 4 "$v" 2>/dev/null | tr -d ' ')
 check "damaged: the kdump header says INCOMPLETE (status 0x8)" test $(( ${st:-0} & 8 )) = 8
+grep -q "not marked saved, the dump is incomplete" "$W/out" ||
+	bad "damaged: message for an incomplete dump left unsaved" "$(cat "$W/out")"
 "$K" save "$W/dmg.img" --check; rc=$?
-check "damaged: marked saved after saving what was intact" test $rc = 1
+check "damaged: not marked saved after saving what was intact (no --mark-incomplete)" test $rc = 0
+"$K" save "$W/dmg.img" --dir "$W/crash2" --mark-incomplete >"$W/out" 2>&1; rc=$?
+check "damaged: saved again, with --mark-incomplete (exit 5)" test $rc = 5
+check "damaged: the second save took a new name" test "$(ls -d "$W"/crash2/*/ | wc -l)" = 2
+"$K" save "$W/dmg.img" --check; rc=$?
+check "damaged: marked saved with --mark-incomplete" test $rc = 1
 
 # An empty device.
 "$K" format "$W/empty.img" --size 4M >/dev/null 2>&1

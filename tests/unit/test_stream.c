@@ -536,7 +536,8 @@ static void empty_and_start(void)
 
 	/* Out-of-range START fields. */
 	static const struct { uint32_t ver, ps, nseg; int want; } t[] = {
-		{ 2, PS, 1, -EPROTONOSUPPORT }, { 1, 1000, 1, -EBADMSG }, { 1, 256, 1, -EBADMSG },
+		{ 3, PS, 1, -EPROTONOSUPPORT }, { 0, PS, 1, -EBADMSG }, { 2, PS, 1, 0 },
+		{ 1, 1000, 1, -EBADMSG }, { 1, 256, 1, -EBADMSG },
 		{ 1, 131072, 1, -EBADMSG }, { 1, PS, 65537, -EBADMSG }, { 1, 0, 1, -EBADMSG },
 		{ 1, 65536, 65536, 0 },
 	};
@@ -859,7 +860,7 @@ static void pages_parse_rules(void)
 	MUT("nzero one more", put32(p + 16, nz + 1), len);
 	MUT("nzero > count - nstored", put32(p + 16, 40 - n + 1), len);
 	MUT("nzero 0 with a zero bitmap", put32(p + 16, 0), len);
-	MUT("flags: unknown bit", put32(p + 20, 2), len);
+	MUT("flags: unknown bit", put32(p + 20, 4), len);
 	MUT("flags high bit", put32(p + 20, 0x80000000u), len);
 	MUT("bit past count", p[24 + 5] |= 0x01, len);		/* bit 40 */
 	MUT("bit in the pad word", p[24 + 7] |= 0x80, len);
@@ -1329,7 +1330,7 @@ static int check_loaded(struct dumpfile *d, int r, uint64_t limit, char *why, si
 	for (size_t i = 0; i < d->nblocks; i++) {
 		const struct page_block *b = &d->blocks[i];
 		if (b->count < 1 || b->count > KDI_BLOCK_MAX || b->nstored > b->count ||
-		    (i && b->pfn < d->blocks[i - 1].pfn + d->blocks[i - 1].count) ||
+		    (i && i != d->nfirst && b->pfn < d->blocks[i - 1].pfn + d->blocks[i - 1].count) ||
 		    b->payload_off + b->payload_len > limit) {
 			snprintf(why, wsz, "block %zu invalid (pfn %llu count %u)", i,
 				 (unsigned long long)b->pfn, b->count);
@@ -1356,6 +1357,279 @@ static int check_loaded(struct dumpfile *d, int r, uint64_t limit, char *why, si
 	}
 	cursor_fini(&c);
 	return ret;
+}
+
+/* ---------------- two passes: the kernel's pages first (version 2) ---------------- */
+
+/* Pass one stores what keep_first keeps and records zero_first's zeros;
+ * the LATER pass stores, over the same blocks, what keep_later keeps. */
+static int keep_first(uint32_t i) { return i % 4 == 0; }
+static int zero_first(uint32_t i) { return i % 4 == 1; }
+static int keep_later(uint32_t i) { return i % 4 == 2; }
+static int keep_later_bad(uint32_t i) { return i % 4 == 2 || i == 8; }	/* pfn +8: stored first */
+static int keep_later_zbad(uint32_t i) { return i % 4 == 2 || i == 9; }	/* +9: zero first */
+
+enum { LP_OK, LP_V1, LP_FIRST_AFTER, LP_OVERLAP, LP_OVERLAP_ZERO, LP_BACKWARDS };
+
+static uint8_t *later_payload(uint64_t pfn, uint32_t count, int (*keep)(uint32_t), size_t *len)
+{
+	uint8_t *p = pages_payload(pfn, count, keep, NULL, len);
+	put32(p + 20, get32(p + 20) | 2);	/* LATER */
+	return p;
+}
+
+/* Two first-pass blocks (pfn 0 and 1000, 64 pfns each), then LATER
+ * chunks over them; `upto` later chunks (2 = all) and then END if
+ * with_end. */
+static void build_two_pass(struct sb *s, int variant, int upto, int with_end)
+{
+	uint8_t st[80], seg[40], end[120];
+	size_t len;
+	uint64_t pfns[2] = { 0, 1000 };
+	uint64_t stored = 0;
+
+	memset(s, 0, sizeof *s);
+	s->dump_id = 0x2020202020202020ull;
+	start_payload(st, variant == LP_V1 ? 1 : 2, PS, 1);
+	segment(seg, 0, 1100 * PS, 1100 * PS);
+	chunk(s, T_START, st, 80);
+	chunk(s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	chunk(s, T_SEGMENTS, seg, sizeof seg);
+	for (int b = 0; b < 2; b++) {
+		uint8_t *p = pages_payload(pfns[b], 64, keep_first, zero_first, &len);
+		chunk(s, T_PAGES, p, len);
+		free(p);
+		stored += 16;
+	}
+	for (int b = 0; b < upto; b++) {
+		int (*k)(uint32_t) = keep_later;
+		uint64_t pfn = pfns[b];
+		if (variant == LP_OVERLAP && b == 1)
+			k = keep_later_bad;
+		if (variant == LP_OVERLAP_ZERO && b == 1)
+			k = keep_later_zbad;
+		if (variant == LP_BACKWARDS)
+			pfn = pfns[1 - b];
+		uint8_t *p = later_payload(pfn, 64, k, &len);
+		if (variant == LP_FIRST_AFTER && b == 1)
+			put32(p + 20, get32(p + 20) & ~2u);
+		chunk(s, T_PAGES, p, len);
+		free(p);
+		stored += 16;
+	}
+	if (with_end) {
+		end_counts(end, s, upto < 2 ? 1 : 0, 1100, stored);
+		chunk(s, T_END, end, 120);
+	}
+}
+
+/* What pfn should read as in a two-pass dump with `later` LATER chunks
+ * loaded: 1 stored, 2 zero, 0 absent. */
+static int two_pass_state(uint64_t pfn, int later)
+{
+	uint64_t base = pfn >= 1000 ? 1000 : 0;
+	uint32_t i = pfn - base;
+	if (i >= 64)
+		return 0;
+	if (keep_first(i))
+		return 1;
+	if (zero_first(i))
+		return 2;
+	return keep_later(i) && (base == 0 ? later >= 1 : later >= 2) ? 1 : 0;
+}
+
+static void check_two_pass(struct dumpfile *d, int later, const char *what)
+{
+	struct dump_cursor *c = malloc(sizeof *c);
+	uint8_t page[PS], want[PS];
+	int bad = 0, wrong = 0, nexts = 0;
+
+	cursor_init(c, d);
+	for (uint64_t pfn = 0; pfn < 1100; pfn++) {
+		int st = two_pass_state(pfn, later);
+		int e = dumpfile_page(c, pfn, page);
+		page_of(pfn, want);
+		if (st == 1 && (e || memcmp(page, want, PS)))
+			bad++;
+		if (st != 1 && e != -ENOENT)
+			wrong++;
+		if (dumpfile_is_zero(d, pfn) != (st == 2))
+			wrong++;
+		uint64_t nx = UINT64_MAX;
+		for (uint64_t q = pfn; q < 1100; q++)
+			if (two_pass_state(q, later) == 1) {
+				nx = q;
+				break;
+			}
+		nexts += dumpfile_next_stored(d, pfn) != nx;
+	}
+	CHECK(!bad && !wrong && !nexts, "%s: %d pages wrong, %d states wrong, %d next_stored wrong",
+	      what, bad, wrong, nexts);
+	cursor_fini(c);
+	free(c);
+}
+
+static void later_pass(void)
+{
+	struct sb s;
+	struct dumpfile d;
+
+	/* Whole: complete, every page from either pass. */
+	build_two_pass(&s, LP_OK, 2, 1);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "two passes: not complete: %s", d.why);
+	CHECK_INT(d.nblocks, 4);
+	CHECK_INT(d.nfirst, 2);
+	CHECK_INT(d.pages_stored, 64);
+	CHECK_INT(d.pages_zero, 32);
+	check_two_pass(&d, 2, "two passes");
+	/* save --format kdump's room: a descriptor per stored or zero page */
+	uint64_t need = save_kdump_need(&d, 0);
+	CHECK(need < 2 * 1024 * 1024, "save_kdump_need %llu: descriptors counted twice?",
+	      (unsigned long long)need);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Cut in the LATER pass (no END): the first pass whole, the LATER
+	 * chunk that made it, and the segments believed to their end (the
+	 * first pass had scanned every pfn). */
+	build_two_pass(&s, LP_OK, 1, 0);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(!dumpfile_complete(&d), "cut in the LATER pass reads as complete");
+	CHECK_INT(d.nblocks, 3);
+	check_two_pass(&d, 1, "cut in the LATER pass");
+	CHECK_INT(d.pfn_limit, 1100);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Cut before the LATER pass: the pages the first pass left for
+	 * later are absent, nothing else is. */
+	build_two_pass(&s, LP_OK, 0, 0);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK_INT(d.nblocks, 2);
+	check_two_pass(&d, 0, "cut before the LATER pass");
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Broken rules: the stream stops at the offending chunk, which is
+	 * not used; what came before is. */
+	static const struct { int variant, keep; const char *what; } bad[] = {
+		{ LP_V1, 2, "a LATER chunk in a version-1 dump" },
+		{ LP_FIRST_AFTER, 3, "a first-pass chunk after a LATER one" },
+		{ LP_OVERLAP, 3, "a LATER chunk storing a pfn the first pass stored" },
+		{ LP_OVERLAP_ZERO, 3, "a LATER chunk storing a pfn the first pass called zero" },
+		{ LP_BACKWARDS, 3, "LATER chunks going back in pfn" },
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		build_two_pass(&s, bad[k].variant, 2, 1);
+		CHECK_INT(load(&d, &s, 0), 0);
+		CHECK(!dumpfile_complete(&d), "%s: read as complete", bad[k].what);
+		CHECK(strstr(d.why, "malformed") != NULL, "%s: why is '%s'", bad[k].what, d.why);
+		CHECK(d.nblocks == (size_t)bad[k].keep - 0, "%s: %zu blocks kept, want %d",
+		      bad[k].what, d.nblocks, bad[k].keep);
+		dumpfile_free(&d);
+		free(s.b);
+	}
+}
+
+/* ---------------- write errors gone around: GAP (version 2) ---------------- */
+
+enum { GP_OK, GP_V1, GP_WRONG_TO, GP_OTHER_DUMP, GP_UNALIGNED, GP_END_COMPLETE, GP_NONE };
+
+/* A PAGES block at pfn 0, one at pfn 200 whose chunk a failed write
+ * left damaged, and a lost seq after it; the stream resumes at the next
+ * 1 MiB boundary with a GAP chunk, then a block at pfn 1000 and END. */
+static void build_gap(struct sb *s, int variant)
+{
+	uint8_t st[80], seg[40], end[120], g[24];
+	size_t len;
+
+	memset(s, 0, sizeof *s);
+	s->dump_id = 0x3131313131313131ull;
+	start_payload(st, variant == GP_V1 ? 1 : 2, PS, 1);
+	segment(seg, 0, 1100 * PS, 1100 * PS);
+	chunk(s, T_START, st, 80);
+	chunk(s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	chunk(s, T_SEGMENTS, seg, sizeof seg);
+	uint8_t *p = pages_payload(0, 64, keep_first, NULL, &len);
+	chunk(s, T_PAGES, p, len);
+	free(p);
+	size_t broke = s->len;
+	p = pages_payload(200, 64, keep_first, NULL, &len);
+	chunk(s, T_PAGES, p, len);
+	free(p);
+	s->seq++;				/* a second chunk lost whole */
+	size_t at = (s->len / (1u << 20) + 1) * (1u << 20);
+	grow(s, at - s->len);
+	memset(s->b + broke + 100, 0xa5, at - broke - 100);	/* what the failed write left */
+	s->len = at + (variant == GP_UNALIGNED ? 8 : 0);
+	if (variant != GP_NONE) {
+		put64(g, broke + 50);
+		put64(g + 8, variant == GP_WRONG_TO ? at + 4096 : s->len);
+		put32(g + 16, (uint32_t)-5);
+		put32(g + 20, 1);
+		chunk_ex(s, 10, g, sizeof g, variant == GP_OTHER_DUMP ? 77 : s->dump_id, s->seq++, 0);
+	}
+	p = pages_payload(1000, 64, keep_first, NULL, &len);
+	chunk(s, T_PAGES, p, len);
+	free(p);
+	end_counts(end, s, variant == GP_END_COMPLETE ? 0 : 0x21, 1100, 48);
+	chunk(s, T_END, end, 120);
+}
+
+static void gap_resync(void)
+{
+	struct sb s;
+	struct dumpfile d;
+	uint8_t page[PS], want[PS];
+	struct dump_cursor c;
+
+	build_gap(&s, GP_OK);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(!dumpfile_complete(&d), "a dump with a gap reads as complete");
+	CHECK_INT(d.gaps, 1);
+	CHECK_INT(d.gap_chunks, 2);
+	CHECK_INT(d.have_end, 1);
+	CHECK(!d.end_disagrees, "END disagrees past the gap: %s", d.why);
+	CHECK_INT(d.nblocks, 2);
+	CHECK(strstr(d.gap_why, "checksum") || strstr(d.gap_why, "magic"), "gap_why: %s", d.gap_why);
+	cursor_init(&c, &d);
+	int bad = 0;
+	for (uint64_t pfn = 0; pfn < 1100; pfn++) {
+		uint32_t i = pfn % 1000 < 64 ? pfn % 1000 : 64;
+		int stored = (pfn < 64 || (pfn >= 1000 && pfn < 1064)) && keep_first(i);
+		int e = dumpfile_page(&c, pfn, page);
+		page_of(pfn, want);
+		bad += stored ? (e || memcmp(page, want, PS)) : e != -ENOENT;
+	}
+	CHECK(!bad, "%d pages wrong around the gap", bad);
+	cursor_fini(&c);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* No GAP to be found: the stream stops at the break, as in version 1. */
+	static const struct { int variant; const char *what; } stop[] = {
+		{ GP_NONE, "no GAP" }, { GP_V1, "a GAP in a version-1 dump" },
+		{ GP_WRONG_TO, "a GAP whose lost_to is not its offset" },
+		{ GP_OTHER_DUMP, "a GAP of another dump" }, { GP_UNALIGNED, "a GAP off the boundary" },
+	};
+	for (size_t k = 0; k < sizeof stop / sizeof *stop; k++) {
+		build_gap(&s, stop[k].variant);
+		CHECK_INT(load(&d, &s, 0), 0);
+		CHECK(d.gaps == 0 && d.nblocks == 1 && d.why[0] && !d.have_end,
+		      "%s: gaps %u, %zu blocks, have_end %d, why '%s'", stop[k].what, d.gaps,
+		      d.nblocks, d.have_end, d.why);
+		dumpfile_free(&d);
+		free(s.b);
+	}
+
+	/* An END that calls a dump with a gap complete is not believed. */
+	build_gap(&s, GP_END_COMPLETE);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(d.gaps == 1 && d.end_disagrees && strstr(d.why, "gap"),
+	      "END complete across a gap: gaps %u, disagrees %d, why '%s'", d.gaps, d.end_disagrees, d.why);
+	dumpfile_free(&d);
+	free(s.b);
 }
 
 static void fuzz_mutations(void)
@@ -1490,6 +1764,8 @@ int main(void)
 	RUN(end_cross_checks);
 	RUN(changed_under_reader);
 	RUN(segment_rule);
+	RUN(later_pass);
+	RUN(gap_resync);
 	RUN(fuzz_mutations);
 	return check_done();
 }
