@@ -79,7 +79,7 @@ static void fill(void *arg, unsigned slot, uint64_t idx)
 static void *worker(void *arg)
 {
 	struct test *t = arg;
-	ring_work(&t->ring, next, fill, t);
+	ring_work(&t->ring, next, NULL, fill, t);
 	return NULL;
 }
 
