@@ -1,8 +1,8 @@
 #!/bin/bash
 # same-output.sh OLD NEW VMCORE...: a refactoring changes no output. For each
-# vmcore, at levels 1 and 31 and 1, 2, 3 and 8 threads (THREADS overrides),
-# both binaries capture
-# it; their PAGES chunks must be identical (tests/tools/chunks.py --pages:
+# vmcore, at levels 1 and 31 and 1, 2, 3 and 8 threads (THREADS="..."
+# overrides the list), both binaries capture it; their PAGES chunks must be
+# identical (tests/tools/chunks.py --pages:
 # dump ids, times and the superblock differ by design). The NEW binary's
 # save of the OLD binary's capture, --format kdump and elf, must be
 # byte-identical to OLD's own save of it.
