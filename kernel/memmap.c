@@ -110,14 +110,19 @@ static uint64_t section_map(struct mm_cursor *c, uint64_t nr)
 	return c->sec_map;
 }
 
-/* Loads the struct pages of window [wpfn, wpfn+MM_WINDOW). Which pfns it
- * reads depends on the window's place only (windows are aligned), not on
- * who asks or when: every cursor sees the same pages readable. */
+/* Finds where the struct pages of window [wpfn, wpfn+MM_WINDOW) are;
+ * chunk_in reads them. Which pfns are readable depends on the window's
+ * place only (windows are aligned), not on who asks or when: every cursor
+ * sees the same. A piece is readable when the dump holds all of it (as if
+ * read in one go); an I/O error when a chunk of it is read loses only that
+ * chunk's pfns. */
 static void load_window(struct mm_cursor *c, uint64_t wpfn)
 {
 	const struct memmap *m = c->m;
 
 	memset(c->win_ok, 0, MM_WINDOW);
+	memset(c->chunk_read, 0, sizeof c->chunk_read);
+	c->npiece = 0;
 	c->win_pfn = wpfn;
 	uint64_t per_sec = 1ull << m->sec_shift;
 
@@ -128,8 +133,8 @@ static void load_window(struct mm_cursor *c, uint64_t wpfn)
 			end = wpfn + MM_WINDOW;
 		uint64_t map = section_map(c, nr);
 		if (map) {
-			/* Read in leaf-sized pieces; a piece that fails only
-			 * loses its own pfns. */
+			/* Leaf-sized pieces; one the dump lacks only loses its
+			 * own pfns. */
 			uint64_t q = p;
 			while (q < end) {
 				uint64_t va = map + q * m->spage, pa, span;
@@ -140,9 +145,11 @@ static void load_window(struct mm_cursor *c, uint64_t wpfn)
 						fit = 1;
 					if (n > fit)
 						n = fit;
-					if (physmem_read(&c->pm, pa, c->win + (q - wpfn) * m->spage,
-							 n * m->spage) == 0)
+					if (physmem_holds(&c->pm, pa, n * m->spage)) {
 						memset(c->win_ok + (q - wpfn), 1, n);
+						c->piece[c->npiece++] = (struct mm_piece){
+							(uint32_t)(q - wpfn), (uint32_t)(q - wpfn + n), pa };
+					}
 				} else {
 					/* unmapped: skip to the next page of struct pages */
 					uint64_t next = ((va >> m->shift) + 1) << m->shift;
@@ -157,6 +164,36 @@ static void load_window(struct mm_cursor *c, uint64_t wpfn)
 		}
 		p = end;
 	}
+}
+
+/* Reads chunk ch of the window (pieces are in pfn order). */
+static void chunk_in(struct mm_cursor *c, uint32_t ch)
+{
+	const struct memmap *m = c->m;
+	uint32_t lo = ch * MM_CHUNK, hi = lo + MM_CHUNK;
+
+	c->chunk_read[ch] = 1;
+	for (uint32_t i = 0; i < c->npiece; i++) {
+		const struct mm_piece *pc = &c->piece[i];
+		if (pc->hi <= lo)
+			continue;
+		if (pc->lo >= hi)
+			break;
+		uint32_t a = pc->lo > lo ? pc->lo : lo, b = pc->hi < hi ? pc->hi : hi;
+		if (physmem_read(&c->pm, pc->pa + (uint64_t)(a - pc->lo) * m->spage,
+				 c->win + (uint64_t)a * m->spage, (size_t)(b - a) * m->spage) < 0)
+			memset(c->win_ok + a, 0, b - a);
+	}
+}
+
+/* Struct page k of the window is there to be read: 1, or 0. */
+static inline int have(struct mm_cursor *c, uint64_t k)
+{
+	uint32_t ch = (uint32_t)(k / MM_CHUNK);
+
+	if (!c->chunk_read[ch])
+		chunk_in(c, ch);
+	return c->win_ok[k];
 }
 
 /* ---- one page, makedumpfile's rules (docs/FILTERING.md) ---- */
@@ -280,7 +317,7 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
 		for (; i < lim; i++) {
 			p = pfn + i;
 			uint64_t k = p - wpfn;
-			if (!c->win_ok[k]) {
+			if (!have(c, k)) {
 				cls[i] = MM_KEEP;
 				fl[i] = MM_FL_UNREAD;
 				continue;
@@ -293,7 +330,7 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
 			 * judged the same way (FILTERING.md Q12). Our window is a
 			 * multiple of 512, so the tail is always inside it. */
 			const uint8_t *sp = c->win + k * spage, *tail = NULL;
-			if ((p & 511) != 511 && c->win_ok[k + 1])
+			if ((p & 511) != 511 && have(c, k + 1))
 				tail = sp + spage;
 			uint64_t nr;
 			uint8_t cl = classify_one(m, p, sp, tail, &nr);
@@ -538,7 +575,8 @@ int memmap_cursor_init(struct mm_cursor *c, const struct memmap *m)
 	cursor_reader(c, m);
 	c->win = malloc((size_t)MM_WINDOW * (m->spage ? m->spage : 1));
 	c->win_ok = malloc(MM_WINDOW);
-	if (!c->win || !c->win_ok) {
+	c->piece = malloc(MM_WINDOW * sizeof *c->piece);
+	if (!c->win || !c->win_ok || !c->piece) {
 		memmap_cursor_fini(c);
 		return -ENOMEM;
 	}
@@ -549,5 +587,7 @@ void memmap_cursor_fini(struct mm_cursor *c)
 {
 	free(c->win);
 	free(c->win_ok);
+	free(c->piece);
 	c->win = c->win_ok = NULL;
+	c->piece = NULL;
 }

@@ -22,7 +22,8 @@
 #define DL_USER		8
 #define DL_FREE		16
 
-#define MM_WINDOW 4096u		/* struct pages per read window */
+#define MM_WINDOW 4096u		/* struct pages per window */
+#define MM_CHUNK 256u		/* struct pages per read, when needed */
 
 /* Per pfn, beside its class (memmap_classify's fl[]). */
 #define MM_FL_CONT	1	/* decided by a run that began at an earlier pfn */
@@ -78,7 +79,13 @@ struct mm_cursor {
 	uint64_t sec_cached, sec_map;	/* last section looked up */
 	uint64_t win_pfn;	/* first pfn of the window, or UINT64_MAX */
 	uint8_t *win;
-	uint8_t *win_ok;	/* per pfn: struct page was read */
+	uint8_t *win_ok;	/* per pfn: struct page is in the dump (and read, once
+				   its chunk is) */
+	/* The window's pieces (a leaf of struct pages each), read a chunk
+	 * at a time when a pfn in it is judged: inside a run none is. */
+	struct mm_piece { uint32_t lo, hi; uint64_t pa; } *piece;
+	uint32_t npiece;
+	uint8_t chunk_read[MM_WINDOW / MM_CHUNK];
 	struct mm_carry carry;
 };
 
