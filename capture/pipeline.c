@@ -948,19 +948,24 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	uint32_t ps = vc->page_size;
 
 	/* Per worker: two output slots of one block, its stage (one block),
-	 * LZ4 state, and the page tables of its mmap window (8 bytes per
-	 * 4 KiB page mapped). Fixed: the write buffers, the struct-page
-	 * window, and slack for the kernel's own page cache and our stack
-	 * (the log is already taken out of mem_avail). Large writes when
-	 * there is room for them: 4 MiB each from 256 MB free. */
+	 * LZ4 state, the page tables of its mmap window (8 bytes per 4 KiB
+	 * page mapped), its struct-page cursor (a window of struct pages, a
+	 * byte and a piece per pfn of it) and two spans of decisions. Fixed:
+	 * the write buffers, one more span, and slack for the kernel's own
+	 * page cache and our stack (the log is already taken out of
+	 * mem_avail). Large writes when there is room for them: 4 MiB each
+	 * from 256 MB free. */
 	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
 	int big = !mem_avail || mem_avail >= (256u << 20);
 	uint32_t wb = big ? WRITE_BUF_MAX : WRITE_BUF_MIN;
 	unsigned nwb = in->no_direct ? 2 : big ? WRITE_BUFS_MAX : WRITE_BUFS_MIN;
-	uint64_t fixed = nwb * (uint64_t)wb + (MM_WINDOW * 64) + (2u << 20);
+	uint64_t cursor = in->filter ? (uint64_t)MM_WINDOW * (in->filter->spage + 1 +
+							       sizeof(struct mm_piece)) : 0;
+	uint64_t fixed = nwb * (uint64_t)wb + sizeof(struct span) + (2u << 20);
 	uint64_t window = rq->window ? rq->window : 64u << 20;
 	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
 	unsigned want = rq->threads ? rq->threads : 1, t = want;
+	uint64_t per_fixed = 3 * block + (64u << 10) + cursor + 2 * sizeof(struct span);
 
 	if (mem_avail) {
 		uint64_t budget = mem_avail > margin + fixed ? mem_avail - margin - fixed : 0;
@@ -968,13 +973,13 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		 * thousands of pages per call. */
 		while (window > (16u << 20) && window / 512 > budget / 8)
 			window /= 2;
-		uint64_t per = 3 * block + window / 512 + (64u << 10);
+		uint64_t per = per_fixed + window / 512;
 		while (t > 1 && t * per > budget)
 			t--;
 	}
 	*pl = (struct capture_plan){ .threads = t, .window = window, .write_buf = wb,
 				     .write_bufs = nwb, .pread = reads_with_pread(rq, vc) };
-	uint64_t peak = fixed + (uint64_t)t * (3 * block + window / 512 + (64u << 10));
+	uint64_t peak = fixed + (uint64_t)t * (per_fixed + window / 512);
 	char rd[48];
 	if (pl->pread)
 		snprintf(rd, sizeof rd, "pread into the stage");
