@@ -97,3 +97,4 @@ distclean:
 	rm -rf $(BUILD)
 
 .PHONY: all install deb run-deb clean distclean
+$(BUILD)/obj/kernel/memmap.o: KDI_CFLAGS += -O2

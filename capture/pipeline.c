@@ -42,6 +42,68 @@
 struct range { uint64_t lo, hi; };	/* pfns [lo, hi) */
 struct progress;
 
+/* Pages already judged for a block: the all-excluded blocks before it,
+ * which never get a slot, are carried by the next block that keeps
+ * something (or by an empty one at the end). */
+struct skipped {
+	uint64_t scanned;
+	uint64_t excluded[KDI_EX_NCLASSES];
+};
+
+/* ---- spans ----
+ * The struct-page pass works on spans: the pfns of one range inside one
+ * aligned struct-page window (SPAN_PAGES), whole blocks. Any worker may
+ * classify any span, in any order, from no carry (memmap_classify); the
+ * block iterator, which takes spans in pfn order under the lock, joins
+ * each to the run that carries into it (memmap_join: a memset, a rare
+ * re-judging of a corrupt memmap) and then only reads per-block counts to
+ * fold the all-excluded blocks. Another pass over the same memory with
+ * another test for "this block has pages to write" (issue 15: kernel
+ * pages first) is a second walk of the same spans with another
+ * block_keeps. */
+#define SPAN_PAGES MM_WINDOW
+#define SPAN_BLOCKS (SPAN_PAGES / BLOCK_PAGES)
+_Static_assert(SPAN_PAGES % BLOCK_PAGES == 0, "spans hold whole blocks");
+
+/* One block's decisions, counted. */
+struct blocksum {
+	uint16_t keep;			/* pages to read */
+	uint16_t unread;		/* of them, with an unreadable struct page */
+	uint16_t ex[KDI_EX_NCLASSES];	/* excluded, by class */
+};
+
+enum { SP_FREE, SP_BUSY, SP_READY };
+
+struct span {
+	int state;			/* SP_FREE, SP_BUSY (being classified), SP_READY */
+	int joined;			/* memmap_join done */
+	uint64_t seq;			/* its number in pfn order */
+	uint64_t lo, hi;		/* pfns [lo, hi), one range, one window */
+	struct mm_carry out;		/* the run it leaves */
+	uint8_t cls[SPAN_PAGES], fl[SPAN_PAGES];
+	struct blocksum sum[SPAN_BLOCKS];	/* by (pfn % SPAN_PAGES) / BLOCK_PAGES */
+};
+
+/* Where span i is: ring of nspan, seq % nspan. Under the ring's lock. */
+struct spans {
+	struct span *s;
+	unsigned n;
+	/* classification front: the next span to hand out */
+	uint64_t cl_seq;
+	uint32_t cl_range;
+	uint64_t cl_pfn;
+	int cl_done;
+	/* block iterator: inside span it_seq, at pfn it_pfn */
+	uint64_t it_seq;
+	uint64_t it_pfn;
+	struct mm_carry carry;		/* the run carrying into span it_seq */
+	struct skipped pending;		/* folded blocks not yet given to a job */
+	unsigned folded;		/* ... how many */
+	uint64_t unread;		/* pfns kept for an unreadable struct page */
+	pthread_cond_t ready;		/* a span was classified */
+	unsigned waiting;
+};
+
 /* What one block becomes: its PAGES chunk, ready to write. */
 struct slot {
 	struct kdi_pages hdr;
@@ -72,15 +134,13 @@ struct pipe {
 	uint32_t nranges;
 	uint64_t total_pfns;
 
-	/* The ring's lock also covers the block iterator: blocks are
-	 * classified and numbered in pfn order. Everything else is a short
-	 * critical section, so 2 workers on 2 CPUs do not ping-pong. */
+	/* The ring's lock also covers the two iterators (below): a worker
+	 * takes, under it, either a span to classify or the next block to
+	 * encode, in pfn order. Both are short critical sections: the
+	 * struct-page pass runs unlocked, in the worker that took the span. */
 	struct ring ring;
-	uint32_t it_range;		/* block iterator */
-	uint64_t it_pfn;
-	int it_done;
+	struct spans sp;
 	struct slot *slots;		/* ring.nslots of them */
-
 	/* Only the emitter (one worker at a time, lib/ring.h) touches these. */
 	uint64_t done;			/* pfns emitted, for progress */
 	struct kdi_writer *wr;
@@ -88,17 +148,11 @@ struct pipe {
 	struct progress *pg;
 };
 
-/* Pages already judged for a block: the all-excluded blocks before it,
- * which never get a slot, are carried by the next block that keeps
- * something (or by an empty one at the end). */
-struct skipped {
-	uint64_t scanned;
-	uint64_t excluded[KDI_EX_NCLASSES];
-};
-
 struct worker {
 	struct pipe *p;
 	struct window win;
+	struct mm_cursor mc;		/* its struct-page reader (with a filter) */
+	struct span *prep;		/* the span it classifies, unlocked */
 	LZ4_stream_t *lz4;
 	uint8_t *stage;			/* the block's stored pages, contiguous */
 	uint32_t stage_len;
@@ -106,7 +160,7 @@ struct worker {
 	uint32_t *cands;		/* segment candidates for one block */
 	uint32_t ncand;
 	uint8_t cls[BLOCK_PAGES];	/* filter decision per page of the block */
-	uint64_t pfn;			/* the block taken: next_block's answer */
+	uint64_t pfn;			/* the block taken: next_job's answer */
 	uint32_t count;
 	struct skipped sk;
 	pthread_t tid;
@@ -190,69 +244,216 @@ static int build_layout(struct pipe *p)
 
 #define SKIP_MAX 256u		/* blocks folded into one: progress still ticks */
 
-/* Advances the iterator by one block, clipped to its range and to a
- * BLOCK_PAGES-aligned boundary. 0 when there is none. */
-static int step(struct pipe *p, uint64_t *pfn, uint32_t *count)
+/* The next span of the partition, in pfn order: 0 when there is none. */
+static int span_step(struct pipe *p, uint64_t *lo, uint64_t *hi)
 {
-	if (p->it_done || p->ring.stop)
+	struct spans *ss = &p->sp;
+
+	if (ss->cl_done)
 		return 0;
-	if (p->it_range >= p->nranges) {
-		p->it_done = 1;
+	if (ss->cl_range >= p->nranges) {
+		ss->cl_done = 1;
 		return 0;
 	}
-	struct range *r = &p->ranges[p->it_range];
-	if (p->it_pfn < r->lo)
-		p->it_pfn = r->lo;
-	uint64_t end = (p->it_pfn / BLOCK_PAGES + 1) * BLOCK_PAGES;
+	const struct range *r = &p->ranges[ss->cl_range];
+	if (ss->cl_pfn < r->lo)
+		ss->cl_pfn = r->lo;
+	uint64_t end = (ss->cl_pfn / SPAN_PAGES + 1) * SPAN_PAGES;
 	if (end > r->hi)
 		end = r->hi;
-	*pfn = p->it_pfn;
-	*count = end - p->it_pfn;
-	p->it_pfn = end;
+	*lo = ss->cl_pfn;
+	*hi = end;
+	ss->cl_pfn = end;
 	if (end == r->hi) {
-		p->it_range++;
-		if (p->it_range < p->nranges)
-			p->it_pfn = p->ranges[p->it_range].lo;
+		ss->cl_range++;
+		if (ss->cl_range < p->nranges)
+			ss->cl_pfn = p->ranges[ss->cl_range].lo;
 		else
-			p->it_done = 1;
+			ss->cl_done = 1;
 	}
 	return 1;
 }
 
-/* Next block to encode, called with the lock held. Filtering is done
- * here, under the iterator's lock, because it must see pfns in order (a
- * compound or free run carries over). A block the filter excludes whole
- * (most of a level-31 dump: free memory comes in long runs) is only
- * counted into sk: it needs no slot, no worker and no wakeup. Returns 1
- * with a block (count may be 0: only sk to account), 0 at the end. */
-static int next_block(struct pipe *p, uint64_t *pfn, uint32_t *count, uint64_t *idx,
-		      uint8_t *cls, struct skipped *sk)
+static struct blocksum *sum_of(struct span *sp, uint64_t pfn)
 {
-	memset(sk, 0, sizeof *sk);
-	for (unsigned n = 0;; n++) {
-		if (!step(p, pfn, count)) {
-			if (!sk->scanned)
-				return 0;
-			*pfn = 0;	/* the tail's counts still go in order */
-			*count = 0;
-			break;
+	return &sp->sum[(pfn % SPAN_PAGES) / BLOCK_PAGES];
+}
+
+/* Counts the blocks of sp that meet [lo, hi) afresh. */
+static void span_count(struct span *sp, uint64_t lo, uint64_t hi)
+{
+	if (lo < sp->lo)
+		lo = sp->lo;
+	if (hi > sp->hi)
+		hi = sp->hi;
+	for (uint64_t b = lo; b < hi;) {
+		uint64_t bs = b - b % BLOCK_PAGES, be = bs + BLOCK_PAGES;
+		if (bs < sp->lo)
+			bs = sp->lo;
+		if (be > sp->hi)
+			be = sp->hi;
+		struct blocksum *s = sum_of(sp, bs);
+		memset(s, 0, sizeof *s);
+		for (uint64_t q = bs - sp->lo; q < be - sp->lo; q++) {
+			uint8_t c = sp->cls[q];
+			if (c == MM_KEEP) {
+				s->keep++;
+				s->unread += sp->fl[q] & MM_FL_UNREAD ? 1 : 0;
+			} else {
+				s->ex[c]++;
+			}
 		}
-		if (!p->in->filter) {
-			memset(cls, MM_KEEP, *count);
-			break;
-		}
-		memmap_classify(p->in->filter, *pfn, *count, cls);
-		uint32_t i = 0;
-		while (i < *count && cls[i] != MM_KEEP)
-			i++;
-		if (i < *count || n + 1 >= SKIP_MAX)
-			break;
-		for (i = 0; i < *count; i++)
-			sk->excluded[cls[i]]++;
-		sk->scanned += *count;
+		b = be;
 	}
-	*idx = p->ring.issued++;
+}
+
+/* The struct-page pass over one span, unlocked: from no carry, whatever
+ * came before it (joined later, in order). */
+static void span_classify(struct worker *w, struct span *sp)
+{
+	uint32_t n = (uint32_t)(sp->hi - sp->lo);
+
+	if (w->p->in->filter) {
+		w->mc.carry = (struct mm_carry){ 0 };
+		memmap_classify(&w->mc, sp->lo, n, sp->cls, sp->fl);
+		sp->out = w->mc.carry;
+	} else {
+		memset(sp->cls, MM_KEEP, n);
+		memset(sp->fl, 0, n);
+		sp->out = (struct mm_carry){ 0 };
+	}
+	span_count(sp, sp->lo, sp->hi);
+}
+
+/* Under the lock, when the block iterator enters sp: the run carrying in
+ * from the spans before it decides sp's first pfns. */
+static void span_join(struct worker *w, struct span *sp)
+{
+	struct spans *ss = &w->p->sp;
+	uint32_t touched = 0;
+
+	if (w->p->in->filter)
+		memmap_join(&w->mc, ss->carry, sp->lo, (uint32_t)(sp->hi - sp->lo), sp->cls, sp->fl,
+			    &sp->out, &touched);
+	if (touched)
+		span_count(sp, sp->lo, sp->lo + touched);
+	ss->carry = sp->out;
+	sp->joined = 1;
+}
+
+/* Does the block have pages to read? The test that decides which blocks
+ * get a slot; the rest are only counted. */
+static int block_keeps(const struct blocksum *s)
+{
+	return s->keep != 0;
+}
+
+static void fold(struct skipped *sk, const struct blocksum *s, uint32_t count)
+{
+	for (int c = 0; c < KDI_EX_NCLASSES; c++)
+		sk->excluded[c] += s->ex[c];
+	sk->scanned += count;
+}
+
+/* The job for the block at ss->it_pfn of sp, or 0 when it folds: a block
+ * the filter excludes whole (most of a level-31 dump: free memory comes in
+ * long runs) is only counted into ss->pending: it needs no slot, no worker
+ * and no wakeup; every SKIP_MAX-th one is a job all the same, so that
+ * progress ticks. */
+static int take_block(struct worker *w, struct span *sp)
+{
+	struct spans *ss = &w->p->sp;
+	uint64_t pfn = ss->it_pfn;
+	uint64_t end = (pfn / BLOCK_PAGES + 1) * BLOCK_PAGES;
+
+	if (end > sp->hi)
+		end = sp->hi;
+	uint32_t count = (uint32_t)(end - pfn);
+	const struct blocksum *s = sum_of(sp, pfn);
+	ss->it_pfn = end;
+	ss->unread += s->unread;
+	if (!block_keeps(s) && ++ss->folded < SKIP_MAX) {
+		fold(&ss->pending, s, count);
+		return 0;
+	}
+	w->pfn = pfn;
+	w->count = count;
+	memcpy(w->cls, sp->cls + (pfn - sp->lo), count);
+	w->sk = ss->pending;
+	memset(&ss->pending, 0, sizeof ss->pending);
+	ss->folded = 0;
 	return 1;
+}
+
+/* The ring's iterator, under its lock (lib/ring.h): publishes the span
+ * the worker classified, then gives it the next block to encode, or a
+ * span to classify when the block iterator waits for one, or waits
+ * itself when every span in reach is being classified. */
+static int next_job(void *arg, uint64_t *idx)
+{
+	struct worker *w = arg;
+	struct pipe *p = w->p;
+	struct spans *ss = &p->sp;
+
+	if (w->prep) {
+		w->prep->state = SP_READY;
+		w->prep = NULL;
+		if (ss->waiting)
+			pthread_cond_broadcast(&ss->ready);
+	}
+	while (!p->ring.stop) {
+		struct span *sp = &ss->s[ss->it_seq % ss->n];
+		if (ss->it_seq < ss->cl_seq && sp->state == SP_READY) {
+			if (!sp->joined)
+				span_join(w, sp);
+			while (ss->it_pfn < sp->hi)
+				if (take_block(w, sp)) {
+					*idx = p->ring.issued++;
+					return RING_JOB;
+				}
+			sp->state = SP_FREE;
+			ss->it_seq++;
+			if (ss->it_seq < ss->cl_seq)
+				ss->it_pfn = ss->s[ss->it_seq % ss->n].lo;
+			continue;
+		}
+		uint64_t lo, hi;
+		if (ss->cl_seq < ss->it_seq + ss->n && span_step(p, &lo, &hi)) {
+			struct span *np = &ss->s[ss->cl_seq % ss->n];
+			np->state = SP_BUSY;
+			np->joined = 0;
+			np->seq = ss->cl_seq;
+			np->lo = lo;
+			np->hi = hi;
+			if (ss->cl_seq == ss->it_seq)
+				ss->it_pfn = lo;
+			ss->cl_seq++;
+			w->prep = np;
+			return RING_PREP;
+		}
+		if (ss->it_seq == ss->cl_seq) {
+			/* the end: the last folded blocks still go in order */
+			if (!ss->pending.scanned)
+				return RING_END;
+			w->pfn = 0;
+			w->count = 0;
+			w->sk = ss->pending;
+			memset(&ss->pending, 0, sizeof ss->pending);
+			ss->folded = 0;
+			*idx = p->ring.issued++;
+			return RING_JOB;
+		}
+		ss->waiting++;
+		pthread_cond_wait(&ss->ready, &p->ring.lock);
+		ss->waiting--;
+	}
+	return RING_END;
+}
+
+static void prep_job(void *arg)
+{
+	struct worker *w = arg;
+	span_classify(w, w->prep);
 }
 
 /* ---- one page ---- */
@@ -602,6 +803,34 @@ static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_res
 	return 0;
 }
 
+/* Spans in reach of the classification front: enough that every worker
+ * can classify one while the block iterator drains another. */
+static unsigned spans_wanted(unsigned threads)
+{
+	return 2 * threads + 1;
+}
+
+static int spans_init(struct pipe *p, unsigned threads)
+{
+	struct spans *ss = &p->sp;
+
+	ss->n = spans_wanted(threads);
+	ss->s = calloc(ss->n, sizeof *ss->s);
+	if (!ss->s)
+		return -ENOMEM;
+	pthread_cond_init(&ss->ready, NULL);
+	return 0;
+}
+
+static void spans_fini(struct pipe *p)
+{
+	if (!p->sp.s)
+		return;
+	pthread_cond_destroy(&p->sp.ready);
+	free(p->sp.s);
+	p->sp.s = NULL;
+}
+
 static int slots_alloc(struct pipe *p, unsigned n)
 {
 	p->slots = calloc(n, sizeof *p->slots);
@@ -620,6 +849,8 @@ static int worker_init(struct worker *w, struct pipe *p)
 	memset(w, 0, sizeof *w);
 	w->p = p;
 	window_init(&w->win, p->vc->fd, p->vc->file_size, p->pl->window, p->pl->pread);
+	if (p->in->filter && memmap_cursor_init(&w->mc, p->in->filter) < 0)
+		return -ENOMEM;
 	w->lz4 = LZ4_createStream();
 	w->stage = malloc((size_t)BLOCK_PAGES * p->ps);
 	w->scratch = malloc(p->ps);
@@ -629,6 +860,7 @@ static int worker_init(struct worker *w, struct pipe *p)
 
 static void worker_fini(struct worker *w)
 {
+	memmap_cursor_fini(&w->mc);
 	window_fini(&w->win);
 	LZ4_freeStream(w->lz4);
 	free(w->stage);
@@ -638,10 +870,11 @@ static void worker_fini(struct worker *w)
 
 /* ---- workers ----
  * Every worker, the calling thread included, loops: take the next block
- * (classified in pfn order under the ring's lock), claim the slot it maps
- * to, encode it unlocked, and hand it back to the ring, which writes
- * blocks strictly in order (lib/ring.h): the dump is the same for any
- * thread count. */
+ * (its span classified already, by whichever worker, and joined in pfn
+ * order) or a span to classify, claim the block's slot, encode it
+ * unlocked, and hand it back to the ring, which writes blocks strictly in
+ * order (lib/ring.h). Spans are a fixed partition and their joins exact,
+ * so the dump is the same for any thread count. */
 
 /* The ring's emitter: blocks arrive here one at a time, in order. */
 static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
@@ -658,13 +891,6 @@ static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 	return r;
 }
 
-/* The ring's iterator, under its lock: the next block, kept in w. */
-static int next_job(void *arg, uint64_t *idx)
-{
-	struct worker *w = arg;
-	return next_block(w->p, &w->pfn, &w->count, idx, w->cls, &w->sk);
-}
-
 static void fill_job(void *arg, unsigned slot, uint64_t idx)
 {
 	struct worker *w = arg;
@@ -674,7 +900,7 @@ static void fill_job(void *arg, unsigned slot, uint64_t idx)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	ring_work(&w->p->ring, next_job, fill_job, w);
+	ring_work(&w->p->ring, next_job, prep_job, fill_job, w);
 	return NULL;
 }
 
@@ -722,19 +948,24 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	uint32_t ps = vc->page_size;
 
 	/* Per worker: two output slots of one block, its stage (one block),
-	 * LZ4 state, and the page tables of its mmap window (8 bytes per
-	 * 4 KiB page mapped). Fixed: the write buffers, the struct-page
-	 * window, and slack for the kernel's own page cache and our stack
-	 * (the log is already taken out of mem_avail). Large writes when
-	 * there is room for them: 4 MiB each from 256 MB free. */
+	 * LZ4 state, the page tables of its mmap window (8 bytes per 4 KiB
+	 * page mapped), its struct-page cursor (a window of struct pages, a
+	 * byte and a piece per pfn of it) and two spans of decisions. Fixed:
+	 * the write buffers, one more span, and slack for the kernel's own
+	 * page cache and our stack (the log is already taken out of
+	 * mem_avail). Large writes when there is room for them: 4 MiB each
+	 * from 256 MB free. */
 	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
 	int big = !mem_avail || mem_avail >= (256u << 20);
 	uint32_t wb = big ? WRITE_BUF_MAX : WRITE_BUF_MIN;
 	unsigned nwb = in->no_direct ? 2 : big ? WRITE_BUFS_MAX : WRITE_BUFS_MIN;
-	uint64_t fixed = nwb * (uint64_t)wb + (MM_WINDOW * 64) + (2u << 20);
+	uint64_t cursor = in->filter ? (uint64_t)MM_WINDOW * (in->filter->spage + 1 +
+							       sizeof(struct mm_piece)) : 0;
+	uint64_t fixed = nwb * (uint64_t)wb + sizeof(struct span) + (2u << 20);
 	uint64_t window = rq->window ? rq->window : 64u << 20;
 	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
 	unsigned want = rq->threads ? rq->threads : 1, t = want;
+	uint64_t per_fixed = 3 * block + (64u << 10) + cursor + 2 * sizeof(struct span);
 
 	if (mem_avail) {
 		uint64_t budget = mem_avail > margin + fixed ? mem_avail - margin - fixed : 0;
@@ -742,13 +973,13 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		 * thousands of pages per call. */
 		while (window > (16u << 20) && window / 512 > budget / 8)
 			window /= 2;
-		uint64_t per = 3 * block + window / 512 + (64u << 10);
+		uint64_t per = per_fixed + window / 512;
 		while (t > 1 && t * per > budget)
 			t--;
 	}
 	*pl = (struct capture_plan){ .threads = t, .window = window, .write_buf = wb,
 				     .write_bufs = nwb, .pread = reads_with_pread(rq, vc) };
-	uint64_t peak = fixed + (uint64_t)t * (3 * block + window / 512 + (64u << 10));
+	uint64_t peak = fixed + (uint64_t)t * (per_fixed + window / 512);
 	char rd[48];
 	if (pl->pread)
 		snprintf(rd, sizeof rd, "pread into the stage");
@@ -782,6 +1013,8 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	unsigned nslots = pl->threads > 1 ? 2 * pl->threads : 1;
 	r = wbuf ? build_layout(&p) : -ENOMEM;
 	if (!r)
+		r = spans_init(&p, pl->threads ? pl->threads : 1);
+	if (!r)
 		r = ring_init(&p.ring, nslots, emit_slot, &p);
 	if (!r)
 		r = slots_alloc(&p, nslots);
@@ -809,6 +1042,8 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	p.res = res;
 	p.pg = &pg;
 	r = run_workers(&p, pl->threads ? pl->threads : 1);
+	if (in->filter)
+		in->filter->unreadable += p.sp.unread;
 
 	struct kdi_end *e = &res->end;
 	if (vc->truncated)
@@ -863,5 +1098,6 @@ out:
 	free(p.ranges);
 	free(wbuf);
 	ring_fini(&p.ring);
+	spans_fini(&p);
 	return r;
 }

@@ -34,8 +34,9 @@ struct capture_in {
 	int no_direct;			/* never O_DIRECT on the target */
 	int grow_file;			/* a regular file: allocate ahead */
 	int trim_file;			/* ... one we created: trim at the end */
-	/* Page filter for levels beyond zero pages, or NULL. Called in pfn
-	 * order by whoever takes the next block. */
+	/* Page filter for levels beyond zero pages, or NULL. Read-only
+	 * during the run (each worker has its own cursor); its unreadable
+	 * count grows by the run's. */
 	struct memmap *filter;
 	/* The crashed kernel's log, written before the pages, or NULL. */
 	const char *dmesg;

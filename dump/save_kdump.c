@@ -290,7 +290,7 @@ static void fill_batch(void *arg, unsigned slot, uint64_t idx)
 static void *pool_worker(void *arg)
 {
 	struct job *j = arg;
-	ring_work(&j->pool->ring, next_batch, fill_batch, j);
+	ring_work(&j->pool->ring, next_batch, NULL, fill_batch, j);
 	return NULL;
 }
 

@@ -20,17 +20,61 @@ static int is_kvaddr(const struct memmap *m, uint64_t a)
 
 _Static_assert(MM_WINDOW % 512 == 0, "the window must hold whole 512-pfn blocks");
 
-static int kread(struct memmap *m, uint64_t va, void *buf, size_t len)
+/* ---- a cursor's reads: its own translation cache and read count ---- */
+
+static int cur_env_read(const struct arch_env *env, uint64_t pa, void *buf, size_t len)
 {
-	return kmem_read(&m->km, va, buf, len);
+	struct mm_cursor *c = env->ctx;
+	return physmem_read(&c->pm, pa, buf, len);
+}
+
+/* Translation reads only memory; VMCOREINFO was read at init. */
+static int cur_env_number(const struct arch_env *env, const char *key, uint64_t *v)
+{
+	(void)env; (void)key; (void)v;
+	return -ENOENT;
+}
+
+/* The reading half of a cursor: what section lookups need. */
+static void cursor_reader(struct mm_cursor *c, const struct memmap *m)
+{
+	memset(c, 0, sizeof *c);
+	c->m = m;
+	c->pm = m->km.pm;
+	c->env = (struct arch_env){ .number = cur_env_number, .read = cur_env_read, .ctx = c };
+	c->ac = m->km.ac;
+	c->ac.env = &c->env;
+	c->ac.cache_len = 0;
+	c->sec_cached = UINT64_MAX;
+	c->win_pfn = UINT64_MAX;
+}
+
+static int kread(struct mm_cursor *c, uint64_t va, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+
+	while (len) {
+		uint64_t pa, span;
+		if (c->ac.ops->vtop(&c->ac, va, &pa, &span) < 0)
+			return -EFAULT;
+		size_t n = len < span ? len : span;
+		int r = physmem_read(&c->pm, pa, out, n);
+		if (r < 0)
+			return r;
+		va += n;
+		out += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /* ---- sections ---- */
 
 /* Coded mem_map of section nr (struct page of pfn P is at coded +
  * P * SIZE(page)), or 0 when the section has none. */
-static uint64_t section_map_uncached(struct memmap *m, uint64_t nr)
+static uint64_t section_map_uncached(struct mm_cursor *c, uint64_t nr)
 {
+	const struct memmap *m = c->m;
 	uint64_t root = nr / m->per_root, entry;
 	uint8_t ms[64];
 
@@ -38,13 +82,13 @@ static uint64_t section_map_uncached(struct memmap *m, uint64_t nr)
 		return 0;
 	if (m->per_root > 1) {		/* SPARSEMEM_EXTREME: roots are pointers */
 		uint64_t rp;
-		if (kread(m, m->roots_va + root * 8, &rp, 8) < 0 || !rp || !is_kvaddr(m, rp))
+		if (kread(c, m->roots_va + root * 8, &rp, 8) < 0 || !rp || !is_kvaddr(m, rp))
 			return 0;
 		entry = rp + (nr % m->per_root) * m->ms_size;
 	} else {
 		entry = m->roots_va + nr * m->ms_size;
 	}
-	if (kread(m, entry, ms, m->ms_size) < 0)
+	if (kread(c, entry, ms, m->ms_size) < 0)
 		return 0;
 	uint64_t map = load_le64(ms + m->ms_map_off);
 	if (!(map & SECTION_MARKED_PRESENT))
@@ -57,20 +101,29 @@ static uint64_t section_map_uncached(struct memmap *m, uint64_t nr)
 	return map;
 }
 
-static uint64_t section_map(struct memmap *m, uint64_t nr)
+static uint64_t section_map(struct mm_cursor *c, uint64_t nr)
 {
-	if (nr != m->sec_cached) {
-		m->sec_map = section_map_uncached(m, nr);
-		m->sec_cached = nr;
+	if (nr != c->sec_cached) {
+		c->sec_map = section_map_uncached(c, nr);
+		c->sec_cached = nr;
 	}
-	return m->sec_map;
+	return c->sec_map;
 }
 
-/* Loads the struct pages of window [wpfn, wpfn+MM_WINDOW). */
-static void load_window(struct memmap *m, uint64_t wpfn)
+/* Finds where the struct pages of window [wpfn, wpfn+MM_WINDOW) are;
+ * chunk_in reads them. Which pfns are readable depends on the window's
+ * place only (windows are aligned), not on who asks or when: every cursor
+ * sees the same. A piece is readable when the dump holds all of it (as if
+ * read in one go); an I/O error when a chunk of it is read loses only that
+ * chunk's pfns. */
+static void load_window(struct mm_cursor *c, uint64_t wpfn)
 {
-	memset(m->win_ok, 0, MM_WINDOW);
-	m->win_pfn = wpfn;
+	const struct memmap *m = c->m;
+
+	memset(c->win_ok, 0, MM_WINDOW);
+	memset(c->chunk_read, 0, sizeof c->chunk_read);
+	c->npiece = 0;
+	c->win_pfn = wpfn;
 	uint64_t per_sec = 1ull << m->sec_shift;
 
 	for (uint64_t p = wpfn; p < wpfn + MM_WINDOW;) {
@@ -78,23 +131,25 @@ static void load_window(struct memmap *m, uint64_t wpfn)
 		uint64_t end = (nr + 1) * per_sec;
 		if (end > wpfn + MM_WINDOW)
 			end = wpfn + MM_WINDOW;
-		uint64_t map = section_map(m, nr);
+		uint64_t map = section_map(c, nr);
 		if (map) {
-			/* Read in leaf-sized pieces; a piece that fails only
-			 * loses its own pfns. */
+			/* Leaf-sized pieces; one the dump lacks only loses its
+			 * own pfns. */
 			uint64_t q = p;
 			while (q < end) {
 				uint64_t va = map + q * m->spage, pa, span;
 				uint64_t n = end - q;
-				if (m->km.ac.ops->vtop(&m->km.ac, va, &pa, &span) == 0) {
+				if (c->ac.ops->vtop(&c->ac, va, &pa, &span) == 0) {
 					uint64_t fit = span / m->spage;
 					if (fit == 0)
 						fit = 1;
 					if (n > fit)
 						n = fit;
-					if (physmem_read(&m->km.pm, pa, m->win + (q - wpfn) * m->spage,
-							 n * m->spage) == 0)
-						memset(m->win_ok + (q - wpfn), 1, n);
+					if (physmem_holds(&c->pm, pa, n * m->spage)) {
+						memset(c->win_ok + (q - wpfn), 1, n);
+						c->piece[c->npiece++] = (struct mm_piece){
+							(uint32_t)(q - wpfn), (uint32_t)(q - wpfn + n), pa };
+					}
 				} else {
 					/* unmapped: skip to the next page of struct pages */
 					uint64_t next = ((va >> m->shift) + 1) << m->shift;
@@ -111,38 +166,52 @@ static void load_window(struct memmap *m, uint64_t wpfn)
 	}
 }
 
+/* Reads chunk ch of the window (pieces are in pfn order). */
+static void chunk_in(struct mm_cursor *c, uint32_t ch)
+{
+	const struct memmap *m = c->m;
+	uint32_t lo = ch * MM_CHUNK, hi = lo + MM_CHUNK;
+
+	c->chunk_read[ch] = 1;
+	for (uint32_t i = 0; i < c->npiece; i++) {
+		const struct mm_piece *pc = &c->piece[i];
+		if (pc->hi <= lo)
+			continue;
+		if (pc->lo >= hi)
+			break;
+		uint32_t a = pc->lo > lo ? pc->lo : lo, b = pc->hi < hi ? pc->hi : hi;
+		if (physmem_read(&c->pm, pc->pa + (uint64_t)(a - pc->lo) * m->spage,
+				 c->win + (uint64_t)a * m->spage, (size_t)(b - a) * m->spage) < 0)
+			memset(c->win_ok + a, 0, b - a);
+	}
+}
+
+/* Struct page k of the window is there to be read: 1, or 0. */
+static inline int have(struct mm_cursor *c, uint64_t k)
+{
+	uint32_t ch = (uint32_t)(k / MM_CHUNK);
+
+	if (!c->chunk_read[ch])
+		chunk_in(c, ch);
+	return c->win_ok[k];
+}
+
 /* ---- one page, makedumpfile's rules (docs/FILTERING.md) ---- */
 
-static int flag(const struct memmap *m, uint64_t flags, enum vi_key k)
+static uint64_t field64(const uint8_t *sp, long off)
 {
-	if (!vi_has(&m->km.vi, k))
-		return 0;
-	uint64_t bit = vi_u(&m->km.vi, k);
-	return bit < 64 && ((flags >> bit) & 1);
+	return off >= 0 ? load_le64(sp + off) : 0;
 }
 
-static int is_slab(const struct memmap *m, uint64_t flags, uint32_t mapcount)
+static uint32_t field32(const uint8_t *sp, long off)
+{
+	return off >= 0 ? load_le32(sp + off) : 0;
+}
+
+static int is_slab(const struct mm_rules *r, uint64_t flags, uint32_t mapcount)
 {
 	/* 6.10+: a page type; before: PG_slab. */
-	if (vi_has(&m->km.vi, VI_NUM_SLAB_MAPCOUNT) &&
-	    mapcount == (uint32_t)vi_u(&m->km.vi, VI_NUM_SLAB_MAPCOUNT))
-		return 1;
-	return flag(m, flags, VI_NUM_PG_SLAB);
-}
-
-static int is_anon(const struct memmap *m, uint64_t mapping, uint64_t flags, uint32_t mapcount)
-{
-	return (mapping & 1) && !is_slab(m, flags, mapcount);
-}
-
-static int is_cache(const struct memmap *m, uint64_t flags)
-{
-	if (flag(m, flags, VI_NUM_PG_LRU))
-		return 1;
-	/* PG_swapcache aliases another bit unless PG_swapbacked is set
-	 * (kernels since 4.10 have PG_swapbacked). */
-	return (!vi_has(&m->km.vi, VI_NUM_PG_SWAPBACKED) || flag(m, flags, VI_NUM_PG_SWAPBACKED)) &&
-	       flag(m, flags, VI_NUM_PG_SWAPCACHE);
+	return (r->slab_type_known && mapcount == r->slab_type) || (flags & r->slab);
 }
 
 /* sp: this pfn's struct page; tail: the next pfn's, or NULL. Returns the
@@ -150,109 +219,211 @@ static int is_cache(const struct memmap *m, uint64_t flags)
 static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t *sp,
 			    const uint8_t *tail, uint64_t *nr)
 {
-	const struct vmcoreinfo *vi = &m->km.vi;
-	uint64_t flags = load_le64(sp + vi_u(vi, VI_OFF_PAGE_FLAGS));
-	uint64_t mapping = load_le64(sp + vi_u(vi, VI_OFF_PAGE_MAPPING));
-	uint32_t mapcount = vi_has(vi, VI_OFF_PAGE_MAPCOUNT) ? load_le32(sp + vi_u(vi, VI_OFF_PAGE_MAPCOUNT)) : 0;
-	uint64_t private = vi_has(vi, VI_OFF_PAGE_PRIVATE) ? load_le64(sp + vi_u(vi, VI_OFF_PAGE_PRIVATE)) : 0;
+	const struct mm_rules *r = &m->r;
+	uint64_t flags = load_le64(sp + r->o_flags);
+	uint32_t mapcount = field32(sp, r->o_mapcount);
 	uint64_t order = 0;
 	int hugetlb = 0;
 
 	*nr = 1;
-	if (tail && vi_has(vi, VI_NUM_PG_HEAD_MASK) && (flags & vi_u(vi, VI_NUM_PG_HEAD_MASK))) {
-		if (vi_has(vi, VI_NUM_HUGETLB_MAPCOUNT)) {
+	/* a tail: decided with its head, if at all */
+	if (field64(sp, r->o_head) & 1)
+		return MM_KEEP;
+	if (tail && (flags & r->head_mask)) {
+		switch (r->huge) {
+		case MM_HUGE_TYPE:
 			/* 6.9+: order in the low byte of the first tail's flags,
 			 * hugetlb a page type of the head. */
-			order = load_le64(tail + vi_u(vi, VI_OFF_PAGE_FLAGS)) & 0xff;
-			hugetlb = mapcount == (uint32_t)vi_u(vi, VI_NUM_HUGETLB_MAPCOUNT);
-		} else if (vi_has(vi, VI_NUM_PG_HUGETLB)) {
+			order = load_le64(tail + r->o_flags) & 0xff;
+			hugetlb = mapcount == r->hugetlb_type;
+			break;
+		case MM_HUGE_FLAG1: {
 			/* 6.6-6.8: the same order byte, hugetlb a tail flag. */
-			uint64_t f1 = load_le64(tail + vi_u(vi, VI_OFF_PAGE_FLAGS));
+			uint64_t f1 = load_le64(tail + r->o_flags);
 			order = f1 & 0xff;
-			hugetlb = vi_u(vi, VI_NUM_PG_HUGETLB) < 64 && ((f1 >> vi_u(vi, VI_NUM_PG_HUGETLB)) & 1);
-		} else {
+			hugetlb = (f1 & r->hugetlb_flag1) != 0;
+			break;
+		}
+		case MM_HUGE_DTOR:
 			if (m->order_off >= 0)
 				order = tail[m->order_off];
-			if (m->dtor_off >= 0 && vi_has(vi, VI_NUM_HUGETLB_DTOR))
-				hugetlb = tail[m->dtor_off] == vi_u(vi, VI_NUM_HUGETLB_DTOR);
+			if (m->dtor_off >= 0 && r->dtor_known)
+				hugetlb = tail[m->dtor_off] == r->hugetlb_dtor;
+			break;
 		}
 		/* An order the pfn is not aligned to is not an order. */
 		if (order >= 64 || (pfn & ((1ull << order) - 1)))
 			order = 0;
 	}
-	uint64_t head = vi_has(vi, VI_OFF_PAGE_COMPOUND_HEAD) ? load_le64(sp + vi_u(vi, VI_OFF_PAGE_COMPOUND_HEAD)) : 0;
-	if (head & 1)
-		return MM_KEEP;	/* a tail: decided with its head, if at all */
 
 	uint32_t lv = m->level;
-	if ((lv & DL_FREE) && m->has_buddy && !is_slab(m, flags, mapcount) &&
-	    mapcount == (uint32_t)vi_u(vi, VI_NUM_BUDDY_MAPCOUNT)) {
+	int slab = is_slab(r, flags, mapcount);
+	if ((lv & DL_FREE) && m->has_buddy && !slab && mapcount == r->buddy_type) {
+		uint64_t private = field64(sp, r->o_private);
 		if ((m->max_order && private >= m->max_order) || private >= 32)
 			return MM_KEEP;	/* not a believable free-block order */
 		*nr = 1ull << private;
 		return KDI_EX_FREE;
 	}
-	if ((lv & DL_FREE) && vi_has(vi, VI_NUM_UNACCEPTED_MAPCOUNT) && m->max_order &&
-	    mapcount == (uint32_t)vi_u(vi, VI_NUM_UNACCEPTED_MAPCOUNT)) {
+	if ((lv & DL_FREE) && r->unaccepted_known && m->max_order &&
+	    mapcount == r->unaccepted_type) {
 		*nr = 1ull << (m->max_order - 1);
 		return KDI_EX_FREE;
 	}
 	*nr = 1ull << order;
-	int cache = is_cache(m, flags), anon = is_anon(m, mapping, flags, mapcount);
-	int priv = flag(m, flags, VI_NUM_PG_PRIVATE);
+	/* PG_swapcache aliases another bit unless PG_swapbacked is set
+	 * (kernels since 4.10 have PG_swapbacked). */
+	int cache = (flags & r->lru) ||
+		    ((!r->swapbacked_known || (flags & r->swapbacked)) && (flags & r->swapcache));
+	int anon = (field64(sp, r->o_mapping) & 1) && !slab;
+	int priv = (flags & r->private_) != 0;
 	if ((lv & DL_CACHE) && cache && !priv && !anon)
 		return KDI_EX_CACHE;
 	if ((lv & DL_CACHE_PRI) && cache && !anon)
 		return priv ? KDI_EX_CACHE_PRIVATE : KDI_EX_CACHE;
 	if ((lv & DL_USER) && (anon || hugetlb))
 		return KDI_EX_USER;
-	if (m->has_hwpoison && flag(m, flags, VI_NUM_PG_HWPOISON))
+	if (flags & r->hwpoison)
 		return KDI_EX_HWPOISON;
-	if (m->has_offline && !is_slab(m, flags, mapcount) &&
-	    mapcount == (uint32_t)vi_u(vi, VI_NUM_OFFLINE_MAPCOUNT))
+	if (m->has_offline && !slab && mapcount == r->offline_type)
 		return KDI_EX_OFFLINE;
 	*nr = 1;
 	return MM_KEEP;
 }
 
-void memmap_classify(struct memmap *m, uint64_t pfn, uint32_t n, uint8_t *cls)
+/* ---- runs of pfns ---- */
+
+void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls, uint8_t *fl)
 {
-	for (uint32_t i = 0; i < n; i++) {
+	const struct memmap *m = c->m;
+	uint64_t spage = m->spage;
+
+	for (uint32_t i = 0; i < n;) {
 		uint64_t p = pfn + i;
-		if (p < m->carry_end) {
-			cls[i] = m->carry_cls;
+		if (p < c->carry.end) {
+			/* inside a run: no struct page to read */
+			uint64_t left = c->carry.end - p;
+			uint32_t k = left < n - i ? (uint32_t)left : n - i;
+			memset(cls + i, c->carry.cls, k);
+			memset(fl + i, MM_FL_CONT, k);
+			i += k;
 			continue;
 		}
 		uint64_t wpfn = p & ~(uint64_t)(MM_WINDOW - 1);
-		if (wpfn != m->win_pfn)
-			load_window(m, wpfn);
-		uint64_t k = p - wpfn;
-		if (!m->win_ok[k]) {
-			m->unreadable++;
-			cls[i] = MM_KEEP;
-			continue;
-		}
-		/* makedumpfile reads struct pages 512 at a time and never looks
-		 * past its buffer for a head's first tail: a head on the last
-		 * pfn of a 512-block is judged as order 0 with no hugetlb mark.
-		 * A real compound head is aligned to its order and cannot sit
-		 * there; corrupt data can, and must be judged the same way
-		 * (FILTERING.md Q12). Our window is a multiple of 512, so the
-		 * tail is always inside it. */
-		const uint8_t *sp = m->win + k * m->spage, *tail = NULL;
-		if ((p & 511) != 511 && m->win_ok[k + 1])
-			tail = sp + m->spage;
-		uint64_t nr;
-		uint8_t c = classify_one(m, p, sp, tail, &nr);
-		cls[i] = c;
-		if (c != MM_KEEP && nr > 1) {
-			m->carry_end = p + nr;
-			m->carry_cls = c;
+		if (wpfn != c->win_pfn)
+			load_window(c, wpfn);
+		uint64_t wend = wpfn + MM_WINDOW - pfn;	/* as an index */
+		uint32_t lim = wend < n ? (uint32_t)wend : n;
+		for (; i < lim; i++) {
+			p = pfn + i;
+			uint64_t k = p - wpfn;
+			if (!have(c, k)) {
+				cls[i] = MM_KEEP;
+				fl[i] = MM_FL_UNREAD;
+				continue;
+			}
+			/* makedumpfile reads struct pages 512 at a time and never
+			 * looks past its buffer for a head's first tail: a head on
+			 * the last pfn of a 512-block is judged as order 0 with no
+			 * hugetlb mark. A real compound head is aligned to its order
+			 * and cannot sit there; corrupt data can, and must be
+			 * judged the same way (FILTERING.md Q12). Our window is a
+			 * multiple of 512, so the tail is always inside it. */
+			const uint8_t *sp = c->win + k * spage, *tail = NULL;
+			if ((p & 511) != 511 && have(c, k + 1))
+				tail = sp + spage;
+			uint64_t nr;
+			uint8_t cl = classify_one(m, p, sp, tail, &nr);
+			cls[i] = cl;
+			fl[i] = 0;
+			if (cl != MM_KEEP && nr > 1) {
+				c->carry = (struct mm_carry){ .end = p + nr, .cls = cl };
+				i++;
+				break;	/* the run's pfns in one go */
+			}
 		}
 	}
 }
 
+void memmap_join(struct mm_cursor *c, struct mm_carry in, uint64_t pfn, uint32_t n,
+		 uint8_t *cls, uint8_t *fl, struct mm_carry *out, uint32_t *touched)
+{
+	*touched = 0;
+	if (in.end <= pfn || !n)
+		return;		/* nothing carries in: the first pass stands */
+	uint64_t end = pfn + n;
+	uint32_t k = in.end < end ? (uint32_t)(in.end - pfn) : n;
+	memset(cls, in.cls, k);
+	memset(fl, MM_FL_CONT, k);
+	*touched = k;
+	if (k == n) {
+		*out = in;	/* the run covers it all and goes on */
+		return;
+	}
+	/* Where the run ends the first pass was free of any run (it judged
+	 * that pfn afresh, as the in-order pass does): from there on both
+	 * agree. Otherwise a run the first pass began under ours goes on past
+	 * its end, which the in-order pass never began: judge the rest again. */
+	if (!(fl[k] & MM_FL_CONT))
+		return;
+	c->carry = (struct mm_carry){ 0 };
+	memmap_classify(c, pfn + k, n - k, cls + k, fl + k);
+	*out = c->carry;
+	*touched = n;
+}
+
 /* ---- setup ---- */
+
+/* A flag's mask: 0 when VMCOREINFO lacks it or it is no bit of a word. */
+static uint64_t flag_mask(const struct vmcoreinfo *vi, enum vi_key k)
+{
+	if (!vi_has(vi, k) || vi_u(vi, k) >= 64)
+		return 0;
+	return 1ull << vi_u(vi, k);
+}
+
+static long offset_or_absent(const struct vmcoreinfo *vi, enum vi_key k)
+{
+	return vi_has(vi, k) ? (long)vi_u(vi, k) : -1;
+}
+
+/* The lookups classify_one would make per pfn, made once. */
+static void set_rules(struct memmap *m)
+{
+	const struct vmcoreinfo *vi = &m->km.vi;
+	struct mm_rules *r = &m->r;
+
+	r->o_flags = (long)vi_u(vi, VI_OFF_PAGE_FLAGS);
+	r->o_mapping = (long)vi_u(vi, VI_OFF_PAGE_MAPPING);
+	r->o_mapcount = offset_or_absent(vi, VI_OFF_PAGE_MAPCOUNT);
+	r->o_private = offset_or_absent(vi, VI_OFF_PAGE_PRIVATE);
+	r->o_head = offset_or_absent(vi, VI_OFF_PAGE_COMPOUND_HEAD);
+	r->head_mask = vi_has(vi, VI_NUM_PG_HEAD_MASK) ? vi_u(vi, VI_NUM_PG_HEAD_MASK) : 0;
+	r->lru = flag_mask(vi, VI_NUM_PG_LRU);
+	r->swapcache = flag_mask(vi, VI_NUM_PG_SWAPCACHE);
+	r->swapbacked_known = vi_has(vi, VI_NUM_PG_SWAPBACKED);
+	r->swapbacked = flag_mask(vi, VI_NUM_PG_SWAPBACKED);
+	r->private_ = flag_mask(vi, VI_NUM_PG_PRIVATE);
+	r->slab = flag_mask(vi, VI_NUM_PG_SLAB);
+	r->hwpoison = m->has_hwpoison ? flag_mask(vi, VI_NUM_PG_HWPOISON) : 0;
+	r->slab_type_known = vi_has(vi, VI_NUM_SLAB_MAPCOUNT);
+	r->slab_type = (uint32_t)vi_u(vi, VI_NUM_SLAB_MAPCOUNT);
+	r->buddy_type = (uint32_t)vi_u(vi, VI_NUM_BUDDY_MAPCOUNT);
+	r->offline_type = (uint32_t)vi_u(vi, VI_NUM_OFFLINE_MAPCOUNT);
+	r->unaccepted_known = vi_has(vi, VI_NUM_UNACCEPTED_MAPCOUNT);
+	r->unaccepted_type = (uint32_t)vi_u(vi, VI_NUM_UNACCEPTED_MAPCOUNT);
+	r->hugetlb_type = (uint32_t)vi_u(vi, VI_NUM_HUGETLB_MAPCOUNT);
+	if (vi_has(vi, VI_NUM_HUGETLB_MAPCOUNT)) {
+		r->huge = MM_HUGE_TYPE;
+	} else if (vi_has(vi, VI_NUM_PG_HUGETLB)) {
+		r->huge = MM_HUGE_FLAG1;
+		r->hugetlb_flag1 = flag_mask(vi, VI_NUM_PG_HUGETLB);
+	} else {
+		r->huge = MM_HUGE_DTOR;
+	}
+	r->dtor_known = vi_has(vi, VI_NUM_HUGETLB_DTOR);
+	r->hugetlb_dtor = vi_u(vi, VI_NUM_HUGETLB_DTOR);
+}
 
 static int need(const struct vmcoreinfo *vi, const enum vi_key *keys, size_t n, const char **missing)
 {
@@ -272,8 +443,6 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 	size_t wn = 0;
 
 	memset(m, 0, sizeof *m);
-	m->win_pfn = UINT64_MAX;
-	m->sec_cached = UINT64_MAX;
 	m->order_off = m->dtor_off = -1;
 	why[0] = 0;
 	*applied = level & DL_ZERO;
@@ -377,17 +546,15 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 	*applied |= ok;
 	m->level = ok;
 	m->active = 1;
-
-	m->win = malloc((size_t)MM_WINDOW * m->spage);
-	m->win_ok = malloc(MM_WINDOW);
-	if (!m->win || !m->win_ok)
-		return -ENOMEM;
+	set_rules(m);
 
 	/* A first probe: if not one section can be found, the root array
 	 * was not where VMCOREINFO said; keep everything rather than guess. */
+	struct mm_cursor probe;
 	int found = 0;
+	cursor_reader(&probe, m);
 	for (uint64_t nr = 0; nr < nsections && nr < 1u << 16 && !found; nr++)
-		found = section_map(m, nr) != 0;
+		found = section_map(&probe, nr) != 0;
 	if (!found) {
 		*applied = level & DL_ZERO;
 		m->level = 0;
@@ -401,7 +568,26 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 void memmap_fini(struct memmap *m)
 {
 	kmem_fini(&m->km);
-	free(m->win);
-	free(m->win_ok);
-	m->win = m->win_ok = NULL;
+}
+
+int memmap_cursor_init(struct mm_cursor *c, const struct memmap *m)
+{
+	cursor_reader(c, m);
+	c->win = malloc((size_t)MM_WINDOW * (m->spage ? m->spage : 1));
+	c->win_ok = malloc(MM_WINDOW);
+	c->piece = malloc(MM_WINDOW * sizeof *c->piece);
+	if (!c->win || !c->win_ok || !c->piece) {
+		memmap_cursor_fini(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void memmap_cursor_fini(struct mm_cursor *c)
+{
+	free(c->win);
+	free(c->win_ok);
+	free(c->piece);
+	c->win = c->win_ok = NULL;
+	c->piece = NULL;
 }

@@ -23,12 +23,14 @@ void physmem_fini(struct physmem *pm)
 	pm->order = NULL;
 }
 
-int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
+/* The index in vc->seg of a segment holding all of [paddr, paddr+len),
+ * or -1. */
+static long holder(const struct physmem *pm, uint64_t paddr, size_t len)
 {
 	const struct vmcore *vc = pm->vc;
 
 	if (paddr + len < paddr)
-		return -EFAULT;
+		return -1;
 	/* Binary search for the last segment starting at or below paddr;
 	 * overlapping (aliased) segments hold the same bytes, so any one that
 	 * covers the range will do: scan back a little for one that does. */
@@ -42,14 +44,27 @@ int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
 	}
 	for (uint32_t k = lo; k-- > 0;) {
 		const struct kdi_segment *s = &vc->seg[pm->order[k]];
-		if (paddr >= s->paddr && paddr + len <= s->paddr + s->filesz) {
-			pm->reads++;
-			ssize_t n = read_full_at(vc->fd, buf, len,
-						 vc->seg_offset[pm->order[k]] + (paddr - s->paddr));
-			return n == (ssize_t)len ? 0 : -EIO;
-		}
+		if (paddr >= s->paddr && paddr + len <= s->paddr + s->filesz)
+			return pm->order[k];
 		if (lo - k > 8)
 			break;
 	}
-	return -EFAULT;
+	return -1;
+}
+
+int physmem_holds(const struct physmem *pm, uint64_t paddr, size_t len)
+{
+	return holder(pm, paddr, len) >= 0;
+}
+
+int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
+{
+	const struct vmcore *vc = pm->vc;
+	long k = holder(pm, paddr, len);
+
+	if (k < 0)
+		return -EFAULT;
+	pm->reads++;
+	ssize_t n = read_full_at(vc->fd, buf, len, vc->seg_offset[k] + (paddr - vc->seg[k].paddr));
+	return n == (ssize_t)len ? 0 : -EIO;
 }

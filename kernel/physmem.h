@@ -21,5 +21,7 @@ void physmem_fini(struct physmem *pm);
 /* Reads [paddr, paddr+len) if one segment holds all of it: 0, -EFAULT when
  * the range is not in the dump (or crosses a hole), -EIO on read errors. */
 int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len);
+/* 1 when physmem_read of the range would find it in the dump. */
+int physmem_holds(const struct physmem *pm, uint64_t paddr, size_t len);
 
 #endif

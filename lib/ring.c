@@ -91,12 +91,22 @@ static void ring_leave(struct ring *r)
 		pthread_cond_broadcast(&r->slot_free);
 }
 
-void ring_work(struct ring *r, ring_next_fn next, ring_fill_fn fill, void *worker)
+void ring_work(struct ring *r, ring_next_fn next, ring_prep_fn prep, ring_fill_fn fill,
+	       void *worker)
 {
 	uint64_t idx;
 
 	pthread_mutex_lock(&r->lock);
-	while (next(worker, &idx) && ring_claim(r, idx) == 0) {
+	for (;;) {
+		int k = next(worker, &idx);
+		if (k == RING_PREP && prep) {
+			pthread_mutex_unlock(&r->lock);
+			prep(worker);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		if (k != RING_JOB || ring_claim(r, idx) != 0)
+			break;
 		pthread_mutex_unlock(&r->lock);
 		fill(worker, idx % r->nslots, idx);
 		pthread_mutex_lock(&r->lock);

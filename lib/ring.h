@@ -8,6 +8,9 @@
  * The ring's lock is also the lock of the caller's job iterator: taking
  * the next job, numbering it and claiming its slot happen in one critical
  * section, so jobs are numbered in the order the iterator yields them.
+ * The iterator may instead hand the worker preparatory work (RING_PREP),
+ * which runs unlocked, before asking again: work that need not be done
+ * in order stays out of the critical section.
  * Each worker, the calling thread usually one of them, runs ring_work. */
 #ifndef KDI_RING_H
 #define KDI_RING_H
@@ -18,9 +21,16 @@
 /* Called unlocked, by one thread at a time, in idx order, for the job in
  * `slot`; a negative return stops the ring with that error. */
 typedef int (*ring_emit_fn)(void *ctx, unsigned slot, uint64_t idx);
-/* Called with the lock held: the next job, kept in the worker's own state,
- * numbered *idx = r->issued++. 0 when there is none. */
+/* What ring_next_fn returns. */
+enum { RING_END = 0, RING_JOB = 1, RING_PREP = 2 };
+/* Called with the lock held: RING_JOB with the next job, kept in the
+ * worker's own state, numbered *idx = r->issued++; RING_PREP when the
+ * worker is to run ring_prep_fn first; RING_END when there is none. It
+ * may wait on a condition variable of its own with r->lock. */
 typedef int (*ring_next_fn)(void *worker, uint64_t *idx);
+/* Called unlocked: the work RING_PREP gave; the next ring_next_fn call
+ * publishes its result. */
+typedef void (*ring_prep_fn)(void *worker);
 /* Called unlocked: job idx's work, into `slot`. */
 typedef void (*ring_fill_fn)(void *worker, unsigned slot, uint64_t idx);
 
@@ -55,7 +65,8 @@ void ring_fini(struct ring *r);
 
 /* One worker's loop: takes jobs, fills their slots and hands them back
  * until there is none or the ring stops. Takes the lock itself. */
-void ring_work(struct ring *r, ring_next_fn next, ring_fill_fn fill, void *worker);
+void ring_work(struct ring *r, ring_next_fn next, ring_prep_fn prep, ring_fill_fn fill,
+	       void *worker);
 
 /* Stops the ring, called with r->lock held: claims fail, emits cease,
  * sleepers wake. The first error given is kept (0 stops without one). */

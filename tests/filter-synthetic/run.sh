@@ -9,6 +9,11 @@
 # counts with the expectation. Corruption cases also require that capture
 # neither crashes nor hangs (timeout 60 s) and exits 0 or 5; the pfns whose
 # struct pages cannot be read must be kept (the expectation says which).
+# Cases with a thread list also capture at each of those thread counts and
+# require PAGES chunks identical to the 1-thread capture's (chunks.py
+# --pages): one "ok NAME/dL/threads" line per level. The straddle cases
+# (mkvmcore --straddle) put compound pages and free blocks across the
+# capture's block and span boundaries.
 #
 # Run from anywhere. Environment (paths relative to the repository top):
 #   KDUMPINIT  the binary                  (default build/kdumpinit)
@@ -76,8 +81,10 @@ fi
 RAM2=0x1000:56M,128M:40M
 
 # NAME | mkvmcore arguments | dump levels | corrupt (capture may exit 5)
+#   | thread counts whose output must equal 1 thread's (optional)
 CASES=()
-add() { CASES+=("$1|$2|$3|$4"); }
+add() { CASES+=("$1|$2|$3|$4|${5:-}"); }
+THREADS="2 3 8"
 
 seed=1
 for layout in 6.1 6.12 6.16; do
@@ -106,8 +113,16 @@ add "clean-6.16-l5-4k-levels" "--mm 6.16 --levels 5 --leaf 4k --ram $RAM2 --zero
 # A 1 GiB hugetlb page: head at 1 GiB, RAM there and just below 2 GiB,
 # nothing in between (it spans 8 sections, 6 of them without RAM).
 BIG=0x1000:40M,1G:24M,2032M:32M
-add "gigantic-6.12-l4-1g" "--mm 6.12 --levels 4 --leaf 1g --ram $BIG --zero-pct 5 --seed 50" "1 8 16 31" 0
-add "gigantic-6.1-l5-2m" "--mm 6.1 --levels 5 --leaf 2m --ram $BIG --zero-pct 5 --seed 51" "1 8 16 31" 0
+add "gigantic-6.12-l4-1g" "--mm 6.12 --levels 4 --leaf 1g --ram $BIG --zero-pct 5 --seed 50" "1 8 16 31" 0 "$THREADS"
+add "gigantic-6.1-l5-2m" "--mm 6.1 --levels 5 --leaf 2m --ram $BIG --zero-pct 5 --seed 51" "1 8 16 31" 0 "$THREADS"
+# Runs across every block and span boundary there is room for, and one
+# free block with a stale head inside it at span boundaries (memmap_join).
+# A third range close after the second: pfns the capture's spans cut at
+# range ends.
+STR=0x1000:56M,128M:72M,202M:20M
+add "straddle-6.1-l4-2m" "--mm 6.1 --ram $STR --zero-pct 5 --seed 90 --straddle" "1 8 16 31" 0 "$THREADS"
+add "straddle-6.12-l4-4k" "--mm 6.12 --leaf 4k --ram $STR --zero-pct 5 --seed 91 --straddle" "1 16 31" 0 "$THREADS"
+add "straddle-6.16-l5-1g" "--mm 6.16 --levels 5 --leaf 1g --ram $STR --zero-pct 5 --seed 92 --straddle" "1 16 31" 0 "$THREADS"
 
 c() { add "corrupt-$1-$2-l$3-$4" "--mm $2 --levels $3 --leaf $4 --ram ${6:-$RAM2} --zero-pct 5 --seed $5 --corrupt $1" "1 2 8 16 31" 1; }
 c vmemmap-pgd 6.1 4 2m 60
@@ -133,11 +148,39 @@ c head-511 6.1 4 2m 78
 c head-511 6.12 4 2m 79
 c random-bytes 6.1 4 2m 80
 c random-bytes 6.16 5 4k 81
+add "corrupt-random-bytes-6.12-l4-2m-threads" "--mm 6.12 --ram $RAM2 --zero-pct 5 --seed 82 --corrupt random-bytes" "1 31" 1 "$THREADS"
+add "corrupt-buddy-order-6.1-l4-2m-threads" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 83 --corrupt buddy-order" "31" 1 "$THREADS"
 
-# run_case NAME ARGS LEVELS CORRUPT: writes $W/NAME.result
+# same_threads NAME L IMG VMCORE THREADS...: captures at each thread count
+# must give IMG's PAGES chunks; prints one ok or FAIL line.
+same_threads() {
+	local name=$1 L=$2 img=$3 v=$4 t bad=
+	shift 4
+	"$PY" tests/tools/chunks.py --pages "$img" >"$img.pages" 2>/dev/null
+	if [ ! -s "$img.pages" ]; then
+		echo "FAIL $name/d$L/threads: no PAGES chunks at 1 thread"
+		return
+	fi
+	for t in "$@"; do
+		rm -f "$img.t"
+		timeout 60 "$KDUMPINIT" capture --vmcore "$v" --output "$img.t" --level "$L" \
+			--threads "$t" >/dev/null 2>&1
+		"$PY" tests/tools/chunks.py --pages "$img.t" 2>/dev/null | cmp -s - "$img.pages" ||
+			bad="$bad $t"
+	done
+	rm -f "$img.t" "$img.pages"
+	if [ -n "$bad" ]; then
+		echo "FAIL $name/d$L/threads: PAGES differ from 1 thread's at threads$bad"
+	else
+		echo "ok $name/d$L/threads: PAGES identical at threads 1 $*"
+	fi
+}
+
+# run_case NAME ARGS LEVELS CORRUPT THREADS: writes $W/NAME.result
 run_case() {
-	local name=$1 args=$2 levels=$3 corrupt=$4
-	local d=$W/$name res=$W/$name.result specs= L rc fail=
+	local name=$1 args=$2 levels=$3 corrupt=$4 threads=$5
+	local d=$W/$name res=$W/$name.result specs= L rc fail= topt=
+	[ -n "$threads" ] && topt="--threads 1"
 	mkdir -p "$d"
 	# shellcheck disable=SC2086
 	timeout 120 "$MKVMCORE" -o "$d/v.core" $args >"$d/mkvmcore.log" 2>&1
@@ -149,8 +192,9 @@ run_case() {
 		return
 	fi
 	for L in $levels; do
+		# shellcheck disable=SC2086
 		timeout 60 "$KDUMPINIT" capture --vmcore "$d/v.core" --output "$d/d$L.img" \
-			--level "$L" >"$d/d$L.log" 2>&1
+			--level "$L" $topt >"$d/d$L.log" 2>&1
 		rc=$?
 		fail=
 		if [ $rc -eq 124 ]; then
@@ -172,14 +216,18 @@ run_case() {
 			echo "FAIL $name/d$L: $fail" >>"$res.pre"
 		else
 			specs="$specs $L:$d/d$L.elf:$d/d$L.info:$d/d$L.log"
+			# shellcheck disable=SC2086
+			[ -n "$threads" ] &&
+				same_threads "$name" "$L" "$d/d$L.img" "$d/v.core" $threads >>"$res.thr"
 		fi
 		rm -f "$d/d$L.img"
 	done
 	{
 		[ -e "$res.pre" ] && cat "$res.pre"
+		[ -e "$res.thr" ] && cat "$res.thr"
 		[ -n "$specs" ] && "$PY" "$CHECK" "$d/v.core.expect" "$name" $specs
 	} >"$res" 2>&1
-	rm -f "$res.pre"
+	rm -f "$res.pre" "$res.thr"
 	# keep the inputs of a failure, drop the bulk of a pass
 	if ! grep -q '^FAIL' "$res"; then
 		rm -rf "$d"
@@ -191,11 +239,11 @@ run_case() {
 start=$(date +%s)
 running=0
 for entry in "${CASES[@]}"; do
-	IFS='|' read -r name args levels corrupt <<<"$entry"
+	IFS='|' read -r name args levels corrupt threads <<<"$entry"
 	if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then
 		continue
 	fi
-	run_case "$name" "$args" "$levels" "$corrupt" &
+	run_case "$name" "$args" "$levels" "$corrupt" "$threads" &
 	running=$((running + 1))
 	if [ $running -ge "$JOBS" ]; then
 		wait -n

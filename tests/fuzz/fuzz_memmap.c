@@ -2,10 +2,13 @@
  * kernel/physmem.c, arch/x86_64.c) on a fake vmcore built in memory; the
  * input layout is in fuzz_vmcore_mem.h.
  *
- * As run_capture and the pipeline do: memmap_init, and if it found struct
- * pages, memmap_classify over every pfn with file data in increasing pfn
- * order (segments by paddr, ranges merged), in blocks of 256, at most
- * FZ_MAX_PFNS pfns per input. */
+ * As run_capture does: memmap_init, and if it found struct pages,
+ * memmap_classify over every pfn with file data in increasing pfn order
+ * (segments by paddr, ranges merged), in blocks of 256, at most
+ * FZ_MAX_PFNS pfns per input. Then as the pipeline does: the same pfns in
+ * spans, each classified from no carry by another cursor, in reverse
+ * order, and joined in pfn order (memmap_join); the decisions and the
+ * unreadable marks must be the in-order pass's, whatever the memory. */
 #include "fuzz_vmcore_mem.h"
 
 #include <assert.h>
@@ -28,6 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t ps = vc->page_size;
 
 	static struct memmap mm;
+	static struct mm_cursor cur, cur2;
+	static uint8_t seq_cls[FZ_MAX_PFNS], seq_fl[FZ_MAX_PFNS];
+	static uint8_t sp_cls[FZ_MAX_PFNS], sp_fl[FZ_MAX_PFNS];
+	static uint64_t sp_pfn[FZ_MAX_PFNS];
 	uint32_t applied = 0;
 	char why[400];
 	int r = memmap_init(&mm, vc, arch_lookup(vc->e_machine), level, &applied, why, sizeof why);
@@ -35,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(memchr(why, 0, sizeof why));
 	assert((applied & ~level) == 0);
 
-	if (r == 0 && mm.active) {
+	if (r == 0 && mm.active && memmap_cursor_init(&cur, &mm) == 0 &&
+	    memmap_cursor_init(&cur2, &mm) == 0) {
 		const struct kdi_segment *seg = f.seg;
 		uint32_t order[2] = { 0, 1 }, n = 0;
 		for (uint32_t i = 0; i < nseg; i++)
@@ -64,8 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				nr++;
 			}
 		}
-		uint8_t cls[FZ_BLOCK];
-		uint64_t budget = FZ_MAX_PFNS;
+		uint8_t cls[FZ_BLOCK], fl[FZ_BLOCK];
+		uint64_t budget = FZ_MAX_PFNS, np = 0;
 		for (uint32_t k = 0; k < nr && budget; k++) {
 			for (uint64_t pfn = lo[k]; pfn < hi[k] && budget;) {
 				uint64_t end = (pfn / FZ_BLOCK + 1) * FZ_BLOCK;
@@ -75,14 +83,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (cnt > budget)
 					cnt = (uint32_t)budget;
 				memset(cls, 0xaa, sizeof cls);
-				memmap_classify(&mm, pfn, cnt, cls);
-				for (uint32_t i = 0; i < cnt; i++)
+				memmap_classify(&cur, pfn, cnt, cls, fl);
+				for (uint32_t i = 0; i < cnt; i++) {
 					assert(cls[i] == MM_KEEP || cls[i] < KDI_EX_NCLASSES);
+					assert(!(fl[i] & MM_FL_UNREAD) || cls[i] == MM_KEEP);
+					seq_cls[np + i] = cls[i];
+					seq_fl[np + i] = fl[i] & MM_FL_UNREAD;
+					sp_pfn[np + i] = pfn + i;
+				}
+				np += cnt;
 				budget -= cnt;
 				pfn += cnt;
 			}
 		}
+		/* Spans of 2^s pfns (aligned, cut at range ends), s from the
+		 * input so that boundaries fall everywhere runs do. */
+		unsigned sh = 4 + (unsigned)(size ? data[size - 1] % 9 : 0);
+		uint64_t nsp = 0;
+		static uint64_t sp_at[FZ_MAX_PFNS + 1];
+		for (uint64_t i = 0; i < np; i++)
+			if (!i || sp_pfn[i] != sp_pfn[i - 1] + 1 || !(sp_pfn[i] >> sh << sh == sp_pfn[i]))
+				sp_at[nsp++] = i;
+		sp_at[nsp] = np;
+		static struct mm_carry outs[FZ_MAX_PFNS];
+		for (uint64_t j = nsp; j-- > 0;) {
+			uint64_t a = sp_at[j];
+			cur2.carry = (struct mm_carry){ 0 };
+			memmap_classify(&cur2, sp_pfn[a], (uint32_t)(sp_at[j + 1] - a), sp_cls + a, sp_fl + a);
+			outs[j] = cur2.carry;
+		}
+		struct mm_carry carry = { 0 };
+		for (uint64_t j = 0; j < nsp; j++) {
+			uint64_t a = sp_at[j];
+			uint32_t touched;
+			memmap_join(&cur2, carry, sp_pfn[a], (uint32_t)(sp_at[j + 1] - a), sp_cls + a,
+				    sp_fl + a, &outs[j], &touched);
+			carry = outs[j];
+		}
+		for (uint64_t i = 0; i < np; i++) {
+			assert(sp_cls[i] == seq_cls[i]);
+			assert((sp_fl[i] & MM_FL_UNREAD) == seq_fl[i]);
+		}
 	}
+	memmap_cursor_fini(&cur);
+	memmap_cursor_fini(&cur2);
 	memmap_fini(&mm);
 	fz_vmcore_free(&f);
 	return 0;

@@ -118,6 +118,7 @@ struct opts {
 	int text_alias;
 	uint64_t gap;
 	enum bad bad;
+	int straddle;		/* --straddle: place_straddle */
 };
 
 /* One PT_LOAD. Bytes past filesz (up to memsz) are zero memory. */
@@ -1503,6 +1504,61 @@ static void fill_mix(struct mm *m)
 	}
 }
 
+/* --straddle: the capture classifies struct pages in spans of 4096 pfns,
+ * each from no carry, and joins each to the run that carries into it; it
+ * encodes 256-pfn blocks. Here runs cross those boundaries wherever the
+ * catalogue left room: a free block not aligned to its order (the rules
+ * do not ask for that) across nearly every block boundary, so that runs
+ * end inside the next span; an order-9 THP across every eighth; and
+ * every 64 Ki pfns an order-13 page-cache folio, which covers a whole
+ * span and ends on the next boundary. Boundaries that a THP ends on
+ * cannot also be crossed. At the other span boundaries, a stale buddy
+ * head inside such a free block states a run past its end: the in-order
+ * pass never sees it (it lies inside the block), a span's own pass does,
+ * and the join must judge the pfns after the block again. */
+static int all_free(const struct mm *m, uint64_t pfn, uint64_t n)
+{
+	for (uint64_t p = pfn; p < pfn + n; p++)
+		if (!pfn_free(m, p))
+			return 0;
+	return 1;
+}
+
+static void place_straddle(struct mm *m)
+{
+	for (size_t i = 0; i < m->L->nram; i++) {
+		const struct seg *s = &m->L->load[i];
+		uint64_t lo = s->paddr / PAGE_SIZE, hi = (s->paddr + s->filesz) / PAGE_SIZE;
+
+		for (uint64_t b = align_up(lo + 16, 256); b + 256 <= hi; b += 256) {
+			uint64_t r = b % 2048, j = b / 256;
+			if (b % 65536 == 8192 && all_free(m, b, 8192)) {
+				put_obj(m, b, 13, O_BIG_CACHE);
+				b += 8192 - 256;
+				continue;
+			}
+			if (r == 1024 + 256) {
+				if (all_free(m, b - 256, 512))
+					put_obj(m, b - 256, 9, O_ANON_THP);
+				continue;
+			}
+			if (r == 1024 || r == 1024 + 512)
+				continue;
+			if (b % 4096 == 0 && all_free(m, b - 3, 32 + 45)) {
+				put_obj(m, b - 3, 5, O_BUDDY);		/* [b-3, b+29) */
+				for (uint64_t p = b + 29; p < b + 74; p++)
+					put_obj(m, p, 0, O_KERNEL);
+				put_page(m, b + 10, 0, 0, 6, m->kv->t_buddy, 0);	/* to b+74 */
+				continue;
+			}
+			unsigned k = 2 + (unsigned)(j % 4);
+			uint64_t h = b - 3 - j % 3;
+			if (all_free(m, h, 1ull << k))
+				put_obj(m, h, k, O_BUDDY);
+		}
+	}
+}
+
 /* ---- building it all ---- */
 
 static void mm_sections(struct mm *m)
@@ -1697,6 +1753,8 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 	for (int rep = 0; rep < 2; rep++)
 		for (size_t i = 0; i < sizeof(singles) / sizeof(singles[0]); i++)
 			place(m, singles[i], 0);
+	if (o->straddle)
+		place_straddle(m);
 	fill_mix(m);
 }
 
@@ -2606,7 +2664,9 @@ static void usage(FILE *f)
 		"                    entry and export it as NUMBER(sme_mask)\n"
 		"  --corrupt MODE    none vmemmap-pgd vmemmap-pud pmd-outside pte-hole\n"
 		"                    section-garbage section-absent root-zero buddy-order\n"
-		"                    order-misaligned head-511 random-bytes\n",
+		"                    order-misaligned head-511 random-bytes\n"
+		"  --straddle        (--mm) runs across the capture's block and span\n"
+		"                    boundaries (place_straddle)\n",
 		prog);
 }
 
@@ -2784,6 +2844,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "kernel-at", required_argument, NULL, 'K' },
 		{ "corrupt", required_argument, NULL, 'C' },
 		{ "sme-bit", required_argument, NULL, 'E' },
+		{ "straddle", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -2796,6 +2857,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'a': o->text_alias = 1; break;
+		case 'X': o->straddle = 1; break;
 		case 'r': o->osrelease = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'm': if (parse_size(optarg, &o->mem)) return bad_arg(name, optarg); break;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # same-output.sh OLD NEW VMCORE...: a refactoring changes no output. For each
-# vmcore, at levels 1 and 31 and 1, 2 and 3 threads, both binaries capture
-# it; their PAGES chunks must be identical (tests/tools/chunks.py --pages:
+# vmcore, at levels 1 and 31 and 1, 2, 3 and 8 threads (THREADS="..."
+# overrides the list), both binaries capture it; their PAGES chunks must be
+# identical (tests/tools/chunks.py --pages:
 # dump ids, times and the superblock differ by design). The NEW binary's
 # save of the OLD binary's capture, --format kdump and elf, must be
 # byte-identical to OLD's own save of it.
@@ -20,7 +21,7 @@ bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 for v in "$@"; do
 	n=${v##*/}
 	for level in 1 31; do
-		for t in 1 2 3; do
+		for t in ${THREADS:-1 2 3 8}; do
 			rm -f "$tmp/o.img" "$tmp/n.img"
 			"$old" capture --vmcore "$v" --output "$tmp/o.img" --level $level --threads $t >/dev/null 2>&1
 			"$new" capture --vmcore "$v" --output "$tmp/n.img" --level $level --threads $t >/dev/null 2>&1

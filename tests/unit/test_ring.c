@@ -3,7 +3,9 @@
  * every job is emitted exactly once, strictly in number order, from the
  * slot it was filled in; an emit error stops every worker (none hangs)
  * and nothing after the failed job is emitted. Jobs take uneven time, so
- * they finish out of order and the emitter role moves between workers. */
+ * they finish out of order and the emitter role moves between workers.
+ * The iterator may hand out preparatory work (RING_PREP) between jobs: it
+ * runs once per time given, and jobs stay in order around it. */
 #define CHECK_PREFIX "ring"
 #include "check.h"
 
@@ -26,6 +28,9 @@ struct test {
 	uint64_t emitted, bad_order, bad_slot;
 	uint64_t fail_at;		/* emit returns -EIO for this job */
 	int concurrent, max_concurrent;	/* emitters at once (must stay 1) */
+	uint64_t prep_every;		/* RING_PREP before every such job (0: never) */
+	uint64_t prep_for;		/* the job the last RING_PREP came before, + 1 */
+	uint64_t preps_given, preps_done;
 };
 
 /* A few microseconds of uneven work, so that jobs finish out of order. */
@@ -61,7 +66,12 @@ static int next(void *arg, uint64_t *idx)
 	struct test *t = arg;
 
 	if (t->handed >= t->njobs)
-		return 0;
+		return RING_END;
+	if (t->prep_every && t->handed % t->prep_every == 0 && t->prep_for != t->handed + 1) {
+		t->prep_for = t->handed + 1;
+		t->preps_given++;
+		return RING_PREP;
+	}
 	t->handed++;
 	*idx = t->ring.issued++;
 	return 1;
@@ -76,21 +86,31 @@ static void fill(void *arg, unsigned slot, uint64_t idx)
 	__atomic_add_fetch(&t->filled, 1, __ATOMIC_SEQ_CST);
 }
 
+static void prep(void *arg)
+{
+	struct test *t = arg;
+
+	work(t->preps_done * 3 + 1);
+	__atomic_add_fetch(&t->preps_done, 1, __ATOMIC_SEQ_CST);
+}
+
 static void *worker(void *arg)
 {
 	struct test *t = arg;
-	ring_work(&t->ring, next, fill, t);
+	ring_work(&t->ring, next, prep, fill, t);
 	return NULL;
 }
 
 /* Runs nthreads workers (the caller one of them) over njobs; returns the
  * ring's error. */
-static int run(struct test *t, unsigned nthreads, unsigned nslots, uint64_t njobs, uint64_t fail_at)
+static int run_prep(struct test *t, unsigned nthreads, unsigned nslots, uint64_t njobs,
+		    uint64_t fail_at, uint64_t prep_every)
 {
 	pthread_t tid[8];
 	unsigned started = 0;
 
 	memset(t, 0, sizeof *t);
+	t->prep_every = prep_every;
 	t->njobs = njobs;
 	t->fail_at = fail_at;
 	if (ring_init(&t->ring, nslots, emit, t) < 0)
@@ -104,6 +124,11 @@ static int run(struct test *t, unsigned nthreads, unsigned nslots, uint64_t njob
 	int err = t->ring.err;
 	ring_fini(&t->ring);
 	return err;
+}
+
+static int run(struct test *t, unsigned nthreads, unsigned nslots, uint64_t njobs, uint64_t fail_at)
+{
+	return run_prep(t, nthreads, nslots, njobs, fail_at, 0);
 }
 
 static void all_jobs_in_order(void)
@@ -124,6 +149,25 @@ static void all_jobs_in_order(void)
 		      ns, (unsigned long long)t.bad_slot);
 		CHECK(t.max_concurrent == 1, "%u threads, %u slots: %d emitters at once", nt, ns,
 		      t.max_concurrent);
+	}
+}
+
+/* Preparatory work between jobs (the capture classifies spans so): each
+ * given once runs once, and the jobs still come out in order. */
+static void prep_between_jobs(void)
+{
+	static const unsigned threads[] = { 1, 2, 3, 8 };
+	struct test t;
+
+	for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+		int r = run_prep(&t, threads[i], 2 * threads[i], 1000, UINT64_MAX, 7);
+		CHECK(r == 0, "%u threads: error %d", threads[i], r);
+		CHECK(t.emitted == 1000, "%u threads: %llu of 1000 jobs emitted", threads[i],
+		      (unsigned long long)t.emitted);
+		CHECK(!t.bad_order && !t.bad_slot, "%u threads: emitted out of order", threads[i]);
+		CHECK(t.preps_given == 143 && t.preps_done == 143,
+		      "%u threads: %llu preps given, %llu done, want 143", threads[i],
+		      (unsigned long long)t.preps_given, (unsigned long long)t.preps_done);
 	}
 }
 
@@ -174,6 +218,7 @@ static void stop_keeps_first_error(void)
 int main(void)
 {
 	RUN(all_jobs_in_order);
+	RUN(prep_between_jobs);
 	RUN(no_jobs);
 	RUN(emit_error_stops_all);
 	RUN(stop_keeps_first_error);

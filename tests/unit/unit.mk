@@ -76,6 +76,14 @@ $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_
 	  rm -f $@; \
 	fi
 
+# The struct-page pass alone, timed (tests/tools/mmbench.c says how), on
+# the objects the binary is made of.
+MMBENCH := $(BUILD)/tools/mmbench
+$(MMBENCH): tests/tools/mmbench.c $(UNIT_HDRS) $(UNIT_AR) $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(MUSL_CC) $(UNIT_CFLAGS) -static -o $@ $< $(UNIT_AR) $(DEPS_LDLIBS) -lpthread
+
 unit-tests: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) $(UNIT_BINS) $(UNIT_ASAN_BINS)
 
 .PHONY: unit-tests
