@@ -4,7 +4,16 @@
 #   make check   unit tests and the QEMU end-to-end test
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deb     the Debian package, build/kdumpinit_VERSION_amd64.deb
+#   make ARCH=arm64  the same binary for aarch64, build/arm64/kdumpinit
+#                (cross gcc + musl-dev:arm64 unpacked privately: deps/arm64.mk)
 VERSION := 0.1.0
+ARCH ?=
+ifeq ($(ARCH),arm64)
+BUILD ?= build/arm64
+include deps/arm64.mk
+else ifneq ($(filter-out x86_64 x86 amd64,$(ARCH)),)
+$(error ARCH=$(ARCH): kdumpinit builds for x86_64 (default) and arm64)
+endif
 BUILD ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -27,7 +36,7 @@ SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore
 	dump/format.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
 	kernel/vmcore.c kernel/vmcoreinfo.c kernel/physmem.c kernel/kmem.c kernel/memmap.c \
 	kernel/dmesg.c kernel/memory.c \
-	arch/arch.c arch/x86_64.c \
+	arch/arch.c arch/x86_64.c arch/arm64.c \
 	lib/log.c lib/io.c lib/ring.c lib/util.c
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 HDRS := $(wildcard */*.h)
