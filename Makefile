@@ -30,7 +30,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore.c init/source.c \
-	init/arm.c init/modules.c init/status.c init/hwdog.c \
+	init/arm.c init/kexec_tools.c init/modules.c init/status.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
 	dump/format.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
