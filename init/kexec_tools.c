@@ -140,13 +140,21 @@ static void child(const char *kallsyms, const char *fixed, char **argv)
 	if (fixed) {
 		/* Private first, so the bind does not propagate to the host's
 		 * namespace (systemd makes / shared). */
-		int r = unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-			mount(fixed, kallsyms, NULL, MS_BIND, NULL) < 0;
+		const char *step = "unshare(CLONE_NEWNS)";
+		int r = unshare(CLONE_NEWNS);
+		if (!r) {
+			step = "making / private";
+			r = mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+		}
+		if (!r) {
+			step = "the bind mount";
+			r = mount(fixed, kallsyms, NULL, MS_BIND, NULL);
+		}
 		int e = errno;
 		unlink(fixed);	/* the bind keeps it for as long as kexec runs */
 		if (r) {
-			err("kexec-tools fallback: cannot put the fixed kallsyms over %s: %s",
-			    kallsyms, strerror(e));
+			err("kexec-tools fallback: cannot put the fixed kallsyms over %s (%s): %s",
+			    kallsyms, step, strerror(e));
 			_exit(126);
 		}
 	}
@@ -220,7 +228,9 @@ int kexec_tools_load(const char *root, const char *kernel, const char *initrd, c
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) >= 126))
+	/* 126: the child said why; anything else is kexec's own failure
+	 * (127 also when its dynamic loader finds no library). */
+	if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 126))
 		err("kexec-tools fallback: %s -c -p failed (%s %d)", argv[0],
 		    WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	free(ini);

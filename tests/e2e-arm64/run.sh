@@ -1,0 +1,245 @@
+#!/bin/bash
+# arm64 end-to-end kdump test (issue 16): QEMU -M virt -cpu max under TCG
+# boots Debian 12's stock arm64 kernel (extracted from the archive, not
+# installed); the arm64 kdumpinit arms the crash kernel (falling back to
+# kexec-tools' kexec -p, with its _text fix: the kernel has no
+# kexec_file_load); sysrq-c; in the crash kernel /testinit (tests/e2e's,
+# used as it is) copies /proc/vmcore raw to one disk, then kdumpinit as
+# PID 1 captures to the disk its settings name, and reboots. The settings
+# come from the device tree only: /chosen/kdumpinit,conf, added to QEMU's
+# own DTB (dumpdtb + fdtput). On the x86_64 host: kdumpinit info and
+# save --format elf, and vmcmp of the saved file against the raw copy
+# (every non-zero page byte-identical, level 1). With --makedumpfile also
+# makedumpfile -d 31 (arm64, under qemu-aarch64-static -L ROOT) on the
+# raw copy against kdumpinit's level-31 filter of it (tests/tools/kdcmp.py).
+#
+# Parts copied from tests/e2e/run.sh (not shared: that script is x86_64's):
+# the milestone reader and the PASS/FAIL/STEP accounting.
+#
+#   tests/e2e-arm64/run.sh [--mem SIZE] [--crashkernel SIZE] [--timeout SEC]
+#                          [--workdir DIR] [--makedumpfile]
+set -uo pipefail
+prog=e2e-arm64
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+mem=1G ck=256M tmo=900 workdir='' mdf=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--mem) mem=$2; shift ;;
+	--crashkernel) ck=$2; shift ;;
+	--timeout) tmo=$2; shift ;;
+	--workdir) workdir=$2; shift ;;
+	--makedumpfile) mdf=1 ;;
+	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+build=${ARM64_E2E_BUILD:-$top/build/arm64/e2e}
+[ -n "$workdir" ] || workdir=$build/run
+kd_arm=$top/build/arm64/kdumpinit	# goes into the guest
+kd_host=$top/build/kdumpinit		# runs here
+mkinitramfs=$top/initramfs/mkinitramfs
+python=/usr/bin/python3
+
+nfail=0 npass=0 nstep=0
+say() { echo "$@"; }
+pass() { say "PASS: $*"; npass=$((npass + 1)); }
+step() { say "STEP: $*"; nstep=$((nstep + 1)); }
+failed() { say "FAIL: $*"; nfail=$((nfail + 1)); }
+die() { echo "$prog: error: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+for t in qemu-system-aarch64 fdtput dtc dpkg-deb depmod; do
+	command -v "$t" >/dev/null || die "$t not found (deps/packages, group arm64)"
+done
+[ -x "$kd_arm" ] || die "no $kd_arm (make ARCH=arm64)"
+[ -x "$kd_host" ] || die "no $kd_host (make)"
+mkdir -p "$workdir" || die "cannot create $workdir"
+
+t=$(now)
+out=$("$here/fetch.sh" "$build") || die "fetching the arm64 packages failed"
+kver=$(echo "$out" | sed -n 's/^KVER=//p')
+root=$(echo "$out" | sed -n 's/^ROOT=//p')
+kernel=$root/boot/vmlinuz-$kver
+busybox=$root/bin/busybox
+[ -f "$kernel" ] && [ -x "$busybox" ] || die "fetch.sh left no kernel or busybox in $root"
+step "arm64 packages: kernel $kver, kexec-tools, busybox ($(since "$t")s)"
+
+# kexec and the libraries it loads, at their own paths (the closure of
+# DT_NEEDED, found in the unpacked tree).
+kexec_adds=(-a "$root/sbin/kexec:/sbin/kexec")
+needed() { LC_ALL=C readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+todo=("$root/sbin/kexec") seen=" "
+while [ ${#todo[@]} -gt 0 ]; do
+	f=${todo[0]} todo=("${todo[@]:1}")
+	for n in $(needed "$f"); do
+		case $seen in *" $n "*) continue ;; esac
+		seen="$seen$n "
+		p=$(cd "$root" && find lib usr/lib -name "$n" 2>/dev/null | head -n 1)
+		[ -n "$p" ] || die "kexec needs $n, which no package in tests/e2e-arm64/packages has"
+		# The real file (a packed symlink would dangle).
+		kexec_adds+=(-a "$(readlink -f "$root/$p"):/$p")
+		todo+=("$root/$p")
+	done
+done
+# The interpreter is /lib/ld-linux-aarch64.so.1.
+kexec_adds+=(-a "$(readlink -f "$root/lib/ld-linux-aarch64.so.1"):/lib/ld-linux-aarch64.so.1")
+
+mods=(-m virtio_pci -m virtio_blk)
+crash=$workdir/crash.img stage1=$workdir/stage1.img
+"$mkinitramfs" -k "$kver" -d "$root" -o "$crash" "${mods[@]}" -b "$kd_arm" \
+	-a "$top/tests/e2e/testinit:/testinit" -a "$busybox:/bin/busybox" >"$workdir/mkinit-crash.log" 2>&1 ||
+	{ cat "$workdir/mkinit-crash.log"; die "mkinitramfs (crash) failed"; }
+"$mkinitramfs" -k "$kver" -d "$root" -o "$stage1" -z gzip "${mods[@]}" -b "$here/stage1-init" \
+	-a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" -a "$crash:/crash.img" \
+	-a "$kd_arm:/bin/kdumpinit" "${kexec_adds[@]}" >"$workdir/mkinit-stage1.log" 2>&1 ||
+	{ cat "$workdir/mkinit-stage1.log"; die "mkinitramfs (stage 1) failed"; }
+step "images: crash initramfs $(stat -c %s "$crash") bytes, stage 1 $(stat -c %s "$stage1") bytes (gzip)"
+
+dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log
+rm -f "$dump" "$raw" "$log" "$workdir/raw.vmcore" "$workdir/saved.elf"
+"$kd_host" format "$dump" --size 1536M --label e2e-arm64 >"$workdir/format.out" 2>&1 ||
+	{ cat "$workdir/format.out"; die "kdumpinit format failed"; }
+memb=$(numfmt --from=iec "$mem")
+truncate -s $((memb + (256 << 20))) "$raw" || die "cannot create $raw"
+
+machine=(-M virt -cpu max,pauth-impdef=on -accel tcg,thread=multi -smp 2 -m "$mem" -nographic)
+# The device tree: QEMU's own, with the settings in /chosen. The crash
+# kernel inherits /chosen through kexec (drivers/of/kexec.c and
+# kexec-tools copy vendor properties), so kdumpinit reads them there.
+dtb=$workdir/virt.dtb
+qemu-system-aarch64 "${machine[@]}" -machine dumpdtb="$dtb" >"$workdir/dumpdtb.log" 2>&1 ||
+	{ cat "$workdir/dumpdtb.log"; die "qemu dumpdtb failed"; }
+fdtput -t s "$dtb" /chosen kdumpinit,conf "dev = SERIAL=kdump-dump" "level = 1" ||
+	die "fdtput /chosen kdumpinit,conf failed"
+
+drives=()
+drive() { drives+=(-drive "file=$1,format=raw,if=none,id=$2" -device "virtio-blk-pci,drive=$2,serial=$3"); }
+drive "$dump" d1 kdump-dump
+drive "$raw" d2 kdump-raw
+qemu=(qemu-system-aarch64 "${machine[@]}" -no-reboot -dtb "$dtb" -kernel "$kernel" -initrd "$stage1"
+	-append "console=ttyAMA0 crashkernel=$ck panic=10 e2e.append=rdinit=/testinit,e2e.mode=arm64"
+	"${drives[@]}")
+say "qemu: ${qemu[*]}"
+
+declare -A at=()
+t_qemu=$(now)
+{ timeout "$tmo" "${qemu[@]}" </dev/null 2>&1; echo "__QEMU_RC__ $?"; } |
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		case $line in "__QEMU_RC__ "*) echo "${line#* }" >"$workdir/qemu.rc"; continue ;; esac
+		printf '%s\n' "$line" >>"$log"
+		m=
+		case $line in
+		*"e2e-stage1: crash kernel armed"*) m=armed ;;
+		*"e2e-stage1: crashing"*) m=crashing ;;
+		*"sysrq: Trigger a crash"*) m=crash crashed=1 ;;
+		*"Booting Linux on physical CPU"*) [ -z "${crashed:-}" ] || m=crashboot ;;
+		*"e2e-testinit: up at"*) m=crashup ;;
+		*"e2e-testinit: raw copy done"*) m=rawdone ;;
+		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
+		*"kdumpinit: capture finished"*) m=captured ;;
+		*kdumpinit:*"final action: "*) m=final ;;
+		esac
+		[ -z "$m" ] || echo "$m $(since "$t_qemu")" >>"$workdir/milestones"
+	done
+d_qemu=$(since "$t_qemu")
+qrc=$(cat "$workdir/qemu.rc" 2>/dev/null || echo "?")
+while read -r k v; do at[$k]=$v; done <"$workdir/milestones" 2>/dev/null
+mv -f "$workdir/milestones" "$workdir/milestones.last" 2>/dev/null
+rm -f "$workdir/qemu.rc"
+ms() { [ -n "${at[$1]:-}" ] && echo "${at[$1]}s" || echo "-"; }
+
+post=$workdir/crash-console.log
+sed -n '/Trigger a crash/,$p' "$log" >"$post"
+case $qrc in
+0) step "QEMU exited by itself after ${d_qemu}s" ;;
+124) failed "QEMU did not exit within ${tmo}s (timeout)" ;;
+*) failed "QEMU exited with status $qrc" ;;
+esac
+if grep -q "e2e-stage1: crash kernel armed" "$log"; then
+	pass "armed by the arm64 kdumpinit: $(grep -m1 -o 'e2e-stage1: crash kernel armed.*' "$log")"
+else
+	failed "crash kernel not armed: $(grep -m1 -e 'e2e-stage1: FAIL' -e 'kdumpinit: error' "$log")"
+fi
+grep -q "kdumpinit: warning: this kernel has no kexec_file_load" "$log" &&
+	pass "kdumpinit said on the console that it falls back to kexec-tools" ||
+	failed "no console line about the kexec-tools fallback"
+if grep -q "e2e-stage1: kallsyms has no _text" "$log"; then
+	grep -q "kdumpinit: kallsyms has no _text .*kexec gets _text = _stext" "$log" &&
+		pass "no _text in kallsyms: kdumpinit gave kexec _text = _stext" ||
+		failed "kallsyms has no _text, but kdumpinit did not apply the _stext fix"
+else
+	step "this kernel's kallsyms has _text (no fix needed)"
+fi
+grep -q "sysrq triggered crash" "$log" && step "first kernel crashed" || failed "first kernel did not crash"
+if grep "Kernel panic" "$log" | grep -vq "sysrq triggered crash"; then
+	failed "crash kernel panicked: $(grep "Kernel panic" "$log" | grep -v "sysrq triggered crash" | head -n 1)"
+else
+	pass "no panic in the crash kernel"
+fi
+grep -q "Internal error\|SError\|synchronous external abort" "$post" &&
+	failed "the crash kernel faulted: $(grep -m1 "Internal error\|SError\|synchronous external abort" "$post")"
+vmsize=$(grep -m1 -o 'copying /proc/vmcore ([0-9]* bytes)' "$log" | grep -o '[0-9]*')
+memk=$((memb / 1024))
+# The header is right when /proc/vmcore is about the guest's memory (plus
+# the kernel-text segment and headers): the broken one claims ~2^64.
+if [ -n "$vmsize" ] && [ "$vmsize" -gt $((memb / 2)) ] && [ "$vmsize" -lt $((memb + (64 << 20))) ]; then
+	pass "/proc/vmcore is $vmsize bytes for a $mem guest (a sane ELF core header)"
+else
+	failed "/proc/vmcore size '${vmsize:-none}' for a $mem guest"
+fi
+grep -q "e2e-testinit: raw copy done" "$log" && step "raw copy of /proc/vmcore taken" ||
+	failed "raw copy not taken: $(grep -m1 'e2e-testinit: FAIL' "$log")"
+if grep -q "kdumpinit: settings: dev=SERIAL=kdump-dump (dt), level=1 (dt)" "$post"; then
+	pass "settings from the device tree: $(grep -m1 -o 'kdumpinit: settings: .*' "$post")"
+else
+	failed "no 'settings: dev=SERIAL=kdump-dump (dt), level=1 (dt)' line: $(grep -m1 -o 'kdumpinit: settings.*' "$post")"
+fi
+grep -q "kdumpinit: final action: reboot" "$post" &&
+	pass "kdumpinit captured and rebooted: $(grep -m1 -o 'kdumpinit: capture finished.*' "$post")" ||
+	{ failed "no 'kdumpinit: final action: reboot'; last kdumpinit lines:"; grep "kdumpinit:" "$post" | tail -n 5 | sed 's/^/    /'; }
+say "times: armed $(ms armed), crash $(ms crash), crash kernel's first line $(ms crashboot), testinit $(ms crashup), raw copy done $(ms rawdone), kdumpinit started $(ms kdstart), capture finished $(ms captured), reboot $(ms final)"
+grep -a -m1 -o "kdumpinit: capture:.*" "$post" | sed 's/^/  /'
+
+if end=$("$python" "$top/tests/tools/elfend.py" "$raw" 2>&1); then
+	truncate -s "$end" "$raw" && mv -f "$raw" "$workdir/raw.vmcore"
+	[ "$end" = "${vmsize:-}" ] && pass "raw vmcore: $end bytes, as /proc/vmcore was" ||
+		failed "raw copy: ELF ends at $end, /proc/vmcore was ${vmsize:-?} bytes"
+else
+	failed "raw disk has no vmcore: $end"
+fi
+
+t=$(now)
+if "$kd_host" info "$dump" >"$workdir/info.out" 2>&1; then
+	pass "kdumpinit info on the x86_64 host (exit 0, $(since "$t")s)"
+	grep -qi "arm64\|aarch64" "$workdir/info.out" && pass "info names the arm64 machine" ||
+		failed "info does not say arm64: $(head -n 5 "$workdir/info.out" | tr '\n' ' ')"
+else
+	failed "kdumpinit info exited $?:"; sed 's/^/    /' "$workdir/info.out"
+fi
+t=$(now)
+if "$kd_host" save "$dump" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1; then
+	pass "kdumpinit save --format elf on the x86_64 host ($(since "$t")s)"
+else
+	failed "kdumpinit save exited $?:"; sed 's/^/    /' "$workdir/save.out"
+fi
+if [ -f "$workdir/raw.vmcore" ] && [ -f "$workdir/saved.elf" ]; then
+	if "$python" "$top/tests/tools/vmcmp.py" "$workdir/raw.vmcore" "$workdir/saved.elf" >"$workdir/vmcmp.out" 2>&1; then
+		pass "vmcmp: every non-zero page of the raw vmcore is in the saved ELF, byte-identical: $(tail -n 1 "$workdir/vmcmp.out")"
+	else
+		failed "vmcmp:"; tail -n 8 "$workdir/vmcmp.out" | sed 's/^/    /'
+	fi
+fi
+if "$kd_host" dmesg "$dump" >"$workdir/dmesg.out" 2>&1 && grep -q "sysrq: Trigger a crash" "$workdir/dmesg.out"; then
+	pass "kdumpinit dmesg on the host: the crashed kernel's log ends in the sysrq crash"
+else
+	failed "kdumpinit dmesg: $(tail -n 2 "$workdir/dmesg.out" | tr '\n' ' ')"
+fi
+
+say "e2e-arm64: $npass passed, $nfail failed ($nstep steps)"
+[ $nfail = 0 ]
