@@ -9,7 +9,10 @@
 VERSION := 0.1.0
 ARCH ?=
 ifeq ($(ARCH),arm64)
-BUILD ?= build/arm64
+# Its own tree whatever BUILD the caller has (tests/check.sh exports one;
+# x86_64 objects and prebuilt x86_64 DEPS_PREFIX libraries must never mix in).
+override BUILD := $(or $(ARM64_BUILD),build/arm64)
+override DEPS_PREFIX :=
 include deps/arm64.mk
 else ifneq ($(filter-out x86_64 x86 amd64,$(ARCH)),)
 $(error ARCH=$(ARCH): kdumpinit builds for x86_64 (default) and arm64)
@@ -30,7 +33,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore.c init/source.c \
-	init/arm.c init/kexec_tools.c init/modules.c init/status.c init/hwdog.c \
+	init/arm.c init/kexec_tools.c init/kexec_arm64.c init/modules.c init/status.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
 	dump/format.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
@@ -50,7 +53,7 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 
 $(BUILD)/kdumpinit: $(OBJS)
 	@echo "  LD      $@"
-	@$(MUSL_CC) $(LDFLAGS_STATIC) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
+	@$(MUSL_CC) $(LDFLAGS_STATIC) $(ARCH_LDFLAGS) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
 	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
 	  test $$size -le 409600 || { echo "kdumpinit is over 400 KiB" >&2; exit 1; }
 

@@ -29,6 +29,11 @@ ARM64_MUSL := $(abspath $(BUILD)/musl)
 MUSL_CC := $(ARM64_MUSL)/bin/aarch64-linux-musl-gcc
 UAPI_INCLUDE ?= /usr/$(ARM64_CROSS:-=)/include
 UAPI_ASM ?= $(UAPI_INCLUDE)/asm
+# The aarch64 linker aligns segments to 64 KiB (so the binary loads on
+# 64 KiB-page kernels too); with RELRO that pads the file by up to 64 KiB
+# before the data. A static binary has no dynamic relocations for RELRO
+# to protect: without it the file is 335 KB instead of 395 KB.
+ARCH_LDFLAGS := -Wl,-z,norelro
 export AR := $(ARM64_CROSS)ar
 export RANLIB := $(ARM64_CROSS)ranlib
 

@@ -16,6 +16,7 @@
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "kexec_arm64.h"
 #include "kexec_tools.h"
 #include "status.h"
 
@@ -319,6 +320,14 @@ int cmd_arm(int argc, char **argv)
 	int e = errno;
 	/* No kexec_file_load (Debian's arm64 kernels), or KDUMPINIT_KEXEC
 	 * names a kexec: kexec-tools, with its crash-header fix. */
+	if (r < 0 && e == ENOSYS && !getenv("KDUMPINIT_KEXEC")) {
+		/* Our own loader first (init/kexec_arm64.c); kexec-tools when
+		 * it cannot (not arm64, or it failed and said why). */
+		r = arm64_kexec_load(root, kernel, initrd, cl, 0);
+		if (r < 0 && r != -ENOTSUP)
+			warn("the own arm64 loader failed: trying kexec-tools");
+		e = r < 0 ? ENOSYS : 0;
+	}
 	if (r < 0 && e == ENOSYS) {
 		r = kexec_tools_load(root, kernel, initrd, cl);
 		if (r < 0) {

@@ -1,9 +1,9 @@
 #!/bin/bash
 # arm64 end-to-end kdump test (issue 16): QEMU -M virt -cpu max under TCG
 # boots Debian 12's stock arm64 kernel (extracted from the archive, not
-# installed); the arm64 kdumpinit arms the crash kernel (falling back to
-# kexec-tools' kexec -p, with its _text fix: the kernel has no
-# kexec_file_load); sysrq-c; in the crash kernel /testinit (tests/e2e's,
+# installed); the arm64 kdumpinit arms the crash kernel (the kernel has no
+# kexec_file_load: with its own kexec_load loader, or kexec-tools' kexec -p
+# with its _text fix); sysrq-c; in the crash kernel /testinit (tests/e2e's,
 # used as it is) copies /proc/vmcore raw to one disk, then kdumpinit as
 # PID 1 captures to the disk its settings name, and reboots. The settings
 # come from the device tree only: /chosen/kdumpinit,conf, added to QEMU's
@@ -18,12 +18,16 @@
 #
 #   tests/e2e-arm64/run.sh [--mem SIZE] [--crashkernel SIZE] [--timeout SEC]
 #                          [--workdir DIR] [--no-makedumpfile]
+#                          [--loader own|kexec-tools]
+# --loader: how kdumpinit arm loads the crash kernel here: its own
+# kexec_load loader (default), or kexec-tools (KDUMPINIT_KEXEC=/sbin/kexec
+# in the guest) with the _stext fix.
 set -uo pipefail
 prog=e2e-arm64
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
-mem=1G ck=256M tmo=900 workdir='' mdf=1
+mem=1G ck=256M tmo=900 workdir='' mdf=1 loader=own
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mem) mem=$2; shift ;;
@@ -31,12 +35,14 @@ while [ $# -gt 0 ]; do
 	--timeout) tmo=$2; shift ;;
 	--workdir) workdir=$2; shift ;;
 	--no-makedumpfile) mdf=0 ;;
+	--loader) loader=$2; shift ;;
 	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 
+case $loader in own | kexec-tools) ;; *) echo "$prog: --loader is own or kexec-tools" >&2; exit 2 ;; esac
 build=${ARM64_E2E_BUILD:-$top/build/arm64/e2e}
 [ -n "$workdir" ] || workdir=$build/run
 kd_arm=$top/build/arm64/kdumpinit	# goes into the guest
@@ -122,7 +128,7 @@ drive() { drives+=(-drive "file=$1,format=raw,if=none,id=$2" -device "virtio-blk
 drive "$dump" d1 kdump-dump
 drive "$raw" d2 kdump-raw
 qemu=(qemu-system-aarch64 "${machine[@]}" -no-reboot -dtb "$dtb" -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyAMA0 crashkernel=$ck panic=10 e2e.append=rdinit=/testinit,e2e.mode=arm64"
+	-append "console=ttyAMA0 crashkernel=$ck panic=10 e2e.append=rdinit=/testinit,e2e.mode=arm64 e2e.kexec=$([ $loader = own ] && echo 0 || echo 1)"
 	"${drives[@]}")
 say "qemu: ${qemu[*]}"
 
@@ -166,10 +172,20 @@ if grep -q "e2e-stage1: crash kernel armed" "$log"; then
 else
 	failed "crash kernel not armed: $(grep -m1 -e 'e2e-stage1: FAIL' -e 'kdumpinit: error' "$log")"
 fi
-grep -q "kdumpinit: warning: this kernel has no kexec_file_load" "$log" &&
-	pass "kdumpinit said on the console that it falls back to kexec-tools" ||
+if [ $loader = own ]; then
+	if grep -q "kdumpinit: own arm64 loader: Image 0x" "$log" && ! grep -q "falling back to kexec-tools" "$log"; then
+		pass "armed by kdumpinit's own loader: $(grep -m1 -o 'own arm64 loader: .*' "$log")"
+	else
+		failed "not armed by the own loader: $(grep -m1 -e 'own arm64 loader' -e 'kexec-tools' "$log")"
+	fi
+elif grep -q "kdumpinit: warning: this kernel has no kexec_file_load" "$log"; then
+	pass "kdumpinit said on the console that it falls back to kexec-tools"
+else
 	failed "no console line about the kexec-tools fallback"
-if grep -q "e2e-stage1: kallsyms has no _text" "$log"; then
+fi
+if [ $loader = own ]; then
+	:
+elif grep -q "e2e-stage1: kallsyms has no _text" "$log"; then
 	grep -q "kdumpinit: kallsyms has no _text .*kexec gets _text = _stext" "$log" &&
 		pass "no _text in kallsyms: kdumpinit gave kexec _text = _stext" ||
 		failed "kallsyms has no _text, but kdumpinit did not apply the _stext fix"
@@ -214,6 +230,13 @@ else
 	failed "raw disk has no vmcore: $end"
 fi
 
+if [ -f "$workdir/raw.vmcore" ]; then
+	if "$python" "$here/hdrcheck.py" "$workdir/raw.vmcore" >"$workdir/hdrcheck.out" 2>&1; then
+		pass "the ELF core header ($loader) matches the crashed kernel's VMCOREINFO: image PT_LOAD at kimage_voffset, the rest the linear map"
+	else
+		failed "the ELF core header ($loader):"; sed 's/^/    /' "$workdir/hdrcheck.out"
+	fi
+fi
 t=$(now)
 if "$kd_host" info "$dump" >"$workdir/info.out" 2>&1; then
 	pass "kdumpinit info on the x86_64 host (exit 0, $(since "$t")s)"
