@@ -185,6 +185,10 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# by the arm64 kdumpinit's own kexec_load loader, settings from the DT,
 	# checked on this x86_64 host and against arm64 makedumpfile (~2 min).
 	run_suite e2e-arm64 bash tests/e2e-arm64/run.sh --workdir "$BUILD/arm64/e2e/run"
+	# The arm64 floor: kdumpinit the only init at crashkernel=56M (the
+	# kernel's own floor: it runs out of memory at 52M), level 31 (~1 min).
+	run_suite e2e-arm64-56M bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 56M \
+		--workdir "$BUILD/arm64/e2e/56M"
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
 fi
