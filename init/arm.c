@@ -323,7 +323,7 @@ int cmd_arm(int argc, char **argv)
 	if (r < 0 && e == ENOSYS && !getenv("KDUMPINIT_KEXEC")) {
 		/* Our own loader first (init/kexec_arm64.c); kexec-tools when
 		 * it cannot (not arm64, or it failed and said why). */
-		r = arm64_kexec_load(root, kernel, initrd, cl, 0);
+		r = arm64_kexec_load(root, kernel, initrd, cl);
 		if (r < 0 && r != -ENOTSUP)
 			warn("the own arm64 loader failed: trying kexec-tools");
 		e = r < 0 ? ENOSYS : 0;

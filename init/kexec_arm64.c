@@ -533,10 +533,10 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, const char *cl, int dry)
+int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, const char *cl)
 {
 	struct utsname u;
-	if (!dry && (uname(&u) < 0 || strcmp(u.machine, "aarch64")))
+	if (uname(&u) < 0 || strcmp(u.machine, "aarch64"))
 		return -ENOTSUP;
 
 	size_t klen = 0, ilen = 0, flen = 0, hlen = 0, dlen = 0;
@@ -625,8 +625,6 @@ int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, c
 	    ", core header 0x%" PRIx64 " (%d segments), purgatory 0x%" PRIx64 "; crash region 0x%" PRIx64
 	    "-0x%" PRIx64, kaddr, klen, iaddr, daddr, haddr, (int)(hlen - sizeof(Elf64_Ehdr)) / (int)sizeof(Elf64_Phdr),
 	    paddr, cs, ce - 1);
-	if (dry)
-		goto out;
 	if (syscall(SYS_kexec_load, (unsigned long)paddr, 5UL, segs,
 		    (unsigned long)(KEXEC_ON_CRASH | KEXEC_ARCH_AARCH64)) < 0) {
 		r = -errno;

@@ -1,5 +1,5 @@
 /* kdumpinit's own arm64 crash loader, for kernels without kexec_file_load:
- * kexec_load with four segments placed in the crashkernel= region: the
+ * kexec_load with five segments placed in the crashkernel= region: the
  * Image, the initramfs, a device tree (the running one, /sys/firmware/fdt,
  * with /chosen rewritten), the ELF core header, and a purgatory of six
  * instructions that enters the kernel with the tree's address in x0. */
@@ -12,9 +12,8 @@
 /* Loads KERNEL (an arm64 Image) and INITRD with command line CL as the
  * crash kernel. ROOT prefixes /proc and /sys (tests). 0, -ENOTSUP when
  * this is not an arm64 machine or the Image is not one (the caller may
- * then fall back), or another -errno (said once). With DRY set, builds
- * every segment and describes them, but loads nothing. */
-int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, const char *cl, int dry);
+ * then fall back), or another -errno (said once). */
+int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, const char *cl);
 
 /* The device-tree edit, for tests: a copy of the flattened tree FDT with
  * /chosen's bootargs, linux,initrd-start/-end, linux,elfcorehdr and
