@@ -318,11 +318,11 @@ int cmd_arm(int argc, char **argv)
 	long r = getenv("KDUMPINIT_KEXEC") ? (errno = ENOSYS, -1) :
 		syscall(SYS_kexec_file_load, kfd, ifd, strlen(cl) + 1, cl, KEXEC_FILE_ON_CRASH);
 	int e = errno;
-	/* No kexec_file_load (Debian's arm64 kernels), or KDUMPINIT_KEXEC
-	 * names a kexec: kexec-tools, with its crash-header fix. */
+	/* No kexec_file_load (Debian's arm64 kernels): our own kexec_load
+	 * loader (init/kexec_arm64.c); kexec-tools, with its crash-header
+	 * fix, when that cannot (not arm64, or it failed and said why) or
+	 * KDUMPINIT_KEXEC names a kexec. */
 	if (r < 0 && e == ENOSYS && !getenv("KDUMPINIT_KEXEC")) {
-		/* Our own loader first (init/kexec_arm64.c); kexec-tools when
-		 * it cannot (not arm64, or it failed and said why). */
 		r = arm64_kexec_load(root, kernel, initrd, cl);
 		if (r < 0 && r != -ENOTSUP)
 			warn("the own arm64 loader failed: trying kexec-tools");

@@ -11,7 +11,8 @@
 # save --format elf, and vmcmp of the saved file against the raw copy
 # (every non-zero page byte-identical, level 1). Then (unless
 # --no-makedumpfile) makedumpfile -d 1, 17 and 31 (arm64, under qemu-aarch64-static -L ROOT) on the
-# raw copy against kdumpinit's filter of it at the same level (kdcmp.py).
+# raw copy against kdumpinit's filter of it at the same level (kdcmp.py),
+# and drgn (if installed) reading init_uts_ns from the saved kdump file.
 #
 # Parts copied from tests/e2e/run.sh (not shared: that script is x86_64's):
 # the milestone reader and the PASS/FAIL/STEP accounting.
@@ -55,7 +56,7 @@ kd_host=$top/build/kdumpinit		# runs here
 mkinitramfs=$top/initramfs/mkinitramfs
 python=/usr/bin/python3
 
-nfail=0 npass=0 nstep=0
+nfail=0 npass=0 nstep=0 nskip=0
 say() { echo "$@"; }
 pass() { say "PASS: $*"; npass=$((npass + 1)); }
 step() { say "STEP: $*"; nstep=$((nstep + 1)); }
@@ -114,7 +115,7 @@ crash_adds=(-a "$top/tests/e2e/testinit:/testinit" -a "$busybox:/bin/busybox")
 step "images: crash initramfs $(stat -c %s "$crash") bytes, stage 1 $(stat -c %s "$stage1") bytes (gzip)"
 
 dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log
-rm -f "$dump" "$raw" "$log" "$workdir/raw.vmcore" "$workdir/saved.elf"
+rm -f "$dump" "$raw" "$log" "$workdir/raw.vmcore" "$workdir/saved.elf" "$workdir/saved.kdump"
 "$kd_host" format "$dump" --size 1536M --label e2e-arm64 >"$workdir/format.out" 2>&1 ||
 	{ cat "$workdir/format.out"; die "kdumpinit format failed"; }
 memb=$(numfmt --from=iec "$mem")
@@ -278,6 +279,17 @@ fi
 mach=$("$python" -c 'import struct,sys; f=open(sys.argv[1],"rb"); h=f.read(20); print(struct.unpack("<H", h[18:20])[0] if h[:4]==b"\x7fELF" else -1)' "$workdir/saved.elf" 2>/dev/null)
 [ "$mach" = 183 ] && pass "the saved ELF is an arm64 vmcore (e_machine 183, EM_AARCH64)" ||
 	failed "the saved ELF's e_machine is '${mach:-?}', not 183 (EM_AARCH64)"
+# drgn on this host opens the saved arm64 dump (kdump format) and reads
+# init_uts_ns. Optional: python3-drgn is no dependency of the project.
+if ! "$python" -c 'import drgn' 2>/dev/null; then
+	echo "skip drgn: python3-drgn is not installed"; nskip=$((nskip + 1))
+elif ! "$kd_host" save "$dump" --output "$workdir/saved.kdump" --format kdump >"$workdir/save-kdump.out" 2>&1; then
+	failed "kdumpinit save --format kdump: $(tail -n 1 "$workdir/save-kdump.out")"
+elif got=$("$python" "$here/drgnuts.py" "$workdir/saved.kdump" 2>&1); then
+	pass "drgn opens the saved arm64 kdump file and reads init_uts_ns: $got"
+else
+	failed "drgn on the saved kdump file: $got"
+fi
 if "$kd_host" dmesg "$dump" >"$workdir/dmesg.out" 2>&1 && grep -q "sysrq: Trigger a crash" "$workdir/dmesg.out"; then
 	pass "kdumpinit dmesg on the host: the crashed kernel's log ends in the sysrq crash"
 else
@@ -313,5 +325,5 @@ if [ "$mdf" = 1 ] && [ -f "$workdir/raw.vmcore" ]; then
 	done
 fi
 
-say "$npass passed, $nfail failed, 0 skipped ($nstep steps)"
+say "$npass passed, $nfail failed, $nskip skipped ($nstep steps)"
 [ $nfail = 0 ]
