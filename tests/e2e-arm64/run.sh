@@ -20,6 +20,10 @@
 #   tests/e2e-arm64/run.sh [--mem SIZE] [--crashkernel SIZE] [--timeout SEC]
 #                          [--workdir DIR] [--no-makedumpfile]
 #                          [--loader own|kexec-tools] [--no-raw [--level N]]
+#                          [--kernel-tree DIR]
+# --kernel-tree: boot the kernel of another extracted arm64 kernel package
+# (dpkg-deb -x, lib -> usr/lib, depmod -b), e.g. Debian 13's 6.12, with its
+# modules; busybox and kexec-tools still come from Debian 12's packages.
 # --no-raw: kdumpinit is the crash kernel's only init (no busybox, no raw
 # copy, so no vmcmp, header or makedumpfile checks), at --level N (from
 # the DT): the image as users run it, for the crashkernel= floor.
@@ -31,7 +35,7 @@ prog=e2e-arm64
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
-mem=1G ck=256M tmo=900 workdir='' mdf=1 loader=own noraw=0 level=1
+mem=1G ck=256M tmo=900 workdir='' mdf=1 loader=own noraw=0 level=1 ktree=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mem) mem=$2; shift ;;
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--no-makedumpfile) mdf=0 ;;
 	--loader) loader=$2; shift ;;
 	--no-raw) noraw=1 ;;
+	--kernel-tree) ktree=$2; shift ;;
 	--level) level=$2; shift ;;
 	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
@@ -77,6 +82,12 @@ out=$("$here/fetch.sh" "$build") || die "fetching the arm64 packages failed"
 kver=$(echo "$out" | sed -n 's/^KVER=//p')
 root=$(echo "$out" | sed -n 's/^ROOT=//p')
 kernel=$root/boot/vmlinuz-$kver
+modroot=$root
+if [ -n "$ktree" ]; then
+	kernel=$(ls "$ktree"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	[ -n "$kernel" ] || die "no boot/vmlinuz-* in $ktree"
+	kver=${kernel##*/vmlinuz-} modroot=$ktree
+fi
 busybox=$root/bin/busybox
 [ -f "$kernel" ] && [ -x "$busybox" ] || die "fetch.sh left no kernel or busybox in $root"
 step "arm64 packages: kernel $kver, kexec-tools, busybox ($(since "$t")s)"
@@ -105,10 +116,10 @@ mods=(-m virtio_pci -m virtio_blk)
 crash=$workdir/crash.img stage1=$workdir/stage1.img
 crash_adds=(-a "$top/tests/e2e/testinit:/testinit" -a "$busybox:/bin/busybox")
 [ $noraw = 1 ] && crash_adds=() mdf=0
-"$mkinitramfs" -k "$kver" -d "$root" -o "$crash" "${mods[@]}" -b "$kd_arm" \
+"$mkinitramfs" -k "$kver" -d "$modroot" -o "$crash" "${mods[@]}" -b "$kd_arm" \
 	${crash_adds[@]+"${crash_adds[@]}"} >"$workdir/mkinit-crash.log" 2>&1 ||
 	{ cat "$workdir/mkinit-crash.log"; die "mkinitramfs (crash) failed"; }
-"$mkinitramfs" -k "$kver" -d "$root" -o "$stage1" -z gzip "${mods[@]}" -b "$here/stage1-init" \
+"$mkinitramfs" -k "$kver" -d "$modroot" -o "$stage1" -z gzip "${mods[@]}" -b "$here/stage1-init" \
 	-a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" -a "$crash:/crash.img" \
 	-a "$kd_arm:/bin/kdumpinit" "${kexec_adds[@]}" >"$workdir/mkinit-stage1.log" 2>&1 ||
 	{ cat "$workdir/mkinit-stage1.log"; die "mkinitramfs (stage 1) failed"; }
