@@ -202,6 +202,9 @@ if [ -n "${FULL:-}" ]; then
 	# arm64 armed through kexec-tools instead (its _stext fix): ~3.5 min.
 	run_suite e2e-arm64-kexec-tools bash tests/e2e-arm64/run.sh --loader kexec-tools \
 		--workdir "$BUILD/arm64/e2e/kexec-tools"
+	# Debian 13's arm64 6.12 (no kexec_file_load either; 52-bit VA, LPA2,
+	# under -cpu max), armed by the own loader (~1.5 min).
+	run_suite e2e-arm64-6.12 bash tests/e2e-arm64/run.sh --trixie --workdir "$BUILD/arm64/e2e/6.12"
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
 fi

@@ -12,6 +12,8 @@
 # tree is prepared for modprobe (depmod -b), and it prints:
 #   KVER=6.1.0-50-arm64
 #   ROOT=BUILD/root      (kernel in ROOT/boot/vmlinuz-KVER: a raw Image)
+# A package with its own TREE column (Debian 13's kernel) is unpacked into
+# BUILD/TREE instead (lib -> usr/lib, depmod -b), printed as TREE_NAME=DIR.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 b=${1:?usage: fetch.sh BUILD}
@@ -32,11 +34,12 @@ apt_get() {
 		-o APT::Architecture=arm64 -o APT::Architectures::=arm64 "$@"
 }
 updated=
-grep -v '^#' "$here/packages" | while read -r pkg file; do
+grep -v '^#' "$here/packages" | while read -r pkg file _; do
 	[ -f "$b/dl/$file" ] && verify "$b/dl/$file" && continue
 	rm -f "$b/dl/$file"
 	if [ -z "$updated" ]; then
-		echo "deb [arch=arm64 signed-by=$keyring] $mirror bookworm main" >"$b/apt/sources.list"
+		printf 'deb [arch=arm64 signed-by=%s] %s %s main\n' "$keyring" "$mirror" bookworm \
+			"$keyring" "$mirror" trixie >"$b/apt/sources.list"
 		printf '%s\n' '#clear APT::Update::Post-Invoke;' '#clear APT::Update::Post-Invoke-Success;' \
 			'Acquire::Check-Valid-Until "false";' >"$b/apt/apt.conf"
 		echo "  FETCH   apt-get update (arm64, private lists in $b/apt)" >&2
@@ -51,7 +54,8 @@ done
 stamp=$(sha256sum "$sums" | cut -d' ' -f1)
 if [ "$(cat "$b/root/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$b/root" "$b/root.tmp" && mkdir -p "$b/root.tmp"
-	grep -v '^#' "$here/packages" | while read -r pkg file; do
+	grep -v '^#' "$here/packages" | while read -r pkg file _ tree; do
+		[ -z "${tree:-}" ] || continue
 		dpkg-deb -x "$b/dl/$file" "$b/root.tmp" || die "dpkg-deb -x $file"
 	done
 	mv "$b/root.tmp" "$b/root"
@@ -61,3 +65,17 @@ if [ "$(cat "$b/root/.stamp" 2>/dev/null)" != "$stamp" ]; then
 fi
 echo "KVER=$(ls "$b/root/lib/modules" | head -n 1)"
 echo "ROOT=$b/root"
+grep -v '^#' "$here/packages" | while read -r pkg file _ tree; do
+	[ -n "${tree:-}" ] || continue
+	want=$(sha256sum "$b/dl/$file" | cut -d' ' -f1)
+	if [ "$(cat "$b/$tree/.stamp" 2>/dev/null)" != "$want" ]; then
+		rm -rf "$b/$tree" "$b/$tree.tmp" && mkdir -p "$b/$tree.tmp"
+		dpkg-deb -x "$b/dl/$file" "$b/$tree.tmp" || die "dpkg-deb -x $file"
+		[ -e "$b/$tree.tmp/lib" ] || ln -s usr/lib "$b/$tree.tmp/lib"
+		mv "$b/$tree.tmp" "$b/$tree"
+		kv=$(ls "$b/$tree/lib/modules" | head -n 1)
+		depmod -b "$b/$tree" "$kv" || die "depmod $tree"
+		echo "$want" >"$b/$tree/.stamp"
+	fi
+	echo "TREE_$tree=$b/$tree"
+done

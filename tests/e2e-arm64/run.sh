@@ -20,10 +20,12 @@
 #   tests/e2e-arm64/run.sh [--mem SIZE] [--crashkernel SIZE] [--timeout SEC]
 #                          [--workdir DIR] [--no-makedumpfile]
 #                          [--loader own|kexec-tools] [--no-raw [--level N]]
-#                          [--kernel-tree DIR]
+#                          [--kernel-tree DIR | --trixie]
 # --kernel-tree: boot the kernel of another extracted arm64 kernel package
 # (dpkg-deb -x, lib -> usr/lib, depmod -b), e.g. Debian 13's 6.12, with its
 # modules; busybox and kexec-tools still come from Debian 12's packages.
+# --trixie: Debian 13's 6.12 (pinned in packages; 52-bit VA under -cpu max,
+# which makedumpfile 1.7.2 refuses: no makedumpfile comparison then).
 # --no-raw: kdumpinit is the crash kernel's only init (no busybox, no raw
 # copy, so no vmcmp, header or makedumpfile checks), at --level N (from
 # the DT): the image as users run it, for the crashkernel= floor.
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--loader) loader=$2; shift ;;
 	--no-raw) noraw=1 ;;
 	--kernel-tree) ktree=$2; shift ;;
+	--trixie) ktree=trixie ;;
 	--level) level=$2; shift ;;
 	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
@@ -83,6 +86,10 @@ kver=$(echo "$out" | sed -n 's/^KVER=//p')
 root=$(echo "$out" | sed -n 's/^ROOT=//p')
 kernel=$root/boot/vmlinuz-$kver
 modroot=$root
+if [ "$ktree" = trixie ]; then
+	ktree=$(echo "$out" | sed -n 's/^TREE_k612=//p') mdf=0
+	[ -n "$ktree" ] || die "fetch.sh prepared no Debian 13 kernel tree"
+fi
 if [ -n "$ktree" ]; then
 	kernel=$(ls "$ktree"/boot/vmlinuz-* 2>/dev/null | head -n 1)
 	[ -n "$kernel" ] || die "no boot/vmlinuz-* in $ktree"
