@@ -4,7 +4,19 @@
 #   make check   unit tests and the QEMU end-to-end test
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deb     the Debian package, build/kdumpinit_VERSION_amd64.deb
+#   make ARCH=arm64  the same binary for aarch64, build/arm64/kdumpinit
+#                (cross gcc + musl-dev:arm64 unpacked privately: deps/arm64.mk)
 VERSION := 0.1.0
+ARCH ?=
+ifeq ($(ARCH),arm64)
+# Its own tree whatever BUILD the caller has (tests/check.sh exports one;
+# x86_64 objects and prebuilt x86_64 DEPS_PREFIX libraries must never mix in).
+override BUILD := $(or $(ARM64_BUILD),build/arm64)
+override DEPS_PREFIX :=
+include deps/arm64.mk
+else ifneq ($(filter-out x86_64 x86 amd64,$(ARCH)),)
+$(error ARCH=$(ARCH): kdumpinit builds for x86_64 (default) and arm64)
+endif
 BUILD ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -21,13 +33,13 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore.c init/source.c \
-	init/arm.c init/modules.c init/status.c init/hwdog.c \
+	init/arm.c init/kexec_tools.c init/kexec_arm64.c init/modules.c init/status.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
 	dump/format.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
 	kernel/vmcore.c kernel/vmcoreinfo.c kernel/physmem.c kernel/kmem.c kernel/memmap.c \
 	kernel/dmesg.c kernel/memory.c \
-	arch/arch.c arch/x86_64.c \
+	arch/arch.c arch/x86_64.c arch/arm64.c \
 	lib/log.c lib/io.c lib/ring.c lib/util.c
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 HDRS := $(wildcard */*.h)
@@ -41,7 +53,7 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 
 $(BUILD)/kdumpinit: $(OBJS)
 	@echo "  LD      $@"
-	@$(MUSL_CC) $(LDFLAGS_STATIC) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
+	@$(MUSL_CC) $(LDFLAGS_STATIC) $(ARCH_LDFLAGS) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
 	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
 	  test $$size -le 409600 || { echo "kdumpinit is over 400 KiB" >&2; exit 1; }
 

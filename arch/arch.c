@@ -4,6 +4,7 @@
 
 static const struct arch_ops *const arch_table[] = {
 	&arch_x86_64,
+	&arch_arm64,
 };
 
 const struct arch_ops *arch_lookup(uint16_t e_machine)

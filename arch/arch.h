@@ -29,6 +29,11 @@ struct arch_ctx {
 	uint64_t pgd;			/* physical address of the top table */
 	int levels;
 	uint64_t pte_pfn_mask;		/* address bits of an entry */
+	int top_bits;			/* index bits of the top table (0: 9) */
+	/* A range mapped at a fixed offset, translated without a walk
+	 * (arm64's linear map): [direct_start, direct_end) -> direct_phys.
+	 * Empty when init leaves it 0. */
+	uint64_t direct_start, direct_end, direct_phys;
 	uint64_t walks, cache_hits;	/* statistics */
 	uint64_t cache_va, cache_pa, cache_len;	/* last leaf translated */
 };
@@ -54,6 +59,7 @@ struct arch_ops {
 };
 
 extern const struct arch_ops arch_x86_64;
+extern const struct arch_ops arch_arm64;
 
 /* NULL for a machine we have no table for; capture then falls back to
  * what needs no arch knowledge (zero-page exclusion). */

@@ -10,6 +10,12 @@
 #       without its top directory; MEMBERs, if given, limit what is extracted)
 #       or an already-unpacked source tree (copied, so builds never write into
 #       a packager's tree).
+#   deps/fetch.sh debs BUILD ARCH PKG=VERSION FILE [PKG=VERSION FILE]...
+#       Leave each FILE (a binary .deb of Debian bookworm for ARCH, e.g. the
+#       aarch64 musl for `make ARCH=arm64`) in BUILD/dl/, checked against
+#       deps/SHA256SUMS, with `apt-get download` through a second private
+#       apt configuration (BUILD/apt-ARCH/) whose only architecture is ARCH:
+#       the machine's dpkg never learns about ARCH, nothing is installed.
 #
 # Why apt-get source: the Debian archive is the one source we can reach, and
 # its signed Sources index authenticates the tarball on the way in.  The
@@ -57,19 +63,21 @@ apt_get() {
         "$@"
 }
 
-# apt_ready: write the private configuration and update its lists, once.
+# apt_ready [SOURCE-LINE [APT-OPTION...]]: write the private configuration
+# and update its lists, once (default: bookworm's sources).
 apt_ready() {
     [ -z "${apt_ok:-}" ] || return 0
     command -v apt-get >/dev/null ||
         die "apt-get not found; set LZ4_SRC/ZLIB_SRC/ELFUTILS_SRC or DEPS_PREFIX"
     [ -r "$keyring" ] || die "$keyring missing (apt-get install debian-archive-keyring)"
     mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
-    echo "deb-src [signed-by=$keyring] $mirror bookworm main" >"$apt/sources.list"
+    echo "${1:-deb-src [signed-by=$keyring] $mirror bookworm main}" >"$apt/sources.list"
+    [ $# -gt 0 ] && shift
     printf '%s\n' '#clear APT::Update::Post-Invoke;' \
         '#clear APT::Update::Post-Invoke-Success;' \
         'Acquire::Check-Valid-Until "false";' >"$apt/apt.conf"
     echo "  FETCH   apt-get update (private lists in $apt)"
-    apt_get update >"$apt/update.log" 2>&1 || {
+    apt_get "$@" update >"$apt/update.log" 2>&1 || {
         cat "$apt/update.log" >&2; die "apt-get update failed"; }
     apt_ok=1
 }
@@ -115,6 +123,42 @@ download() {
     [ $# -eq 0 ] || die "download: odd argument $1"
 }
 
+# Binary packages of a foreign architecture: the same private configuration,
+# with ARCH as apt's only architecture (a command-line option, so neither
+# dpkg's foreign-architecture list nor /etc/apt changes).
+debs() {
+    [ $# -ge 2 ] || die "usage: fetch.sh debs BUILD ARCH PKG=VERSION FILE..."
+    mkdir -p "$1/dl" "$1/apt-$2"
+    dl=$(cd "$1/dl" && pwd)
+    apt=$(cd "$1/apt-$2" && pwd)
+    arch=$2
+    shift 2
+    while [ $# -ge 2 ]; do
+        pkg=$1 file=$2
+        shift 2
+        if [ -f "$dl/$file" ]; then
+            verify "$dl/$file" && continue
+            rm -f "$dl/$file"
+        fi
+        if [ -z "${apt_ok:-}" ]; then
+            apt_ready "deb [arch=$arch signed-by=$keyring] $mirror bookworm main" \
+                -o APT::Architecture="$arch" -o APT::Architectures::="$arch"
+        fi
+        echo "  FETCH   $pkg ($arch) -> $dl/$file"
+        tmp=$dl/partial.$$
+        rm -rf "$tmp" && mkdir -p "$tmp"
+        (cd "$tmp" && apt_get -o APT::Architecture="$arch" -o APT::Architectures::="$arch" \
+            download "$pkg") >"$apt/download.log" 2>&1 || {
+            cat "$apt/download.log" >&2; die "apt-get download $pkg failed"; }
+        [ -f "$tmp/$file" ] || { ls "$tmp" >&2; die "apt-get download $pkg brought no $file"; }
+        verify "$tmp/$file" || die "$file does not match its pinned sha256"
+        mv "$tmp/$file" "$dl/$file"
+        rm -rf "$tmp"
+        tmp=
+    done
+    [ $# -eq 0 ] || die "debs: odd argument $1"
+}
+
 unpack() {
     [ $# -ge 2 ] || die "usage: fetch.sh unpack FROM DEST [MEMBER]..."
     from=$1 dest=$2
@@ -140,5 +184,6 @@ cmd=${1:-}
 case $cmd in
 download) download "$@" ;;
 unpack) unpack "$@" ;;
-*) die "usage: fetch.sh download|unpack ..." ;;
+debs) debs "$@" ;;
+*) die "usage: fetch.sh download|unpack|debs ..." ;;
 esac

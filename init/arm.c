@@ -16,6 +16,8 @@
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "kexec_arm64.h"
+#include "kexec_tools.h"
 #include "status.h"
 
 /* The number is the C library's, per architecture (musl's arch/ headers):
@@ -313,8 +315,27 @@ int cmd_arm(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* The length counts the terminating NUL: the kernel checks it. */
-	long r = syscall(SYS_kexec_file_load, kfd, ifd, strlen(cl) + 1, cl, KEXEC_FILE_ON_CRASH);
+	long r = getenv("KDUMPINIT_KEXEC") ? (errno = ENOSYS, -1) :
+		syscall(SYS_kexec_file_load, kfd, ifd, strlen(cl) + 1, cl, KEXEC_FILE_ON_CRASH);
 	int e = errno;
+	/* No kexec_file_load (Debian's arm64 kernels): our own kexec_load
+	 * loader (init/kexec_arm64.c); kexec-tools, with its crash-header
+	 * fix, when that cannot (not arm64, or it failed and said why) or
+	 * KDUMPINIT_KEXEC names a kexec. */
+	if (r < 0 && e == ENOSYS && !getenv("KDUMPINIT_KEXEC")) {
+		r = arm64_kexec_load(root, kernel, initrd, cl);
+		if (r < 0 && r != -ENOTSUP)
+			warn("the own arm64 loader failed: trying kexec-tools");
+		e = r < 0 ? ENOSYS : 0;
+	}
+	if (r < 0 && e == ENOSYS) {
+		r = kexec_tools_load(root, kernel, initrd, cl);
+		if (r < 0) {
+			close(kfd);
+			close(ifd);
+			return EXIT_SYSTEM;
+		}
+	}
 	if (r == 0)
 		record(root, kfd, ifd, kernel, initrd, cpus, cl);
 	close(kfd);

@@ -1,0 +1,180 @@
+/* arm64 (AArch64): 4 KiB pages, 3, 4 or 5 translation levels for 39-, 48-
+ * and 52-bit kernel virtual addresses, 2 MiB and 1 GiB block entries. */
+#include "arch.h"
+
+#include <elf.h>
+#include <errno.h>
+
+#ifndef EM_AARCH64
+#define EM_AARCH64		183
+#endif
+
+#define PAGE_SHIFT		12
+#define DESC_VALID		0x1ull
+#define DESC_TABLE		0x2ull		/* levels 0-2: table, else block; level 3: page */
+#define DESC_OA_48		0x0000fffffffff000ull
+/* 52-bit output addresses with 4 KiB pages (FEAT_LPA2): bits 49:12 in place,
+ * bits 51:50 of the address stored in descriptor bits 9:8. */
+#define DESC_OA_LPA2		0x0003fffffffff000ull
+
+#define SWAPPER_PG_DIR		"SYMBOL(swapper_pg_dir)"
+#define KIMAGE_VOFFSET		"NUMBER(kimage_voffset)"
+#define PHYS_OFFSET		"NUMBER(PHYS_OFFSET)"
+#define VA_BITS			"NUMBER(VA_BITS)"
+#define TCR_EL1_T1SZ		"NUMBER(TCR_EL1_T1SZ)"
+
+static int number_or(const struct arch_env *env, const char *key, uint64_t dflt, uint64_t *v)
+{
+	if (env->number(env, key, v) == 0)
+		return 1;
+	*v = dflt;
+	return 0;
+}
+
+/* The width of the kernel's half of the address space: 64 - T1SZ when the
+ * kernel says (it is what the MMU walks), else VA_BITS. */
+static int va_bits_of(const struct arch_env *env, uint64_t *bits)
+{
+	uint64_t t1sz;
+
+	if (env->number(env, TCR_EL1_T1SZ, &t1sz) == 0 && t1sz >= 12 && t1sz <= 25) {
+		*bits = 64 - t1sz;
+		return 0;
+	}
+	if (env->number(env, VA_BITS, bits) == 0 && *bits >= 39 && *bits <= 52)
+		return 0;
+	return -ENOENT;
+}
+
+/* The linear map's bounds, for kernels with the 5.4+ layout (linear map
+ * in the bottom half of the kernel range, PAGE_OFFSET = -2^VA_BITS). Only
+ * trusted when TCR_EL1_T1SZ is exported (5.12+, all of them flipped);
+ * older kernels are translated by the table walk alone. */
+static int linear_map(const struct arch_env *env, uint64_t *start, uint64_t *end, uint64_t *phys)
+{
+	uint64_t t1sz, bits;
+
+	if (env->number(env, TCR_EL1_T1SZ, &t1sz) < 0 || va_bits_of(env, &bits) < 0 ||
+	    env->number(env, PHYS_OFFSET, phys) < 0)
+		return -ENOENT;
+	*start = ~0ull << bits;
+	*end = *start + (1ull << (bits - 1));
+	return 0;
+}
+
+static int arm64_init(struct arch_ctx *c, const struct arch_env *env, const char **missing)
+{
+	uint64_t pgd, voff, bits, ps;
+
+	if (number_or(env, "PAGESIZE", 4096, &ps) && ps != 4096)
+		return -EOPNOTSUPP;	/* 16 and 64 KiB granules: not walked */
+	if (env->number(env, SWAPPER_PG_DIR, &pgd) < 0) {
+		*missing = SWAPPER_PG_DIR;
+		return -ENOENT;
+	}
+	/* swapper_pg_dir lives in the kernel image, which is mapped at
+	 * kimage_voffset (KASLR included) from its physical address. */
+	if (env->number(env, KIMAGE_VOFFSET, &voff) < 0) {
+		*missing = KIMAGE_VOFFSET;
+		return -ENOENT;
+	}
+	if (va_bits_of(env, &bits) < 0) {
+		*missing = VA_BITS;
+		return -ENOENT;
+	}
+	c->pgd = pgd - voff;
+	/* Each level resolves 9 bits above the 12-bit page offset; the top
+	 * level takes what remains (52 bits: a 16-entry level -1). */
+	c->levels = (int)((bits - PAGE_SHIFT + 8) / 9);
+	c->top_bits = (int)(bits - PAGE_SHIFT - 9 * (c->levels - 1));
+	c->pte_pfn_mask = bits > 48 ? DESC_OA_LPA2 : DESC_OA_48;
+	uint64_t start, end, phys;
+	if (linear_map(env, &start, &end, &phys) == 0) {
+		c->direct_start = start;
+		c->direct_end = end;
+		c->direct_phys = phys;
+	}
+	return 0;
+}
+
+static uint64_t desc_addr(const struct arch_ctx *c, uint64_t e)
+{
+	uint64_t a = e & c->pte_pfn_mask;
+	if (c->pte_pfn_mask == DESC_OA_LPA2)
+		a |= ((e >> 8) & 3) << 50;
+	return a;
+}
+
+static int arm64_vtop(struct arch_ctx *c, uint64_t va, uint64_t *pa, uint64_t *span)
+{
+	if (c->cache_len && va >= c->cache_va && va - c->cache_va < c->cache_len) {
+		c->cache_hits++;
+		*pa = c->cache_pa + (va - c->cache_va);
+		*span = c->cache_len - (va - c->cache_va);
+		return 0;
+	}
+	/* The linear map is arithmetic; walking it would cost one walk per
+	 * page, as rodata=full maps it with 4 KiB pages. */
+	if (va >= c->direct_start && va < c->direct_end) {
+		*pa = va - c->direct_start + c->direct_phys;
+		*span = c->direct_end - va;
+		return 0;
+	}
+	c->walks++;
+	uint64_t table = c->pgd;
+	for (int level = c->levels; level >= 1; level--) {
+		unsigned shift = PAGE_SHIFT + 9 * (level - 1);
+		/* The top table may be narrower (52-bit VA: bits 51:48, 16 entries). */
+		unsigned bits = level == c->levels && c->top_bits ? (unsigned)c->top_bits : 9;
+		uint64_t idx = (va >> shift) & ((1ull << bits) - 1), e;
+		if (c->env->read(c->env, table + idx * 8, &e, 8) < 0)
+			return -EFAULT;
+		if (!(e & DESC_VALID))
+			return -EFAULT;
+		uint64_t addr = desc_addr(c, e);
+		int leaf = level == 1 ? (e & DESC_TABLE) != 0 : !(e & DESC_TABLE);
+		if (level == 1 && !leaf)
+			return -EFAULT;	/* reserved encoding at the last level */
+		if (leaf) {
+			/* Blocks exist at 2 MiB and 1 GiB only (4 KiB granule). */
+			if (level > 3)
+				return -EFAULT;
+			uint64_t size = 1ull << shift;
+			addr &= ~(size - 1);
+			c->cache_va = va & ~(size - 1);
+			c->cache_pa = addr;
+			c->cache_len = size;
+			*pa = addr + (va & (size - 1));
+			*span = size - (va & (size - 1));
+			return 0;
+		}
+		table = addr;
+	}
+	return -EFAULT;
+}
+
+static int arm64_kimg_to_phys(const struct arch_env *env, uint64_t va, uint64_t *pa)
+{
+	uint64_t lstart, lend, phys, voff;
+
+	if (linear_map(env, &lstart, &lend, &phys) == 0 && va >= lstart && va < lend) {
+		*pa = va - lstart + phys;
+		return 0;
+	}
+	if (env->number(env, KIMAGE_VOFFSET, &voff) < 0 || va < voff)
+		return -ENOENT;
+	*pa = va - voff;
+	return 0;
+}
+
+const struct arch_ops arch_arm64 = {
+	.name = "arm64",
+	.e_machine = EM_AARCH64,
+	.page_size = 4096,
+	/* The start of the widest kernel range (52-bit VA); narrower
+	 * configurations start higher, and this is only a sanity floor. */
+	.kva_min = 0xfff0000000000000ull,
+	.init = arm64_init,
+	.vtop = arm64_vtop,
+	.kimg_to_phys = arm64_kimg_to_phys,
+};

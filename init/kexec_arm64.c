@@ -1,0 +1,641 @@
+/* kdumpinit's own arm64 crash loader (see kexec_arm64.h).
+ *
+ * Facts it relies on (arm64 kexec, 6.1):
+ *  - kexec_load jumps to the entry with the MMU off and x0 = 0 (only
+ *    kexec_file_load fills in a DTB address), so the entry is a purgatory
+ *    that loads x0 with the DTB's physical address and branches to the
+ *    Image; the boot protocol wants x1..x3 zero.
+ *  - The Image is placed at a 2 MiB-aligned address plus its header's
+ *    text_offset, with image_size bytes of room (bss included).
+ *  - The crash kernel takes its memory from /chosen
+ *    linux,usable-memory-range and the old kernel's from the ELF core
+ *    header at linux,elfcorehdr; both use the root's cell sizes.
+ *  - /proc/kcore's PT_LOADs give the linear map (RAM: vaddr - paddr is
+ *    the same for all) and the kernel image (vaddr - paddr =
+ *    kimage_voffset), so no symbol lookup is needed. */
+#define _GNU_SOURCE
+#include "kexec_arm64.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "../lib/io.h"
+#include "../lib/log.h"
+#include "status.h"
+
+#define KEXEC_ON_CRASH		0x1
+#define KEXEC_ARCH_AARCH64	(183 << 16)
+#define PAGE			((uint64_t)4096)
+#define SZ_2M			((uint64_t)2 << 20)
+#define MAX_RANGES		64
+#define MAX_CPUS		64
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+/* ---- flattened device tree ---- */
+
+#define FDT_MAGIC	0xd00dfeedu
+#define FDT_BEGIN_NODE	1u
+#define FDT_END_NODE	2u
+#define FDT_PROP	3u
+#define FDT_NOP		4u
+#define FDT_END		9u
+
+static uint32_t be32(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void put(struct buf *b, const void *d, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 8 > b->cap) {
+		size_t cap = (b->cap + n + 8) * 2;
+		uint8_t *np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void put32(struct buf *b, uint32_t v)
+{
+	uint8_t x[4];
+	put_be32(x, v);
+	put(b, x, 4);
+}
+
+static void pad4(struct buf *b)
+{
+	static const uint8_t z[4];
+	put(b, z, (4 - (b->len & 3)) & 3);
+}
+
+/* A property with a value of CELLS 32-bit cells holding v (1 or 2). */
+static void put_cells(uint8_t *out, uint64_t v, uint32_t cells)
+{
+	if (cells == 2) {
+		put_be32(out, (uint32_t)(v >> 32));
+		put_be32(out + 4, (uint32_t)v);
+	} else {
+		put_be32(out, (uint32_t)v);
+	}
+}
+
+/* The offset of NAME in the strings block, appending it when absent. */
+static uint32_t str_off(struct buf *strs, const char *name)
+{
+	size_t nl = strlen(name) + 1;
+	for (size_t i = 0; i + nl <= strs->len; i++)
+		if (!memcmp(strs->p + i, name, nl) && (i == 0 || strs->p[i - 1] == 0))
+			return (uint32_t)i;
+	uint32_t off = (uint32_t)strs->len;
+	put(strs, name, nl);
+	return off;
+}
+
+static void put_prop(struct buf *st, struct buf *strs, const char *name, const void *v, size_t n)
+{
+	put32(st, FDT_PROP);
+	put32(st, (uint32_t)n);
+	put32(st, str_off(strs, name));
+	put(st, v, n);
+	pad4(st);
+}
+
+static int replaced(const char *name)
+{
+	static const char *const names[] = {
+		"bootargs", "linux,initrd-start", "linux,initrd-end", "linux,elfcorehdr",
+		"linux,usable-memory-range", "kaslr-seed", "rng-seed",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
+static void put_chosen(struct buf *st, struct buf *strs, const struct fdt_chosen *ch,
+		       uint32_t ac, uint32_t sc)
+{
+	uint8_t v[16];
+
+	put_prop(st, strs, "bootargs", ch->bootargs, strlen(ch->bootargs) + 1);
+	if (ch->initrd_end > ch->initrd_start) {
+		put_cells(v, ch->initrd_start, 2);
+		put_prop(st, strs, "linux,initrd-start", v, 8);
+		put_cells(v, ch->initrd_end, 2);
+		put_prop(st, strs, "linux,initrd-end", v, 8);
+	}
+	put_cells(v, ch->elfcorehdr, ac);
+	put_cells(v + 4 * ac, ch->elfcorehdr_size, sc);
+	put_prop(st, strs, "linux,elfcorehdr", v, 4 * (ac + sc));
+	put_cells(v, ch->usable, ac);
+	put_cells(v + 4 * ac, ch->usable_size, sc);
+	put_prop(st, strs, "linux,usable-memory-range", v, 4 * (ac + sc));
+}
+
+void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, size_t *outlen)
+{
+	const uint8_t *f = fdt;
+	if (len < 40 || be32(f) != FDT_MAGIC || be32(f + 4) > len) {
+		errno = EINVAL;
+		return NULL;
+	}
+	uint32_t total = be32(f + 4), o_st = be32(f + 8), o_str = be32(f + 12), o_rsv = be32(f + 16);
+	uint32_t sz_str = be32(f + 32), sz_st = be32(f + 36);
+	if (o_st >= total || o_str > total || sz_str > total - o_str || sz_st > total - o_st ||
+	    o_rsv >= total) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct buf st = { 0 }, strs = { 0 }, rsv = { 0 }, out = { 0 };
+	put(&strs, f + o_str, sz_str);
+	/* The reservation block, up to and with its zero entry. */
+	for (uint32_t o = o_rsv; o + 16 <= total; o += 16) {
+		put(&rsv, f + o, 16);
+		if (!memcmp(f + o, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16))
+			break;
+	}
+	uint32_t ac = 2, sc = 1;	/* the defaults of the DT spec */
+	int depth = 0, in_chosen = 0, chosen_done = 0;
+	const uint8_t *p = f + o_st, *end = f + o_st + sz_st;
+	while (p + 4 <= end) {
+		uint32_t tok = be32(p);
+		p += 4;
+		if (tok == FDT_BEGIN_NODE) {
+			const uint8_t *nm = p;
+			size_t nl = strnlen((const char *)nm, (size_t)(end - p));
+			if (nm + nl >= end)
+				goto bad;
+			p += align_up(nl + 1, 4);
+			depth++;
+			put32(&st, FDT_BEGIN_NODE);
+			put(&st, nm, nl + 1);
+			pad4(&st);
+			in_chosen = depth == 2 && !strcmp((const char *)nm, "chosen");
+			if (in_chosen) {
+				put_chosen(&st, &strs, ch, ac, sc);
+				chosen_done = 1;
+			}
+		} else if (tok == FDT_END_NODE) {
+			if (depth == 1 && !chosen_done) {
+				/* No /chosen: add one at the end of the root. */
+				put32(&st, FDT_BEGIN_NODE);
+				put(&st, "chosen", 7);
+				pad4(&st);
+				put_chosen(&st, &strs, ch, ac, sc);
+				put32(&st, FDT_END_NODE);
+				chosen_done = 1;
+			}
+			if (depth == 2)
+				in_chosen = 0;
+			depth--;
+			put32(&st, FDT_END_NODE);
+		} else if (tok == FDT_PROP) {
+			if (p + 8 > end)
+				goto bad;
+			uint32_t n = be32(p), no = be32(p + 4);
+			const uint8_t *v = p + 8;
+			if (no >= sz_str || n > (size_t)(end - v))
+				goto bad;
+			p = v + align_up(n, 4);
+			const char *name = (const char *)f + o_str + no;
+			if (depth == 1 && n == 4 && !strcmp(name, "#address-cells"))
+				ac = be32(v);
+			if (depth == 1 && n == 4 && !strcmp(name, "#size-cells"))
+				sc = be32(v);
+			if (in_chosen && depth == 2 && replaced(name))
+				continue;
+			put_prop(&st, &strs, name, v, n);
+		} else if (tok == FDT_NOP) {
+			continue;
+		} else if (tok == FDT_END) {
+			break;
+		} else {
+			goto bad;
+		}
+		if (ac < 1 || ac > 2 || sc < 1 || sc > 2)
+			goto bad;
+	}
+	put32(&st, FDT_END);
+	/* header, reservations (8-aligned), structure, strings */
+	uint8_t hdr[40] = { 0 };
+	size_t off_rsv = 40, off_st = off_rsv + rsv.len, off_str = off_st + st.len;
+	size_t tot = off_str + strs.len;
+	put_be32(hdr, FDT_MAGIC);
+	put_be32(hdr + 4, (uint32_t)tot);
+	put_be32(hdr + 8, (uint32_t)off_st);
+	put_be32(hdr + 12, (uint32_t)off_str);
+	put_be32(hdr + 16, (uint32_t)off_rsv);
+	put_be32(hdr + 20, 17);
+	put_be32(hdr + 24, 16);
+	put_be32(hdr + 28, be32(f + 28));
+	put_be32(hdr + 32, (uint32_t)strs.len);
+	put_be32(hdr + 36, (uint32_t)st.len);
+	put(&out, hdr, 40);
+	put(&out, rsv.p, rsv.len);
+	put(&out, st.p, st.len);
+	put(&out, strs.p, strs.len);
+	free(st.p);
+	free(strs.p);
+	free(rsv.p);
+	if (out.oom || st.oom || strs.oom || rsv.oom) {
+		free(out.p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	*outlen = out.len;
+	return out.p;
+bad:
+	free(st.p);
+	free(strs.p);
+	free(rsv.p);
+	errno = EINVAL;
+	return NULL;
+}
+
+/* ---- what the running kernel tells ---- */
+
+struct range {
+	uint64_t start, end;	/* inclusive end, as /proc/iomem */
+};
+
+struct layout {
+	struct range ram[MAX_RANGES];
+	int nram;
+	struct range crash, code, data;
+	int have_crash, have_code, have_data;
+	int64_t linear_delta;	/* vaddr - paddr of the linear map */
+	int64_t kimage_voffset;	/* vaddr - paddr of the kernel image */
+	int have_linear, have_kimage;
+	uint64_t notes[MAX_CPUS], notes_size;
+	int ncpus;
+	uint64_t vmcoreinfo, vmcoreinfo_size;
+};
+
+static char *slurp_all(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 65536, n = 0;
+	char *b = malloc(cap + 1);
+	for (;;) {
+		if (!b)
+			break;
+		if (n == cap) {
+			char *nb = realloc(b, 2 * cap + 1);
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r < 0) {
+				free(b);
+				b = NULL;
+			}
+			break;
+		}
+		n += (size_t)r;
+	}
+	int e = errno;
+	close(fd);
+	if (b) {
+		b[n] = 0;
+		*len = n;
+	}
+	errno = e;
+	return b;
+}
+
+static int read_iomem(const char *root, struct layout *l)
+{
+	char path[512];
+	size_t n;
+	char *t = slurp_all(root_path(root, "/proc/iomem", path, sizeof path), &n);
+	if (!t)
+		return -errno;
+	for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+		int indent = (int)strspn(line, " ");
+		uint64_t s, e;
+		char name[64];
+		if (sscanf(line + indent, "%" SCNx64 "-%" SCNx64 " : %63[^\n]", &s, &e, name) != 3)
+			continue;
+		if (indent == 0 && !strcmp(name, "System RAM") && l->nram < MAX_RANGES)
+			l->ram[l->nram++] = (struct range){ s, e };
+		else if (!strcmp(name, "Crash kernel") && (!l->have_crash || e - s > l->crash.end - l->crash.start)) {
+			l->crash = (struct range){ s, e };
+			l->have_crash = 1;
+		} else if (!strcmp(name, "Kernel code") && !l->have_code) {
+			l->code = (struct range){ s, e };
+			l->have_code = 1;
+		} else if (!strcmp(name, "Kernel data") && !l->have_data) {
+			l->data = (struct range){ s, e };
+			l->have_data = 1;
+		}
+	}
+	free(t);
+	return 0;
+}
+
+/* The linear map's and the image's offsets from /proc/kcore's headers
+ * (read only the headers: the file is as large as the address space). */
+static int read_kcore(const char *root, struct layout *l)
+{
+	char path[512];
+	int fd = open(root_path(root, "/proc/kcore", path, sizeof path), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf64_Ehdr eh;
+	int r = -EINVAL;
+	if (read_full_at(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 && eh.e_phnum < 4096) {
+		size_t sz = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+		Elf64_Phdr *ph = malloc(sz);
+		if (ph && read_full_at(fd, ph, sz, eh.e_phoff) == (ssize_t)sz) {
+			/* Two segments hold the kernel's code: the linear map's
+			 * and the image's (KCORE_TEXT). From 5.4 on the linear
+			 * map is the lower of the two kernel ranges. */
+			uint64_t lo_va = 0, hi_va = 0;
+			for (int i = 0; i < eh.e_phnum; i++) {
+				if (ph[i].p_type != PT_LOAD || ph[i].p_paddr == (uint64_t)-1 ||
+				    ph[i].p_paddr > l->code.start || ph[i].p_paddr + ph[i].p_memsz <= l->code.start)
+					continue;
+				int64_t d = (int64_t)(ph[i].p_vaddr - ph[i].p_paddr);
+				if (!l->have_linear || ph[i].p_vaddr < lo_va) {
+					if (l->have_linear && (!l->have_kimage || lo_va > hi_va)) {
+						l->kimage_voffset = l->linear_delta;
+						hi_va = lo_va;
+						l->have_kimage = 1;
+					}
+					l->linear_delta = d;
+					lo_va = ph[i].p_vaddr;
+					l->have_linear = 1;
+				} else if (!l->have_kimage || ph[i].p_vaddr > hi_va) {
+					l->kimage_voffset = d;
+					hi_va = ph[i].p_vaddr;
+					l->have_kimage = 1;
+				}
+			}
+			r = 0;
+		}
+		free(ph);
+	}
+	close(fd);
+	return r;
+}
+
+static int read_notes(const char *root, struct layout *l)
+{
+	char path[512], rel[96], v[64];
+
+	for (int cpu = 0; cpu < MAX_CPUS; cpu++) {
+		snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/crash_notes", cpu);
+		if (read_text_file(root_path(root, rel, path, sizeof path), v, sizeof v) < 0)
+			break;
+		l->notes[l->ncpus++] = strtoull(v, NULL, 16);
+		if (!l->notes_size) {
+			snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/crash_notes_size", cpu);
+			if (read_text_file(root_path(root, rel, path, sizeof path), v, sizeof v) >= 0)
+				l->notes_size = strtoull(v, NULL, 10);
+		}
+	}
+	if (read_text_file(root_path(root, "/sys/kernel/vmcoreinfo", path, sizeof path), v, sizeof v) < 0)
+		return -ENOENT;
+	if (sscanf(v, "%" SCNx64 " %" SCNx64, &l->vmcoreinfo, &l->vmcoreinfo_size) != 2)
+		return -EINVAL;
+	return l->ncpus && l->notes_size ? 0 : -ENOENT;
+}
+
+/* The ELF core header the crash kernel's /proc/vmcore is built from. */
+static void *core_header(const struct layout *l, size_t *len)
+{
+	int nph = l->ncpus + 1 + 1 + 2 * l->nram;
+	size_t sz = sizeof(Elf64_Ehdr) + (size_t)nph * sizeof(Elf64_Phdr);
+	uint8_t *b = calloc(1, sz);
+	if (!b)
+		return NULL;
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(b + sizeof *eh);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_AARCH64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof *eh;
+	eh->e_ehsize = sizeof *eh;
+	eh->e_phentsize = sizeof *ph;
+	int n = 0;
+	for (int i = 0; i < l->ncpus; i++)
+		ph[n++] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = l->notes[i], .p_paddr = l->notes[i],
+					.p_filesz = l->notes_size, .p_memsz = l->notes_size };
+	ph[n++] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = l->vmcoreinfo, .p_paddr = l->vmcoreinfo,
+				.p_filesz = l->vmcoreinfo_size, .p_memsz = l->vmcoreinfo_size };
+	/* The kernel image, as its own segment (tools find the text by it). */
+	uint64_t ks = l->code.start, ke = (l->have_data ? l->data.end : l->code.end) + 1;
+	ph[n++] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = ks,
+				.p_paddr = ks, .p_vaddr = ks + (uint64_t)l->kimage_voffset,
+				.p_filesz = ke - ks, .p_memsz = ke - ks };
+	/* RAM without the crash region (the crash kernel's own memory). */
+	for (int i = 0; i < l->nram; i++) {
+		struct range parts[2] = { l->ram[i], { 1, 0 } };
+		const struct range *c = &l->crash;
+		if (c->start <= l->ram[i].end && c->end >= l->ram[i].start) {
+			parts[0] = (struct range){ l->ram[i].start, c->start - 1 };
+			parts[1] = (struct range){ c->end + 1, l->ram[i].end };
+		}
+		for (int k = 0; k < 2; k++) {
+			if (parts[k].end < parts[k].start || parts[k].end == (uint64_t)-1 ||
+			    parts[k].start < l->ram[i].start || parts[k].end > l->ram[i].end)
+				continue;
+			uint64_t s = parts[k].start, e = parts[k].end + 1;
+			ph[n++] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = s,
+						.p_paddr = s, .p_vaddr = s + (uint64_t)l->linear_delta,
+						.p_filesz = e - s, .p_memsz = e - s };
+		}
+	}
+	eh->e_phnum = (Elf64_Half)n;
+	*len = sizeof *eh + (size_t)n * sizeof *ph;
+	return b;
+}
+
+/* ldr x0, dtb; ldr x4, entry; mov x1..x3, xzr; br x4; dtb; entry. */
+static void purgatory(uint8_t out[40], uint64_t dtb, uint64_t entry)
+{
+	static const uint32_t code[6] = {
+		0x580000c0,	/* ldr x0, [pc, #24] */
+		0x580000e4,	/* ldr x4, [pc, #28] */
+		0xaa1f03e1,	/* mov x1, xzr */
+		0xaa1f03e2,	/* mov x2, xzr */
+		0xaa1f03e3,	/* mov x3, xzr */
+		0xd61f0080,	/* br x4 */
+	};
+	for (int i = 0; i < 6; i++)
+		for (int k = 0; k < 4; k++)
+			out[4 * i + k] = (uint8_t)(code[i] >> (8 * k));
+	for (int k = 0; k < 8; k++) {
+		out[24 + k] = (uint8_t)(dtb >> (8 * k));
+		out[32 + k] = (uint8_t)(entry >> (8 * k));
+	}
+}
+
+struct kseg {
+	const void *buf;
+	size_t bufsz;
+	unsigned long mem;
+	size_t memsz;
+};
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, const char *cl)
+{
+	struct utsname u;
+	if (uname(&u) < 0 || strcmp(u.machine, "aarch64"))
+		return -ENOTSUP;
+
+	size_t klen = 0, ilen = 0, flen = 0, hlen = 0, dlen = 0;
+	char path[512];
+	uint8_t *img = (uint8_t *)slurp_all(kernel, &klen);
+	if (!img || klen < 64 || be32(img + 56) != 0x41524d64u /* "ARM\x64" */) {
+		free(img);
+		return -ENOTSUP;
+	}
+	uint64_t text_offset = le64(img + 8), image_size = le64(img + 16);
+	int r = 0;
+	char *rd = slurp_all(initrd, &ilen);
+	char *fdt = slurp_all(root_path(root, "/sys/firmware/fdt", path, sizeof path), &flen);
+	struct layout *l = calloc(1, sizeof *l);
+	uint8_t *hdr = NULL, *dtb = NULL;
+	if (!rd || !fdt || !l) {
+		r = -errno ? -errno : -ENOMEM;
+		err("own arm64 loader: cannot read %s: %s", !rd ? initrd : !fdt ? path : "memory",
+		    strerror(-r));
+		goto out;
+	}
+	if (image_size == 0) {
+		r = -ENOTSUP;	/* pre-3.17 Images: no size in the header */
+		goto out;
+	}
+	if ((r = read_iomem(root, l)) < 0 || !l->have_crash || !l->have_code) {
+		err("own arm64 loader: /proc/iomem names no %s", !l->have_crash ? "Crash kernel region (crashkernel=?)" : "Kernel code");
+		r = r < 0 ? r : -ENOENT;
+		goto out;
+	}
+	if ((r = read_kcore(root, l)) < 0 || !l->have_linear || !l->have_kimage) {
+		err("own arm64 loader: /proc/kcore gives no linear map and image offsets");
+		r = r < 0 ? r : -ENOENT;
+		goto out;
+	}
+	if ((r = read_notes(root, l)) < 0) {
+		err("own arm64 loader: no crash_notes or /sys/kernel/vmcoreinfo: %s", strerror(-r));
+		goto out;
+	}
+	hdr = core_header(l, &hlen);
+	if (!hdr) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* The crash region: Image, initrd, DTB, core header, purgatory. */
+	uint64_t cs = l->crash.start, ce = l->crash.end + 1;
+	uint64_t kaddr = align_up(cs, SZ_2M) + text_offset;
+	uint64_t iaddr = align_up(kaddr + image_size, PAGE);
+	uint64_t daddr = align_up(iaddr + ilen, PAGE);
+	/* The tree's size is known only once built; its addresses are not
+	 * in it, so build it with the final header address after a first
+	 * pass for the size (the edit adds a fixed amount). */
+	struct fdt_chosen ch = { cl, iaddr, iaddr + ilen, 0, 0, cs, ce - cs };
+	dtb = fdt_set_chosen(fdt, flen, &ch, &dlen);
+	if (!dtb) {
+		r = -errno;
+		err("own arm64 loader: /sys/firmware/fdt: %s", strerror(errno));
+		goto out;
+	}
+	uint64_t haddr = align_up(daddr + dlen, PAGE);
+	uint64_t paddr = align_up(haddr + hlen, PAGE);
+	if (paddr + PAGE > ce) {
+		err("own arm64 loader: Image, initramfs and the rest need %" PRIu64 " MiB, the crash region "
+		    "has %" PRIu64 " MiB", (paddr + PAGE - cs) >> 20, (ce - cs) >> 20);
+		r = -ENOMEM;
+		goto out;
+	}
+	free(dtb);
+	ch.elfcorehdr = haddr;
+	ch.elfcorehdr_size = hlen;
+	dtb = fdt_set_chosen(fdt, flen, &ch, &dlen);
+	if (!dtb) {
+		r = -errno;
+		goto out;
+	}
+	uint8_t purg[40];
+	purgatory(purg, daddr, kaddr);
+	struct kseg segs[5] = {
+		{ img, klen, kaddr, align_up(image_size > klen ? image_size : klen, PAGE) },
+		{ rd, ilen, iaddr, align_up(ilen, PAGE) },
+		{ dtb, dlen, daddr, align_up(dlen, PAGE) },
+		{ hdr, hlen, haddr, align_up(hlen, PAGE) },
+		{ purg, sizeof purg, paddr, PAGE },
+	};
+	msg("own arm64 loader: Image 0x%" PRIx64 " (%zu bytes), initramfs 0x%" PRIx64 ", DTB 0x%" PRIx64
+	    ", core header 0x%" PRIx64 " (%d segments), purgatory 0x%" PRIx64 "; crash region 0x%" PRIx64
+	    "-0x%" PRIx64, kaddr, klen, iaddr, daddr, haddr, (int)(hlen - sizeof(Elf64_Ehdr)) / (int)sizeof(Elf64_Phdr),
+	    paddr, cs, ce - 1);
+	if (syscall(SYS_kexec_load, (unsigned long)paddr, 5UL, segs,
+		    (unsigned long)(KEXEC_ON_CRASH | KEXEC_ARCH_AARCH64)) < 0) {
+		r = -errno;
+		err("own arm64 loader: kexec_load: %s", strerror(errno));
+	}
+out:
+	free(img);
+	free(rd);
+	free(fdt);
+	free(l);
+	free(hdr);
+	free(dtb);
+	return r;
+}
