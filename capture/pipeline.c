@@ -295,16 +295,19 @@ static struct blocksum *sum_of(struct span *sp, uint64_t pfn)
 _Static_assert(KDI_EX_NCLASSES < CLS_OTHER && CLS_OTHER != MM_KEEP, "CLS_OTHER is free");
 
 /* The decision for this pass from the filter's (c) and, with the kernel's
- * pages first, in->kernel's (k). Pass 1 writes what in->kernel keeps,
- * and counts once and for all what the filter excludes; the LATER pass
- * writes the rest the filter keeps. in->kernel keeps nothing the filter
- * drops (its levels include the filter's). */
+ * pages first, in->kernel's (k). Pass 1 counts, once and for all, what
+ * the filter excludes, and writes what both keep; the LATER pass writes
+ * what the filter keeps and in->kernel does not. The filter decides what
+ * is in the dump: in->kernel only orders it, and may keep a page the
+ * filter drops (a free-block head of no believable order stops its
+ * rules before the hwpoison test that drops the page at the filter's
+ * level). */
 static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k)
 {
 	if (!two)
 		return c;
 	if (pass == 1)
-		return k == MM_KEEP ? MM_KEEP : c != MM_KEEP ? c : CLS_OTHER;
+		return c != MM_KEEP ? c : k == MM_KEEP ? MM_KEEP : CLS_OTHER;
 	return c == MM_KEEP && k != MM_KEEP ? MM_KEEP : CLS_OTHER;
 }
 
