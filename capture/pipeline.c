@@ -70,6 +70,7 @@ struct blocksum {
 	uint16_t keep;			/* pages to read */
 	uint16_t unread;		/* of them, with an unreadable struct page */
 	uint16_t ex[KDI_EX_NCLASSES];	/* excluded, by class */
+	uint16_t scan;			/* pfns this pass decides */
 };
 
 enum { SP_FREE, SP_BUSY, SP_READY };
@@ -77,10 +78,14 @@ enum { SP_FREE, SP_BUSY, SP_READY };
 struct span {
 	int state;			/* SP_FREE, SP_BUSY (being classified), SP_READY */
 	int joined;			/* memmap_join done */
+	int pass;			/* the pass it was handed out in */
 	uint64_t seq;			/* its number in pfn order */
 	uint64_t lo, hi;		/* pfns [lo, hi), one range, one window */
 	struct mm_carry out;		/* the run it leaves */
 	uint8_t cls[SPAN_PAGES], fl[SPAN_PAGES];
+	/* With the kernel's pages first (in->kernel): its decisions too. */
+	struct mm_carry kout;
+	uint8_t kcls[SPAN_PAGES], kfl[SPAN_PAGES];
 	struct blocksum sum[SPAN_BLOCKS];	/* by (pfn % SPAN_PAGES) / BLOCK_PAGES */
 };
 
@@ -97,6 +102,10 @@ struct spans {
 	uint64_t it_seq;
 	uint64_t it_pfn;
 	struct mm_carry carry;		/* the run carrying into span it_seq */
+	struct mm_carry kcarry;		/* ... in->kernel's */
+	/* 1, or 2 for the LATER pass: what the rest of the dump level keeps,
+	 * once the first has written the pages in->kernel keeps. */
+	int pass;
 	struct skipped pending;		/* folded blocks not yet given to a job */
 	unsigned folded;		/* ... how many */
 	uint64_t unread;		/* pfns kept for an unreadable struct page */
@@ -152,6 +161,8 @@ struct worker {
 	struct pipe *p;
 	struct window win;
 	struct mm_cursor mc;		/* its struct-page reader (with a filter) */
+	struct mm_cursor mk;		/* ... for in->kernel */
+	int pass;			/* of the block taken */
 	struct span *prep;		/* the span it classifies, unlocked */
 	LZ4_stream_t *lz4;
 	uint8_t *stage;			/* the block's stored pages, contiguous */
@@ -279,8 +290,29 @@ static struct blocksum *sum_of(struct span *sp, uint64_t pfn)
 	return &sp->sum[(pfn % SPAN_PAGES) / BLOCK_PAGES];
 }
 
+/* A page another pass decides: neither read nor counted in this one. */
+#define CLS_OTHER 0xfe
+_Static_assert(KDI_EX_NCLASSES < CLS_OTHER && CLS_OTHER != MM_KEEP, "CLS_OTHER is free");
+
+/* The decision for this pass from the filter's (c) and, with the kernel's
+ * pages first, in->kernel's (k). Pass 1 counts, once and for all, what
+ * the filter excludes, and writes what both keep; the LATER pass writes
+ * what the filter keeps and in->kernel does not. The filter decides what
+ * is in the dump: in->kernel only orders it, and may keep a page the
+ * filter drops (a free-block head of no believable order stops its
+ * rules before the hwpoison test that drops the page at the filter's
+ * level). */
+static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k)
+{
+	if (!two)
+		return c;
+	if (pass == 1)
+		return c != MM_KEEP ? c : k == MM_KEEP ? MM_KEEP : CLS_OTHER;
+	return c == MM_KEEP && k != MM_KEEP ? MM_KEEP : CLS_OTHER;
+}
+
 /* Counts the blocks of sp that meet [lo, hi) afresh. */
-static void span_count(struct span *sp, uint64_t lo, uint64_t hi)
+static void span_count(struct span *sp, uint64_t lo, uint64_t hi, int two, int pass)
 {
 	if (lo < sp->lo)
 		lo = sp->lo;
@@ -295,13 +327,14 @@ static void span_count(struct span *sp, uint64_t lo, uint64_t hi)
 		struct blocksum *s = sum_of(sp, bs);
 		memset(s, 0, sizeof *s);
 		for (uint64_t q = bs - sp->lo; q < be - sp->lo; q++) {
-			uint8_t c = sp->cls[q];
+			uint8_t c = decide(two, pass, sp->cls[q], sp->kcls[q]);
 			if (c == MM_KEEP) {
 				s->keep++;
 				s->unread += sp->fl[q] & MM_FL_UNREAD ? 1 : 0;
-			} else {
+			} else if (c != CLS_OTHER) {
 				s->ex[c]++;
 			}
+			s->scan += c != CLS_OTHER;
 		}
 		b = be;
 	}
@@ -313,7 +346,9 @@ static void span_classify(struct worker *w, struct span *sp)
 {
 	uint32_t n = (uint32_t)(sp->hi - sp->lo);
 
-	if (w->p->in->filter) {
+	struct pipe *p = w->p;
+
+	if (p->in->filter) {
 		w->mc.carry = (struct mm_carry){ 0 };
 		memmap_classify(&w->mc, sp->lo, n, sp->cls, sp->fl);
 		sp->out = w->mc.carry;
@@ -322,7 +357,12 @@ static void span_classify(struct worker *w, struct span *sp)
 		memset(sp->fl, 0, n);
 		sp->out = (struct mm_carry){ 0 };
 	}
-	span_count(sp, sp->lo, sp->hi);
+	if (p->in->kernel) {
+		w->mk.carry = (struct mm_carry){ 0 };
+		memmap_classify(&w->mk, sp->lo, n, sp->kcls, sp->kfl);
+		sp->kout = w->mk.carry;
+	}
+	span_count(sp, sp->lo, sp->hi, p->in->kernel != NULL, sp->pass);
 }
 
 /* Under the lock, when the block iterator enters sp: the run carrying in
@@ -335,8 +375,16 @@ static void span_join(struct worker *w, struct span *sp)
 	if (w->p->in->filter)
 		memmap_join(&w->mc, ss->carry, sp->lo, (uint32_t)(sp->hi - sp->lo), sp->cls, sp->fl,
 			    &sp->out, &touched);
+	if (w->p->in->kernel) {
+		uint32_t kt = 0;
+		memmap_join(&w->mk, ss->kcarry, sp->lo, (uint32_t)(sp->hi - sp->lo), sp->kcls,
+			    sp->kfl, &sp->kout, &kt);
+		if (kt > touched)
+			touched = kt;
+		ss->kcarry = sp->kout;
+	}
 	if (touched)
-		span_count(sp, sp->lo, sp->lo + touched);
+		span_count(sp, sp->lo, sp->lo + touched, w->p->in->kernel != NULL, ss->pass);
 	ss->carry = sp->out;
 	sp->joined = 1;
 }
@@ -348,11 +396,11 @@ static int block_keeps(const struct blocksum *s)
 	return s->keep != 0;
 }
 
-static void fold(struct skipped *sk, const struct blocksum *s, uint32_t count)
+static void fold(struct skipped *sk, const struct blocksum *s)
 {
 	for (int c = 0; c < KDI_EX_NCLASSES; c++)
 		sk->excluded[c] += s->ex[c];
-	sk->scanned += count;
+	sk->scanned += s->scan;
 }
 
 /* The job for the block at ss->it_pfn of sp, or 0 when it folds: a block
@@ -373,12 +421,18 @@ static int take_block(struct worker *w, struct span *sp)
 	ss->it_pfn = end;
 	ss->unread += s->unread;
 	if (!block_keeps(s) && ++ss->folded < SKIP_MAX) {
-		fold(&ss->pending, s, count);
+		fold(&ss->pending, s);
 		return 0;
 	}
 	w->pfn = pfn;
 	w->count = count;
-	memcpy(w->cls, sp->cls + (pfn - sp->lo), count);
+	w->pass = ss->pass;
+	if (w->p->in->kernel)
+		for (uint32_t i = 0; i < count; i++)
+			w->cls[i] = decide(1, ss->pass, sp->cls[pfn - sp->lo + i],
+					   sp->kcls[pfn - sp->lo + i]);
+	else
+		memcpy(w->cls, sp->cls + (pfn - sp->lo), count);
 	w->sk = ss->pending;
 	memset(&ss->pending, 0, sizeof ss->pending);
 	ss->folded = 0;
@@ -423,6 +477,7 @@ static int next_job(void *arg, uint64_t *idx)
 			np->state = SP_BUSY;
 			np->joined = 0;
 			np->seq = ss->cl_seq;
+			np->pass = ss->pass;
 			np->lo = lo;
 			np->hi = hi;
 			if (ss->cl_seq == ss->it_seq)
@@ -433,10 +488,22 @@ static int next_job(void *arg, uint64_t *idx)
 		}
 		if (ss->it_seq == ss->cl_seq) {
 			/* the end: the last folded blocks still go in order */
+			if (!ss->pending.scanned && p->in->kernel && ss->pass == 1) {
+				/* The LATER pass: the same spans again, from
+				 * no carry, with the other decision. */
+				ss->pass = 2;
+				ss->cl_range = 0;
+				ss->cl_pfn = 0;
+				ss->cl_done = 0;
+				ss->carry = ss->kcarry = (struct mm_carry){ 0 };
+				ss->folded = 0;
+				continue;
+			}
 			if (!ss->pending.scanned)
 				return RING_END;
 			w->pfn = 0;
 			w->count = 0;
+			w->pass = ss->pass;
 			w->sk = ss->pending;
 			memset(&ss->pending, 0, sizeof ss->pending);
 			ss->folded = 0;
@@ -577,6 +644,8 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 	uint32_t ps = p->ps;
 
 	/* Filtered pages are never read: that is most of the saving. */
+	if (w->cls[i] == CLS_OTHER)
+		return;		/* the other pass's */
 	if (w->cls[i] != MM_KEEP) {
 		sl->excluded[w->cls[i]]++;
 		return;
@@ -655,9 +724,12 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	memset(sl->bitmap, 0, sizeof sl->bitmap);
 	memset(sl->zbitmap, 0, sizeof sl->zbitmap);
 	memcpy(sl->excluded, sk->excluded, sizeof sl->excluded);
-	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count, .flags = KDI_PAGES_LINKED };
+	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count,
+				      .flags = KDI_PAGES_LINKED | (w->pass == 2 ? KDI_PAGES_LATER : 0) };
 	sl->data_len = 0;
-	sl->scanned = sk->scanned + count;
+	sl->scanned = sk->scanned;
+	for (uint32_t k = 0; k < count; k++)
+		sl->scanned += w->cls[k] != CLS_OTHER;
 	sl->stored = sl->bytes_in = 0;
 	w->stage_len = 0;
 	w->ncand = block_cands(w, pfn, count);
@@ -815,6 +887,7 @@ static int spans_init(struct pipe *p, unsigned threads)
 	struct spans *ss = &p->sp;
 
 	ss->n = spans_wanted(threads);
+	ss->pass = 1;
 	ss->s = calloc(ss->n, sizeof *ss->s);
 	if (!ss->s)
 		return -ENOMEM;
@@ -851,6 +924,8 @@ static int worker_init(struct worker *w, struct pipe *p)
 	window_init(&w->win, p->vc->fd, p->vc->file_size, p->pl->window, p->pl->pread);
 	if (p->in->filter && memmap_cursor_init(&w->mc, p->in->filter) < 0)
 		return -ENOMEM;
+	if (p->in->kernel && memmap_cursor_init(&w->mk, p->in->kernel) < 0)
+		return -ENOMEM;
 	w->lz4 = LZ4_createStream();
 	w->stage = malloc((size_t)BLOCK_PAGES * p->ps);
 	w->scratch = malloc(p->ps);
@@ -861,6 +936,7 @@ static int worker_init(struct worker *w, struct pipe *p)
 static void worker_fini(struct worker *w)
 {
 	memmap_cursor_fini(&w->mc);
+	memmap_cursor_fini(&w->mk);
 	window_fini(&w->win);
 	LZ4_freeStream(w->lz4);
 	free(w->stage);
@@ -961,6 +1037,8 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	unsigned nwb = in->no_direct ? 2 : big ? WRITE_BUFS_MAX : WRITE_BUFS_MIN;
 	uint64_t cursor = in->filter ? (uint64_t)MM_WINDOW * (in->filter->spage + 1 +
 							       sizeof(struct mm_piece)) : 0;
+	if (in->kernel)
+		cursor *= 2;	/* one for each walker */
 	uint64_t fixed = nwb * (uint64_t)wb + sizeof(struct span) + (2u << 20);
 	uint64_t window = rq->window ? rq->window : 64u << 20;
 	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
@@ -986,9 +1064,10 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	else
 		snprintf(rd, sizeof rd, "%u MiB mmap windows", (unsigned)(window >> 20));
 	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %s, "
-		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used",
+		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used%s",
 		 mem_avail / 1e6, t, t == 1 ? "" : "s", t < want ? " (memory-bound)" : "",
-		 rd, (unsigned)(block >> 10), t > 1 ? 2 * t : 1, nwb, wb >> 20, peak / 1e6);
+		 rd, (unsigned)(block >> 10), t > 1 ? 2 * t : 1, nwb, wb >> 20, peak / 1e6,
+		 in->kernel ? "; the kernel's pages (level 31) first, then the rest" : "");
 }
 
 int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct capture_plan *pl,

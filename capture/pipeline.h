@@ -38,6 +38,12 @@ struct capture_in {
 	 * during the run (each worker has its own cursor); its unreadable
 	 * count grows by the run's. */
 	struct memmap *filter;
+	/* The same memory at level 31 (with filter's other bits), or NULL.
+	 * With it the pages it keeps, what crash and drgn need to open the
+	 * dump, are written first, and the rest that filter keeps follow in
+	 * a LATER pass (FORMAT.md): a dump cut short anywhere after the first
+	 * pass still opens. NULL when filter drops all that level 31 does. */
+	struct memmap *kernel;
 	/* The crashed kernel's log, written before the pages, or NULL. */
 	const char *dmesg;
 	size_t dmesg_len;

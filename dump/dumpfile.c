@@ -419,6 +419,8 @@ static const struct page_block *block_of(const struct dumpfile *d, uint64_t pfn)
 
 	if (b && (bit(b->bitmap, i) || bit(b->zbitmap, i)))
 		return b;
+	if (d->nblocks == d->nfirst)
+		return b;	/* no LATER pass (and maybe no blocks: no pointer to offset) */
 	const struct page_block *l = block_in(d->blocks + d->nfirst, d->nblocks - d->nfirst, pfn);
 	return l ? l : b;
 }
@@ -453,7 +455,8 @@ static uint64_t next_in(const struct page_block *b, size_t n, uint64_t pfn)
 uint64_t dumpfile_next_stored(const struct dumpfile *d, uint64_t pfn)
 {
 	uint64_t a = next_in(d->blocks, d->nfirst, pfn);
-	uint64_t b = next_in(d->blocks + d->nfirst, d->nblocks - d->nfirst, pfn);
+	uint64_t b = d->nblocks > d->nfirst ?
+		     next_in(d->blocks + d->nfirst, d->nblocks - d->nfirst, pfn) : UINT64_MAX;
 
 	return a < b ? a : b;
 }

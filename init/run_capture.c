@@ -193,7 +193,7 @@ static int capture_into(struct vmcore *vc, const struct capture_req *rq,
 {
 	struct capture_plan pl;
 	struct capture_result res;
-	char plan[300], u[37];
+	char plan[360], u[37];
 
 	uuid_format(t->sb.uuid, u);
 	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
@@ -232,6 +232,18 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (fwhy[0])
 		warn("dump level %u: %s (applying level %u)", rq->level, fwhy, applied);
 	struct capture_in in = { .filter = mm->active ? mm : NULL };
+	/* The kernel's pages first: a second walker at level 31 picks them,
+	 * unless the level already drops everything 31 does. */
+	const uint32_t k31 = DL_CACHE | DL_CACHE_PRI | DL_USER | DL_FREE;
+	struct memmap *mk = NULL;
+	if (in.filter && (applied & k31) != k31) {
+		uint32_t ka;
+		char kwhy[400];
+		mk = calloc(1, sizeof *mk);
+		if (mk && memmap_init(mk, &vc, arch, rq->level | k31, &ka, kwhy, sizeof kwhy) == 0 &&
+		    mk->active && (ka & k31) != (applied & k31))
+			in.kernel = mk;
+	}
 	uint64_t avail = proc_kb("/proc/meminfo", "MemAvailable:");
 	char *log = read_log(mm, &in, &avail);
 
@@ -246,6 +258,10 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	}
 	memmap_fini(mm);
 	free(mm);
+	if (mk) {
+		memmap_fini(mk);
+		free(mk);
+	}
 	free(log);
 	vmcore_close(&vc);
 	return code;

@@ -191,9 +191,12 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# Write errors on the dump disk (QEMU blkdebug): a bad range early in
 	# the pages is gone around (GAP), the rest of the dump kept.
 	run_suite faults-blkdebug bash tests/faults/blkdebug.sh early --workdir "$BUILD/faults/early"
-	# A power cut (QEMU killed) while END is written; cuts inside the
-	# metadata and the kernel log, on a real vmcore's dump.
-	run_suite faults-powercut bash tests/faults/powercut.sh end --workdir "$BUILD/faults/cut-end"
+	# A power cut (QEMU killed) late in a level-1 capture: drgn opens what
+	# is left (the kernel's pages go first); a level-1 capture onto a disk
+	# 1.25 times the level-31 dump keeps every page level 31 does; cuts
+	# inside the metadata and the kernel log, on a real vmcore's dump.
+	run_suite faults-powercut bash tests/faults/powercut.sh late --workdir "$BUILD/faults/cut-late"
+	run_suite faults-kernelfirst bash tests/faults/kernelfirst.sh --workdir "$BUILD/faults/kernelfirst"
 	run_if "$raws/raw-6.1-4level.vmcore" faults-cutfile bash tests/faults/cutfile.sh \
 		"$raws/raw-6.1-4level.vmcore" --workdir "$BUILD/faults/cutfile"
 	# The unattended cycle, with real reboots, configured by firmware alone:
@@ -226,9 +229,9 @@ if [ -n "${FULL:-}" ]; then
 	# capture gives up, keeps what came before, runs its final action).
 	run_suite faults-blkdebug-late bash tests/faults/blkdebug.sh late --workdir "$BUILD/faults/late"
 	run_suite faults-blkdebug-after bash tests/faults/blkdebug.sh after --workdir "$BUILD/faults/after"
-	# Power cuts before the first write, early, in the middle and late in
-	# the pages, and a new capture onto a cut dump.
-	for c in before early middle late replace; do
+	# Power cuts before the first write, early and in the middle of the
+	# pages, while END is written, and a new capture onto a cut dump.
+	for c in before early middle end replace; do
 		run_suite faults-powercut-$c bash tests/faults/powercut.sh $c --workdir "$BUILD/faults/cut-$c"
 	done
 	# arm64 armed through kexec-tools instead (its _stext fix): ~3.5 min.

@@ -23,7 +23,8 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--firmware] [--watchdog SECONDS [--stall-disk]]
                         [--slow-disk BYTES_PER_S] [--final ACTION]
                         [--disk nvme|ahci|scsi|virtio] [--blkdebug CONF]
-                        [--cut-at ERE] [--keep-dump] [--demo] [-h]
+                        [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
+                        [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -84,6 +85,9 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      kdumpinit console line of the crash kernel that matches
                      ERE; the dump must read as incomplete (or empty, when no
                      write was made), and what save keeps must be right
+  --dump-size SIZE   the claimed dump disk's size (default 1536M); one too
+                     small for the dump must be filled and the dump marked
+                     incomplete (device full), the kernel's pages in it
   --keep-dump        keep dump.img of an earlier run in --workdir instead of
                      claiming a new one: the next capture must replace the
                      dump there cleanly
@@ -93,10 +97,10 @@ USAGE
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
-disk='' blkdebug='' cutat='' keepdump=0
+disk='' blkdebug='' cutat='' keepdump=0 dumpsize=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -117,6 +121,7 @@ while [ $# -gt 0 ]; do
 	--stall-disk) stalldisk=1 ;;
 	--slow-disk) slowdisk=$2; shift ;;
 	--cut-at) cutat=$2; shift ;;
+	--dump-size) dumpsize=$2; shift ;;
 	--keep-dump) keepdump=1 ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
@@ -304,7 +309,7 @@ rm -f "$dump" "$workdir"/dump-*.img "$raw" "$small" "$workdir/raw.vmcore" "$work
 if [ $keepdump = 1 ] && [ -f "$dump" ]; then
 	step "dump disk kept from the last run: $dump ($("$kdumpinit" info "$dump" 2>&1 | grep -m1 '^state'))"
 elif [ $rawonly = 0 ]; then
-	"$kdumpinit" format "$dump" --size 1536M --label e2e >"$workdir/format.out" 2>&1 ||
+	"$kdumpinit" format "$dump" --size "${dumpsize:-1536M}" --label e2e >"$workdir/format.out" 2>&1 ||
 		{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
 else
 	truncate -s 16M "$dump"
@@ -722,8 +727,8 @@ if [ $rawonly = 0 ]; then
 		else
 			failed "kdumpinit info after the power cut exited $rc:"; sed 's/^/    /' "$workdir/info.out"
 		fi
-	elif [ -n "$blkdebug" ]; then
-		# Write errors: incomplete, and info says why.
+	elif [ -n "$blkdebug$dumpsize" ]; then
+		# Write errors, or a disk too small: incomplete, and info says why.
 		[ $rc = 5 ] && grep -q "^state *incomplete" "$workdir/info.out" &&
 			pass "kdumpinit info: incomplete (exit 5): $(grep -m1 '^state' "$workdir/info.out")" ||
 			{ failed "kdumpinit info on the dump with write errors exited $rc (want 5, incomplete):"; sed 's/^/    /' "$workdir/info.out"; }
@@ -738,7 +743,7 @@ if [ $rawonly = 0 ]; then
 	fi
 	npois=$(poisoned_pages | wc -l)
 	# A cut-off dump has no END record, which holds the counts.
-	if [ "$npois" -gt 0 ] && [ $stalldisk = 0 ] && [ -z "$blkdebug" ] && [ -z "$cutat" ]; then
+	if [ "$npois" -gt 0 ] && [ $stalldisk = 0 ] && [ -z "$blkdebug$cutat$dumpsize" ]; then
 		got=$(awk '$1 == "hwpoison" || $2 == "hwpoison" {print $(NF-1)}' "$workdir/info.out")
 		# At level 1 nothing else claims a poisoned page first; at higher
 		# levels one that is also free, cache or user memory is counted in
@@ -763,7 +768,7 @@ if [ $rawonly = 0 ]; then
 		[ $rc = 4 ] && [ ! -e "$workdir/saved.elf" ] &&
 			pass "kdumpinit save of the empty device: nothing saved (exit 4)" ||
 			{ failed "kdumpinit save of the empty device exited $rc:"; sed 's/^/    /' "$workdir/save.out"; }
-	elif [ $stalldisk = 1 ] || [ -n "$blkdebug" ] || [ -n "$cutat" ]; then
+	elif [ $stalldisk = 1 ] || [ -n "$blkdebug$dumpsize" ] || [ -n "$cutat" ]; then
 		if [ $rc = 5 ] && [ -s "$workdir/saved.elf" ] && "$python" "$top/tests/tools/elfend.py" "$workdir/saved.elf" >/dev/null 2>&1; then
 			pass "kdumpinit save of the cut-off dump: a partial ELF vmcore (exit 5, $(stat -c %s "$workdir/saved.elf") bytes)"
 		else
@@ -783,7 +788,7 @@ if [ $rawonly = 0 ]; then
 
 	if [ $mode = capture ]; then
 		:
-	elif { [ -n "$blkdebug" ] || [ -n "$cutat" ]; } && [ -f "$workdir/raw.vmcore" ] && [ -f "$workdir/saved.elf" ]; then
+	elif [ -n "$blkdebug$cutat$dumpsize" ] && [ -f "$workdir/raw.vmcore" ] && [ -f "$workdir/saved.elf" ]; then
 		# Some pages were lost to the errors: every page saved must be
 		# the raw vmcore's, and most must be there.
 		"$python" "$top/tests/tools/pagecheck.py" "$workdir/raw.vmcore" "$workdir/saved.elf" --require some \
