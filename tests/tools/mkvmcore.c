@@ -1596,11 +1596,11 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 	if (!m->img || !m->is_table || !m->used)
 		die("out of memory");
 	/* unused region memory looks like any other kernel memory (mapped:
-	 * already zero, and the chunks are all struct pages, written below) */
+	 * the chunks are all struct pages, written below) */
 	for (uint64_t pa = m->rbase; pa < (m->mapped ? m->chunks : m->rend); pa += PAGE_SIZE) {
 		uint8_t *pg = m->img + (pa - m->rbase);
-		if (!gen_page(o, pa / PAGE_SIZE, pg) && !m->mapped)
-			memset(pg, 0, PAGE_SIZE);
+		if (!gen_page(o, pa / PAGE_SIZE, pg))
+			memset(pg, 0, PAGE_SIZE);	/* mapped: a block, not a hole (an extent) */
 	}
 	for (size_t i = 0; i < m->nsec; i++)
 		m->sec[i].chunk = m->chunks + i * SEC_MAP_BYTES;
@@ -2756,6 +2756,33 @@ static const struct mix mix_ref = {
 	.on = 1, .free = 896884, .cache = 25979, .user = 25921, .kernel = 51216, .kzero = 320442,
 };
 
+/* A run of kernel objects (slab of order 0..3, reserved pages) from p,
+ * 32..480 pages while the pfns are free: the run is non-zero or zero as a
+ * whole. Kernel content comes in runs, as in a real machine's copy (the
+ * 6 GiB reference's non-zero pages lie in 430 extents): single pages
+ * scattered among holes would cost a file extent each, and on this
+ * machine's discard-mounted disk deleting 2 million extents takes an
+ * hour. Returns the pages placed. */
+static uint64_t kernel_run(struct mm *m, uint64_t p, uint64_t hi, double zero_ppm)
+{
+	uint64_t r = rnd(m), want = 32 + (r >> 40) % 449, at = p;
+	int zero = (double)(r % PPM) < zero_ppm;
+
+	while (at - p < want && at < hi) {
+		uint64_t x = rnd(m);
+		enum otype t = (x >> 32) % 2 ? O_SLAB : O_KERNEL;
+		int k = fit_order(m, at, hi, t == O_SLAB ? geo_order(x, 3) : 0);
+		if (k < 0)
+			break;
+		put_obj(m, at, (unsigned)k, t);
+		if (!zero)
+			for (uint64_t q = at; q < at + (1ull << k); q++)
+				m->kdata[q / 8] |= (uint8_t)(1u << (q % 8));
+		at += 1ull << k;
+	}
+	return at - p;
+}
+
 /* Fills the free pfns so that each class ends with its share of all RAM
  * pfns. A class is drawn with weight (pages it still needs) / (its mean
  * object size so far): every class then runs out at the same rate, so
@@ -2765,15 +2792,16 @@ static void fill_mix_ref(struct mm *m)
 	const struct mix *x = &m->o->mix;
 	const uint32_t share[MX_N] = { x->free, x->cache, x->user, x->kernel };
 	double want[MX_N], got[MX_N] = { 0 }, size[MX_N] = { 0 }, objs[MX_N] = { 0 };
-	double ram = 0, zero_ppm, prior[MX_N] = { 1024, 1.5, 1.5, 2 };
+	double ram = 0, zero_ppm, prior[MX_N] = { 1024, 1.5, 1.5, 256 };
 
 	for (size_t si = 0; si < m->L->nram; si++)
 		ram += (double)(m->L->load[si].filesz / PAGE_SIZE);
 	for (int c = 0; c < MX_N; c++)
 		want[c] = ram * share[c] / PPM;
 	/* what is placed already (the region, the catalogue) counts in its
-	 * class; the region's pages are non-zero, so the kernel pages still
-	 * to come carry all of the kernel's zero share */
+	 * class, and its zero kernel pages (zero region pages; catalogue
+	 * pages, which get no content) count against the kernel's zero share */
+	double zeros = 0, region = 0;
 	for (size_t i = 0; i < m->nobj; i++) {
 		const struct mobj *ob = &m->obj[i];
 		uint64_t n = 0;
@@ -2781,8 +2809,18 @@ static void fill_mix_ref(struct mm *m)
 			n += (uint64_t)in_ram(m, p);
 		got[mix_class(ob->type)] += (double)n;
 	}
+	for (uint64_t pa = m->rbase; pa < m->rend; pa += PAGE_SIZE, region += 1) {
+		const uint64_t *w = (const uint64_t *)(const void *)(m->img + (pa - m->rbase));
+		size_t j = 0;
+		while (j < PAGE_SIZE / 8 && !w[j])
+			j++;
+		zeros += j == PAGE_SIZE / 8;
+	}
+	zeros += got[MX_KERNEL] - region;
 	zero_ppm = want[MX_KERNEL] > got[MX_KERNEL] ?
-		(double)x->kzero * want[MX_KERNEL] / (want[MX_KERNEL] - got[MX_KERNEL]) : 0;
+		((double)x->kzero * want[MX_KERNEL] - zeros * PPM) / (want[MX_KERNEL] - got[MX_KERNEL]) : 0;
+	if (zero_ppm < 0)
+		zero_ppm = 0;
 	if (zero_ppm > PPM)
 		zero_ppm = PPM;
 
@@ -2810,6 +2848,15 @@ static void fill_mix_ref(struct mm *m)
 				for (c = 0; c < MX_N - 1 && pick >= w[c]; c++)
 					pick -= w[c];
 			}
+			if (c == MX_KERNEL) {
+				uint64_t n = kernel_run(m, p, hi, zero_ppm);
+				got[c] += (double)n;
+				size[c] += (double)n;
+				objs[c] += 1;
+				if (n)
+					p += n - 1;
+				continue;
+			}
 			switch (c) {
 			case MX_FREE:
 				t = O_BUDDY;
@@ -2824,9 +2871,7 @@ static void fill_mix_ref(struct mm *m)
 				k = t == O_ANON_THP ? 9 : 0;
 				break;
 			default:
-				t = (r >> 32) % 2 ? O_SLAB : O_KERNEL;
-				k = t == O_SLAB ? geo_order(r, 3) : 0;
-				break;
+				continue;
 			}
 			if (t == O_ANON_THP && fit_order(m, p, hi, 9) != 9) {
 				t = O_ANON;
@@ -2836,10 +2881,6 @@ static void fill_mix_ref(struct mm *m)
 			if (k < 0)
 				continue;
 			put_obj(m, p, (unsigned)k, t);
-			if (c == MX_KERNEL)
-				for (uint64_t q = p; q < p + (1ull << k); q++)
-					if ((double)(rnd(m) % PPM) >= zero_ppm)
-						m->kdata[q / 8] |= (uint8_t)(1u << (q % 8));
 			got[c] += (double)(1ull << k);
 			size[c] += (double)(1ull << k);
 			objs[c] += 1;
