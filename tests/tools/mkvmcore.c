@@ -3151,7 +3151,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "kernel-at", required_argument, NULL, 'K' },
 		{ "corrupt", required_argument, NULL, 'C' },
 		{ "sme-bit", required_argument, NULL, 'E' },
-		{ "mix", required_argument, NULL, 'X' },
+		{ "mix", required_argument, NULL, 'Q' },
 		{ "no-expect", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -3166,7 +3166,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'o': o->out = optarg; break;
 		case 'a': o->text_alias = 1; break;
 		case 'N': o->no_expect = 1; break;
-		case 'X': if (parse_mix(optarg, &o->mix)) return bad_arg(name, optarg); break;
+		case 'Q': if (parse_mix(optarg, &o->mix)) return bad_arg(name, optarg); break;
 		case 'r': o->osrelease = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'm': if (parse_size(optarg, &o->mem)) return bad_arg(name, optarg); break;
