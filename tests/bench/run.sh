@@ -325,7 +325,10 @@ project() {
 	# the 1 -> 2 thread level-31 speed-up on the real 1.5 GiB guest and the
 	# lz4 limit of the same rounds (cpu section), else this section's own
 	# speed-up against an ideal 2
-	want cpu && read -r _ _ s31 limit < <(head -n 1 "$out/cpu.speedups" 2>/dev/null)
+	# (or $BENCH_SPEEDUPS: a cpu.speedups file of an earlier run)
+	if want cpu || [ -n "${BENCH_SPEEDUPS:-}" ]; then
+		read -r _ _ s31 limit < <(head -n 1 "${BENCH_SPEEDUPS:-$out/cpu.speedups}" 2>/dev/null)
+	fi
 	echo
 	echo "projection, level 31 (from $(echo "$row" | cut -d' ' -f1) synthetic):"
 	echo "$row" | awk -v s31="${s31:-}" -v limit="${limit:-}" '
