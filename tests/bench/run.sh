@@ -37,6 +37,11 @@
 #   $BENCH_SCALE_SIZES   default "64G 256G"
 #   $BENCH_SCALE_ROUNDS  default 1 (a 256 GiB level-31 capture takes about
 #                   a minute a thread count on this machine)
+#   $BENCH_SPEEDUPS a cpu.speedups file of an earlier cpu section, for the
+#                   scale section's projection when cpu does not run
+#   $BENCH_KEEP=1   keep the scale section's synthetic vmcores
+#   (the scale section needs about 4 % of the memory it describes in
+#   $BENCH_OUT: 10 GB for 256 GiB; BENCH_OUT=/dev/shm/x puts them in RAM)
 #   $MMBENCH        the struct-page pass timed alone (tests/tools/mmbench,
 #                   default build/tools/mmbench when built); without it the
 #                   filter's ns/pfn is the whole level-31 capture's
