@@ -125,6 +125,7 @@ run_if() {	# FILE NAME COMMAND...
 
 if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite tools bash tests/tools/vmcmp_selftest.sh
+	run_suite tools-scale bash tests/tools/scale_selftest.sh
 	run_suite mdcmp bash tests/filter-makedumpfile/mdcmp_selftest.sh
 	run_suite unit env WORK="$PWD/$BUILD/tests/unit" bash tests/unit/run.sh
 	run_suite savecore bash tests/unit/savecore.sh

@@ -80,7 +80,10 @@ run-check-fresh:
 run-demo: $(BUILD)/kdumpinit
 	@tests/e2e/demo.sh
 
+# BENCH="cpu disk scale memory" picks sections (tests/bench/README.md); the
+# struct-page pass is timed alone when tests/tools/mmbench has a rule.
 run-bench: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE)
+	$(if $(MMBENCH),@$(MAKE) --no-print-directory $(MMBENCH))
 	@BUILD=$(BUILD) tests/bench/run.sh
 
 run-fuzz: $(BUILD)/kdumpinit

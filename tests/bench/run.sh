@@ -3,17 +3,48 @@
 # run, on the same vmcore files, alternating the tools and taking medians.
 # Reported as ratios; nothing here asserts a time.
 #
+# Sections (BENCH="cpu disk scale memory", the default, runs them all in
+# that order; `make bench BENCH=cpu` or BENCH="cpu scale" picks some):
+#   cpu     the real vmcores with every output in RAM: what each tool costs
+#           in CPU. The 1 -> 2 thread speed-up at levels 1 and 31, as a
+#           fraction of this machine's own limit measured in the same
+#           rounds (two independent `lz4 -1` over the same 300 MiB against
+#           one), and makedumpfile -l's time over kdumpinit's with 2 threads
+#   disk    the real vmcores, outputs synced to $BENCH_OUT, every tool
+#           (makedumpfile -l, -c, --num-threads 2, cat, lz4 -1) and the
+#           disk's floor for kdumpinit's output
+#   scale   synthetic kernels of 64 and 256 GiB (mkvmcore --mm 6.1 --mix ref
+#           --no-expect: the class mix of the real 6 GiB guest, sparse
+#           files), level 31, outputs in RAM: the filter's ns/pfn, time at
+#           1 and 2 threads, peak RSS, and a projection to 2 and 32 TB
+#   memory  peak RSS as described memory grows (sparse vmcores without
+#           struct pages, level 1)
+# About 12 minutes on a quiet 2-core machine once the inputs exist (cpu 2,
+# disk 4, scale 5, memory 1); the first run also crashes two guests under
+# QEMU to make the real vmcores (about 8 minutes).
+#
 # Inputs (made by the e2e harness when missing, then kept):
 #   $BENCH_VMCORE   default build/bench/raw-1536m.vmcore (1.5 GiB guest,
 #                   about 2 minutes under TCG to make)
 #   $BENCH_LARGE    default build/bench/raw-6g.vmcore (6 GiB guest, about
 #                   6 minutes to make); BENCH_NO_LARGE=1 skips it
-#   synthetic sparse vmcores describing 1.5 GiB .. 256 GiB (scan rate and
-#   memory growth; pseudo-random pages, no struct pages: level 1 only);
-#   BENCH_QUICK=1 stops at 32 GiB
-#   $BENCH_OUT      where outputs go (default build/bench: a real disk, so
-#                   every tool's time includes syncing its output)
+#   $BENCH_OUT      where the disk section's outputs and the scale
+#                   section's synthetic vmcores go (default build/bench: a
+#                   real disk, so every tool's time includes syncing its
+#                   output)
 #   $BENCH_ROUNDS   rounds per input (default 5: this VM's disk is noisy)
+#   $BENCH_QUICK=1  memory section stops at 32 GiB
+#   $BENCH_SCALE_SIZES   default "64G 256G"
+#   $BENCH_SCALE_ROUNDS  default 1 (a 256 GiB level-31 capture takes about
+#                   a minute a thread count on this machine)
+#   $BENCH_SPEEDUPS a cpu.speedups file of an earlier cpu section, for the
+#                   scale section's projection when cpu does not run
+#   $BENCH_KEEP=1   keep the scale section's synthetic vmcores
+#   (the scale section needs about 4 % of the memory it describes in
+#   $BENCH_OUT: 10 GB for 256 GiB; BENCH_OUT=/dev/shm/x puts them in RAM)
+#   $MMBENCH        the struct-page pass timed alone (tests/tools/mmbench,
+#                   default build/tools/mmbench when built); without it the
+#                   filter's ns/pfn is the whole level-31 capture's
 # On the large input only kdumpinit and makedumpfile -l run: makedumpfile
 # -c and --num-threads 2 take minutes per run there, and their ratios are
 # shown on the first input.
@@ -37,10 +68,20 @@ make_input() {
 		{ echo "bench: could not make $1 (see $out/e2e-$2.log)"; rm -f "$1"; return 1; }
 	rm -rf "$out/e2e-$2"
 }
-[ -f "$vmcore" ] || make_input "$vmcore" 1536M || exit 1
-if [ ! -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
-	make_input "$large" 6G
+SECTIONS=${BENCH:-cpu disk scale memory}
+for sec in $SECTIONS; do
+	case $sec in cpu | disk | scale | memory) ;;
+	*) echo "bench: unknown section '$sec' (BENCH= cpu disk scale memory)" >&2; exit 2 ;;
+	esac
+done
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+if want cpu || want disk; then
+	[ -f "$vmcore" ] || make_input "$vmcore" 1536M || exit 1
+	if [ ! -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
+		make_input "$large" 6G
+	fi
 fi
+bench_t0=$(date +%s)
 
 # one NAME CMD...: runs CMD once, appends "NAME seconds peakKB bytes" to
 # $res. The output is $o; wall time from date (ms), peak RSS from time.
@@ -106,7 +147,7 @@ stat_of() {	# NAME FIELD(2=s,3=KB,4=bytes) -> median
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
 
-report() {	# LABEL VMCORE
+report() {	# LABEL VMCORE [table: the table alone]
 	local size
 	size=$(stat -c %s "$2")
 	echo
@@ -120,6 +161,7 @@ report() {	# LABEL VMCORE
 			"$(awk -v k="$(stat_of $n 3)" 'BEGIN{printf "%.1f", k/1024}')" \
 			"$(awk -v b="$(stat_of $n 4)" 'BEGIN{printf "%.1f", b/1048576}')"
 	done
+	[ "${3:-}" = table ] && return
 	local md1 md1t2 md31 k1 k1t2 k31 k31t2
 	md1=$(stat_of makedumpfile-l-d1 2) md31=$(stat_of makedumpfile-l-d31 2)
 	k1=$(stat_of kdumpinit-l1-t1 2) k1t2=$(stat_of kdumpinit-l1-t2 2)
@@ -140,32 +182,214 @@ report() {	# LABEL VMCORE
 		"level 1 $(ratio "$f1" "$k1t2"), level 31 $(ratio "$f31" "$k31t2")  (1.00 = as fast as the disk)"
 }
 
-o=$out/o
-bench_file guest-1.5g "$vmcore"
-[ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ] && bench_file guest-6g "$large" core
-# The same input with every output in RAM: what each tool costs in CPU.
-ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) && {
+# ---- cpu: the real vmcores, outputs in RAM -------------------------------
+
+# cpu_file LABEL VMCORE LZ4IN: alternating rounds of kdumpinit at 1 and 2
+# threads and makedumpfile -l, levels 1 and 31, every output in RAM; in the
+# same rounds, the machine's limit: lz4 -1 over LZ4IN once, then twice at
+# the same time (two processes that share nothing: what 2 CPUs give here).
+cpu_file() {
+	local label=$1 v=$2 lz=$3 lv r
+	res=$out/$label.results
+	: >"$res"
+	cat "$v" "$lz" >/dev/null
+	for r in $(seq "$ROUNDS"); do
+		for lv in 1 31; do
+			one "kdumpinit-l$lv-t1" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 1
+			one "makedumpfile-l-d$lv" makedumpfile -l -d $lv "$v" "$o"
+			one "kdumpinit-l$lv-t2" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 2
+		done
+		one lz4-one sh -c "lz4 -1 -q -c '$lz' >/dev/null"
+		one lz4-two sh -c "lz4 -1 -q -c '$lz' >/dev/null & lz4 -1 -q -c '$lz' >/dev/null & wait"
+	done
+	report "$label" "$v" table
+	local l1 l2 limit k1 k1t2 k31 k31t2 md1 md31 s1 s31
+	l1=$(stat_of lz4-one 2) l2=$(stat_of lz4-two 2)
+	limit=$(awk -v a="$l1" -v b="$l2" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "n/a" }')
+	k1=$(stat_of kdumpinit-l1-t1 2) k1t2=$(stat_of kdumpinit-l1-t2 2)
+	k31=$(stat_of kdumpinit-l31-t1 2) k31t2=$(stat_of kdumpinit-l31-t2 2)
+	md1=$(stat_of makedumpfile-l-d1 2) md31=$(stat_of makedumpfile-l-d31 2)
+	s1=$(ratio "$k1" "$k1t2") s31=$(ratio "$k31" "$k31t2")
+	echo "machine limit: lz4 -1 over $(($(stat -c %s "$lz") >> 20)) MiB, one process $l1 s, two at once $l2 s:" \
+		"2 CPUs give ${limit}x"
+	echo "speed-up, 1 -> 2 threads (goal: >= 95 % of the limit):"
+	printf '  level 1:  %sx = %s of the limit\n' "$s1" "$(pct "$s1" "$limit")"
+	printf '  level 31: %sx = %s of the limit\n' "$s31" "$(pct "$s31" "$limit")"
+	echo "makedumpfile -l time / kdumpinit time with 2 threads (goal: >= 1.5x):"
+	echo "  level 1:  $(ratio "$md1" "$k1t2")x"
+	echo "  level 31: $(ratio "$md31" "$k31t2")x"
+	# for the scale section's model
+	echo "$label $s1 $s31 $limit" >>"$out/cpu.speedups"
+}
+
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.0f %%", 100 * a / b; else printf "n/a" }'; }
+
+section_cpu() {
+	local ramdir
+	echo
+	echo "######## cpu: real vmcores, every output in RAM (/dev/shm)"
+	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
 	o=$ramdir/o
-	bench_file guest-1.5g-ram "$vmcore" ram
+	# the machine's limit runs over real memory: the 1.5 GiB guest's
+	# first 300 MiB
+	head -c 300M "$vmcore" >"$ramdir/lz4in"
+	: >"$out/cpu.speedups"
+	cpu_file guest-1.5g-ram "$vmcore" "$ramdir/lz4in"
+	[ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ] && cpu_file guest-6g-ram "$large" "$ramdir/lz4in"
 	rm -rf "$ramdir"
 	o=$out/o
 }
 
-# Memory growth with the size of memory described: sparse synthetic vmcores
-# (0.1% of pages non-zero), level 1, one thread.
-echo
-echo "== peak memory as described memory grows (synthetic, level 1, 1 thread)"
-printf '%-10s %9s %9s %12s\n' memory seconds peak-MB scan-GB/s
-sizes="1536M 16G 64G 256G"
-[ -n "${BENCH_QUICK:-}" ] && sizes="1536M 8G 32G"
-for m in $sizes; do
-	"$MK" -o "$out/syn.vmcore" --mem "$m" --zero-pct 99.9 --segments 4 >/dev/null || continue
-	res=$out/syn.results
-	: >"$res"
-	one syn "$K" capture --vmcore "$out/syn.vmcore" --output "$o" --level 1 --threads 1
-	read -r _ s kb _ <"$res"
-	printf '%-10s %9s %9.1f %12s\n' "$m" "$s" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" \
-		"$(awk -v s="$s" -v m="$m" 'BEGIN{g=m+0; if (m ~ /M$/) g/=1024; if (s>0) printf "%.1f", g/s; else print "n/a"}')"
-	rm -f "$out/syn.vmcore"
+# ---- disk: the real vmcores, outputs synced to $out ----------------------
+
+section_disk() {
+	echo
+	echo "######## disk: real vmcores, outputs synced to $out"
+	o=$out/o
+	bench_file guest-1.5g "$vmcore"
+	[ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ] && bench_file guest-6g "$large" core
+	rm -f "$o"
+}
+
+# ---- scale: synthetic kernels of 64 and 256 GiB --------------------------
+
+# The filter's ns per pfn on VMCORE, 1 thread: the struct-page pass alone
+# when mmbench is there (its median of 3), else empty.
+filter_ns() {
+	[ -x "$MMB" ] || return 0
+	"$MMB" "$1" 31 1 3 2>/dev/null |
+		sed -n 's/.*median [0-9.]* s, \([0-9.]*\) ns\/pfn\/thread.*/\1/p' | tail -n 1
+}
+
+section_scale() {
+	local ramdir m v t0 t1 gen pfns size blocks kept outb sizes rounds r
+	local t1s t2s rss1 rss2 fns cap sp last=
+	sizes=${BENCH_SCALE_SIZES:-64G 256G}
+	rounds=${BENCH_SCALE_ROUNDS:-1}
+	echo
+	echo "######## scale: synthetic kernels (mkvmcore --mm 6.1 --mix ref --no-expect), level 31,"
+	echo "######## outputs in RAM, median of $rounds round(s)"
+	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
+	o=$ramdir/o
+	: >"$out/scale.results"
+	printf '%-6s %10s %7s %9s %8s %7s %7s %8s %12s %10s %10s\n' memory pfns make-s file-GB disk-GB \
+		t1-s t2-s speedup peak-MB-t1/t2 filter-ns capture-ns
+	for m in $sizes; do
+		v=$out/scale-$m.vmcore
+		# about 3.6 % of the memory described is written (struct pages and
+		# the kernel's non-zero pages): refuse to fill the disk
+		local need avail
+		need=$(awk -v m="$m" 'BEGIN { g = m + 0; if (m ~ /T$/) g *= 1024; printf "%d", g * 0.04 * 1048576 + 1048576 }')
+		avail=$(df -Pk "$out" | awk 'NR == 2 { print $4 }')
+		if [ "$avail" -lt "$need" ]; then
+			echo "$m: skipped: $((need >> 20)) GB needed in $out, $((avail >> 20)) GB free"
+			continue
+		fi
+		t0=$(date +%s%N)
+		"$MK" -o "$v" --mm 6.1 --mem "$m" --mix ref --no-expect >"$out/scale-mk.log" 2>&1 ||
+			{ echo "$m: mkvmcore failed: $(tail -n 2 "$out/scale-mk.log" | tr '\n' ' ')"; rm -f "$v"; continue; }
+		t1=$(date +%s%N)
+		gen=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+		size=$(stat -c %s "$v") blocks=$(du -k "$v" | cut -f1)
+		# Warm the page cache with what level 31 reads (struct pages, kept
+		# pages), not the file: reading its holes would fill the cache
+		# with 256 GiB of zeros.
+		"$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2 >/dev/null 2>&1
+		rm -f "$o"
+		res=$out/scale-$m.results
+		: >"$res"
+		for r in $(seq "$rounds"); do
+			one t1 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 1
+			one t2 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2
+		done
+		grep -h 'pages kept' "$out/err" | tail -n 1 >"$out/scale-$m.summary"
+		pfns=$(sed -n 's/.* \([0-9][0-9]*\) of \([0-9][0-9]*\) pages kept.*/\2/p' "$out/scale-$m.summary")
+		kept=$(sed -n 's/.* \([0-9][0-9]*\) of \([0-9][0-9]*\) pages kept.*/\1/p' "$out/scale-$m.summary")
+		t1s=$(stat_of t1 2) t2s=$(stat_of t2 2) outb=$(stat_of t1 4)
+		rss1=$(awk -v k="$(stat_of t1 3)" 'BEGIN { printf "%.1f", k / 1024 }')
+		rss2=$(awk -v k="$(stat_of t2 3)" 'BEGIN { printf "%.1f", k / 1024 }')
+		fns=$(filter_ns "$v")
+		cap=$(awk -v t="$t1s" -v p="$pfns" 'BEGIN { if (p > 0) printf "%.1f", t * 1e9 / p; else print "n/a" }')
+		sp=$(ratio "$t1s" "$t2s")
+		printf '%-6s %10s %7s %9.1f %8.2f %7s %7s %8s %12s %10s %10s\n' "$m" "${pfns:-?}" "$gen" \
+			"$(awk -v b="$size" 'BEGIN { print b / 1e9 }')" "$(awk -v k="$blocks" 'BEGIN { print k * 1024 / 1e9 }')" \
+			"$t1s" "$t2s" "${sp}x" "$rss1/$rss2" "${fns:--}" "$cap"
+		echo "$m ${pfns:-0} ${kept:-0} $t1s $t2s ${fns:--} $outb" >>"$out/scale.results"
+		[ -n "${BENCH_KEEP:-}" ] || rm -f "$v"
+		last=$m
+	done
+	rm -rf "$ramdir"
+	o=$out/o
+	[ -n "$last" ] && project
+}
+
+# project: the largest synthetic kernel's figures carried to 2 and 32 TB.
+project() {
+	local row limit= s31=
+	row=$(tail -n 1 "$out/scale.results")
+	# the 1 -> 2 thread level-31 speed-up on the real 1.5 GiB guest and the
+	# lz4 limit of the same rounds (cpu section), else this section's own
+	# speed-up against an ideal 2
+	# (or $BENCH_SPEEDUPS: a cpu.speedups file of an earlier run)
+	if want cpu || [ -n "${BENCH_SPEEDUPS:-}" ]; then
+		read -r _ _ s31 limit < <(head -n 1 "${BENCH_SPEEDUPS:-$out/cpu.speedups}" 2>/dev/null)
+	fi
+	echo
+	echo "projection, level 31 (from $(echo "$row" | cut -d' ' -f1) synthetic):"
+	echo "$row" | awk -v s31="${s31:-}" -v limit="${limit:-}" '
+	{
+		P = $2; K = $3; t1 = $4; t2 = $5; f = $6; ob = $7
+		if (f == "-") { fns = t1 * 1e9 / P; cns = 0; how = "whole level-31 capture / pfns (no mmbench: filter not timed alone)" }
+		else { fns = f; cns = K > 0 ? (t1 * 1e9 - P * f) / K : 0; if (cns < 0) cns = 0; how = "mmbench, struct-page pass alone" }
+		if (s31 + 0 > 0 && limit + 0 > 0) { e = s31 / limit; src = sprintf("real 1.5 GiB guest: %.2fx of a %.2fx lz4 limit", s31, limit) }
+		else { e = (t1 / t2) / 2; src = sprintf("this kernel: %.2fx of an ideal 2x", t1 / t2) }
+		if (e > 1) e = 1
+		kshare = K / P; obpp = ob / P
+		printf "  t(P, n) = (P x f + K x c) / (n x e), e = 1 for n = 1\n"
+		printf "  P pfns (4 KiB); f = %.1f ns/pfn (%s)\n", fns, how
+		printf "  K = P x %.4f kept pages (this mix at level 31), c = %.0f ns per kept page (read, zero\n", kshare, cns
+		printf "    check, LZ4: the rest of the 1-thread capture)\n"
+		printf "  e = %.2f: kdumpinit'"'"'s 1 -> 2 thread speed-up over the machine limit (%s),\n", e, src
+		printf "    taken to hold at every n; output in RAM: add output / disk speed when the disk is slower\n"
+		printf "  %-6s %10s %14s %14s %14s %10s\n", "memory", "pfns", "1 CPU", "8 CPUs", "32 CPUs", "output"
+		split("2 32", tb, " ")
+		for (i = 1; i <= 2; i++) {
+			Pm = tb[i] * 2^40 / 4096
+			base = (Pm * fns + Pm * kshare * cns) / 1e9
+			printf "  %-6s %10.3g %13.1fs %13.1fs %13.1fs %8.1fGB\n", tb[i] "TB", Pm, base, base / (8 * e), base / (32 * e), Pm * obpp / 1e9
+		}
+	}'
+}
+
+# ---- memory: peak RSS as described memory grows --------------------------
+
+section_memory() {
+	# Memory growth with the size of memory described: sparse synthetic
+	# vmcores (0.1% of pages non-zero), level 1, one thread.
+	local m sizes s kb
+	o=$out/o
+	echo
+	echo "== peak memory as described memory grows (synthetic, level 1, 1 thread)"
+	printf '%-10s %9s %9s %12s\n' memory seconds peak-MB scan-GB/s
+	sizes="1536M 16G 64G 256G"
+	[ -n "${BENCH_QUICK:-}" ] && sizes="1536M 8G 32G"
+	for m in $sizes; do
+		"$MK" -o "$out/syn.vmcore" --mem "$m" --zero-pct 99.9 --segments 4 >/dev/null || continue
+		res=$out/syn.results
+		: >"$res"
+		one syn "$K" capture --vmcore "$out/syn.vmcore" --output "$o" --level 1 --threads 1
+		read -r _ s kb _ <"$res"
+		printf '%-10s %9s %9.1f %12s\n' "$m" "$s" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" \
+			"$(awk -v s="$s" -v m="$m" 'BEGIN{g=m+0; if (m ~ /M$/) g/=1024; if (s>0) printf "%.1f", g/s; else print "n/a"}')"
+		rm -f "$out/syn.vmcore"
+	done
+	rm -f "$o"
+}
+
+MMB=${MMBENCH:-$PWD/$BUILD/tools/mmbench}
+o=$out/o
+for sec in $SECTIONS; do
+	"section_$sec"
 done
-rm -f "$o"
+echo
+echo "bench: sections '$SECTIONS' took $(( $(date +%s) - bench_t0 )) s"

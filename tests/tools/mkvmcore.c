@@ -119,6 +119,9 @@ struct opts {
 	uint64_t gap;
 	enum bad bad;
 	int straddle;		/* --straddle: place_straddle */
+	/* scale mode (--mix, --no-expect; see "scale mode" below) */
+	int no_expect;
+	struct mix { int on; uint32_t free, cache, user, kernel, kzero; } mix; /* ppm */
 };
 
 /* One PT_LOAD. Bytes past filesz (up to memsz) are zero memory. */
@@ -132,6 +135,7 @@ struct layout {
 	size_t phnum;
 	uint64_t phoff, shoff, note_off, note_size, data_off, file_size;
 	int64_t phys_base;
+	uint64_t fixed_data_off;	/* scale mode: data_off decided before the notes */
 };
 
 struct blob {
@@ -461,6 +465,7 @@ static uint64_t page_up(uint64_t x)
 }
 
 static uint64_t direct_map_base(const struct opts *o);
+static void die(const char *fmt, ...);
 
 static void plan_ram(struct layout *L, const struct opts *o)
 {
@@ -528,6 +533,11 @@ static void place_data(struct layout *L)
 	}
 	L->note_off = off;
 	off = page_up(off + L->note_size);
+	if (L->fixed_data_off) {
+		if (off > L->fixed_data_off)
+			die("internal: headers and notes overrun the fixed data offset");
+		off = L->fixed_data_off;
+	}
 	L->data_off = off;
 	for (i = 0; i < L->nload; i++) {
 		L->load[i].offset = off;
@@ -634,6 +644,10 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 /* The bytes of pfn: what --mm built there, or gen_page(). 0 for a zero
  * page. */
 static int page_content(const struct opts *o, uint64_t pfn, uint8_t *page);
+/* Scale mode: pfn's bytes are already in the file (the mapped region). */
+static int region_in_file(uint64_t pfn);
+/* Scale mode: the output's descriptor, opened by the region mapping; -1. */
+static int scale_fd(void);
 
 /* Pages accumulate in buf while they are contiguous and non-zero; a zero
  * page ends the run, leaving a hole in the sparse file. */
@@ -688,6 +702,8 @@ static int write_seg(struct writer *w, const struct opts *o,
 
 		if (err)
 			return err;
+		if (!is_alias && region_in_file(pfn))
+			continue;
 		/* A zero page is simply not queued: it stays a hole. */
 		if ((!is_alias || alias_backed(L, pfn)) && page_content(o, pfn, slot))
 			w->npages++;
@@ -729,7 +745,9 @@ static int write_file(const struct opts *o, const struct layout *L,
 	uint64_t size = L->file_size;
 	int fd, err;
 
-	fd = open(o->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = scale_fd();
+	if (fd < 0)
+		fd = open(o->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	*written = 0;
@@ -929,6 +947,11 @@ struct mm {
 	uint64_t rng;
 	uint64_t blocks_r[64], blocks_pa[64];	/* section block of each used root */
 	size_t nblocks;
+	/* scale mode */
+	int mapped, img_fd;	/* img is the output file's region, shared */
+	int no_record;		/* objects mark pfns used but are not kept */
+	struct mobj scratch;	/* what add_obj returns then */
+	uint8_t *kdata;		/* --mix: bitmap of pfns with non-zero content */
 };
 
 static struct mm *g_mm;
@@ -1183,13 +1206,13 @@ static int pfn_free(const struct mm *m, uint64_t pfn)
 
 static struct mobj *add_obj(struct mm *m, uint64_t pfn, uint64_t npfn, unsigned order, enum otype t)
 {
-	if (m->nobj == m->objcap) {
+	if (!m->no_record && m->nobj == m->objcap) {
 		m->objcap = m->objcap ? m->objcap * 2 : 1024;
 		m->obj = realloc(m->obj, m->objcap * sizeof(*m->obj));
 		if (!m->obj)
 			die("out of memory");
 	}
-	struct mobj *ob = &m->obj[m->nobj++];
+	struct mobj *ob = m->no_record ? &m->scratch : &m->obj[m->nobj++];
 	*ob = (struct mobj){ .pfn = pfn, .npfn = npfn, .order = (uint8_t)order, .type = (uint8_t)t };
 	for (uint64_t p = pfn; p < pfn + npfn; p++)
 		if (in_ram(m, p))
@@ -1584,6 +1607,10 @@ static void mm_sections(struct mm *m)
 	}
 }
 
+static int scale_mode(const struct opts *o);
+static uint8_t *scale_map_region(struct mm *m, const struct opts *o, struct layout *L);
+static void fill_mix_ref(struct mm *m);
+
 static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 {
 	const struct seg *s0 = &L->load[0];
@@ -1619,16 +1646,17 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 		    s0->paddr, s0->paddr + s0->filesz, m->rbase, m->rend);
 	if (m->leaf == 30 && m->rend > SZ_1G)
 		die("--leaf 1g: the kernel region must lie below 1 GiB");
-	m->img = malloc(m->rend - m->rbase);
+	m->img = scale_mode(o) ? scale_map_region(m, o, L) : malloc(m->rend - m->rbase);
 	m->is_table = calloc((m->rend - m->rbase) / PAGE_SIZE, 1);
 	m->used = calloc(m->end_pfn / 8 + 1, 1);
 	if (!m->img || !m->is_table || !m->used)
 		die("out of memory");
-	/* unused region memory looks like any other kernel memory */
-	for (uint64_t pa = m->rbase; pa < m->rend; pa += PAGE_SIZE) {
+	/* unused region memory looks like any other kernel memory (mapped:
+	 * the chunks are all struct pages, written below) */
+	for (uint64_t pa = m->rbase; pa < (m->mapped ? m->chunks : m->rend); pa += PAGE_SIZE) {
 		uint8_t *pg = m->img + (pa - m->rbase);
 		if (!gen_page(o, pa / PAGE_SIZE, pg))
-			memset(pg, 0, PAGE_SIZE);
+			memset(pg, 0, PAGE_SIZE);	/* mapped: a block, not a hole (an extent) */
 	}
 	for (size_t i = 0; i < m->nsec; i++)
 		m->sec[i].chunk = m->chunks + i * SEC_MAP_BYTES;
@@ -1755,7 +1783,12 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 			place(m, singles[i], 0);
 	if (o->straddle)
 		place_straddle(m);
-	fill_mix(m);
+	/* the mix is kept only for the expectation */
+	m->no_record = o->no_expect;
+	if (o->mix.on)
+		fill_mix_ref(m);
+	else
+		fill_mix(m);
 }
 
 /* The first object of type t, or NULL. */
@@ -1841,6 +1874,8 @@ static void mm_corrupt(struct mm *m)
 	}
 }
 
+static int mix_content(const struct opts *o, const struct mm *m, uint64_t pfn, uint8_t *page);
+
 static int page_content(const struct opts *o, uint64_t pfn, uint8_t *page)
 {
 	struct mm *m = g_mm;
@@ -1854,6 +1889,8 @@ static int page_content(const struct opts *o, uint64_t pfn, uint8_t *page)
 			}
 		return 0;
 	}
+	if (m && m->kdata)
+		return mix_content(o, m, pfn, page);
 	return gen_page(o, pfn, page);
 }
 
@@ -2629,6 +2666,326 @@ static void write_expect(const struct opts *o, struct mm *m)
 	munmap((void *)J.map, J.size);
 }
 
+/* ==================================================================== *
+ * scale mode: --mix and --no-expect, for benchmarks at 64..256 GiB
+ * ==================================================================== *
+ *
+ * Memory described costs neither host memory nor disk: the kernel region
+ * (page tables, mem_section, 2 MiB of struct pages per 128 MiB section) is
+ * mapped from the output file at its final offset, so it is page cache the
+ * kernel writes back rather than process memory, and only pfns with
+ * non-zero content are written; everything else stays a hole. The objects
+ * of the random mix are not kept (they only serve FILE.expect), so the
+ * generator's own memory is two bitmaps of a bit per pfn.
+ *
+ * --mix ref follows a real kernel: the classes kdumpinit's capture reports
+ * on the raw /proc/vmcore of a 6 GiB Debian 6.1 guest crashed under the
+ * e2e harness (tests/e2e/run.sh --cpu max,la57=off --mem 6G --raw-only,
+ * the guest and load of the e2e-88M-6G suite; 1507028 pfns):
+ *   level 30 excludes free 1351630 (89.69 %), cache 38910 + cache-private
+ *   241 (2.60 %), user 39063 (2.59 %), hwpoison 3, and keeps 77181 kernel
+ *   pages (5.12 %); level 31 also excludes 24732 zero pages among them:
+ *   32.0 % of kernel pages are zero.
+ * Free memory there is almost all in order-10 buddy blocks (a machine that
+ * has not filled its memory), so free blocks are drawn at order 10 mostly.
+ * Struct pages and page tables count as kernel pages, as they do in the
+ * reference. Only kernel pages get content (pattern, random or one byte,
+ * like gen_page): the other classes' pages are zero, i.e. holes. Level 31
+ * excludes those classes through their struct pages before reading them,
+ * so level 31 sees the reference's mix; level 1 on such a file measures
+ * mostly the zero scan (use the real vmcores for level 1).
+ */
+
+static int scale_mode(const struct opts *o)
+{
+	return o->mix.on || o->no_expect;
+}
+
+/* The data offset, fixed before the notes exist: room for the headers, a
+ * section header, every NT_PRSTATUS and 64 KiB of VMCOREINFO. */
+static uint64_t scale_data_off(const struct layout *L, const struct opts *o)
+{
+	uint64_t hdr = sizeof(Elf64_Ehdr) + L->phnum * sizeof(Elf64_Phdr) + sizeof(Elf64_Shdr);
+	uint64_t notes = o->cpus * (12 + 8 + PRSTATUS_SIZE) + (64u << 10);
+
+	return align_up(hdr + notes, SZ_2M);
+}
+
+static uint8_t *scale_map_region(struct mm *m, const struct opts *o, struct layout *L)
+{
+	uint64_t len = m->rend - m->rbase, off;
+	void *p;
+	int fd;
+
+	L->fixed_data_off = scale_data_off(L, o);
+	off = L->fixed_data_off + (m->rbase - L->load[0].paddr);
+	fd = open(o->out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("%s: %s", o->out, strerror(errno));
+	if (ftruncate(fd, (off_t)(off + len)) < 0)
+		die("%s: %s", o->out, strerror(errno));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED)
+		die("mapping %s: %s", o->out, strerror(errno));
+	m->mapped = 1;
+	m->img_fd = fd;
+	if (o->mix.on && !(m->kdata = calloc(m->end_pfn / 8 + 1, 1)))
+		die("out of memory");
+	return p;
+}
+
+static int region_in_file(uint64_t pfn)
+{
+	return g_mm && g_mm->mapped && in_region(g_mm, pfn * PAGE_SIZE, PAGE_SIZE);
+}
+
+static int scale_fd(void)
+{
+	return g_mm && g_mm->mapped ? g_mm->img_fd : -1;
+}
+
+/* A kernel page's bytes: gen_page's kinds without its zero pages (the
+ * zero share is decided when the page is placed). */
+static int mix_content(const struct opts *o, const struct mm *m, uint64_t pfn, uint8_t *page)
+{
+	uint64_t h = mix64(o->seed ^ mix64(pfn));
+
+	if (pfn >= m->end_pfn || !(m->kdata[pfn / 8] >> (pfn % 8) & 1))
+		return 0;
+	switch ((h >> 32) % 10) {
+	case 0: case 1: case 2: case 3:
+		fill_pattern(page, h);
+		break;
+	case 4: case 5: case 6:
+		fill_random(page, h);
+		break;
+	default:
+		fill_almost_zero(page, h);
+		break;
+	}
+	return 1;
+}
+
+/* The largest order <= k whose aligned block at p is free and inside
+ * [.., hi); -1 if not even p itself is. */
+static int fit_order(const struct mm *m, uint64_t p, uint64_t hi, int k)
+{
+	for (; k >= 0; k--) {
+		uint64_t n = 1ull << k, q;
+		int ok = !(p & (n - 1)) && p + n <= hi;
+		for (q = p; ok && q < p + n; q++)
+			ok = pfn_free(m, q);
+		if (ok)
+			return k;
+	}
+	return -1;
+}
+
+/* A geometric order below max: each step up with probability 1/2. */
+static int geo_order(uint64_t r, int max)
+{
+	int k = 0;
+
+	while (k < max && (r >> (40 + k)) & 1)
+		k++;
+	return k;
+}
+
+enum mixcls { MX_FREE, MX_CACHE, MX_USER, MX_KERNEL, MX_N };
+
+/* The class an object of type t counts in at level 31 (hugetlb: user). */
+static enum mixcls mix_class(enum otype t)
+{
+	switch (t) {
+	case O_BUDDY: case O_BUDDY_STALE: case O_HUGETLB_FREE: case O_UNACCEPTED:
+		return MX_FREE;
+	case O_CACHE: case O_CACHE_PRIV: case O_SHMEM: case O_SWAPCACHE_FILE: case O_BIG_CACHE:
+		return MX_CACHE;
+	case O_ANON: case O_ANON_THP: case O_ANON_SWAPCACHE: case O_KSM: case O_WAITERS_ANON:
+	case O_HUGETLB: case O_HUGETLB_1G:
+		return MX_USER;
+	default:
+		return MX_KERNEL;
+	}
+}
+
+/* The reference's mix, in ppm of pfns (see above). */
+static const struct mix mix_ref = {
+	.on = 1, .free = 896884, .cache = 25979, .user = 25921, .kernel = 51216, .kzero = 320442,
+};
+
+/* A run of kernel objects (slab of order 0..3, reserved pages) from p,
+ * 32..480 pages while the pfns are free: the run is non-zero or zero as a
+ * whole. Kernel content comes in runs, as in a real machine's copy (the
+ * 6 GiB reference's non-zero pages lie in 430 extents): single pages
+ * scattered among holes would cost a file extent each, and on this
+ * machine's discard-mounted disk deleting 2 million extents takes an
+ * hour. Returns the pages placed. */
+static uint64_t kernel_run(struct mm *m, uint64_t p, uint64_t hi, double zero_ppm)
+{
+	uint64_t r = rnd(m), want = 32 + (r >> 40) % 449, at = p;
+	int zero = (double)(r % PPM) < zero_ppm;
+
+	while (at - p < want && at < hi) {
+		uint64_t x = rnd(m);
+		enum otype t = (x >> 32) % 2 ? O_SLAB : O_KERNEL;
+		int k = fit_order(m, at, hi, t == O_SLAB ? geo_order(x, 3) : 0);
+		if (k < 0)
+			break;
+		put_obj(m, at, (unsigned)k, t);
+		if (!zero)
+			for (uint64_t q = at; q < at + (1ull << k); q++)
+				m->kdata[q / 8] |= (uint8_t)(1u << (q % 8));
+		at += 1ull << k;
+	}
+	return at - p;
+}
+
+/* Fills the free pfns so that each class ends with its share of all RAM
+ * pfns. A class is drawn with weight (pages it still needs) / (its mean
+ * object size so far): every class then runs out at the same rate, so
+ * the mix is the same everywhere in memory, not front-loaded. */
+static void fill_mix_ref(struct mm *m)
+{
+	const struct mix *x = &m->o->mix;
+	const uint32_t share[MX_N] = { x->free, x->cache, x->user, x->kernel };
+	double want[MX_N], got[MX_N] = { 0 }, size[MX_N] = { 0 }, objs[MX_N] = { 0 };
+	double ram = 0, zero_ppm, prior[MX_N] = { 1024, 1.5, 1.5, 256 };
+
+	for (size_t si = 0; si < m->L->nram; si++)
+		ram += (double)(m->L->load[si].filesz / PAGE_SIZE);
+	for (int c = 0; c < MX_N; c++)
+		want[c] = ram * share[c] / PPM;
+	/* what is placed already (the region, the catalogue) counts in its
+	 * class, and its zero kernel pages (zero region pages; catalogue
+	 * pages, which get no content) count against the kernel's zero share */
+	double zeros = 0, region = 0;
+	for (size_t i = 0; i < m->nobj; i++) {
+		const struct mobj *ob = &m->obj[i];
+		uint64_t n = 0;
+		for (uint64_t p = ob->pfn; p < ob->pfn + ob->npfn; p++)
+			n += (uint64_t)in_ram(m, p);
+		got[mix_class(ob->type)] += (double)n;
+	}
+	for (uint64_t pa = m->rbase; pa < m->rend; pa += PAGE_SIZE, region += 1) {
+		const uint64_t *w = (const uint64_t *)(const void *)(m->img + (pa - m->rbase));
+		size_t j = 0;
+		while (j < PAGE_SIZE / 8 && !w[j])
+			j++;
+		zeros += j == PAGE_SIZE / 8;
+	}
+	zeros += got[MX_KERNEL] - region;
+	zero_ppm = want[MX_KERNEL] > got[MX_KERNEL] ?
+		((double)x->kzero * want[MX_KERNEL] - zeros * PPM) / (want[MX_KERNEL] - got[MX_KERNEL]) : 0;
+	if (zero_ppm < 0)
+		zero_ppm = 0;
+	if (zero_ppm > PPM)
+		zero_ppm = PPM;
+
+	for (size_t si = 0; si < m->L->nram; si++) {
+		const struct seg *s = &m->L->load[si];
+		uint64_t lo = s->paddr / PAGE_SIZE, hi = (s->paddr + s->filesz) / PAGE_SIZE;
+
+		for (uint64_t p = lo; p < hi; p++) {
+			if (!pfn_free(m, p))
+				continue;
+			uint64_t r = rnd(m);
+			double w[MX_N], tw = 0, pick;
+			int c, k;
+			enum otype t;
+
+			for (c = 0; c < MX_N; c++) {
+				double mean = objs[c] ? size[c] / objs[c] : prior[c];
+				w[c] = want[c] > got[c] ? (want[c] - got[c]) / mean : 0;
+				tw += w[c];
+			}
+			if (tw <= 0) {
+				c = MX_FREE;
+			} else {
+				pick = (double)(r & 0xffffffffu) / 4294967296.0 * tw;
+				for (c = 0; c < MX_N - 1 && pick >= w[c]; c++)
+					pick -= w[c];
+			}
+			if (c == MX_KERNEL) {
+				uint64_t n = kernel_run(m, p, hi, zero_ppm);
+				got[c] += (double)n;
+				size[c] += (double)n;
+				objs[c] += 1;
+				if (n)
+					p += n - 1;
+				continue;
+			}
+			switch (c) {
+			case MX_FREE:
+				t = O_BUDDY;
+				k = (r >> 32) % 16 ? 10 : geo_order(r, 9);
+				break;
+			case MX_CACHE:
+				t = (r >> 32) % 1000 < 6 ? O_CACHE_PRIV : O_CACHE;
+				k = geo_order(r, 2);
+				break;
+			case MX_USER:
+				t = (r >> 32) % 100 < 5 ? O_ANON_THP : O_ANON;
+				k = t == O_ANON_THP ? 9 : 0;
+				break;
+			default:
+				continue;
+			}
+			if (t == O_ANON_THP && fit_order(m, p, hi, 9) != 9) {
+				t = O_ANON;
+				k = 0;
+			}
+			k = fit_order(m, p, hi, k);
+			if (k < 0)
+				continue;
+			put_obj(m, p, (unsigned)k, t);
+			got[c] += (double)(1ull << k);
+			size[c] += (double)(1ull << k);
+			objs[c] += 1;
+			p += (1ull << k) - 1;
+		}
+	}
+	fprintf(stderr, "%s: mix placed (%% of %.0f RAM pfns): free %.2f, cache %.2f, user %.2f, "
+		"kernel %.2f (zero share of the mix's kernel pages %.1f %%)\n", prog, ram,
+		100 * got[MX_FREE] / ram, 100 * got[MX_CACHE] / ram, 100 * got[MX_USER] / ram,
+		100 * got[MX_KERNEL] / ram, zero_ppm / 1e4);
+}
+
+static int parse_pct(const char *s, uint32_t *ppm);
+
+/* --mix ref, or free=P,cache=P,user=P,kernel=P[,kzero=P] in percent
+ * (the four summing to 100; kzero: the zero share of kernel pages). */
+static int parse_mix(const char *s, struct mix *x)
+{
+	char buf[256], *save = NULL, *tok;
+
+	if (!strcmp(s, "ref")) {
+		*x = mix_ref;
+		return 0;
+	}
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	*x = (struct mix){ .on = 1 };
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		uint32_t *f;
+		if (!eq)
+			return -1;
+		*eq = 0;
+		if (!strcmp(tok, "free")) f = &x->free;
+		else if (!strcmp(tok, "cache")) f = &x->cache;
+		else if (!strcmp(tok, "user")) f = &x->user;
+		else if (!strcmp(tok, "kernel")) f = &x->kernel;
+		else if (!strcmp(tok, "kzero")) f = &x->kzero;
+		else return -1;
+		if (parse_pct(eq + 1, f))
+			return -1;
+	}
+	uint64_t sum = (uint64_t)x->free + x->cache + x->user + x->kernel;
+	return sum + 100 < PPM || sum > PPM + 100 ? -1 : 0;
+}
+
 /* ---- command line ---- */
 
 static void usage(FILE *f)
@@ -2638,7 +2995,8 @@ static void usage(FILE *f)
 		"       [--osrelease STR] [--crashtime T] [--cpus N] [--text-alias]\n"
 		"       [--sparse-gap SIZE] [--bad MODE] [--ram START:SIZE,...]\n"
 		"       [--mm LAYOUT [--levels 4|5] [--leaf 4k|2m|1g] [--ms-size 16|32]\n"
-		"        [--kernel-at ADDR] [--sme-bit N] [--corrupt MODE]]\n"
+		"        [--kernel-at ADDR] [--sme-bit N] [--corrupt MODE]\n"
+		"        [--mix ref|LIST] [--no-expect]]\n"
 		"  --mem SIZE        physical memory, page multiple, K/M/G/T suffixes (64M)\n"
 		"  --segments N      RAM PT_LOADs splitting --mem (2)\n"
 		"  --zero-pct P      percent of all-zero pages, may be fractional (30)\n"
@@ -2666,7 +3024,14 @@ static void usage(FILE *f)
 		"                    section-garbage section-absent root-zero buddy-order\n"
 		"                    order-misaligned head-511 random-bytes\n"
 		"  --straddle        (--mm) runs across the capture's block and span\n"
-		"                    boundaries (place_straddle)\n",
+		"                    boundaries (place_straddle)\n"
+		"  --mix ref|LIST    fill memory with the class mix of a real 6 GiB guest\n"
+		"                    (ref), or free=P,cache=P,user=P,kernel=P[,kzero=P] in\n"
+		"                    percent of pfns (kzero: zero share of kernel pages);\n"
+		"                    only kernel pages have content, the rest are holes\n"
+		"  --no-expect       do not write FILE.expect (minutes at 64 GiB and more)\n"
+		"  (with either, struct pages are written through a shared mapping of\n"
+		"   FILE: host memory stays small whatever --mem describes)\n",
 		prog);
 }
 
@@ -2817,6 +3182,8 @@ static int check_opts(const struct opts *o)
 		why = "--kernel-at must be 2 MiB aligned";
 	else if (!o->mm && o->corrupt != CX_NONE)
 		why = "--corrupt needs --mm";
+	else if (!o->mm && scale_mode(o))
+		why = "--mix and --no-expect need --mm";
 	if (why)
 		fprintf(stderr, "%s: %s\n", prog, why);
 	return why ? -1 : 0;
@@ -2845,6 +3212,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "corrupt", required_argument, NULL, 'C' },
 		{ "sme-bit", required_argument, NULL, 'E' },
 		{ "straddle", no_argument, NULL, 'X' },
+		{ "mix", required_argument, NULL, 'Q' },
+		{ "no-expect", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -2858,6 +3227,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'o': o->out = optarg; break;
 		case 'a': o->text_alias = 1; break;
 		case 'X': o->straddle = 1; break;
+		case 'N': o->no_expect = 1; break;
+		case 'Q': if (parse_mix(optarg, &o->mix)) return bad_arg(name, optarg); break;
 		case 'r': o->osrelease = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'm': if (parse_size(optarg, &o->mem)) return bad_arg(name, optarg); break;
@@ -2972,7 +3343,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: writing %s: %s\n", prog, o.out, strerror(-err));
 		return 1;
 	}
-	if (o.mm)
+	if (o.mm && !o.no_expect)
 		write_expect(&o, g_mm);
 	printf("%s: %zu PT_LOAD, %" PRIu64 " bytes of memory, %" PRIu64
 	       " non-zero pages written, file size %" PRIu64 "\n",
