@@ -145,6 +145,10 @@ static int is_cache(const struct memmap *m, uint64_t flags)
 	       flag(m, flags, VI_NUM_PG_SWAPCACHE);
 }
 
+/* classify_one: kept, and counted, because the struct page is garbage. */
+#define MM_IMPLAUSIBLE 0xfe
+_Static_assert(MM_IMPLAUSIBLE != MM_KEEP && MM_IMPLAUSIBLE >= KDI_EX_NCLASSES, "a class of its own");
+
 /* sp: this pfn's struct page; tail: the next pfn's, or NULL. Returns the
  * class and sets *nr to the pages the decision covers. */
 static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t *sp,
@@ -188,7 +192,7 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 	if ((lv & DL_FREE) && m->has_buddy && !is_slab(m, flags, mapcount) &&
 	    mapcount == (uint32_t)vi_u(vi, VI_NUM_BUDDY_MAPCOUNT)) {
 		if ((m->max_order && private >= m->max_order) || private >= 32)
-			return MM_KEEP;	/* not a believable free-block order */
+			return MM_IMPLAUSIBLE;	/* not a believable free-block order */
 		*nr = 1ull << private;
 		return KDI_EX_FREE;
 	}
@@ -229,6 +233,8 @@ void memmap_classify(struct memmap *m, uint64_t pfn, uint32_t n, uint8_t *cls)
 		uint64_t k = p - wpfn;
 		if (!m->win_ok[k]) {
 			m->unreadable++;
+			if (!section_map(m, p >> m->sec_shift))
+				m->no_memmap++;	/* a subset of unreadable */
 			cls[i] = MM_KEEP;
 			continue;
 		}
@@ -244,6 +250,10 @@ void memmap_classify(struct memmap *m, uint64_t pfn, uint32_t n, uint8_t *cls)
 			tail = sp + m->spage;
 		uint64_t nr;
 		uint8_t c = classify_one(m, p, sp, tail, &nr);
+		if (c == MM_IMPLAUSIBLE) {
+			m->implausible++;
+			c = MM_KEEP;
+		}
 		cls[i] = c;
 		if (c != MM_KEEP && nr > 1) {
 			m->carry_end = p + nr;

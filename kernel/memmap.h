@@ -42,7 +42,8 @@ struct memmap {
 	uint8_t carry_cls;
 	/* statistics */
 	uint64_t unreadable;	/* pfns kept because their struct page was not readable */
-	uint64_t no_memmap;	/* pfns kept because their section has no mem_map */
+	uint64_t no_memmap;	/* of those, pfns whose section has no (valid) mem_map */
+	uint64_t implausible;	/* pfns kept because their struct page made no sense */
 };
 
 /* Sets up the walker for `level`. Returns the levels it can apply in
