@@ -131,6 +131,7 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite modules bash tests/unit/modules.sh
 	run_suite status bash tests/unit/status.sh
 	run_if tests/filter-synthetic/run.sh filter-synthetic bash tests/filter-synthetic/run.sh
+	run_suite dmesg-rings bash tests/corrupt/rings.sh
 	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
 	run_suite setup bash tests/setup/run.sh
@@ -180,6 +181,11 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	run_suite cycle bash tests/cycle/run.sh --workdir "$BUILD/cycle"
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
+	# Damaged kernel memory (issue 15): faults put into a copy of the
+	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
+	# fault under check-full).
+	run_suite corrupt bash tests/corrupt/run.sh ${FULL:+--full} --workdir "$BUILD/corrupt" \
+		"$raws/raw-6.1-4level.vmcore"
 fi
 
 # make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB

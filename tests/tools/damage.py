@@ -30,8 +30,8 @@ Faults:
 Structures are found as kdumpinit finds them (kernel/kmem.c): VMCOREINFO
 for the symbols, the kernel's own page tables for kernel virtual
 addresses, the PT_LOADs for physical addresses. The file is edited in
-place (the note keeps its length: a value is replaced by one of as many
-characters).
+place (the note keeps its length: a longer value takes its room from a
+kallsyms line, which kdumpinit does not read).
 
 Prints what it did as "key=value" lines, which the suite checks against:
   fault=NAME, pfns=N (pfns whose struct pages were damaged; 0 if none),
@@ -172,8 +172,19 @@ class Core:
         return coded + pfn * int(self.vi['SIZE(page)'])
 
     def pfn_span(self):
-        """The pfns the core holds, sorted segments (first, end)."""
-        return sorted((p >> 12, (p + n) >> 12) for p, n, _ in self.loads)
+        """The pfns the core holds, as sorted disjoint (first, end): the
+        kernel image's PT_LOAD repeats part of RAM's."""
+        merged = []
+        for a, b in sorted((p >> 12, (p + n) >> 12) for p, n, _ in self.loads):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        return [tuple(m) for m in merged]
+
+    def ram_pfns(self, lo, hi):
+        """How many of pfns [lo, hi) the core holds."""
+        return sum(max(0, min(b, hi) - max(a, lo)) for a, b in self.pfn_span())
 
     def middle_pfns(self, n):
         a, b = max(self.pfn_span(), key=lambda s: s[1] - s[0])
@@ -200,11 +211,18 @@ class Core:
         m = re.search(r'(?m)^' + re.escape(key) + r'=(.*)$', self.vi_text)
         if not m:
             sys.exit('damage.py: VMCOREINFO has no %s' % key)
-        old = m.group(1)
-        if len(value) != len(old):
-            sys.exit('damage.py: %s: %r and %r differ in length' % (key, old, value))
-        self.f.seek(self.vi_off + m.start(1))
-        self.f.write(value.encode())
+        text = self.vi_text[:m.start(1)] + value + self.vi_text[m.end(1):]
+        # The note keeps its size: a longer value takes its characters
+        # from the end of a kallsyms line, which kdumpinit does not read.
+        d = len(text) - len(self.vi_text)
+        if d:
+            k = re.search(r'(?m)^SYMBOL\(kallsyms_[a-z_]+\)=[0-9a-f]{%d,}$' % (d + 1), text)
+            if d < 0 or not k:
+                sys.exit('damage.py: no room in the note for %s=%s' % (key, value))
+            text = text[:k.end() - d] + text[k.end():]
+        assert len(text) == len(self.vi_text)
+        self.f.seek(self.vi_off)
+        self.f.write(text.encode())
 
 
 def out(**kv):
@@ -242,8 +260,8 @@ def vmemmap_table(c, rnd):
     span = 512 << (12 + 9 * (level - 1))
     base = c.struct_page_va(0)
     lo = ((c.struct_page_va(first) - base) // span * span) // int(c.vi['SIZE(page)'])
-    out(pfns=span // int(c.vi['SIZE(page)']), pfn_first=lo, table_level=level,
-        table_pa='%#x' % table)
+    out(pfns=c.ram_pfns(lo, lo + span // int(c.vi['SIZE(page)'])), pfn_first=lo,
+        table_level=level, table_pa='%#x' % table)
 
 
 def top_table(c, rnd):
@@ -257,7 +275,7 @@ def mem_section(c, rnd):
     per = 1 << c.sec_shift()
     for nr in (2, 3, 4):
         c.kwrite(c.section_entry(nr) + off, struct.pack('<Q', rnd.getrandbits(64) | 1))
-        pfns += sum(max(0, min(b, (nr + 1) * per) - max(a, nr * per)) for a, b in c.pfn_span())
+        pfns += c.ram_pfns(nr * per, (nr + 1) * per)
     out(pfns=pfns, sections='2,3,4')
 
 
@@ -293,7 +311,7 @@ def printk(c, rnd, fault):
             c.kwrite(d + lp, struct.pack('<QQ', rnd.getrandbits(63) & ~7, rnd.getrandbits(63) & ~7))
         elif how == 2:    # a block that claims the whole ring and more
             b = struct.unpack('<Q', c.kread(d + lp, 8))[0]
-            c.kwrite(d + lp + 8, struct.pack('<Q', b + 3 * g['size']))
+            c.kwrite(d + lp + 8, struct.pack('<Q', (b + 3 * g['size']) & (1 << 64) - 1))
         elif how == 3:    # the seq of another slot
             c.kwrite(g['infos'] + slot * g['isz'] + seq_off, struct.pack('<Q', seq + 1))
         else:             # the data block's id word
@@ -304,9 +322,8 @@ def printk(c, rnd, fault):
 
 def vi_page_off(c, key, base=16):
     v = c.vi[key]
-    new = ('%0*x' if base == 16 else '%0*d') % (len(v), int(v, base) + PAGE)
-    if len(new) != len(v):
-        new = ('%0*x' if base == 16 else '%0*d') % (len(v), int(v, base) - PAGE)
+    new = ('%0*x' if base == 16 else '%d') % (len(v), int(v, base) + PAGE) if base == 16 \
+        else '%d' % (int(v, base) + PAGE)
     c.vi_set(key, new)
     out(key=key, old=v, new=new)
 
