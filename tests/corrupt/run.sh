@@ -5,10 +5,11 @@
 # `kdumpinit capture` runs on it at levels 1 and 31, and `kdumpinit dmesg`
 # on the vmcore and on the dump.
 #
-#   tests/corrupt/run.sh [--full] [--workdir DIR] RAW_VMCORE
+#   tests/corrupt/run.sh [--full] [--faults "F..."] [--workdir DIR] RAW_VMCORE
 #
 # Without --full (make check) two faults run: random struct pages and wild
-# printk ring ids. --full (make check-full) runs every fault damage.py has.
+# printk ring ids. --full (make check-full) runs every fault damage.py has;
+# --faults names the ones to run.
 #
 # Every fault, every level: the capture completes (exit 0, "dump complete"),
 # prints its summary line, and the dump opens (`info`). Then what the fault
@@ -28,11 +29,12 @@ K=${KDUMPINIT:-$top/build/kdumpinit}
 KASAN=${KDUMPINIT_ASAN:-$top/build/asan/kdumpinit}
 DAMAGE=$top/tests/tools/damage.py
 PY=/usr/bin/python3
-full=0 work=$top/build/corrupt
+full=0 work=$top/build/corrupt only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--full) full=1; shift ;;
 	--workdir) work=$2; shift 2 ;;
+	--faults) only=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -60,6 +62,7 @@ if [ "$full" = 1 ]; then
 else
 	faults="struct-pages printk-ids"
 fi
+[ -n "$only" ] && faults=$only
 
 # capture BIN CORE LEVEL OUT LOG: the capture's exit status; seconds in $secs.
 capture() {

@@ -18,7 +18,7 @@ Faults:
                    replaced by random values with the present bit set
   printk-ids       the descriptor ring's head_id and tail_id random
   printk-wild      head_id/tail_id random, and every third record but the
-                   last 16 (by seq) damaged: random state/lpos/seq, text
+                   last 64 (by seq) damaged: random state/lpos/seq, text
                    positions past the data ring, a data block's id word
   printk-gone      every descriptor overwritten with random bytes
   vi-mem_section   VMCOREINFO's SYMBOL(mem_section) one page off
@@ -301,7 +301,7 @@ def printk(c, rnd, fault):
         if (sv >> 62) in (1, 2):
             used.append((struct.unpack('<Q', c.kread(g['infos'] + slot * g['isz'] + seq_off, 8))[0], slot))
     used.sort()
-    victims = used[:-16][::3]
+    victims = used[:-64][::3]   # the panic and its trace are in the last 64
     for k, (seq, slot) in enumerate(victims):
         d = g['descs'] + slot * g['dsz']
         how = k % 5
