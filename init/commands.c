@@ -461,7 +461,7 @@ static int dmesg_from_vmcore(const char *path, int *code)
 		r = dmesg_read(&km, 1ull << 30, &text, &len, &st);
 	if (r == 0) {
 		if (st.salvaged)
-			warn("%s: the log ring's head/tail ids are not valid: %u records salvaged by "
+			warn("%s: the log ring's head/tail ids are not usable: %u records salvaged by "
 			     "scanning its %llu descriptors (%u rejected); records may be missing",
 			     path, st.records, (unsigned long long)st.scanned, st.rejected);
 		fwrite(text, 1, len, stdout);

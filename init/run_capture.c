@@ -108,7 +108,7 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 
 	if (r == 0) {
 		if (st.salvaged)
-			warn("kernel log: the ring's head/tail ids are not valid: %u records salvaged by "
+			warn("kernel log: the ring's head/tail ids are not usable: %u records salvaged by "
 			     "scanning its %llu descriptors (%u rejected); the saved log says so",
 			     st.records, (unsigned long long)st.scanned, st.rejected);
 		msg("kernel log: %u records%s (%.0f KB), written before the pages", st.records,

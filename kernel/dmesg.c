@@ -188,10 +188,14 @@ static int salvage_slot(const struct ring *g, uint64_t slot, struct found *f)
  * a first line that says the log was salvaged. */
 static int salvage(struct out *o, const struct ring *g, struct dmesg_stat *st)
 {
-	struct found *f = malloc(g->count * sizeof *f);
 	uint64_t n = 0;
 	int r = 0;
 
+	/* The scan's table comes out of what the budget leaves for text. */
+	if (g->count * sizeof(struct found) >= o->max)
+		return -EFBIG;
+	o->max -= g->count * sizeof(struct found);
+	struct found *f = malloc(g->count * sizeof *f);
 	if (!f)
 		return -ENOMEM;
 	for (uint64_t slot = 0; slot < g->count; slot++) {
@@ -210,7 +214,7 @@ static int salvage(struct out *o, const struct ring *g, struct dmesg_stat *st)
 	qsort(f, n, sizeof *f, by_seq);
 	char head[200];
 	int hl = snprintf(head, sizeof head,
-			  "kdumpinit: salvaged log: the ring's head/tail ids were not valid; %llu "
+			  "kdumpinit: salvaged log: the ring's head/tail ids were not usable; %llu "
 			  "records found by scanning %llu descriptors (%u rejected), in sequence "
 			  "order; records may be missing\n",
 			  (unsigned long long)n, (unsigned long long)g->count, st->rejected);
@@ -305,7 +309,7 @@ int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struc
 	/* In a small reservation an allocation the kernel cannot back ends
 	 * in the OOM killer, and PID 1 killed is a panic: the log is worth
 	 * less than the pages, so it gets only what the caller can spare. */
-	uint64_t bytes = count * (dsz + isz + sizeof(struct found)) + size + 8 + prb_sz;
+	uint64_t bytes = count * (dsz + isz) + size + 8 + prb_sz;
 	if (bytes > budget) {
 		r = -EFBIG;
 		goto out;
