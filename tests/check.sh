@@ -8,7 +8,8 @@
 # tests, fuzz smoke runs, then real kdump crashes in QEMU (Debian 12's 6.1
 # with 4- and 5-level paging, Debian 13's 6.12, and the 88M crashkernel
 # floor), then the differential filter test against makedumpfile on the raw
-# vmcores those crashes produced. Then the documentation against the
+# vmcores those crashes produced, and captures from damaged copies of one
+# of them (corrupt; check-full: every fault, on 6.1 and 6.12). Then the documentation against the
 # binary, the host set-up step, and the Debian package in a fresh chroot.
 #
 # ONLY="NAME..." runs only the suites so named (make check-docs, check-deb).
@@ -191,6 +192,9 @@ fi
 # make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB
 # (about 10 more minutes: the 6 GiB guest's load takes most of it).
 if [ -n "${FULL:-}" ]; then
+	# Every corruption again, on Debian 13's kernel (the 6.12 layouts).
+	run_suite corrupt-6.12 bash tests/corrupt/run.sh --full --workdir "$BUILD/corrupt" \
+		"$raws/raw-6.12-4level.vmcore"
 	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
 	run_suite fresh bash tests/fresh/run.sh demo
