@@ -72,7 +72,7 @@ capture() {
 	"$1" capture --vmcore "$2" --output "$4" --level "$3" --threads 2 >"$5" 2>&1
 	rc=$?
 	t1=$(date +%s.%N)
-	secs=$(printf "%.2f" "$(echo "$t1 - $t0" | bc)")
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	return $rc
 }
 
@@ -213,7 +213,7 @@ for f in $faults; do
 		if capture "$K" "$core" $L "$img" "$log" && grep -q '^kdumpinit: dump complete' "$log" &&
 			grep -qE '^kdumpinit: capture: [0-9]+ of [0-9]+ pages kept' "$log"; then
 			ok "$f/d$L: capture complete, $(grep -m1 -oE '[0-9]+ of [0-9]+ pages kept' "$log")"
-			echo "info $f/d$L: $secs s, clean ${clean_secs[$L]} s (ratio $(echo "scale=2; $secs / ${clean_secs[$L]}" | bc)), clean level 1 ${clean_secs[1]} s"
+			echo "info $f/d$L: $secs s, clean ${clean_secs[$L]} s (ratio $(awk -v a="$secs" -v b="${clean_secs[$L]}" 'BEGIN { printf "%.2f", a / b }')), clean level 1 ${clean_secs[1]} s"
 			k=$(grep -m1 -oE '[0-9]+ of [0-9]+ pages kept' "$log" | grep -oE '^[0-9]+')
 			if "$K" info "$img" >"$W/info" 2>&1 && grep -qE '^state +complete' "$W/info" &&
 				grep -qE "^pages kept +$k " "$W/info"; then
