@@ -69,6 +69,8 @@ _Static_assert(SPAN_PAGES % BLOCK_PAGES == 0, "spans hold whole blocks");
 struct blocksum {
 	uint16_t keep;			/* pages to read */
 	uint16_t unread;		/* of them, with an unreadable struct page */
+	uint16_t nomap;			/* ... of those, in a section without a mem_map */
+	uint16_t implaus;		/* of them, with an implausible struct page */
 	uint16_t ex[KDI_EX_NCLASSES];	/* excluded, by class */
 	uint16_t scan;			/* pfns this pass decides */
 };
@@ -109,6 +111,8 @@ struct spans {
 	struct skipped pending;		/* folded blocks not yet given to a job */
 	unsigned folded;		/* ... how many */
 	uint64_t unread;		/* pfns kept for an unreadable struct page */
+	uint64_t nomap;			/* ... of them, in sections without a mem_map */
+	uint64_t implaus;		/* pfns kept for an implausible struct page */
 	pthread_cond_t ready;		/* a span was classified */
 	unsigned waiting;
 };
@@ -331,6 +335,8 @@ static void span_count(struct span *sp, uint64_t lo, uint64_t hi, int two, int p
 			if (c == MM_KEEP) {
 				s->keep++;
 				s->unread += sp->fl[q] & MM_FL_UNREAD ? 1 : 0;
+				s->nomap += sp->fl[q] & MM_FL_NOMAP ? 1 : 0;
+				s->implaus += sp->fl[q] & MM_FL_IMPLAUSIBLE ? 1 : 0;
 			} else if (c != CLS_OTHER) {
 				s->ex[c]++;
 			}
@@ -420,6 +426,8 @@ static int take_block(struct worker *w, struct span *sp)
 	const struct blocksum *s = sum_of(sp, pfn);
 	ss->it_pfn = end;
 	ss->unread += s->unread;
+	ss->nomap += s->nomap;
+	ss->implaus += s->implaus;
 	if (!block_keeps(s) && ++ss->folded < SKIP_MAX) {
 		fold(&ss->pending, s);
 		return 0;
@@ -1121,8 +1129,11 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	p.res = res;
 	p.pg = &pg;
 	r = run_workers(&p, pl->threads ? pl->threads : 1);
-	if (in->filter)
+	if (in->filter) {
 		in->filter->unreadable += p.sp.unread;
+		in->filter->no_memmap += p.sp.nomap;
+		in->filter->implausible += p.sp.implaus;
+	}
 
 	struct kdi_end *e = &res->end;
 	if (vc->truncated)

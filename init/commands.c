@@ -443,7 +443,10 @@ static const char dmesg_help[] =
 	"a dump device or file (the log the capture wrote before the pages), or an ELF\n"
 	"vmcore such as /proc/vmcore (read from the 5.10+ printk ring buffer through\n"
 	"VMCOREINFO; no vmlinux needed).\n"
-	"Exit: 0 printed, 3 no log in a vmcore, 4 no dump / no log on the device.\n";
+	"A damaged ring (wild head/tail ids) is scanned for records, which are printed\n"
+	"after a line saying the log was salvaged.\n"
+	"Exit: 0 printed, 3 no log in a vmcore (nothing salvaged), 4 no dump / no log on\n"
+	"the device.\n";
 
 static int dmesg_from_vmcore(const char *path, int *code)
 {
@@ -456,17 +459,22 @@ static int dmesg_from_vmcore(const char *path, int *code)
 	struct kmem km;
 	char *text = NULL;
 	size_t len = 0;
-	unsigned n = 0;
+	struct dmesg_stat st;
 	r = kmem_init(&km, &vc, arch_lookup(vc.e_machine));
 	if (!r)
-		r = dmesg_read(&km, 1ull << 30, &text, &len, &n);
+		r = dmesg_read(&km, 1ull << 30, &text, &len, &st);
 	if (r == 0) {
+		if (st.salvaged)
+			warn("%s: the log ring's head/tail ids are not usable: %u records salvaged by "
+			     "scanning its %llu descriptors (%u rejected); records may be missing",
+			     path, st.records, (unsigned long long)st.scanned, st.rejected);
 		fwrite(text, 1, len, stdout);
 		*code = EXIT_OK;
 	} else {
 		err("%s: no log: %s", path, r == -ENOENT ? "VMCOREINFO has no printk ring buffer "
 		    "(kernel older than 5.10?)" :
 		    r == -EFBIG ? "its ring buffer claims more than 1 GiB" :
+		    r == -ENODATA ? "the ring is damaged and no record in it could be salvaged" :
 		    !km.ok ? "page tables cannot be walked" : errstr(r));
 		*code = EXIT_INPUT;
 	}

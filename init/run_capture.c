@@ -102,12 +102,17 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 {
 	char *log = NULL;
 	size_t log_len = 0;
-	unsigned nrec = 0;
+	struct dmesg_stat st;
 	uint64_t log_budget = *avail ? *avail / 4 : 1ull << 30;
-	int r = dmesg_read(&mm->km, log_budget, &log, &log_len, &nrec);
+	int r = dmesg_read(&mm->km, log_budget, &log, &log_len, &st);
 
 	if (r == 0) {
-		msg("kernel log: %u records (%.0f KB), written before the pages", nrec, log_len / 1e3);
+		if (st.salvaged)
+			warn("kernel log: the ring's head/tail ids are not usable: %u records salvaged by "
+			     "scanning its %llu descriptors (%u rejected); the saved log says so",
+			     st.records, (unsigned long long)st.scanned, st.rejected);
+		msg("kernel log: %u records%s (%.0f KB), written before the pages", st.records,
+		    st.salvaged ? " (salvaged)" : "", log_len / 1e3);
 		in->dmesg = log;
 		in->dmesg_len = log_len;
 		*avail = *avail > log_len ? *avail - log_len : 0;
@@ -116,7 +121,9 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 		     "spare; capturing without it (a larger crashkernel= keeps it)", log_budget / 1e6);
 	} else {
 		warn("the crashed kernel's log could not be read (%s); capturing without it",
-		     r == -ENOENT ? "VMCOREINFO has no printk ring buffer" : errstr(r));
+		     r == -ENOENT ? "VMCOREINFO has no printk ring buffer" :
+		     r == -ENODATA ? "the ring is damaged and no record in it could be salvaged" :
+		     errstr(r));
 	}
 	return log;
 }
@@ -203,7 +210,13 @@ static int capture_into(struct vmcore *vc, const struct capture_req *rq,
 	capture_plan(rq, vc, in, avail, &pl, plan, sizeof plan);
 	msg("%s", plan);
 	int r = capture_dump(vc, rq, &pl, in, hk, &res);
-	return report(r, &res, t, vc->page_size);
+	int code = report(r, &res, t, vc->page_size);
+	/* The level asked for more than zero pages and no struct page could
+	 * be found: every page kept is one the filter could not classify. */
+	if (r >= 0 && !in->filter && (rq->level & ~(uint32_t)DL_ZERO))
+		warn("%llu pages kept unclassified: the crashed kernel's struct pages could not be found",
+		     (unsigned long long)res.end.pages_stored);
+	return code;
 }
 
 int run_capture(const char *vmcore, const char *output, int may_create,
@@ -251,9 +264,16 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	code = open_output(&t, output, may_create, &in);
 	if (code == EXIT_OK) {
 		code = capture_into(&vc, rq, &in, hk, &t, avail);
-		if (in.filter && (mm->unreadable || mm->no_memmap))
-			warn("%llu pages kept because their struct page could not be read",
-			     (unsigned long long)mm->unreadable);
+		/* What the filter could not classify, and kept: the summary of
+		 * a capture from damaged memory (issue 15). */
+		if (in.filter && mm->unreadable)
+			warn("%llu pages kept because their struct page could not be read "
+			     "(%llu of them in sections without a valid mem_map)",
+			     (unsigned long long)mm->unreadable, (unsigned long long)mm->no_memmap);
+		if (in.filter && mm->implausible)
+			warn("%llu pages kept because their struct page is implausible "
+			     "(a free block of an order no zone has)",
+			     (unsigned long long)mm->implausible);
 		target_close(&t);
 	}
 	memmap_fini(mm);

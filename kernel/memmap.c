@@ -214,6 +214,10 @@ static int is_slab(const struct mm_rules *r, uint64_t flags, uint32_t mapcount)
 	return (r->slab_type_known && mapcount == r->slab_type) || (flags & r->slab);
 }
 
+/* classify_one: kept, and counted, because the struct page is garbage. */
+#define MM_IMPLAUSIBLE 0xfe
+_Static_assert(MM_IMPLAUSIBLE != MM_KEEP && MM_IMPLAUSIBLE >= KDI_EX_NCLASSES, "a class of its own");
+
 /* sp: this pfn's struct page; tail: the next pfn's, or NULL. Returns the
  * class and sets *nr to the pages the decision covers. */
 static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t *sp,
@@ -261,7 +265,7 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 	if ((lv & DL_FREE) && m->has_buddy && !slab && mapcount == r->buddy_type) {
 		uint64_t private = field64(sp, r->o_private);
 		if ((m->max_order && private >= m->max_order) || private >= 32)
-			return MM_KEEP;	/* not a believable free-block order */
+			return MM_IMPLAUSIBLE;	/* not a believable free-block order */
 		*nr = 1ull << private;
 		return KDI_EX_FREE;
 	}
@@ -320,6 +324,8 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
 			if (!have(c, k)) {
 				cls[i] = MM_KEEP;
 				fl[i] = MM_FL_UNREAD;
+				if (!section_map(c, p >> m->sec_shift))
+					fl[i] |= MM_FL_NOMAP;	/* no (valid) mem_map there */
 				continue;
 			}
 			/* makedumpfile reads struct pages 512 at a time and never
@@ -334,8 +340,12 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
 				tail = sp + spage;
 			uint64_t nr;
 			uint8_t cl = classify_one(m, p, sp, tail, &nr);
-			cls[i] = cl;
 			fl[i] = 0;
+			if (cl == MM_IMPLAUSIBLE) {
+				fl[i] = MM_FL_IMPLAUSIBLE;
+				cl = MM_KEEP;
+			}
+			cls[i] = cl;
 			if (cl != MM_KEEP && nr > 1) {
 				c->carry = (struct mm_carry){ .end = p + nr, .cls = cl };
 				i++;

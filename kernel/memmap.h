@@ -28,6 +28,8 @@
 /* Per pfn, beside its class (memmap_classify's fl[]). */
 #define MM_FL_CONT	1	/* decided by a run that began at an earlier pfn */
 #define MM_FL_UNREAD	2	/* kept: its struct page could not be read */
+#define MM_FL_NOMAP	4	/* ... in a section without a (valid) mem_map */
+#define MM_FL_IMPLAUSIBLE 8	/* kept: its struct page made no sense */
 
 /* What memmap_init found: read-only while pages are classified, so any
  * number of cursors may share it. */
@@ -59,7 +61,8 @@ struct memmap {
 	} r;
 	/* statistics, filled in by whoever ran the classification */
 	uint64_t unreadable;	/* pfns kept because their struct page was not readable */
-	uint64_t no_memmap;	/* pfns kept because their section has no mem_map */
+	uint64_t no_memmap;	/* of those, pfns whose section has no (valid) mem_map */
+	uint64_t implausible;	/* pfns kept because their struct page made no sense */
 };
 
 /* A run that carries on past the pfn that began it: pfns below end take

@@ -68,6 +68,7 @@
 	X(OFF_LPOS_BEGIN, "OFFSET(prb_data_blk_lpos.begin)", 10)	\
 	X(OFF_LPOS_NEXT, "OFFSET(prb_data_blk_lpos.next)", 10)		\
 	X(SIZE_PRINTK_INFO, "SIZE(printk_info)", 10)			\
+	X(OFF_INFO_SEQ, "OFFSET(printk_info.seq)", 10)		\
 	X(OFF_INFO_TS, "OFFSET(printk_info.ts_nsec)", 10)		\
 	X(OFF_INFO_TEXT_LEN, "OFFSET(printk_info.text_len)", 10)	\
 	X(OFF_TR_SIZE_BITS, "OFFSET(prb_data_ring.size_bits)", 10)	\

@@ -9,7 +9,8 @@
 # with 4- and 5-level paging, Debian 13's 6.12, and the 88M crashkernel
 # floor), one arm64 crash (Debian 12's arm64 kernel in QEMU virt), then the
 # differential filter test against makedumpfile on the raw vmcores those
-# crashes produced. Then the documentation against the
+# crashes produced, and captures from damaged copies of one of them
+# (corrupt; check-full: every fault, on 6.1 and 6.12). Then the documentation against the
 # binary, the host set-up step, and the Debian package in a fresh chroot.
 #
 # ONLY="NAME..." runs only the suites so named (make check-docs, check-deb).
@@ -135,6 +136,7 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	# arm64: make ARCH=arm64 and kdumpinit arm's kexec-tools fallback.
 	run_suite arm64 bash tests/e2e-arm64/host.sh
 	run_if tests/filter-synthetic/run.sh filter-synthetic bash tests/filter-synthetic/run.sh
+	run_suite dmesg-rings bash tests/corrupt/rings.sh
 	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
 	run_suite setup bash tests/setup/run.sh
@@ -213,12 +215,20 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--workdir "$BUILD/arm64/e2e/56M"
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
+	# Damaged kernel memory (issue 15): faults put into a copy of the
+	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
+	# fault under check-full).
+	run_suite corrupt bash tests/corrupt/run.sh ${FULL:+--full} --workdir "$BUILD/corrupt" \
+		"$raws/raw-6.1-4level.vmcore"
 fi
 
 # make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB
 # (about 10 more minutes: the 6 GiB guest's load takes most of it), and a
 # capture to each dump disk type e2e-disk-nvme does not capture to.
 if [ -n "${FULL:-}" ]; then
+	# Every corruption again, on Debian 13's kernel (the 6.12 layouts).
+	run_suite corrupt-6.12 bash tests/corrupt/run.sh --full --workdir "$BUILD/corrupt" \
+		"$raws/raw-6.12-4level.vmcore"
 	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
 	run_suite fresh bash tests/fresh/run.sh demo

@@ -10,6 +10,7 @@
 # musl-gcc is there. The run-* targets are that real work, without set-up.
 include tests/tools/tools.mk
 -include tests/unit/unit.mk
+include tests/corrupt/corrupt.mk
 
 SETUP := deps/setup-host.sh
 
@@ -51,6 +52,8 @@ setup:
 	@$(SETUP) build demo check deb bench
 
 CHECK_PREREQS := $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
+# The corrupt suite's ASan binary, where the lz4 sources are there to build it.
+CHECK_PREREQS += $(if $(wildcard $(ASAN_KDI_LZ4)/lz4.c),$(ASAN_KDI))
 
 run-check: $(CHECK_PREREQS)
 	@BUILD=$(BUILD) ONLY="$(ONLY)" T="$(T)" tests/check.sh

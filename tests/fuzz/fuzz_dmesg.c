@@ -21,18 +21,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct kmem km;
 	char *text = NULL;
 	size_t len = 0;
-	unsigned n = 0;
+	struct dmesg_stat st;
 	int r = kmem_init(&km, &f.vc, arch_lookup(f.vc.e_machine));
 	assert(r == 0 || r == -ENOMEM);
 	if (r == 0) {
-		r = dmesg_read(&km, 64u << 20, &text, &len, &n);
+		r = dmesg_read(&km, 64u << 20, &text, &len, &st);
 		assert(r == 0 || r == -ENOENT || r == -EFAULT || r == -EIO || r == -EBADMSG ||
-		       r == -ENOMEM || r == -EFBIG);
+		       r == -ENOMEM || r == -EFBIG || r == -ENODATA);
 		if (getenv("FZ_VERBOSE"))
-			fprintf(stderr, "dmesg_read: %d, %u records\n%s", r, n, text ? text : "");
+			fprintf(stderr, "dmesg_read: %d, %u records%s\n%s", r, st.records,
+				st.salvaged ? " (salvaged)" : "", text ? text : "");
 		if (r == 0) {
 			assert(text && strlen(text) == len);
-			assert(n <= len);
+			assert(st.records <= len);
+			/* A salvaged log says so on its first line. */
+			assert(!st.salvaged || !strncmp(text, "kdumpinit: salvaged log:", 24));
+			assert(st.salvaged || st.records > 0);
 		} else {
 			assert(!text);
 		}

@@ -245,6 +245,7 @@ PRB_KEYS = [
     ('OFFSET(prb_data_blk_lpos.begin)', '0'),
     ('OFFSET(prb_data_blk_lpos.next)', '8'),
     ('SIZE(printk_info)', '88'),
+    ('OFFSET(printk_info.seq)', '0'),
     ('OFFSET(printk_info.ts_nsec)', '8'),
     ('OFFSET(printk_info.text_len)', '16'),
     ('OFFSET(prb_data_ring.size_bits)', '0'),
@@ -694,6 +695,22 @@ def main():
                 ('huge-alloc', {'OFFSET(prb_desc_ring.count_bits)': '24', 'SIZE(prb_desc)': '256',
                                 'SIZE(printk_info)': '1024'})]:
             add('fuzz_dmesg', 'regress-dmesg-' + name, edit_vmcoreinfo(mixed, edits))
+
+        # Damaged rings for the salvage scan (kernel/dmesg.c): head_id and
+        # tail_id wild, then also a free slot holding a record that claims
+        # another slot's seq, and the data ring's first block id changed.
+        def ring_edit(*what):
+            def edit(mem):
+                rb, descs, infos = PAGE + 256, PAGE + 1024, PAGE + 2048
+                struct.pack_into('<QQ', mem, rb + 24, 0x2bad1dea5eed, 0x1234567)
+                if 'garbage' in what:
+                    struct.pack_into('<QQQ', mem, descs + 24, (2 << 62) | 9, 0, 40)
+                    struct.pack_into('<Q', mem, infos + 88, 2)
+                if 'block' in what:
+                    struct.pack_into('<Q', mem, PAGE + 3072, 99)
+            return edit
+        add('fuzz_dmesg', 'salvage-wild-ids', edit_vmcoreinfo(mixed, {}, ring_edit()))
+        add('fuzz_dmesg', 'salvage-garbage', edit_vmcoreinfo(mixed, {}, ring_edit('garbage', 'block')))
         img = bytearray(seeds['fuzz_dumpfile']['61-4l-mixed-d31'][1:])
         for pos, typ, ln in chunks(bytes(img)):
             if typ == 2:
