@@ -183,13 +183,18 @@ if [ -z "${SKIP_E2E:-}" ]; then
 fi
 
 # make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB
-# (about 10 more minutes: the 6 GiB guest's load takes most of it).
+# (about 10 more minutes: the 6 GiB guest's load takes most of it), and
+# the 20-cycle soak of the boot cycle.
 if [ -n "${FULL:-}" ]; then
 	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
 	run_suite fresh bash tests/fresh/run.sh demo
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
+	# The soak: twenty crash cycles back to back in one QEMU run, each
+	# dump saved at the next boot, complete and its own crash's (the
+	# first, middle and last byte for byte against a raw copy).
+	run_suite cycle-soak bash tests/cycle/run.sh --cycles 20 --timeout 3600 --workdir "$BUILD/cycle-soak"
 fi
 
 echo "$pass passed, $fail failed, $skip skipped${skipped:+:$skipped}"
