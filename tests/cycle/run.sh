@@ -50,7 +50,7 @@ usage: tests/cycle/run.sh [--workdir DIR] [--timeout SEC] [--cpu MODEL] [--cycle
                       middle and the last); none: kdumpinit is the crash
                       kernel's only init and the image holds no test init
   --watchdog SECONDS  the i6300esb timeout stage 1 arms on every boot and
-                      kdumpinit gets from fw_cfg (default 60); 0: no watchdog
+                      kdumpinit gets from fw_cfg (default 120); 0: no watchdog
   --crashkernel SIZE  the reservation (default 256M)
   --level N           the dump level from fw_cfg (default 1)
   --cpus LIST         arm --cpus for cycle 1, 2, ... (comma list, the last
@@ -61,7 +61,7 @@ usage: tests/cycle/run.sh [--workdir DIR] [--timeout SEC] [--cpu MODEL] [--cycle
 USAGE
 }
 
-workdir='' tmo=900 cpu=max,la57=off cycles=2 max='' raw='' wd=60 ck=256M level=1 cpus='' smp=2 ktree=''
+workdir='' tmo=900 cpu=max,la57=off cycles=2 max='' raw='' wd=120 ck=256M level=1 cpus='' smp=2 ktree=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--workdir | --timeout | --cpu | --cycles | --max | --raw | --watchdog | --crashkernel | --level | --cpus | --smp | --kernel-tree)
@@ -216,15 +216,17 @@ drive "$var" d1 kdump-var
 for b in $(echo "$raw" | tr ',' ' '); do
 	drive "$workdir/raw$b.img" "r$b" "kdump-raw$b"
 done
-# Stage 1 drops its page cache after each save in the longer runs, so that
-# every dump stays the size of the first (see stage1-init).
-dropcaches=0
-[ "$cycles" -le 2 ] || dropcaches=1
+# In the longer runs stage 1 drops its page cache after each save and the
+# kernel zeroes what it frees (init_on_free=1), so that every level-1 dump
+# stays the size of the first: freed pages keep their old bytes otherwise,
+# and level 1 drops only zero pages (see stage1-init).
+dropcaches=0 zerofree=
+[ "$cycles" -le 2 ] || { dropcaches=1 zerofree=" init_on_free=1"; }
 # No -no-reboot: the crash kernel's reboot boots the system again.
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 cycle.max=$max cycle.boots=$boots cycle.wd=$wd cycle.raw=${raw:-none} cycle.cpus=$cpus cycle.dropcaches=$dropcaches"
+	-append "console=ttyS0 crashkernel=$ck panic=10 cycle.max=$max cycle.boots=$boots cycle.wd=$wd cycle.raw=${raw:-none} cycle.cpus=$cpus cycle.dropcaches=$dropcaches$zerofree"
 	-smbios "type=11,value=io.systemd.credential:kdumpinit.dev=SERIAL=kdump-dump"
 	-fw_cfg "name=opt/io.systemd.credentials/kdumpinit.level,string=$level"
 	"${drives[@]}")
@@ -399,6 +401,7 @@ for k in $(seq $keep_from $cycles); do
 	rc=$?
 	check "dump$k.complete" "kdcheck exited $rc: $(tr '\n' '|' <"$workdir/kdcheck$k.out")" [ $rc = 0 ]
 done
+# shellcheck disable=SC2034 # read by the check's eval
 sums=$(for k in $(seq $keep_from $cycles); do sha256sum <"$cdir/${dname[$k]}/vmcore"; done | sort)
 check dumps.unique "two saved vmcores are the same file" eval '[ "$(echo "$sums" | uniq | wc -l)" = $((cycles - keep_from + 1)) ]'
 
