@@ -49,8 +49,8 @@ static const char arm_help[] =
 	"  " CAPTURE_ARGS "\n"
 	"then --append ARGS (e.g. kdumpinit.dev=LABEL=dump). --cmdline replaces it all.\n"
 	"--cpus N puts nr_cpus=N there instead; auto: what the crashkernel= reservation\n"
-	"affords (1 below 128 MiB, then 1 more per 32 MiB above 96 MiB, at most the\n"
-	"online CPUs and 16). --dry-run prints the command line and loads nothing.\n"
+	"affords, by a rule measured on Debian's 6.1 (88M: 1, 96M: 2, 128M: 9, from 164M:\n"
+	"16; at most the online CPUs). --dry-run prints the command line and loads nothing.\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
 	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status.\n"
 	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage.\n";
@@ -105,24 +105,56 @@ static uint64_t crash_size(const char *root)
 	return n;
 }
 
-/* --cpus auto. A provisional rule, measured on Debian 12's 6.1 kernel
- * with this initramfs: each CPU the crash kernel brings up costs per-CPU
- * areas, its stacks and a compression worker's buffers, about 32 MiB of
- * headroom each in practice, on top of the ~96 MiB one CPU needs to boot
- * and capture. So: 1 CPU below 128 MiB of reservation, then one more per
- * 32 MiB above 96 MiB, at most the online CPUs and CPUS_MAX (more workers
- * than 16 no longer speed up LZ4 onto one disk). To be replaced by a
- * measured table: nr_cpus=1 upwards at crashkernel=88M and 256M. */
+/* --cpus auto: the most CPUs whose compression workers still fit with
+ * room to spare. Measured (tests/cpus/measure.sh: Debian 12's 6.1, QEMU
+ * with 8 vCPUs and two virtio-blk disks, level 31, the product's
+ * initramfs; MemAvailable as kdumpinit's plan prints it, in MB):
+ *
+ *   nr_cpus          1   2   3   4   5   6   7   8
+ *   crashkernel=88M  22  22  22  21  18* 17  15  14   (* OOM, capture cut)
+ *   crashkernel=256M 190 190  -  188  -   -   -  183
+ *
+ * - With one CPU the reservation R loses R/22 + 66 MB before kdumpinit
+ *   plans (the kernel, the initramfs, struct pages and watermarks that
+ *   grow with R): 88M -> 22 MB, 256M -> 190 MB.
+ * - Each further CPU costs 1.0-1.75 MB of MemAvailable (256M: 190 -> 183
+ *   from 1 to 8 CPUs; 88M: 21 -> 14 from 4 to 8, the steepest): per-CPU
+ *   areas (248 KiB each at boot), per-CPU kthreads and slabs, a virtio
+ *   queue per CPU. Counted as 1.75 MB.
+ * - kdumpinit's plan uses 5.4 MB plus 3.4 MB per worker (a worker per
+ *   CPU; capture_plan in capture/pipeline.c: 8.8, 12.2, 15.5 MB for 1-3).
+ * - 88M with 5 CPUs ran out of memory with 5.8 MB left over the plan
+ *   (18 MB available, 12.2 planned); 3 and 6 CPUs passed with 6.5 and
+ *   4.8 MB. So the rule keeps 12 MB over the plan, what one CPU at 88M
+ *   has (13.3 MB, the e2e-88M floor): 88M gets 1 CPU.
+ * n CPUs fit when avail1 - 1.75 (n - 1) >= 5.4 + 3.4 n + 12 (MB), so
+ * n = 1 + (avail1 - 20.8) / 5.15: 96M 2, 104M 4, 128M 9, 160M 15, 164M
+ * and up 16,
+ * then at most the online CPUs and CPUS_MAX (more workers than 16 no
+ * longer speed up LZ4 onto one disk). The plan still bounds the workers
+ * by the memory it finds, so an underestimate here costs speed, not the
+ * dump; the measurement is in docs/CLI.md. */
+#define AUTO_LOST_DIV		22
+#define AUTO_LOST_FIXED		66000000ull
+#define AUTO_PER_CPU		1750000ull
+#define AUTO_PLAN_FIXED		5400000ull
+#define AUTO_PER_WORKER		3400000ull
+#define AUTO_HEADROOM		12000000ull
+
 static unsigned auto_cpus(uint64_t reserved, unsigned online)
 {
-	uint64_t mib = reserved >> 20;
-	unsigned n = mib < 128 ? 1 : 1 + (unsigned)((mib - 96) / 32);
+	uint64_t lost = reserved / AUTO_LOST_DIV + AUTO_LOST_FIXED;
+	uint64_t avail = reserved > lost ? reserved - lost : 0;
+	uint64_t need1 = AUTO_PLAN_FIXED + AUTO_PER_WORKER + AUTO_HEADROOM;
+	uint64_t n = 1;
 
+	if (avail > need1)
+		n += (avail - need1) / (AUTO_PER_CPU + AUTO_PER_WORKER);
 	if (n > online)
 		n = online;
 	if (n > CPUS_MAX)
 		n = CPUS_MAX;
-	return n ? n : 1;
+	return n ? (unsigned)n : 1;
 }
 
 /* 1 if ARGS has an nr_cpus= word. */

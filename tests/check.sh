@@ -223,8 +223,9 @@ if [ -z "${SKIP_E2E:-}" ]; then
 fi
 
 # make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB
-# (about 10 more minutes: the 6 GiB guest's load takes most of it), and a
-# capture to each dump disk type e2e-disk-nvme does not capture to.
+# (about 10 more minutes: the 6 GiB guest's load takes most of it), a
+# capture to each dump disk type e2e-disk-nvme does not capture to, the
+# fault cases make check leaves out, and the 20-cycle soak of the boot cycle.
 if [ -n "${FULL:-}" ]; then
 	# Every corruption again, on Debian 13's kernel (the 6.12 layouts).
 	run_suite corrupt-6.12 bash tests/corrupt/run.sh --full --workdir "$BUILD/corrupt" \
@@ -253,6 +254,10 @@ if [ -n "${FULL:-}" ]; then
 	run_suite e2e-arm64-6.12 bash tests/e2e-arm64/run.sh --trixie --workdir "$BUILD/arm64/e2e/6.12"
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
+	# The soak: twenty crash cycles back to back in one QEMU run, each
+	# dump saved at the next boot, complete and its own crash's (the
+	# first, middle and last byte for byte against a raw copy).
+	run_suite cycle-soak bash tests/cycle/run.sh --cycles 20 --timeout 3600 --workdir "$BUILD/cycle-soak"
 fi
 
 echo "$pass passed, $fail failed, $skip skipped${skipped:+:$skipped}"

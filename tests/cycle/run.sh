@@ -2,23 +2,28 @@
 # Boot-cycle test (issue 13): an "installed system" in QEMU goes through
 # real reboots: boot 1 saves nothing, arms and crashes; the crash kernel
 # captures and reboots; boot 2 saves dump 1, arms and crashes again; boot 3
-# saves dump 2 and powers off. QEMU runs without -no-reboot: every reboot
-# boots the same -kernel/-initrd/-append again, and only boot 3's poweroff
-# ends it. The configuration comes from firmware only: kdumpinit.dev from
-# an SMBIOS type 11 credential, kdumpinit.level from a fw_cfg credential;
-# no kdumpinit.* on any command line and no embedded kdumpinit.conf.
+# saves dump 2 and powers off (--cycles N: N crashes, boot N+1 powers off).
+# QEMU runs without -no-reboot: every reboot boots the same
+# -kernel/-initrd/-append again, and only the last boot's poweroff ends it.
+# The configuration comes from firmware only: kdumpinit.dev from an SMBIOS
+# type 11 credential, kdumpinit.level (and kdumpinit.watchdog) from fw_cfg
+# credentials; no kdumpinit.* on any command line and no embedded
+# kdumpinit.conf. The hardware watchdog (i6300esb) runs throughout: stage 1
+# arms it on every boot and pets it up to the panic, the crash kernel's
+# kdumpinit takes it over.
 #
 # Disks of the guest (found by serial):
 #   kdump-dump   the dump disk, claimed on the host with `kdumpinit format`
 #   kdump-var    ext4 (mkfs.ext4 on the host), stage 1's /var: the boot
 #                counter and /var/crash
-#   kdump-raw1   receives `dd if=/proc/vmcore` in the crash kernel of boot 1
-#   kdump-raw2   the same for boot 2 (the references of the two dumps)
+#   kdump-rawN   receives `dd if=/proc/vmcore` in the crash kernel of boot
+#                N, the reference of dump N (for the cycles in --raw)
 #
 # Afterwards the host reads the console log and the disks: the sequence,
-# the settings' sources, both saved dumps byte for byte against their raw
-# references (kdcmp.py, level 1), --max, and the time from each panic to
-# the reboot.
+# the settings' sources, the watchdog's takeover, each saved dump's
+# identity (the mark its boot wrote into the kernel log) and completeness,
+# the dumps with a raw reference byte for byte (kdcmp.py), --max, and the
+# time from each panic to the reboot.
 # No pipefail: many checks end in grep -q, which may close the pipe early (SIGPIPE upstream).
 set -u
 
@@ -28,34 +33,88 @@ top=$(cd "$here/../.." && pwd)
 
 usage() {
 	cat <<USAGE
-usage: tests/cycle/run.sh [--workdir DIR] [--timeout SEC] [--cpu MODEL] [-h]
+usage: tests/cycle/run.sh [--workdir DIR] [--timeout SEC] [--cpu MODEL] [--cycles N]
+                          [--max N] [--raw LIST|all|none] [--watchdog SECONDS]
+                          [--crashkernel SIZE] [--level N] [--cpus LIST] [--smp N]
+                          [--kernel-tree DIR] [-h]
 
-  --workdir DIR   where disks, logs and dumps go (default build/cycle)
-  --timeout SEC   overall QEMU timeout (default 900); a timeout is a FAIL
-  --cpu MODEL     QEMU -cpu (default max,la57=off)
+  --workdir DIR       where disks, logs and dumps go (default build/cycle)
+  --timeout SEC       overall QEMU timeout (default 900); a timeout is a FAIL
+  --cpu MODEL         QEMU -cpu (default max,la57=off)
+  --cycles N          crash cycles (default 2): boot N+1 saves the last dump
+                      and powers off
+  --max N             save --max (default N: every dump is kept)
+  --raw LIST          the cycles whose crash kernel first copies /proc/vmcore
+                      to a raw disk, the byte reference of that dump (comma
+                      list; default all up to 3 cycles, else the first, the
+                      middle and the last); none: kdumpinit is the crash
+                      kernel's only init and the image holds no test init
+  --watchdog SECONDS  the i6300esb timeout stage 1 arms on every boot and
+                      kdumpinit gets from fw_cfg (default 120); 0: no watchdog
+  --crashkernel SIZE  the reservation (default 256M)
+  --level N           the dump level from fw_cfg (default 1)
+  --cpus LIST         arm --cpus for cycle 1, 2, ... (comma list, the last
+                      item serves the cycles after it; default: none given)
+  --smp N             the guest's CPUs (default 2)
+  --kernel-tree DIR   boot the kernel of an extracted kernel package (as
+                      tests/e2e/run.sh --kernel-tree) instead of /boot's
 USAGE
 }
 
-workdir='' tmo=900 cpu=max,la57=off
+workdir='' tmo=900 cpu=max,la57=off cycles=2 max='' raw='' wd=120 ck=256M level=1 cpus='' smp=2 ktree=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--workdir | --timeout | --cpu) [ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
+	--workdir | --timeout | --cpu | --cycles | --max | --raw | --watchdog | --crashkernel | --level | --cpus | --smp | --kernel-tree)
+		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
 	--workdir) workdir=$2; shift ;;
 	--timeout) tmo=$2; shift ;;
 	--cpu) cpu=$2; shift ;;
+	--cycles) cycles=$2; shift ;;
+	--max) max=$2; shift ;;
+	--raw) raw=$2; shift ;;
+	--watchdog) wd=$2; shift ;;
+	--crashkernel) ck=$2; shift ;;
+	--level) level=$2; shift ;;
+	--cpus) cpus=$2; shift ;;
+	--smp) smp=$2; shift ;;
+	--kernel-tree) ktree=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
 	shift
 done
+num() { case $2 in '' | *[!0-9]*) echo "$prog: $1 needs a number" >&2; exit 2 ;; esac; }
+num --cycles "$cycles"; num --watchdog "$wd"; num --level "$level"; num --smp "$smp"
+[ "$cycles" -ge 1 ] || { echo "$prog: --cycles needs at least 1" >&2; exit 2; }
+[ -n "$max" ] || max=$cycles
+num --max "$max"
+case $cpus in *[!0-9,]*) echo "$prog: --cpus needs a comma list of numbers" >&2; exit 2 ;; esac
+# The cycles with a raw reference, as a comma list ("none": empty).
+if [ -z "$raw" ]; then
+	if [ "$cycles" -le 3 ]; then raw=all; else raw=1,$(((cycles + 1) / 2)),$cycles; fi
+fi
+case $raw in
+all) raw=$(seq -s, 1 "$cycles") ;;
+none) raw= ;;
+*[!0-9,]*) echo "$prog: --raw needs a comma list of cycles, all or none" >&2; exit 2 ;;
+esac
+israw() { case ",$raw," in *",$1,"*) return 0 ;; esac; return 1; }
 
-# The guest's fixed plan: 1 GiB, crashkernel=256M, --max 2, three boots.
-mem=1G ck=256M max=2 boots=3 level=1
-kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p')
-[ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] || kver=6.1.0-57-amd64
-kernel=/boot/vmlinuz-$kver
+# The guest: 1 GiB; boot cycles+1 is the last.
+mem=1G boots=$((cycles + 1))
+modroot=()
+if [ -n "$ktree" ]; then
+	kernel=$(ls "$ktree"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	[ -n "$kernel" ] || { echo "$prog: no boot/vmlinuz-* in $ktree" >&2; exit 2; }
+	kver=${kernel##*/vmlinuz-}
+	modroot=(-d "$ktree")
+else
+	kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p')
+	[ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] || kver=6.1.0-57-amd64
+	kernel=/boot/vmlinuz-$kver
+fi
 busybox=/bin/busybox
 kdumpinit=$top/build/kdumpinit
 mkinitramfs=$top/initramfs/mkinitramfs
@@ -63,6 +122,7 @@ python=/usr/bin/python3
 kdcmp=$top/tests/tools/kdcmp.py
 vmcmp=$top/tests/tools/vmcmp.py
 elfend=$top/tests/tools/elfend.py
+kdcheck=$here/kdcheck.py
 cache=$top/build/cycle
 [ -n "$workdir" ] || workdir=$cache
 
@@ -87,7 +147,7 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # --- prerequisites ---------------------------------------------------------------
-for f in "$kernel" "$busybox" "$mkinitramfs" "$kdcmp" "$vmcmp" "$elfend"; do
+for f in "$kernel" "$busybox" "$mkinitramfs" "$kdcmp" "$vmcmp" "$elfend" "$kdcheck"; do
 	[ -e "$f" ] || die "missing $f"
 done
 [ -x "$kdumpinit" ] || die "missing $kdumpinit (run make first)"
@@ -114,14 +174,21 @@ build_cached() {	# OUT "INPUTS" COMMAND...
 t_build=$(now)
 # The crash initramfs as a user builds it for a VM whose device comes from
 # firmware (kdumpinit-arm with KDUMPINIT_DEVICE empty: -m virtio_blk; no
-# -c, no embedded configuration), plus the test's /testinit and busybox.
-crash=$cache/crash-$kver.img
+# -c, no embedded configuration), with the watchdog's driver as `-m` (the
+# host's own sysfs is not the guest's, so no --device here), plus the
+# test's /testinit and busybox when a cycle takes a raw copy. Each variant
+# has its own cached image.
+wdmods=() tag=
+[ "$wd" = 0 ] || { wdmods=(-m i6300esb); tag=-wd; }
+extra=(-a "$here/testinit:/testinit" -a "$busybox:/bin/busybox")
+[ -n "$raw" ] || { extra=(); tag=$tag-plain; }
+crash=$cache/crash-$kver$tag.img
 build_cached "$crash" "$kdumpinit $here/testinit $busybox $mkinitramfs" \
-	"$mkinitramfs" -k "$kver" -o "$crash" -m virtio_blk -m virtio_pci \
-	-b "$kdumpinit" -a "$here/testinit:/testinit" -a "$busybox:/bin/busybox"
-stage1=$cache/stage1-$kver.img
+	"$mkinitramfs" "${modroot[@]}" -k "$kver" -o "$crash" -m virtio_blk -m virtio_pci "${wdmods[@]}" \
+	-b "$kdumpinit" "${extra[@]}"
+stage1=$cache/stage1-$kver$tag.img
 build_cached "$stage1" "$crash $here/stage1-init $busybox $kernel $mkinitramfs $kdumpinit" \
-	"$mkinitramfs" -k "$kver" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 \
+	"$mkinitramfs" "${modroot[@]}" -k "$kver" -o "$stage1" -m virtio_blk -m virtio_pci -m ext4 "${wdmods[@]}" \
 	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" \
 	-a "$crash:/crash.img" -a "$kdumpinit:/bin/kdumpinit"
 echo "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du -h --apparent-size "$stage1" | cut -f1) stage 1 ($(since "$t_build")s)"
@@ -132,10 +199,11 @@ rm -rf "$dump" "$var" "$workdir"/raw*.img "$workdir"/raw*.vmcore "$log" "$workdi
 	"$workdir/crash" "$workdir/crash-max" "$workdir"/*.out "$workdir/dump2.elf" "$workdir"/boot*.log
 "$kdumpinit" format "$dump" --size 1536M --label cycle >"$workdir/format.out" 2>&1 ||
 	{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
-mkfs.ext4 -q -F -L cycle-var "$var" 2G >"$workdir/mkfs.out" 2>&1 ||
+# Room for every dump kept (sparse: only what is written takes space).
+mkfs.ext4 -q -F -L cycle-var "$var" $((2048 + (cycles > 2 ? cycles * 192 : 0)))M >"$workdir/mkfs.out" 2>&1 ||
 	{ cat "$workdir/mkfs.out"; die "mkfs.ext4 $var failed"; }
 rawsize=$(((1 << 30) + (256 << 20)))
-for b in 1 2; do
+for b in $(echo "$raw" | tr ',' ' '); do
 	truncate -s $rawsize "$workdir/raw$b.img" || die "cannot create raw$b.img"
 done
 
@@ -145,21 +213,31 @@ drive() {	# FILE ID SERIAL
 }
 drive "$dump" d0 kdump-dump
 drive "$var" d1 kdump-var
-drive "$workdir/raw1.img" d2 kdump-raw1
-drive "$workdir/raw2.img" d3 kdump-raw2
+for b in $(echo "$raw" | tr ',' ' '); do
+	drive "$workdir/raw$b.img" "r$b" "kdump-raw$b"
+done
+# In the longer runs stage 1 drops its page cache after each save and the
+# kernel zeroes what it frees (init_on_free=1), so that every level-1 dump
+# stays the size of the first: freed pages keep their old bytes otherwise,
+# and level 1 drops only zero pages (see stage1-init).
+dropcaches=0 zerofree=
+[ "$cycles" -le 2 ] || { dropcaches=1 zerofree=" init_on_free=1"; }
 # No -no-reboot: the crash kernel's reboot boots the system again.
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 cycle.max=$max cycle.boots=$boots"
+	-append "console=ttyS0 crashkernel=$ck panic=10 cycle.max=$max cycle.boots=$boots cycle.wd=$wd cycle.raw=${raw:-none} cycle.cpus=$cpus cycle.dropcaches=$dropcaches$zerofree"
 	-smbios "type=11,value=io.systemd.credential:kdumpinit.dev=SERIAL=kdump-dump"
 	-fw_cfg "name=opt/io.systemd.credentials/kdumpinit.level,string=$level"
 	"${drives[@]}")
+# The watchdog's timeout reaches the crash kernel by firmware too.
+[ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset
+	-fw_cfg "name=opt/io.systemd.credentials/kdumpinit.watchdog,string=$wd")
 echo "qemu: ${qemu[*]}"
 
 # Console line by line into console.log; milestones on the host clock
 # (seconds since QEMU started), numbered by the boot they belong to.
-t_qemu=$(now) b=0
+t_qemu=$(now) b=0 crashed=
 { timeout "$tmo" "${qemu[@]}" </dev/null 2>&1; echo "__QEMU_RC__ $?"; } |
 	while IFS= read -r line; do
 		line=${line%$'\r'}
@@ -170,8 +248,11 @@ t_qemu=$(now) b=0
 		m=
 		case $line in
 		*"cycle-stage1: boot "*": up at "*) b=${line#*cycle-stage1: boot }; b=${b%%:*}; m="up$b" ;;
-		*"Kernel panic - not syncing: sysrq triggered crash"*) m="panic$b" ;;
-		*"cycle-testinit: up at"*) m="crashup$b" ;;
+		*"Kernel panic - not syncing: sysrq triggered crash"*) m="panic$b" crashed=1 ;;
+		# The first kernel and init after a panic are the crash kernel's.
+		*"Linux version "*) [ -z "$crashed" ] || m="crashboot$b" ;;
+		*"Run /"*" as init process"*) [ -z "$crashed" ] || m="crashup$b" crashed= ;;
+		*"kdumpinit: watchdog: /dev/"*) m="wdopen$b" ;;
 		*"cycle-testinit: raw copy done"*) m="rawdone$b" ;;
 		*"kdumpinit: "*"starting as PID 1"*) m="kdstart$b" ;;
 		*kdumpinit:*"final action: reboot"*) m="reboot$b" ;;
@@ -190,8 +271,9 @@ if [ "$qrc" = 124 ]; then
 else
 	check qemu "QEMU exited $qrc (want 0, by boot $boots's poweroff)" [ "$qrc" = 0 ]
 fi
+# A watchdog reset (or any other) would add a boot of the installed system.
 nlinux=$(grep -a -c "Linux version" "$log")
-check boots "want $boots system boots and $((boots - 1)) crash kernels ($((2 * boots - 1)) kernels), the log has $nlinux" \
+check boots "want $boots system boots and $cycles crash kernels ($((2 * boots - 1)) kernels), the log has $nlinux" \
 	[ "$nlinux" = $((2 * boots - 1)) ]
 # Console lines of one boot of the installed system, and of each crash
 # kernel (from boot N's panic to boot N+1).
@@ -206,6 +288,8 @@ saverc() { bootline "$1" "save exit" | grep -o '[0-9]*$'; }
 statusrc() { bootline "$1" "status exit" | grep -o '[0-9]*$'; }
 # The directory is the crash time, colons included: "saved /var/crash/NAME: N pages".
 savedname() { grep -a -o "cycle-save: kdumpinit: saved /var/crash/[^ ]*" "$workdir/boot$1.log" | sed 's|.*/var/crash/||; s|:$||' | head -n 1; }
+# The mark boot N wrote into its kernel log before crashing.
+markof() { grep -a -o "cycle-mark: boot $1 id [0-9a-f-]*" "$workdir/boot$1.log" | head -n 1; }
 
 if grep -a "Command line:" "$log" | grep -q "kdumpinit\."; then
 	failed "no-cmdline-config: a kernel command line carries kdumpinit. settings: $(grep -a "Command line:" "$log" | grep "kdumpinit\." | head -n 1)"
@@ -221,39 +305,70 @@ fi
 # Boot 1: nothing to save, arm, status, crash.
 check boot1.save "save exit '$(saverc 1)' (want 0) or no 'nothing to save': $(grep -a 'cycle-save:' "$workdir/boot1.log" | head -n 2 | tr '\n' ' ')" \
 	eval '[ "$(saverc 1)" = 0 ] && grep -a "cycle-save:" "$workdir/boot1.log" | grep -qi "nothing to save"'
-for b in $(seq 1 $((boots - 1))); do
+settings="dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)"
+for b in $(seq 1 $cycles); do
 	check "boot$b.arm" "$(bootline "$b" "arm exit") $(bootline "$b" FAIL)" \
 		eval 'bootline '"$b"' "crash kernel armed" | grep -q .'
 	check "boot$b.status" "status exit '$(statusrc "$b")' (want 0 ready) or its device not from smbios: $(grep -a 'cycle-status:' "$workdir/boot$b.log" | tr '\n' '|')" \
 		eval '[ "$(statusrc '"$b"')" = 0 ] && grep -a "cycle-status: device" "$workdir/boot'"$b"'.log" | grep -q "SERIAL=kdump-dump (smbios)"'
 	check "boot$b.crash" "no sysrq panic after boot $b" grep -a -q "Kernel panic - not syncing: sysrq triggered crash" "$workdir/boot$b.log"
-	# The crash kernel: its settings from firmware, the raw copy, the capture, the reboot.
-	check "crash$b.settings" "no 'settings: dev=SERIAL=kdump-dump (smbios), level=1 (fw_cfg)': $(grep -a 'kdumpinit: settings' "$workdir/boot$b.log" | tail -n 1)" \
-		grep -a -q "kdumpinit: settings: dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)" "$workdir/boot$b.log"
-	check "crash$b.rawcopy" "$(grep -a 'cycle-testinit: FAIL' "$workdir/boot$b.log" | head -n 1)" \
-		grep -a -q "cycle-testinit: raw copy done" "$workdir/boot$b.log"
+	# The crash kernel: its settings from firmware, the raw copy, the watchdog, the capture, the reboot.
+	sline=$(grep -a 'kdumpinit: settings' "$workdir/boot$b.log" | tail -n 1)
+	check "crash$b.settings" "no 'settings: $settings'$([ "$wd" = 0 ] || echo " with 'watchdog=$wd (fw_cfg)'"): $sline" \
+		eval 'case "$sline" in *"kdumpinit: settings: $settings"*) ;; *) false ;; esac &&
+			{ [ "$wd" = 0 ] || case "$sline" in *"watchdog=$wd (fw_cfg)"*) ;; *) false ;; esac; }'
+	if israw "$b"; then
+		check "crash$b.rawcopy" "$(grep -a 'cycle-testinit: FAIL' "$workdir/boot$b.log" | head -n 1)" \
+			grep -a -q "cycle-testinit: raw copy done" "$workdir/boot$b.log"
+	fi
+	if [ "$wd" != 0 ]; then
+		# Armed in stage 1, still armed at the panic (nobody closed it),
+		# then opened by the crash kernel's kdumpinit at the same timeout.
+		check "crash$b.watchdog" "stage 1 armed it: '$(grep -a -c 'cycle-stage1: watchdog armed' "$workdir/boot$b.log")'; kdumpinit: $(grep -a -o 'kdumpinit: .*watchdog.*' "$workdir/boot$b.log" | head -n 2 | tr '\n' '|')" \
+			eval 'grep -a -q "cycle-stage1: watchdog armed: timeout ${wd}s" "$workdir/boot'"$b"'.log" &&
+				sed -n "/sysrq triggered crash/,\$p" "$workdir/boot'"$b"'.log" |
+				grep -a -q "kdumpinit: watchdog: /dev/watchdog0\{0,1\} (i6300esb), timeout $wd s, petted while the capture progresses"'
+	fi
 	check "crash$b.reboot" "no kdumpinit reboot line after boot $b's crash: $(grep -a 'kdumpinit:' "$workdir/boot$b.log" | tail -n 2 | tr '\n' '|')" \
-		eval 'sed -n "/sysrq triggered crash/,\$p" "$workdir/boot'"$b"'.log" | grep -a -q "kdumpinit:.*reboot"'
+		eval 'sed -n "/sysrq triggered crash/,\$p" "$workdir/boot'"$b"'.log" | grep -a -q "kdumpinit:.*final action: reboot"'
 done
 if grep -a "Kernel panic" "$log" | grep -vq "sysrq triggered crash"; then
 	failed "no-other-panic: $(grep -a "Kernel panic" "$log" | grep -v "sysrq triggered crash" | head -n 1)"
 else
-	pass "no-other-panic: the only panics are the two sysrq crashes"
+	pass "no-other-panic: the only panics are the $cycles sysrq crashes"
 fi
 
-# Boots 2 and 3 each save the dump of the crash before them, and mark it.
-d1=$(savedname 2) d2=$(savedname 3)
-check boot2.save "save exit '$(saverc 2)' (want 0), saved '$d1': $(grep -a 'cycle-save:' "$workdir/boot2.log" | tr '\n' '|')" \
-	eval '[ "$(saverc 2)" = 0 ] && [ -n "$d1" ]'
-check boot2.marked "after boot 2's save, status does not say the dump is saved: $(grep -a 'cycle-status: device' "$workdir/boot2.log")" \
-	eval 'grep -a "cycle-status: device" "$workdir/boot2.log" | grep -q "holds a complete dump, saved"'
-check boot3.save "save exit '$(saverc 3)' (want 0), saved '$d2': $(grep -a 'cycle-save:' "$workdir/boot3.log" | tr '\n' '|')" \
-	eval '[ "$(saverc 3)" = 0 ] && [ -n "$d2" ] && [ "$d2" != "$d1" ]'
-check boot3.no-prune "boot 3's save (--max $max) removed a dump: $(grep -a 'removed old dump' "$workdir/boot3.log")" \
-	eval '! grep -a -q "removed old dump" "$workdir/boot3.log"'
-check boot3.status "status exit '$(statusrc 3)' (want 6: not armed on the last boot)" [ "$(statusrc 3)" = 6 ]
-check boot3.poweroff "boot 3 did not power off: $(tail -n 2 "$workdir/boot3.log" | tr '\n' '|')" \
-	eval 'bootline 3 "last boot: powering off" | grep -q .'
+# Boot k+1 saves dump k (the crash of boot k) and marks it; every name is new.
+declare -A dname=()
+seen=' '
+for k in $(seq 1 $cycles); do
+	j=$((k + 1))
+	dname[$k]=$(savedname $j)
+	check "boot$j.save" "save exit '$(saverc $j)' (want 0), saved '${dname[$k]}' (an earlier boot saved the same?$seen): $(grep -a 'cycle-save:' "$workdir/boot$j.log" | tr '\n' '|')" \
+		eval '[ "$(saverc $j)" = 0 ] && [ -n "${dname[$k]}" ] && case "$seen" in *" ${dname[$k]} "*) false ;; esac'
+	seen="$seen${dname[$k]} "
+	if [ $j -lt $boots ]; then
+		check "boot$j.marked" "after boot $j's save, status does not say the dump is saved: $(grep -a 'cycle-status: device' "$workdir/boot$j.log")" \
+			eval 'grep -a "cycle-status: device" "$workdir/boot'"$j"'.log" | grep -q "holds a complete dump, saved"'
+	fi
+done
+# --max: the dumps kept, and those removed (oldest first, each by the save
+# that made the count exceed --max: dump k by boot k+max+1).
+keep_from=1
+[ "$max" -ge "$cycles" ] || keep_from=$((cycles - max + 1))
+if [ "$keep_from" = 1 ]; then
+	check no-prune "a save (--max $max) removed a dump: $(grep -a 'removed old dump' "$log" | head -n 1)" \
+		eval '! grep -a -q "removed old dump" "$log"'
+else
+	for k in $(seq 1 $((keep_from - 1))); do
+		j=$((k + max + 1))
+		check "dump$k.pruned" "boot $j's save (--max $max) did not remove dump $k ('${dname[$k]}'): $(grep -a 'removed old dump' "$workdir/boot$j.log" | tr '\n' '|')" \
+			eval '[ -n "${dname[$k]}" ] && grep -a "removed old dump" "$workdir/boot'"$j"'.log" | grep -q -F "${dname[$k]}"'
+	done
+fi
+check "boot$boots.status" "status exit '$(statusrc $boots)' (want 6: not armed on the last boot)" [ "$(statusrc $boots)" = 6 ]
+check "boot$boots.poweroff" "boot $boots did not power off: $(tail -n 2 "$workdir/boot$boots.log" | tr '\n' '|')" \
+	eval 'bootline $boots "last boot: powering off" | grep -q .'
 "$kdumpinit" save "$dump" --check >"$workdir/check.out" 2>&1
 rc=$?
 check device.saved "save --check on the dump disk exited $rc (want 1: no dump waits)" [ $rc = 1 ]
@@ -263,50 +378,84 @@ cnt=$(debugfs -R "cat /boot-count" "$var" 2>/dev/null)
 check var.counter "the boot counter on /var says '$cnt', want $boots" [ "$cnt" = "$boots" ]
 mkdir -p "$workdir/crash" && chmod 0700 "$workdir/crash"
 debugfs -R "rdump /crash $workdir/crash" "$var" >"$workdir/rdump.out" 2>&1
-dirs=$(cd "$workdir/crash/crash" 2>/dev/null && ls | sort | tr '\n' ' ')
-want=$(printf '%s\n' "$d1" "$d2" | sort | tr '\n' ' ')
-check var.dumps "/var/crash holds '$dirs', want both dumps '$want' (--max $max)" eval '[ -n "$d2" ] && [ "$dirs" = "$want" ]'
+cdir=$workdir/crash/crash
+dirs=$(cd "$cdir" 2>/dev/null && ls | sort | tr '\n' ' ')
+want=$(for k in $(seq $keep_from $cycles); do echo "${dname[$k]}"; done | sort | tr '\n' ' ')
+check var.dumps "/var/crash holds '$dirs', want the dumps '$want' (--max $max)" eval '[ -n "${dname[$cycles]}" ] && [ "$dirs" = "$want" ]'
+has_files() {	# FILE: every dump kept has it, not empty
+	local k
+	for k in $(seq $keep_from $cycles); do [ -s "$cdir/${dname[$k]}/$1" ] || return 1; done
+}
 for f in vmcore dmesg.txt info.txt; do
-	check "var.files.$f" "missing in a dump directory" \
-		eval '[ -s "$workdir/crash/crash/$d1/$f" ] && [ -s "$workdir/crash/crash/$d2/$f" ]'
+	check "var.files.$f" "missing in a dump directory" has_files "$f"
 done
+# Each dump kept is its own crash's: the mark of boot k, and only that,
+# in its kernel log; and complete: every page it lists reads back whole
+# and their count is what the capture reported (kdcheck.py).
+t_cmp=$(now)
+for k in $(seq $keep_from $cycles); do
+	mark=$(markof $k) d=$cdir/${dname[$k]}
+	check "dump$k.mark" "boot $k printed '$mark'; the dump's kernel log has: $(grep -a -o 'cycle-mark: .*' "$d/dmesg.txt" 2>/dev/null | tr '\n' '|')" \
+		eval '[ -n "$mark" ] && grep -a -q -F "$mark" "$d/dmesg.txt" && [ "$(grep -a -c "cycle-mark:" "$d/dmesg.txt")" = 1 ]'
+	"$python" "$kdcheck" "$d/vmcore" "$d/info.txt" >"$workdir/kdcheck$k.out" 2>&1
+	rc=$?
+	check "dump$k.complete" "kdcheck exited $rc: $(tr '\n' '|' <"$workdir/kdcheck$k.out")" [ $rc = 0 ]
+done
+# shellcheck disable=SC2034 # read by the check's eval
+sums=$(for k in $(seq $keep_from $cycles); do sha256sum <"$cdir/${dname[$k]}/vmcore"; done | sort)
+check dumps.unique "two saved vmcores are the same file" eval '[ "$(echo "$sums" | uniq | wc -l)" = $((cycles - keep_from + 1)) ]'
 
 # --- byte comparison against the raw references ----------------------------------------
-t_cmp=$(now)
-for b in 1 2; do
-	name=$([ $b = 1 ] && echo "$d1" || echo "$d2")
-	raw=$workdir/raw$b.img
-	if ! end=$("$python" "$elfend" "$raw" 2>&1); then
+for b in $(echo "$raw" | tr ',' ' '); do
+	[ "$b" -ge "$keep_from" ] || continue
+	r=$workdir/raw$b.img
+	if ! end=$("$python" "$elfend" "$r" 2>&1); then
 		failed "raw$b: the raw disk holds no vmcore: $end"
 		continue
 	fi
-	truncate -s "$end" "$raw" && mv -f "$raw" "$workdir/raw$b.vmcore"
-	"$python" "$kdcmp" "$workdir/crash/crash/$name/vmcore" "$workdir/raw$b.vmcore" >"$workdir/kdcmp$b.out" 2>&1
+	truncate -s "$end" "$r" && mv -f "$r" "$workdir/raw$b.vmcore"
+	"$python" "$kdcmp" "$cdir/${dname[$b]}/vmcore" "$workdir/raw$b.vmcore" >"$workdir/kdcmp$b.out" 2>&1
 	rc=$?
 	check "dump$b.bytes" "kdcmp exited $rc: $(tr '\n' '|' <"$workdir/kdcmp$b.out")" [ $rc = 0 ]
 	# kdcmp names its sides after its first use: the first is the saved dump.
 	[ $rc = 0 ] && head -n 2 "$workdir/kdcmp$b.out" | sed 's/makedumpfile/saved/g; s/kdumpinit/raw/g; s/^/    /'
 done
-# The dump disk still holds dump 2 (saved, not erased): as ELF it must
-# match its reference too, page by page (vmcmp, as tests/e2e at level 1).
-"$kdumpinit" save "$dump" --output "$workdir/dump2.elf" --format elf >"$workdir/save-elf.out" 2>&1 &&
-	"$python" "$vmcmp" "$workdir/raw2.vmcore" "$workdir/dump2.elf" >"$workdir/vmcmp2.out" 2>&1
-rc=$?
-check dump2.vmcmp "save --format elf + vmcmp exited $rc: $(tail -n 5 "$workdir/vmcmp2.out" "$workdir/save-elf.out" 2>/dev/null | tr '\n' '|')" [ $rc = 0 ]
+# The dump disk still holds the last dump (saved, not erased): as ELF it
+# must match its reference too, page by page (vmcmp, as tests/e2e at level 1).
+if israw "$cycles"; then
+	"$kdumpinit" save "$dump" --output "$workdir/dump$cycles.elf" --format elf >"$workdir/save-elf.out" 2>&1 &&
+		"$python" "$vmcmp" "$workdir/raw$cycles.vmcore" "$workdir/dump$cycles.elf" >"$workdir/vmcmp$cycles.out" 2>&1
+	rc=$?
+	check "dump$cycles.vmcmp" "save --format elf + vmcmp exited $rc: $(tail -n 5 "$workdir/vmcmp$cycles.out" "$workdir/save-elf.out" 2>/dev/null | tr '\n' '|')" [ $rc = 0 ]
+	[ $rc != 0 ] || rm -f "$workdir/dump$cycles.elf"
+fi
+# A reference that matched is 820 MB of nothing more to learn: kept only
+# when its comparison failed.
+for b in $(echo "$raw" | tr ',' ' '); do
+	grep -q 'result: OK' "$workdir/kdcmp$b.out" 2>/dev/null && rm -f "$workdir/raw$b.vmcore"
+done
 d_cmp=$(since "$t_cmp")
 
-# --- a third save prunes the oldest (--max 2), on a copy of /var/crash ---------------
-cp -a "$workdir/crash/crash" "$workdir/crash-max"
-"$kdumpinit" save "$dump" --dir "$workdir/crash-max" --max $max --force >"$workdir/save3.out" 2>&1
+# --- one more save prunes the oldest kept when --max is reached, on a copy ---------------
+# Hard links: save --max unlinks the oldest, which leaves the originals
+# alone, and the copy costs no disk (the soak's /var/crash is 1 GB).
+cp -al "$cdir" "$workdir/crash-max"
+"$kdumpinit" save "$dump" --dir "$workdir/crash-max" --max "$max" --force >"$workdir/save3.out" 2>&1
 rc=$?
 left=$(cd "$workdir/crash-max" && ls | sort | tr '\n' ' ')
-check max.prune "a third save (--max $max --force) exited $rc and left '$left'; want '$d2' and a second copy, '$d1' removed: $(tr '\n' '|' <"$workdir/save3.out")" \
-	eval '[ $rc = 0 ] && [ ! -e "$workdir/crash-max/$d1" ] && [ -d "$workdir/crash-max/$d2" ] && [ "$(echo $left | wc -w)" = 2 ] && grep -q "removed old dump.*$d1" "$workdir/save3.out"'
+nkept=$((cycles - keep_from + 1)) oldest=${dname[$keep_from]}
+if [ "$nkept" -ge "$max" ]; then
+	check max.prune "one more save (--max $max --force) exited $rc and left '$left'; want '$oldest' removed, $max left: $(tr '\n' '|' <"$workdir/save3.out")" \
+		eval '[ $rc = 0 ] && [ ! -e "$workdir/crash-max/$oldest" ] && [ "$(echo $left | wc -w)" = $max ] && grep -q "removed old dump.*$oldest" "$workdir/save3.out"'
+else
+	check max.prune "one more save (--max $max --force) exited $rc and left '$left'; want nothing removed: $(tr '\n' '|' <"$workdir/save3.out")" \
+		eval '[ $rc = 0 ] && [ "$(echo $left | wc -w)" = $((nkept + 1)) ] && ! grep -q "removed old dump" "$workdir/save3.out"'
+fi
 
 # --- timings ------------------------------------------------------------------------------
 ms() { local a=${at[$1]:-} b=${at[$2]:-}; [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1fs", b - a }' || echo "-"; }
-for b in $(seq 1 $((boots - 1))); do
-	echo "timing cycle $b: panic -> kdumpinit reboot $(ms "panic$b" "reboot$b") (crash kernel up $(ms "panic$b" "crashup$b"), raw copy $(ms "crashup$b" "rawdone$b"), kdumpinit $(ms "kdstart$b" "reboot$b")); panic -> boot $((b + 1)) up $(ms "panic$b" "up$((b + 1))")"
+for b in $(seq 1 $cycles); do
+	echo "timing cycle $b: panic -> kdumpinit reboot $(ms "panic$b" "reboot$b") (crash kernel up $(ms "panic$b" "crashup$b")$(israw $b && echo ", raw copy $(ms "crashup$b" "rawdone$b")"), watchdog taken over $(ms "panic$b" "wdopen$b"), kdumpinit $(ms "kdstart$b" "reboot$b")); panic -> boot $((b + 1)) up $(ms "panic$b" "up$((b + 1))")"
 done
-echo "timing: qemu ${d_qemu}s (boot 1 up at ${at[up1]:--}s), host comparisons ${d_cmp}s"
+echo "timing: qemu ${d_qemu}s for $cycles cycles (boot 1 up at ${at[up1]:--}s), host checks ${d_cmp}s"
 finish
