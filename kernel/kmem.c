@@ -45,18 +45,16 @@ void kmem_fini(struct kmem *km)
 	km->ok = 0;
 }
 
-int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len)
+int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 
-	if (!km->ok)
-		return -EFAULT;
 	while (len) {
 		uint64_t pa, span;
-		if (km->ac.ops->vtop(&km->ac, va, &pa, &span) < 0)
+		if (ac->ops->vtop(ac, va, &pa, &span) < 0)
 			return -EFAULT;
 		size_t n = len < span ? len : span;
-		int r = physmem_read(&km->pm, pa, out, n);
+		int r = physmem_read(pm, pa, out, n);
 		if (r < 0)
 			return r;
 		va += n;
@@ -64,4 +62,11 @@ int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len)
+{
+	if (!km->ok)
+		return -EFAULT;
+	return kmem_vread(&km->ac, &km->pm, va, buf, len);
 }

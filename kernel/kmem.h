@@ -26,5 +26,8 @@ int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *a
 void kmem_fini(struct kmem *km);
 /* 0, -EFAULT (unmapped, outside the dump), -EIO. */
 int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len);
+/* The same through any translation and reader (a filter cursor's own
+ * copies, whose caches are its own): -EFAULT for an address not mapped. */
+int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, size_t len);
 
 #endif

@@ -51,21 +51,7 @@ static void cursor_reader(struct mm_cursor *c, const struct memmap *m)
 
 static int kread(struct mm_cursor *c, uint64_t va, void *buf, size_t len)
 {
-	uint8_t *out = buf;
-
-	while (len) {
-		uint64_t pa, span;
-		if (c->ac.ops->vtop(&c->ac, va, &pa, &span) < 0)
-			return -EFAULT;
-		size_t n = len < span ? len : span;
-		int r = physmem_read(&c->pm, pa, out, n);
-		if (r < 0)
-			return r;
-		va += n;
-		out += n;
-		len -= n;
-	}
-	return 0;
+	return kmem_vread(&c->ac, &c->pm, va, buf, len);
 }
 
 /* ---- sections ---- */
