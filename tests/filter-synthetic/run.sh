@@ -58,11 +58,17 @@ if [ ! -x "$KDUMPINIT" ]; then
 	exit 1
 fi
 mkdir -p "$WORK" || exit 1
+# Leftovers of runs that failed are removed, but never those of a run that
+# is still going (another tree's make check may share /dev/shm): the
+# marker names its shell's pid.
 for old in "$WORK"/run.??????; do
-	[ -d "$old" ] && [ -e "$old/.kdumpinit-mm" ] && rm -rf "$old"
+	[ -d "$old" ] && [ -e "$old/.kdumpinit-mm" ] || continue
+	pid=$(cat "$old/.kdumpinit-mm" 2>/dev/null)
+	case $pid in '' | *[!0-9]*) ;; *) kill -0 "$pid" 2>/dev/null && continue ;; esac
+	rm -rf "$old"
 done
 W=$(mktemp -d "$WORK/run.XXXXXX") || exit 1
-: >"$W/.kdumpinit-mm"
+echo $$ >"$W/.kdumpinit-mm"
 
 if [ -n "${MKVMCORE:-}" ]; then
 	MKVMCORE=$(abs "$MKVMCORE")
