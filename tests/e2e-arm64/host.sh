@@ -45,6 +45,46 @@ fi
 # 2. The kexec-tools fallback.
 w=$(mktemp -d) || exit 1
 trap 'rm -rf "$w"' EXIT
+
+# 1b. mkinitramfs --arch arm64: the arm64 build is the default init, and
+# a binary for another architecture is refused (its crash kernel could not
+# start it). An empty module tree: nothing but the init is packed.
+mr=$w/modroot/lib/modules/9.9.9-arm64test
+mkdir -p "$mr" && : >"$mr/modules.dep" && : >"$mr/modules.alias" && : >"$mr/modules.builtin"
+if "$top/initramfs/mkinitramfs" -k 9.9.9-arm64test -d "$w/modroot" --arch arm64 -o "$w/a.img" \
+	>"$w/mk.out" 2>&1 &&
+	(cd "$w" && cpio -i --quiet --to-stdout init <"$w/a.img" >"$w/init.bin") &&
+	m=$(od -An -tu2 -j 18 -N 2 "$w/init.bin" | tr -d ' ') &&
+	[ "$m" = 183 ]; then
+	ok "mkinitramfs --arch arm64 packs build/arm64/kdumpinit as /init (ELF machine 183)"
+else
+	bad "mkinitramfs --arch arm64" "machine '${m:-}': $(tr '\n' ' ' <"$w/mk.out")"
+fi
+# 1c. The other way round: the arm64 binary (under qemu-user) reads an
+# x86_64 dump as the x86_64 binary does: info, and save --format elf
+# byte for byte.
+if [ -x "$top/build/kdumpinit" ] && command -v qemu-aarch64-static >/dev/null &&
+	make -s -C "$top" build/tools/mkvmcore >/dev/null 2>&1; then
+	"$top/build/tools/mkvmcore" -o "$w/x86.core" --mem 64M >/dev/null 2>&1 &&
+		"$top/build/kdumpinit" capture --vmcore "$w/x86.core" --output "$w/x86.img" --level 1 >/dev/null 2>&1 &&
+		"$top/build/kdumpinit" save "$w/x86.img" --output "$w/x86-by-x86.elf" --format elf >/dev/null 2>&1 &&
+		qemu-aarch64-static "$b" save "$w/x86.img" --output "$w/x86-by-arm64.elf" --format elf >/dev/null 2>&1 &&
+		qemu-aarch64-static "$b" info "$w/x86.img" >"$w/x86.info" 2>&1 &&
+		grep -q "^state *complete" "$w/x86.info" && cmp -s "$w/x86-by-x86.elf" "$w/x86-by-arm64.elf" &&
+		ok "the arm64 binary reads an x86_64 dump: info complete, save --format elf identical to the x86_64 binary's" ||
+		bad "the arm64 binary on an x86_64 dump" "$(head -c 300 "$w/x86.info" 2>/dev/null)"
+	rm -f "$w/x86.core" "$w/x86.img" "$w"/x86-by-*.elf
+else
+	bad "the arm64 binary on an x86_64 dump" "no x86_64 build, mkvmcore or qemu-aarch64-static"
+fi
+if [ -x "$top/build/kdumpinit" ]; then
+	"$top/initramfs/mkinitramfs" -k 9.9.9-arm64test -d "$w/modroot" --arch arm64 \
+		-b "$top/build/kdumpinit" -o "$w/b.img" >"$w/mk.out" 2>&1
+	rc=$?
+	[ $rc = 1 ] && grep -q "is not an arm64 executable" "$w/mk.out" && [ ! -e "$w/b.img" ] &&
+		ok "mkinitramfs --arch arm64 refuses the x86_64 binary (exit 1, no image)" ||
+		bad "mkinitramfs --arch arm64 with the x86_64 binary" "exit $rc: $(tr '\n' ' ' <"$w/mk.out")"
+fi
 mkdir -p "$w/root/proc" "$w/root/sys/kernel" "$w/root/run" "$w/root/tmp"
 echo "console=ttyAMA0 crashkernel=256M" >"$w/root/proc/cmdline"
 echo 1 >"$w/root/sys/kernel/kexec_crash_loaded"

@@ -123,7 +123,7 @@ mods=(-m virtio_pci -m virtio_blk)
 crash=$workdir/crash.img stage1=$workdir/stage1.img
 crash_adds=(-a "$top/tests/e2e/testinit:/testinit" -a "$busybox:/bin/busybox")
 [ $noraw = 1 ] && crash_adds=() mdf=0
-"$mkinitramfs" -k "$kver" -d "$modroot" -o "$crash" "${mods[@]}" -b "$kd_arm" \
+"$mkinitramfs" -k "$kver" -d "$modroot" -o "$crash" "${mods[@]}" --arch arm64 -b "$kd_arm" \
 	${crash_adds[@]+"${crash_adds[@]}"} >"$workdir/mkinit-crash.log" 2>&1 ||
 	{ cat "$workdir/mkinit-crash.log"; die "mkinitramfs (crash) failed"; }
 "$mkinitramfs" -k "$kver" -d "$modroot" -o "$stage1" -z gzip "${mods[@]}" -b "$here/stage1-init" \
