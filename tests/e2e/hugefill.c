@@ -17,7 +17,8 @@
  * Prints how many pages a dump tool judges together with PFN: a compound
  * head takes its tails with it (a hwpoisoned head drops 2^order pages, as
  * makedumpfile does), so 1 plus the tails that follow, from
- * /proc/kpageflags; 1 for any other page.
+ * /proc/kpageflags; 1 for any other page. Exit 2 (nothing printed) when
+ * the page is not marked hwpoison.
  * Build: cc -static -O2 -o hugefill hugefill.c
  */
 #define _GNU_SOURCE
@@ -63,6 +64,7 @@ static int map(const char *what, size_t len, int flags, int advice, uint64_t see
 
 #define KPF_COMPOUND_HEAD 15
 #define KPF_COMPOUND_TAIL 16
+#define KPF_HWPOISON 19
 
 static int unit(const char *arg)
 {
@@ -72,6 +74,12 @@ static int unit(const char *arg)
 	if (fd < 0 || pread(fd, &f, 8, pfn * 8) != 8) {
 		perror("/proc/kpageflags");
 		return 1;
+	}
+	/* Only a page the kernel marked: a refused recovery ("unhandlable
+	 * page") may or may not have marked it, and the host must know. */
+	if (!(f >> KPF_HWPOISON & 1)) {
+		close(fd);
+		return 2;
 	}
 	if (f >> KPF_COMPOUND_HEAD & 1)
 		while (n < 1u << 18 && pread(fd, &f, 8, (pfn + n) * 8) == 8 &&
