@@ -413,19 +413,20 @@ t_qemu=$(now)
 				  kill "$(cat "$workdir/qemu.pid")"; } </dev/null >/dev/null 2>&1 &
 			fi ;;
 		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
-		*"kdumpinit:"*)
-			# --cut-at: the power goes, mid-capture, as QEMU dies.
-			if [ -n "$cutat" ] && [ -n "${crashed:-}" ] && [ ! -e "$workdir/cut" ] &&
-				[[ $line =~ $cutat ]]; then
-				kill -9 "$(cat "$workdir/qemu.pid")" 2>/dev/null
-				printf '%s\n' "$line" >"$workdir/cut"
-				m=cut
-			fi ;;
 		*"kdumpinit: watchdog: /dev/"*) m=wdopen ;;
 		*"kdumpinit: capture finished"*) m=captured ;;
 		*"kdumpinit: "*"no progress for"*"hardware watchdog"*) m=nomove ;;
 		*"e2e-stage1: watchdog armed"*) m=wdarmed ;;
 		esac
+		# --cut-at: the power goes, mid-capture, as QEMU dies. Not a case
+		# arm above: those take the first pattern that matches, and this
+		# one would hide every kdumpinit milestone after it.
+		if [ -n "$cutat" ] && [ -n "${crashed:-}" ] && [ ! -e "$workdir/cut" ] &&
+			[[ $line == *kdumpinit:* ]] && [[ $line =~ $cutat ]]; then
+			kill -9 "$(cat "$workdir/qemu.pid")" 2>/dev/null
+			printf '%s\n' "$line" >"$workdir/cut"
+			[ -n "$m" ] || m=cut
+		fi
 		[ -z "$m" ] || echo "$m $(since "$t_qemu")" >>"$workdir/milestones"
 		if [ $demo = 1 ]; then
 			case $line in kdumpinit:* | *e2e-*FAIL*) printf '  %s\n' "$line" ;; esac
