@@ -303,53 +303,11 @@ struct layout {
 	uint64_t vmcoreinfo, vmcoreinfo_size;
 };
 
-static char *slurp_all(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 65536, n = 0;
-	char *b = malloc(cap + 1);
-	for (;;) {
-		if (!b)
-			break;
-		if (n == cap) {
-			char *nb = realloc(b, 2 * cap + 1);
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r < 0) {
-				free(b);
-				b = NULL;
-			}
-			break;
-		}
-		n += (size_t)r;
-	}
-	int e = errno;
-	close(fd);
-	if (b) {
-		b[n] = 0;
-		*len = n;
-	}
-	errno = e;
-	return b;
-}
-
 static int read_iomem(const char *root, struct layout *l)
 {
 	char path[512];
 	size_t n;
-	char *t = slurp_all(root_path(root, "/proc/iomem", path, sizeof path), &n);
+	char *t = read_all_file(root_path(root, "/proc/iomem", path, sizeof path), 0, &n);
 	if (!t)
 		return -errno;
 	for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
@@ -541,15 +499,15 @@ int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, c
 
 	size_t klen = 0, ilen = 0, flen = 0, hlen = 0, dlen = 0;
 	char path[512];
-	uint8_t *img = (uint8_t *)slurp_all(kernel, &klen);
+	uint8_t *img = (uint8_t *)read_all_file(kernel, 0, &klen);
 	if (!img || klen < 64 || be32(img + 56) != 0x41524d64u /* "ARM\x64" */) {
 		free(img);
 		return -ENOTSUP;
 	}
 	uint64_t text_offset = le64(img + 8), image_size = le64(img + 16);
 	int r = 0;
-	char *rd = slurp_all(initrd, &ilen);
-	char *fdt = slurp_all(root_path(root, "/sys/firmware/fdt", path, sizeof path), &flen);
+	char *rd = read_all_file(initrd, 0, &ilen);
+	char *fdt = read_all_file(root_path(root, "/sys/firmware/fdt", path, sizeof path), 0, &flen);
 	struct layout *l = calloc(1, sizeof *l);
 	uint8_t *hdr = NULL, *dtb = NULL;
 	if (!rd || !fdt || !l) {

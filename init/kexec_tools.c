@@ -53,49 +53,6 @@ int kallsyms_text_fix(const char *text, uint64_t *stext)
 	return *stext ? 1 : -ENOENT;
 }
 
-/* All of a /proc file (size 0 in stat) into a malloc'd NUL-terminated
- * buffer with room for extra bytes more. NULL with errno. */
-static char *slurp(const char *path, size_t extra, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 1 << 20, n = 0;
-	char *buf = malloc(cap + extra + 1);
-	while (buf) {
-		if (n == cap) {
-			char *nb = realloc(buf, 2 * cap + extra + 1);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			buf = NULL;
-			errno = e;
-			break;
-		}
-		if (r == 0) {
-			buf[n] = 0;
-			*len = n;
-			break;
-		}
-		n += (size_t)r;
-	}
-	int e = errno;
-	close(fd);
-	errno = e;
-	return buf;
-}
-
 static const char *kexec_path(void)
 {
 	const char *env = getenv("KDUMPINIT_KEXEC");
@@ -173,7 +130,7 @@ int kexec_tools_load(const char *root, const char *kernel, const char *initrd, c
 	warn("this kernel has no kexec_file_load (CONFIG_KEXEC_FILE unset): falling back to "
 	     "kexec-tools' kexec -p");
 	root_path(root, "/proc/kallsyms", kallsyms, sizeof kallsyms);
-	char *text = slurp(kallsyms, sizeof line, &len);
+	char *text = read_all_file(kallsyms, sizeof line, &len);
 	if (!text) {
 		int e = errno;
 		err("kexec-tools fallback: cannot read %s: %s", kallsyms, strerror(e));

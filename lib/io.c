@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -132,4 +133,45 @@ int commit_tmp_at(int dfd, int fd, const char *tmp, const char *name, int r)
 	if (r < 0)
 		unlinkat(dfd, tmp, 0);
 	return r;
+}
+
+char *read_all_file(const char *path, size_t extra, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 64u << 10, n = 0;
+	char *buf = malloc(cap + extra + 1);
+	while (buf) {
+		if (n == cap) {
+			char *nb = realloc(buf, 2 * cap + extra + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			buf = NULL;
+			errno = e;
+			break;
+		}
+		if (r == 0) {
+			buf[n] = 0;
+			*len = n;
+			break;
+		}
+		n += (size_t)r;
+	}
+	int e = errno;
+	close(fd);
+	errno = e;
+	return buf;
 }

@@ -37,6 +37,10 @@ int commit_tmp_at(int dfd, int fd, const char *tmp, const char *name, int r);
 /* Reads a small text file into buf (NUL-terminated, trailing newline
  * stripped). Returns length or -errno. */
 ssize_t read_text_file(const char *path, char *buf, size_t size);
+/* All of a file, /proc files too (size 0 in stat), into a malloc'd
+ * NUL-terminated buffer with room for extra bytes more; *len its length.
+ * NULL with errno. */
+char *read_all_file(const char *path, size_t extra, size_t *len);
 /* Size of a regular file or block device, or -errno. */
 int64_t fd_size(int fd, int *is_blockdev);
 
