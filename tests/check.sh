@@ -246,6 +246,10 @@ if [ -n "${FULL:-}" ]; then
 	for c in before early middle end replace; do
 		run_suite faults-powercut-$c bash tests/faults/powercut.sh $c --workdir "$BUILD/faults/cut-$c"
 	done
+	# crash (with the matching vmlinux: the 858 MB -dbg package, fetched
+	# once into build/crash/) on every fault dump that holds the kernel's
+	# pages: power cuts after them, the full device, write errors.
+	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-middle,cut-end,kernelfirst,early,late,after}
 	# arm64 armed through kexec-tools instead (its _stext fix): ~3.5 min.
 	run_suite e2e-arm64-kexec-tools bash tests/e2e-arm64/run.sh --loader kexec-tools \
 		--workdir "$BUILD/arm64/e2e/kexec-tools"

@@ -21,7 +21,9 @@ ok() { echo "ok $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" = 0 ]; exit; }
 
-command -v crash >/dev/null || apt-get install -y -qq crash gdb >/dev/null
+for t in crash gdb; do
+	command -v $t >/dev/null || { bad "$t is not installed (deps/packages, check group: make setup)"; finish; }
+done
 mkdir -p "$dir"
 if [ ! -f "$vmlinux" ]; then
 	echo "check-crash: fetching linux-image-$kver-dbg (858 MB, once)"
