@@ -153,8 +153,8 @@ report() {	# LABEL VMCORE [table: the table alone]
 	echo
 	echo "== $1: $2 ($((size >> 20)) MiB), medians of $ROUNDS alternating runs"
 	printf '%-26s %9s %9s %11s\n' run seconds peak-MB output-MB
-	for n in kdumpinit-l1-t1 kdumpinit-l1-t2 disk-floor-l1 makedumpfile-l-d1 makedumpfile-l-d1-t2 \
-		 makedumpfile-c-d1 kdumpinit-l31-t1 kdumpinit-l31-t2 disk-floor-l31 makedumpfile-l-d31 \
+	for n in kdumpinit-l1-t1 kdumpinit-l1-t2 kdumpinit-l1-t8 disk-floor-l1 makedumpfile-l-d1 makedumpfile-l-d1-t2 \
+		 makedumpfile-c-d1 kdumpinit-l31-t1 kdumpinit-l31-t2 kdumpinit-l31-t8 disk-floor-l31 makedumpfile-l-d31 \
 		 makedumpfile-l-d31-t2 makedumpfile-c-d31 cat lz4-1; do
 		[ "$(stat_of $n 2)" = nan ] && continue
 		printf '%-26s %9s %9s %11s\n' "$n" "$(stat_of $n 2)" \
@@ -198,6 +198,8 @@ cpu_file() {
 			one "kdumpinit-l$lv-t1" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 1
 			one "makedumpfile-l-d$lv" makedumpfile -l -d $lv "$v" "$o"
 			one "kdumpinit-l$lv-t2" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 2
+			# a wrong kdumpinit.threads: more workers than CPUs
+			one "kdumpinit-l$lv-t8" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 8
 		done
 		one lz4-one sh -c "lz4 -1 -q -c '$lz' >/dev/null"
 		one lz4-two sh -c "lz4 -1 -q -c '$lz' >/dev/null & lz4 -1 -q -c '$lz' >/dev/null & wait"
@@ -218,6 +220,9 @@ cpu_file() {
 	echo "makedumpfile -l time / kdumpinit time with 2 threads (goal: >= 1.5x):"
 	echo "  level 1:  $(ratio "$md1" "$k1t2")x"
 	echo "  level 31: $(ratio "$md31" "$k31t2")x"
+	echo "oversubscribed: --threads 8 time / --threads 2 time on $(nproc) CPUs (goal: <= 1.00, within noise):"
+	echo "  level 1:  $(ratio "$(stat_of kdumpinit-l1-t8 2)" "$k1t2")"
+	echo "  level 31: $(ratio "$(stat_of kdumpinit-l31-t8 2)" "$k31t2")"
 	# for the scale section's model
 	echo "$label $s1 $s31 $limit" >>"$out/cpu.speedups"
 }
