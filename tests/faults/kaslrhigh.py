@@ -27,8 +27,10 @@ order, N the pages the cut dump stored: where a capture in pfn order alone
 (level 1 keeps every non-zero page) would have stopped with as many pages.
 
 Prints one line of figures; exit 0 when the kernel image's first pfn,
-init_top_pgt's and init_uts_ns's are all above both of those pfns and the
-two pages are stored in first-pass chunks; 1 with the reason otherwise.
+init_top_pgt's and init_uts_ns's are all above the LATER pass's cut,
+init_top_pgt's and init_uts_ns's (what drgn and crash need to read
+anything) also above where pfn order alone would have stopped, and both
+pages are stored in first-pass chunks; 1 with the reason otherwise.
 """
 import argparse
 import mmap
@@ -169,8 +171,12 @@ def main():
                       ("init_uts_ns", pfn_of["init_uts_ns"])):
         if not kfirst <= pfn <= klast:
             bad.append(f"{name} pfn {pfn:#x} outside the kernel image")
-        if pfn <= later_max or pfn <= pure:
-            bad.append(f"{name} pfn {pfn:#x} not above the cut (LATER {later_max:#x}, pfn order {pure:#x})")
+        if pfn <= later_max:
+            bad.append(f"{name} pfn {pfn:#x} not above the LATER pass's cut ({later_max:#x})")
+    # What drgn and crash need first: pfn order alone would have lost them.
+    for name in ("init_top_pgt", "init_uts_ns"):
+        if pfn_of[name] <= pure:
+            bad.append(f"{name} pfn {pfn_of[name]:#x} not above where pfn order alone stops ({pure:#x})")
     for name in ("init_top_pgt", "init_uts_ns"):
         if pfn_of[name] not in first_stored:
             bad.append(f"{name}'s page is not stored in a first-pass chunk")
