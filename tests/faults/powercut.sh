@@ -29,8 +29,9 @@
 # KASLR high (case high): the decompressor's KASLR never puts the kernel
 # in a memmap=nn!ss (or $, #) range, and the kernel parses memmap= only
 # after it has been placed. So the first kernel gets memmap=R!32M, which
-# leaves the decompressor only the top 96 MiB below the initrd for the
-# 52 MiB image, and memmap=4P%32M-12+1, which turns that range back into
+# leaves the decompressor only 16-32 MiB (too small) and the top 128 MiB
+# less the initrd (about 110 MiB) for the 52 MiB image, and
+# memmap=4P%32M-12+1, which turns that range back into
 # RAM (type 12, persistent, to 1: the decompressor reads a % entry as a
 # memory limit, and 4 PiB is above any it keeps). The guest runs with all
 # its memory; the crash reservation lands under the kernel (top-down).
@@ -157,6 +158,12 @@ if [ "$case" = high ]; then
 		${kept:+--pages "$kept"} >"$workdir/kaslrhigh.out" 2>&1 &&
 		pass "KASLR high, cut below it: $(cut -c12- "$workdir/kaslrhigh.out")" ||
 		{ failed "the kernel is not above the cut:"; sed 's/^/    /' "$workdir/kaslrhigh.out"; }
+	# And high because memmap= kept KASLR to the top: a kernel placed
+	# anywhere from 16 MiB would land there about one time in sixteen.
+	at=$(grep -o '([0-9]* MiB,' "$workdir/kaslrhigh.out" | grep -o '[0-9]*')
+	[ -n "$at" ] && [ "$at" -ge $((mem - 128)) ] &&
+		pass "the kernel image is where memmap= left KASLR room: at $at MiB, the window from $((mem - 128)) MiB" ||
+		failed "the kernel image is at ${at:-?} MiB, below the window memmap= left ($((mem - 128)) MiB on)"
 	# drgn reads the kernel log (the printk ring, by VMCOREINFO alone)
 	# from both saves: as many records as kdumpinit's own reader found.
 	nrec=$(grep -a -o "kdumpinit: kernel log: [0-9]* records" "$workdir/crash-console.log" | grep -o '[0-9]*' | tail -n 1)
