@@ -195,10 +195,14 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# the pages is gone around (GAP), the rest of the dump kept.
 	run_suite faults-blkdebug bash tests/faults/blkdebug.sh early --workdir "$BUILD/faults/early"
 	# A power cut (QEMU killed) late in a level-1 capture: drgn opens what
-	# is left (the kernel's pages go first); a level-1 capture onto a disk
+	# is left (the kernel's pages go first); the same on a guest whose
+	# kernel KASLR placed high (memmap=, ~2 min): the dump shows the image
+	# above where the cut pfn-order pass stopped, drgn reads init_uts_ns
+	# and the kernel log from both saves; a level-1 capture onto a disk
 	# 1.25 times the level-31 dump keeps every page level 31 does; cuts
 	# inside the metadata and the kernel log, on a real vmcore's dump.
 	run_suite faults-powercut bash tests/faults/powercut.sh late --workdir "$BUILD/faults/cut-late"
+	run_suite faults-powercut-high bash tests/faults/powercut.sh high --workdir "$BUILD/faults/cut-high"
 	run_suite faults-kernelfirst bash tests/faults/kernelfirst.sh --workdir "$BUILD/faults/kernelfirst"
 	run_if "$raws/raw-6.1-4level.vmcore" faults-cutfile bash tests/faults/cutfile.sh \
 		"$raws/raw-6.1-4level.vmcore" --workdir "$BUILD/faults/cutfile"

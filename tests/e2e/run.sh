@@ -24,7 +24,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--slow-disk BYTES_PER_S] [--final ACTION]
                         [--disk nvme|ahci|scsi|virtio] [--blkdebug CONF]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
-                        [--demo] [-h]
+                        [--append-first ARGS] [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -91,16 +91,20 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --keep-dump        keep dump.img of an earlier run in --workdir instead of
                      claiming a new one: the next capture must replace the
                      dump there cleanly
+  --append-first ARGS  more words for the first kernel's command line only,
+                     as given (no expansion here: memmap=nn!ss arrives so);
+                     the crash kernel's is made by stage 1 and kdumpinit
+                     arm, which take only console= from the first kernel's
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
-disk='' blkdebug='' cutat='' keepdump=0 dumpsize=
+disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -123,6 +127,7 @@ while [ $# -gt 0 ]; do
 	--cut-at) cutat=$2; shift ;;
 	--dump-size) dumpsize=$2; shift ;;
 	--keep-dump) keepdump=1 ;;
+	--append-first) appendfirst=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -369,7 +374,7 @@ drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}${appendfirst:+ $appendfirst}"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")

@@ -16,10 +16,27 @@
 #   early    at the first progress line with 30-99 MB written (of 270-300)
 #   middle   ... 130-199 MB
 #   late     ... 210 MB or more
+#   high     at 190 MB or more, on a guest whose kernel KASLR placed high:
+#            the dump itself must show the kernel image, init_top_pgt and
+#            init_uts_ns above the pfn where the cut LATER (pfn-order) pass
+#            stopped, and above where a capture in pfn order alone would
+#            have stopped with as many pages; drgn reads init_uts_ns and
+#            the kernel log from the kdump and the ELF save
 #   end      level 31, the dump disk slowed to 3 MB/s, at 100 %: END in
 #            flight, every page written (no raw copy: drgn is the check)
 #   replace  a cut at 50 %, then a new crash captured onto the same disk
 #            and cut at 30-99 MB: the new dump replaces the old cleanly
+# KASLR high (case high): the decompressor's KASLR never puts the kernel
+# in a memmap=nn!ss (or $, #) range, and the kernel parses memmap= only
+# after it has been placed. So the first kernel gets memmap=R!32M, which
+# leaves the decompressor only 16-32 MiB (too small) and the top 128 MiB
+# less the initrd (about 110 MiB) for the 52 MiB image, and
+# memmap=4P%32M-12+1, which turns that range back into
+# RAM (type 12, persistent, to 1: the decompressor reads a % entry as a
+# memory limit, and 4 PiB is above any it keeps). The guest runs with all
+# its memory; the crash reservation lands under the kernel (top-down).
+# Retrying boots until KASLR happens to go high would cost a whole run
+# per try.
 # The points inside the metadata and the kernel log cannot be reached by
 # killing QEMU: the guest writes them in one request, which lands whole or
 # not at all. tests/faults/cutfile.sh cuts a real dump at those bytes.
@@ -53,9 +70,15 @@ before) cut='^kdumpinit: kernel log: ' ;;
 early) cut=$(written '[3-9][0-9]') extra=("${slow[@]}") ;;
 middle) cut=$(written '1[3-9][0-9]') extra=("${slow[@]}") ;;
 late) cut=$(written '2[1-9][0-9]|[3-9][0-9][0-9]') extra=("${slow[@]}") ;;
+high)
+	# 190 MB of the 270-300: late, and still some 40 MB (10000 pages)
+	# short of where pfn order alone would reach init_top_pgt.
+	mem=1024
+	cut=$(written '19[0-9]|2[0-9][0-9]|[3-9][0-9][0-9]')
+	extra=("${slow[@]}" --mem "${mem}M" --append-first "memmap=$((mem - 32 - 96))M!32M memmap=4P%32M-12+1") ;;
 end) cut=$(progress '100') extra=(--slow-disk 3000000 --no-raw) level=31 ;;
 replace) cut=$(written '1[3-9][0-9]') extra=("${slow[@]}") ;;
-*) echo "usage: tests/faults/powercut.sh before|early|middle|late|end|replace [--workdir DIR]" >&2; exit 2 ;;
+*) echo "usage: tests/faults/powercut.sh before|early|middle|late|high|end|replace [--workdir DIR]" >&2; exit 2 ;;
 esac
 
 run() { # CUT-ERE [run.sh options]
@@ -98,7 +121,7 @@ after_cut() { # LABEL
 	# (the first pass: about a fifth of the progress at level 1): a cut
 	# past the middle keeps them all, whatever KASLR did. An early cut may
 	# come inside that pass: reported, not judged.
-	if [ "$case" = end ] || [ "$case" = middle ] || [ "$case" = late ] ||
+	if [ "$case" = end ] || [ "$case" = middle ] || [ "$case" = late ] || [ "$case" = high ] ||
 		{ [ "$case" = replace ] && [ "$1" = replace ]; }; then
 		"$python" "$top/tests/tools/drgnopen.py" "$workdir/saved.kdump" >"$workdir/drgn.out" 2>&1 &&
 			pass "$1: $(cat "$workdir/drgn.out")" ||
@@ -116,6 +139,46 @@ e2e=$?
 	failed "power cut ($case): tests/e2e/run.sh exited $e2e"
 [ -f "$workdir/cut" ] && pass "QEMU killed at: $(cut -c1-100 "$workdir/cut")" || failed "no power cut happened"
 after_cut "$case"
+
+if [ "$case" = high ]; then
+	info=$workdir/info.out
+	# The memmap= pair cost the first kernel no memory: its map after
+	# them is the firmware's.
+	first=$(sed -n '1,/Trigger a crash/p' "$workdir/console.log")
+	fw=$(grep -a -o 'BIOS-e820: .*' <<<"$first" | cut -d' ' -f2-)
+	user=$(grep -a -o 'user: \[mem .*' <<<"$first" | cut -d' ' -f2-)
+	grep -a -q "user-defined physical RAM map" "$workdir/console.log" && [ -n "$fw" ] && [ "$fw" = "$user" ] &&
+		pass "first kernel: memmap= took effect and its memory map is the firmware's ($(grep -c . <<<"$fw") ranges)" ||
+		failed "first kernel: no user-defined memory map equal to the firmware's"
+	# The dump itself says where KASLR put the kernel and where the cut
+	# came; the chunks counted are the intact ones info counts.
+	limit=$(sed -n 's/^state .*chunk [0-9]* at offset \([0-9]*\).*/\1/p' "$info")
+	kept=$(awk '$1 == "pages" && $2 == "kept" {print $3}' "$info")
+	"$python" "$here/kaslrhigh.py" "$workdir/dump.img" "$workdir/raw.vmcore" ${limit:+--limit "$limit"} \
+		${kept:+--pages "$kept"} >"$workdir/kaslrhigh.out" 2>&1 &&
+		pass "KASLR high, cut below it: $(cut -c12- "$workdir/kaslrhigh.out")" ||
+		{ failed "the kernel is not above the cut:"; sed 's/^/    /' "$workdir/kaslrhigh.out"; }
+	# And high because memmap= kept KASLR to the top: a kernel placed
+	# anywhere from 16 MiB would land there about one time in sixteen.
+	at=$(grep -o '([0-9]* MiB,' "$workdir/kaslrhigh.out" | grep -o '[0-9]*')
+	[ -n "$at" ] && [ "$at" -ge $((mem - 128)) ] &&
+		pass "the kernel image is where memmap= left KASLR room: at $at MiB, the window from $((mem - 128)) MiB" ||
+		failed "the kernel image is at ${at:-?} MiB, below the window memmap= left ($((mem - 128)) MiB on)"
+	# drgn reads the kernel log (the printk ring, by VMCOREINFO alone)
+	# from both saves: as many records as kdumpinit's own reader found.
+	nrec=$(grep -a -o "kdumpinit: kernel log: [0-9]* records" "$workdir/crash-console.log" | grep -o '[0-9]*' | tail -n 1)
+	"$python" "$top/tests/tools/drgnopen.py" "$workdir/saved.elf" >"$workdir/drgn-elf.out" 2>&1 &&
+		pass "save --format elf: $(cat "$workdir/drgn-elf.out")" ||
+		{ failed "drgn cannot read the cut dump's ELF save:"; sed 's/^/    /' "$workdir/drgn-elf.out"; }
+	for f in kdump elf; do
+		"$python" "$here/drgnlog.py" "$workdir/saved.$f" >"$workdir/drgnlog-$f.out" 2>&1
+		rc=$?
+		got=$(sed -n 's/.*the kernel log: \([0-9]*\) records.*/\1/p' "$workdir/drgnlog-$f.out")
+		[ $rc = 0 ] && [ -n "$nrec" ] && [ "$got" = "$nrec" ] &&
+			pass "$f: $(cat "$workdir/drgnlog-$f.out") = kdumpinit's $nrec" ||
+			{ failed "$f: drgn's kernel log (${got:-none} records, kdumpinit read ${nrec:-?}):"; sed 's/^/    /' "$workdir/drgnlog-$f.out"; }
+	done
+fi
 
 if [ "$case" = replace ]; then
 	# A new crash onto the partial dump: the new capture writes a new START
