@@ -253,7 +253,7 @@ if [ -n "${FULL:-}" ]; then
 	# crash (with the matching vmlinux: the 858 MB -dbg package, fetched
 	# once into build/crash/) on every fault dump that holds the kernel's
 	# pages: power cuts after them, the full device, write errors.
-	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-middle,cut-end,kernelfirst,early,late,after}
+	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-high,cut-middle,cut-end,kernelfirst,early,late,after}
 	# arm64 armed through kexec-tools instead (its _stext fix): ~3.5 min.
 	run_suite e2e-arm64-kexec-tools bash tests/e2e-arm64/run.sh --loader kexec-tools \
 		--workdir "$BUILD/arm64/e2e/kexec-tools"
