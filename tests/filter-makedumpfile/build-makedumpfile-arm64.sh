@@ -249,6 +249,10 @@ from_binary() {
 	fsay "EXTRACT sid's makedumpfile $ver (arm64) with trixie's libc6 -> $root"
 	# bookworm's libraries first, then trixie's libc6 over bookworm's.
 	make_root "$root" "$(echo "$sysroot_debs" | grep -v -e '-dev=' -e '^libc6=')$bin_debs"
+	# trixie's libc6 is merged-/usr: its loader is only in /usr/lib, but
+	# the binary asks for /lib/ld-linux-aarch64.so.1 (relative link: qemu
+	# resolves it under -L).
+	[ -e "$root/lib/ld-linux-aarch64.so.1" ] || ln -s ../usr/lib/ld-linux-aarch64.so.1 "$root/lib/"
 	write_wrapper "$root" "$root/usr/bin/makedumpfile"
 	echo "$stamp" >"$out.stamp"
 }
@@ -265,7 +269,8 @@ auto)
 	;;
 esac
 
-v=$("$out" -v 2>&1 | head -n 1) || fdie "$out -v failed: $v"
-case $v in *"version $ver "*) ;; *) fdie "$out -v says: $v" ;; esac
+# A result that does not run is not kept: the next run makes it again.
+v=$("$out" -v 2>&1 | head -n 1) || { rm -f "$out.stamp"; fdie "$out -v failed: $v"; }
+case $v in *"version $ver "*) ;; *) rm -f "$out.stamp"; fdie "$out -v says: $v" ;; esac
 echo "makedumpfile-arm64=$out ($(cut -d' ' -f1 "$out.stamp"): $v)"
 echo "time: $(($(date +%s) - t0))s" >&2
