@@ -27,8 +27,9 @@
 # (dpkg-deb -x, lib -> usr/lib, depmod -b), e.g. Debian 13's 6.12, with its
 # modules; busybox and kexec-tools still come from Debian 12's packages.
 # --trixie: Debian 13's 6.12 (pinned in packages; 52-bit VA under -cpu max,
-# 4 KiB pages, so 5 table levels: makedumpfile 1.7.2 refuses it, and
-# upstream read that layout only after 1.7.8: no makedumpfile comparison).
+# 4 KiB pages, so 5 table levels: makedumpfile 1.7.2 refuses it, 1.7.8 too
+# ("PAGE SIZE 0x1000 and VA Bits 52 not supported"; upstream added it after
+# 1.7.8): no makedumpfile comparison).
 # --no-raw: kdumpinit is the crash kernel's only init (no busybox, no raw
 # copy, so no vmcmp, header or makedumpfile checks), at --level N (from
 # the DT): the image as users run it, for the crashkernel= floor.
@@ -53,7 +54,7 @@ while [ $# -gt 0 ]; do
 	--kernel-tree) ktree=$2; shift ;;
 	--trixie) ktree=trixie ;;
 	--level) level=$2; shift ;;
-	-h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
