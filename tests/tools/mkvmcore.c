@@ -1862,6 +1862,24 @@ static void a64_uts_and_ring(struct mm *m)
 	wr_u64(img_at(m, rb + 32, 8), first);			/* tail_id */
 }
 
+/* FILE.dmesg: the records' texts, one line each (a record's own newlines
+ * start a further line), for tests that read the log back. */
+static void write_ring_text(const struct opts *o)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.dmesg", o->out);
+	if (!(f = fopen(path, "w")))
+		die("%s: %s", path, strerror(errno));
+	for (size_t k = 0; k < RING_NMSGS; k++) {
+		fprintf(f, ring_msgs[k], o->osrelease);
+		fputc('\n', f);
+	}
+	if (fclose(f))
+		die("%s: %s", path, strerror(errno));
+}
+
 /* ---- building it all ---- */
 
 static void mm_sections(struct mm *m)
@@ -3836,6 +3854,8 @@ int main(int argc, char **argv)
 	}
 	if (o.mm && !o.no_expect)
 		write_expect(&o, g_mm);
+	if (o.mm && o.arm64)
+		write_ring_text(&o);
 	printf("%s: %zu PT_LOAD, %" PRIu64 " bytes of memory, %" PRIu64
 	       " non-zero pages written, file size %" PRIu64 "\n",
 	       o.out, L.nload, o.nram ? ram_total(&o) : o.mem, written, size);
