@@ -180,6 +180,9 @@ void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, s
 	}
 	struct buf st = { 0 }, strs = { 0 }, rsv = { 0 }, out = { 0 };
 	put(&strs, f + o_str, sz_str);
+	/* names appended below must start a string of their own */
+	if (sz_str && f[o_str + sz_str - 1])
+		put(&strs, "", 1);
 	/* The reservation block, up to and with its zero entry: without one
 	 * the copy would have no end either. */
 	int rsv_end = 0;
@@ -210,6 +213,8 @@ void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, s
 			put(&st, nm, nl + 1);
 			pad4(&st);
 			in_chosen = depth == 2 && !strcmp((const char *)nm, "chosen");
+			if (in_chosen && chosen_done)
+				goto bad;	/* a second /chosen: which one would count? */
 			if (in_chosen) {
 				put_chosen(&st, &strs, ch, ac, sc);
 				chosen_done = 1;

@@ -504,6 +504,11 @@ static void t_replace(void)
 		check_kept(&in, &out);
 		CHECK_INT(count(&out, "/chosen/framebuffer@0", "width", NULL), 1);
 		CHECK_INT(count(&out, "/chosen", "linux,booted-from-kexec", NULL), 1);
+		/* the edit of an edited tree changes nothing */
+		size_t l2 = 0;
+		uint8_t *again = fdt_set_chosen(res, rlen, &CH, &l2);
+		CHECK(again && l2 == rlen && !memcmp(again, res, rlen), "a second edit changed the tree");
+		free(again);
 	}
 	free(res);
 	/* no initrd this time: the old initrd properties go */
@@ -682,6 +687,44 @@ static void t_malformed(void)
 		CHECK(refused(b, len), "unbalanced nodes (%s) not refused", v ? "unclosed" : "closed twice");
 		free(b);
 	}
+
+	/* two /chosen nodes: which would the crash kernel take? refused */
+	memset(&t, 0, sizeof t);
+	tb_begin(&t, "");
+	for (int i = 0; i < 2; i++) {
+		tb_begin(&t, "chosen");
+		tb_str(&t, "bootargs", "x");
+		tb_end(&t);
+	}
+	tb_end(&t);
+	b = tb_finish(&t, &len);
+	CHECK(refused(b, len), "two /chosen nodes not refused");
+	free(b);
+
+	/* a strings block whose last bytes are no string (a tail without
+	 * its NUL, no property names it): the names the edit adds must still
+	 * be strings of their own, and a second edit must find them */
+	memset(&t, 0, sizeof t);
+	tb_begin(&t, "");
+	tb_str(&t, "model", "m");
+	tb_end(&t);
+	memcpy(t.strs + t.strn, "tail", 4);
+	t.strn += 4;
+	b = tb_finish(&t, &len);
+	{
+		static struct tree in, out;
+		uint8_t *res;
+		size_t rlen, l2 = 0;
+		if (edit(b, len, &CH, &in, &out, &res, &rlen) == 0) {
+			check_chosen(&out, "/chosen", &CH, 2, 1);
+			uint8_t *again = fdt_set_chosen(res, rlen, &CH, &l2);
+			CHECK(again && l2 == rlen && !memcmp(again, res, rlen),
+			      "a second edit changed the tree (%zu -> %zu bytes)", rlen, l2);
+			free(again);
+		}
+		free(res);
+	}
+	free(b);
 
 	/* a property value longer than the structure */
 	memset(&t, 0, sizeof t);
