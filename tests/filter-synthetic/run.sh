@@ -185,6 +185,8 @@ a64 6.12-va48-2m-straddle "--mm 6.12 --va-bits 48 --leaf 2m --straddle" 206 \
 	0x40000000:56M,0x48000000:72M,0x4ca00000:20M
 add "arm64-corrupt-pte-hole-6.12-va48-4k" "$A64 --mm 6.12 --leaf 4k --ram $ARAM --zero-pct 5 --seed 207 --corrupt pte-hole" "1 17 31" 1
 add "arm64-corrupt-random-bytes-6.12-va52-2m" "$A64 --mm 6.12 --va-bits 52 --ram $ARAM --zero-pct 5 --seed 208 --corrupt random-bytes" "1 17 31" 1
+add "arm64-corrupt-section-garbage-6.1-va48-2m" "$A64 --mm 6.1 --ram $ARAM --zero-pct 5 --seed 209 --corrupt section-garbage" "1 17 31" 1
+add "arm64-corrupt-pmd-outside-6.12-va39-4k" "$A64 --mm 6.12 --va-bits 39 --leaf 4k --ram $ARAM --zero-pct 5 --seed 210 --corrupt pmd-outside" "1 17 31" 1
 
 # same_threads NAME L IMG VMCORE THREADS...: captures at each thread count
 # must give IMG's PAGES chunks; prints one ok or FAIL line.

@@ -2148,7 +2148,10 @@ static void mm_corrupt(struct mm *m)
 		wr_u64(pt_slot(m, m->sec[1].va, 3), 0);
 		break;
 	case CX_PMD_OUTSIDE:
-		if (m->leaf == 30)	/* no PMDs under this vmemmap: the PUD leaf instead */
+		if (o->arm64)	/* its vmemmap has PMDs whatever --leaf says */
+			wr_u64(pt_slot(m, m->sec[1].va, 2), m->leaf == 12 ?
+			       pte_table(m, MM_OUTSIDE_PA) : pte_leaf(m, MM_OUTSIDE_PA, 2, 1));
+		else if (m->leaf == 30)	/* no PMDs under this vmemmap: the PUD leaf instead */
 			wr_u64(pt_slot(m, m->sec[1].va, 3), MM_OUTSIDE_PA | PTE_LEAF | PTE_PSE);
 		else if (m->leaf == 21)
 			wr_u64(pt_slot(m, m->sec[1].va, 2), MM_OUTSIDE_PA | PTE_LEAF | PTE_PSE);
@@ -2402,7 +2405,9 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
  * This part knows nothing of the builder above. It reads the vmcore file
  * back (ELF headers, VMCOREINFO, PT_LOAD bytes) and applies
  * docs/FILTERING.md's account of makedumpfile literally:
- *   - page tables walked from SYMBOL(init_top_pgt) (§5);
+ *   - page tables walked from SYMBOL(init_top_pgt) (§5); on EM_AARCH64
+ *     from SYMBOL(swapper_pg_dir) - NUMBER(kimage_voffset), 64 - T1SZ
+ *     bits deep, every address walked (the linear map too);
  *   - mem_section roots, sections up to ceil(max_mapnr / 32768) (§2);
  *   - per section, pfns one by one, only those is_in_segs(); 512-pfn
  *     struct page windows (a head at index 511 gets nothing from its
