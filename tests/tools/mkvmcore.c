@@ -27,7 +27,8 @@
  * --arch arm64 writes an EM_AARCH64 vmcore instead, as Debian's arm64
  * kernels leave it (see "arm64" below): RAM from PHYS_OFFSET 0x40000000,
  * a linear map, the kernel image at kimage_voffset, 4 KiB-granule tables
- * for 39-, 48- or 52-bit VA; with --mm also init_uts_ns and a printk ring.
+ * for 39-, 48- or 52-bit VA; with --mm also init_uts_ns and a printk ring,
+ * whose records' texts it writes to FILE.dmesg, one line each.
  */
 #define _FILE_OFFSET_BITS 64
 #define _GNU_SOURCE
