@@ -49,16 +49,22 @@ static int va_bits_of(const struct arch_env *env, uint64_t *bits)
 /* The linear map's bounds, for kernels with the 5.4+ layout (linear map
  * in the bottom half of the kernel range, PAGE_OFFSET = -2^VA_BITS). Only
  * trusted when TCR_EL1_T1SZ is exported (5.12+, all of them flipped);
- * older kernels are translated by the table walk alone. */
+ * older kernels are translated by the table walk alone. PHYS_OFFSET is
+ * the physical address of the configured PAGE_OFFSET: a 52-bit kernel on
+ * a CPU without LPA2 runs 48 bits and lowers PHYS_OFFSET by the
+ * difference (arm64_memblock_init), so RAM starts at -2^48 all the same
+ * and *phys, the address at *start, is PHYS_OFFSET plus that difference. */
 static int linear_map(const struct arch_env *env, uint64_t *start, uint64_t *end, uint64_t *phys)
 {
-	uint64_t t1sz, bits;
+	uint64_t t1sz, bits, cfg;
 
 	if (env->number(env, TCR_EL1_T1SZ, &t1sz) < 0 || va_bits_of(env, &bits) < 0 ||
 	    env->number(env, PHYS_OFFSET, phys) < 0)
 		return -ENOENT;
 	*start = ~0ull << bits;
 	*end = *start + (1ull << (bits - 1));
+	if (env->number(env, VA_BITS, &cfg) == 0 && cfg > bits && cfg <= 52)
+		*phys += *start - (~0ull << cfg);
 	return 0;
 }
 

@@ -180,14 +180,20 @@ void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, s
 	}
 	struct buf st = { 0 }, strs = { 0 }, rsv = { 0 }, out = { 0 };
 	put(&strs, f + o_str, sz_str);
-	/* The reservation block, up to and with its zero entry. */
-	for (uint32_t o = o_rsv; o + 16 <= total; o += 16) {
+	/* names appended below must start a string of their own */
+	if (sz_str && f[o_str + sz_str - 1])
+		put(&strs, "", 1);
+	/* The reservation block, up to and with its zero entry: without one
+	 * the copy would have no end either. */
+	int rsv_end = 0;
+	for (uint32_t o = o_rsv; o + 16 <= total && !rsv_end; o += 16) {
 		put(&rsv, f + o, 16);
-		if (!memcmp(f + o, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16))
-			break;
+		rsv_end = !memcmp(f + o, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16);
 	}
+	if (!rsv_end)
+		goto bad;
 	uint32_t ac = 2, sc = 1;	/* the defaults of the DT spec */
-	int depth = 0, in_chosen = 0, chosen_done = 0;
+	int depth = 0, in_chosen = 0, chosen_done = 0, roots = 0, ended = 0;
 	const uint8_t *p = f + o_st, *end = f + o_st + sz_st;
 	while (p + 4 <= end) {
 		uint32_t tok = be32(p);
@@ -197,17 +203,25 @@ void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, s
 			size_t nl = strnlen((const char *)nm, (size_t)(end - p));
 			if (nm + nl >= end)
 				goto bad;
+			/* one root, named "": a second one or a named root is
+			 * not a tree the edit could keep whole */
+			if (depth == 0 && (roots++ || nl))
+				goto bad;
 			p += align_up(nl + 1, 4);
 			depth++;
 			put32(&st, FDT_BEGIN_NODE);
 			put(&st, nm, nl + 1);
 			pad4(&st);
 			in_chosen = depth == 2 && !strcmp((const char *)nm, "chosen");
+			if (in_chosen && chosen_done)
+				goto bad;	/* a second /chosen: which one would count? */
 			if (in_chosen) {
 				put_chosen(&st, &strs, ch, ac, sc);
 				chosen_done = 1;
 			}
 		} else if (tok == FDT_END_NODE) {
+			if (depth == 0)
+				goto bad;
 			if (depth == 1 && !chosen_done) {
 				/* No /chosen: add one at the end of the root. */
 				put32(&st, FDT_BEGIN_NODE);
@@ -222,11 +236,13 @@ void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, s
 			depth--;
 			put32(&st, FDT_END_NODE);
 		} else if (tok == FDT_PROP) {
-			if (p + 8 > end)
+			if (p + 8 > end || depth == 0)
 				goto bad;
 			uint32_t n = be32(p), no = be32(p + 4);
 			const uint8_t *v = p + 8;
-			if (no >= sz_str || n > (size_t)(end - v))
+			/* the name must end inside the strings block */
+			if (no >= sz_str || !memchr(f + o_str + no, 0, sz_str - no) ||
+			    n > (size_t)(end - v))
 				goto bad;
 			p = v + align_up(n, 4);
 			const char *name = (const char *)f + o_str + no;
@@ -240,6 +256,7 @@ void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, s
 		} else if (tok == FDT_NOP) {
 			continue;
 		} else if (tok == FDT_END) {
+			ended = 1;
 			break;
 		} else {
 			goto bad;
@@ -247,6 +264,10 @@ void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, s
 		if (ac < 1 || ac > 2 || sc < 1 || sc > 2)
 			goto bad;
 	}
+	/* a structure cut short (no FDT_END, nodes left open) is refused:
+	 * the crash kernel would get a tree that ends mid-node */
+	if (!ended || depth != 0 || !roots)
+		goto bad;
 	put32(&st, FDT_END);
 	/* header, reservations (8-aligned), structure, strings */
 	uint8_t hdr[40] = { 0 };

@@ -15,6 +15,15 @@
 # (mkvmcore --straddle) put compound pages and free blocks across the
 # capture's block and span boundaries.
 #
+# The arm64 cases (mkvmcore --arch arm64: Debian's arm64 layouts, 39-,
+# 48- and 52-bit VA, a 52-bit kernel on a 48-bit CPU) run the same way on
+# this x86_64 host. Those marked "host" also check, at level 31, what a
+# user does with an arm64 dump here: `info` says complete and names the
+# crashed kernel's release, `save --format kdump` writes a kdump file that
+# drgn (python3-drgn, when installed) opens as AARCH64 and reads
+# init_uts_ns from, and `dmesg` shows the records mkvmcore put in the
+# printk ring (FILE.dmesg), in order, from the vmcore and from the dump.
+#
 # Run from anywhere. Environment (paths relative to the repository top):
 #   KDUMPINIT  the binary                  (default build/kdumpinit)
 #   MKVMCORE   the generator; default: built from tests/tools/mkvmcore.c
@@ -28,7 +37,7 @@
 #   ONLY       a regular expression: run only the cases whose name matches
 #
 # Prints "ok NAME/dL" or "FAIL NAME/dL: why" per case and level, then
-# exactly one line "N passed, N failed, 0 skipped"; exits non-zero on any failure.
+# exactly one line "N passed, N failed, N skipped"; exits non-zero on any failure.
 set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -88,8 +97,9 @@ RAM2=0x1000:56M,128M:40M
 
 # NAME | mkvmcore arguments | dump levels | corrupt (capture may exit 5)
 #   | thread counts whose output must equal 1 thread's (optional)
+#   | "host": the arm64 host checks at level 31 (optional)
 CASES=()
-add() { CASES+=("$1|$2|$3|$4|${5:-}"); }
+add() { CASES+=("$1|$2|$3|$4|${5:-}|${6:-}"); }
 THREADS="2 3 8"
 
 seed=1
@@ -157,6 +167,27 @@ c random-bytes 6.16 5 4k 81
 add "corrupt-random-bytes-6.12-l4-2m-threads" "--mm 6.12 --ram $RAM2 --zero-pct 5 --seed 82 --corrupt random-bytes" "1 31" 1 "$THREADS"
 add "corrupt-buddy-order-6.1-l4-2m-threads" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 83 --corrupt buddy-order" "31" 1 "$THREADS"
 
+# arm64: RAM from PHYS_OFFSET 0x40000000 (QEMU virt), two ranges in two
+# sections. Debian 12's 6.1 (48-bit VA; --leaf 4k is rodata=full's page
+# mapped linear map), 39-bit VA, Debian 13's 6.12 (52-bit VA, LPA2), the
+# same kernel on a CPU without LPA2, 6.16 with 1 GiB linear blocks.
+A64="--arch arm64"
+ARAM=0x40000000:56M,0x48000000:40M
+a64() { add "arm64-$1" "$A64 $2 --ram ${4:-$ARAM} --zero-pct 5 --seed $3" "1 17 31" 0 "$THREADS" "${5:-}"; }
+a64 6.1-va48-2m "--mm 6.1 --va-bits 48 --leaf 2m" 200 "" host
+a64 6.1-va48-4k "--mm 6.1 --va-bits 48 --leaf 4k" 201
+a64 6.1-va39-2m "--mm 6.1 --va-bits 39 --leaf 2m" 202 "" host
+a64 6.12-va52-4k "--mm 6.12 --va-bits 52 --leaf 4k" 203 "" host
+a64 6.12-va52on48-1g "--mm 6.12 --va-bits 52 --cpu-va-bits 48 --leaf 1g" 204 "" host
+a64 6.16-va48-1g "--mm 6.16 --va-bits 48 --leaf 1g" 205
+# a third range close after the second, runs across block and span ends
+a64 6.12-va48-2m-straddle "--mm 6.12 --va-bits 48 --leaf 2m --straddle" 206 \
+	0x40000000:56M,0x48000000:72M,0x4ca00000:20M
+add "arm64-corrupt-pte-hole-6.12-va48-4k" "$A64 --mm 6.12 --leaf 4k --ram $ARAM --zero-pct 5 --seed 207 --corrupt pte-hole" "1 17 31" 1
+add "arm64-corrupt-random-bytes-6.12-va52-2m" "$A64 --mm 6.12 --va-bits 52 --ram $ARAM --zero-pct 5 --seed 208 --corrupt random-bytes" "1 17 31" 1
+add "arm64-corrupt-section-garbage-6.1-va48-2m" "$A64 --mm 6.1 --ram $ARAM --zero-pct 5 --seed 209 --corrupt section-garbage" "1 17 31" 1
+add "arm64-corrupt-pmd-outside-6.12-va39-4k" "$A64 --mm 6.12 --va-bits 39 --leaf 4k --ram $ARAM --zero-pct 5 --seed 210 --corrupt pmd-outside" "1 17 31" 1
+
 # same_threads NAME L IMG VMCORE THREADS...: captures at each thread count
 # must give IMG's PAGES chunks; prints one ok or FAIL line.
 same_threads() {
@@ -182,9 +213,62 @@ same_threads() {
 	fi
 }
 
-# run_case NAME ARGS LEVELS CORRUPT THREADS: writes $W/NAME.result
+# in_order EXPECTED OUTPUT: every line of EXPECTED is in OUTPUT, in order
+in_order() {
+	"$PY" - "$1" "$2" <<'EOF'
+import sys
+want = open(sys.argv[1], encoding='utf-8', errors='replace').read().splitlines()
+got = open(sys.argv[2], encoding='utf-8', errors='replace').read()
+at = 0
+for w in want:
+    i = got.find(w, at)
+    if i < 0:
+        print('missing or out of order: %r' % w)
+        sys.exit(1)
+    at = i + len(w)
+EOF
+}
+
+# host_checks NAME IMG VMCORE: an arm64 dump read on this host (see the
+# header); one ok, FAIL or skip line each.
+host_checks() {
+	local name=$1/host img=$2 v=$3 rel out why src
+	rel=$(grep -a -o -m1 'OSRELEASE=[^[:cntrl:]]*' "$v" | head -n1)
+	rel=${rel#OSRELEASE=}
+	"$KDUMPINIT" info "$img" >"$img.hinfo" 2>&1
+	if grep -q '^state  *complete' "$img.hinfo" && grep -q "^kernel  *$rel\$" "$img.hinfo"; then
+		echo "ok $name/info: complete, kernel $rel"
+	else
+		echo "FAIL $name/info: $(grep -m2 '^state\|^kernel\|error' "$img.hinfo" | tr '\n' ' ')"
+	fi
+	rm -f "$img.kdump"
+	if ! "$KDUMPINIT" save "$img" --output "$img.kdump" --format kdump >"$img.hsave" 2>&1 ||
+		[ "$(head -c 8 "$img.kdump" 2>/dev/null)" != "KDUMP   " ]; then
+		echo "FAIL $name/save-kdump: $(tail -n1 "$img.hsave")"
+	else
+		echo "ok $name/save-kdump: signature KDUMP, $(stat -c %s "$img.kdump") bytes"
+		if ! "$PY" -c 'import drgn' 2>/dev/null; then
+			echo "skip $name/drgn: python3-drgn is not installed"
+		elif out=$("$PY" tests/e2e-arm64/drgnuts.py "$img.kdump" 2>&1) &&
+			[ "$out" = "AARCH64 Linux $rel" ]; then
+			echo "ok $name/drgn: opens the kdump file: $out"
+		else
+			echo "FAIL $name/drgn: $out"
+		fi
+	fi
+	for src in "$v" "$img"; do
+		if "$KDUMPINIT" dmesg "$src" >"$img.hdmesg" 2>&1 && why=$(in_order "$v.dmesg" "$img.hdmesg"); then
+			echo "ok $name/dmesg-${src##*.}: $(wc -l <"$v.dmesg") lines in order"
+		else
+			echo "FAIL $name/dmesg-${src##*.}: ${why:-$(tail -n1 "$img.hdmesg")}"
+		fi
+	done
+	rm -f "$img.kdump" "$img.hinfo" "$img.hsave" "$img.hdmesg"
+}
+
+# run_case NAME ARGS LEVELS CORRUPT THREADS HOST: writes $W/NAME.result
 run_case() {
-	local name=$1 args=$2 levels=$3 corrupt=$4 threads=$5
+	local name=$1 args=$2 levels=$3 corrupt=$4 threads=$5 host=$6
 	local d=$W/$name res=$W/$name.result specs= L rc fail= topt=
 	[ -n "$threads" ] && topt="--threads 1"
 	mkdir -p "$d"
@@ -225,6 +309,8 @@ run_case() {
 			# shellcheck disable=SC2086
 			[ -n "$threads" ] &&
 				same_threads "$name" "$L" "$d/d$L.img" "$d/v.core" $threads >>"$res.thr"
+			[ "$host" = host ] && [ "$L" = 31 ] &&
+				host_checks "$name" "$d/d$L.img" "$d/v.core" >>"$res.thr"
 		fi
 		rm -f "$d/d$L.img"
 	done
@@ -245,11 +331,11 @@ run_case() {
 start=$(date +%s)
 running=0
 for entry in "${CASES[@]}"; do
-	IFS='|' read -r name args levels corrupt threads <<<"$entry"
+	IFS='|' read -r name args levels corrupt threads host <<<"$entry"
 	if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then
 		continue
 	fi
-	run_case "$name" "$args" "$levels" "$corrupt" "$threads" &
+	run_case "$name" "$args" "$levels" "$corrupt" "$threads" "$host" &
 	running=$((running + 1))
 	if [ $running -ge "$JOBS" ]; then
 		wait -n
@@ -258,7 +344,7 @@ for entry in "${CASES[@]}"; do
 done
 wait
 
-npass=0 nfail=0
+npass=0 nfail=0 nskip=0
 for entry in "${CASES[@]}"; do
 	IFS='|' read -r name _ <<<"$entry"
 	[ -e "$W/$name.result" ] || continue
@@ -266,6 +352,7 @@ for entry in "${CASES[@]}"; do
 		case $line in
 		ok\ *) npass=$((npass + 1)); echo "$line" ;;
 		FAIL\ *) nfail=$((nfail + 1)); echo "$line" ;;
+		skip\ *) nskip=$((nskip + 1)); echo "$line" ;;
 		*) [ -n "$line" ] && echo "  $line" ;;
 		esac
 	done <"$W/$name.result"
@@ -278,5 +365,5 @@ echo "# $(($(date +%s) - start)) s; scratch $W" >&2
 if [ "$nfail" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then
 	rm -rf "$W"
 fi
-echo "$npass passed, $nfail failed, 0 skipped"
+echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]

@@ -29,7 +29,7 @@ FUZZ_LIBZ ?= -lz
 
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore \
-	fuzz_firmware
+	fuzz_firmware fuzz_fdt
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -83,6 +83,9 @@ $(FUZZ_DIR)/obj/lz4/%.o: $(FUZZ_LZ4_SRC)/%.c tests/fuzz/fuzz.mk
 $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_HDRS) tests/fuzz/fuzz.mk
 	@echo "  FUZZ    $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LDLIBS)
+
+# fuzz_fdt includes init/kexec_arm64.c itself (init/ is not in the archive).
+$(FUZZ_DIR)/fuzz_fdt: init/kexec_arm64.c
 
 fuzz-build: $(FUZZ_BINS)
 

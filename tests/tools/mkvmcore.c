@@ -1,5 +1,6 @@
 /*
- * mkvmcore: write a deterministic synthetic x86_64 /proc/vmcore for tests.
+ * mkvmcore: write a deterministic synthetic x86_64 or arm64 /proc/vmcore
+ * for tests.
  *
  * The file looks like what the crash kernel exports: an ELF64 ET_CORE with
  * one PT_NOTE (NT_PRSTATUS per CPU, then VMCOREINFO) and one PT_LOAD per
@@ -22,6 +23,12 @@
  * small implementation of makedumpfile's rules (docs/FILTERING.md) and
  * writes FILE.expect: per dump level, the pfns that must be excluded and
  * why (see "expectation" below).
+ *
+ * --arch arm64 writes an EM_AARCH64 vmcore instead, as Debian's arm64
+ * kernels leave it (see "arm64" below): RAM from PHYS_OFFSET 0x40000000,
+ * a linear map, the kernel image at kimage_voffset, 4 KiB-granule tables
+ * for 39-, 48- or 52-bit VA; with --mm also init_uts_ns and a printk ring,
+ * whose records' texts it writes to FILE.dmesg, one line each.
  */
 #define _FILE_OFFSET_BITS 64
 #define _GNU_SOURCE
@@ -62,6 +69,27 @@
 #define WBUF_PAGES 256          /* 1 MiB of pages per pwrite */
 #define PPM 1000000u
 
+/* arm64, from arch/arm64/include/asm/memory.h and kernel/crash_core.c
+ * (6.1; 6.12 where it differs):
+ *   PAGE_OFFSET = -2^VA_BITS, the VA of PHYS_OFFSET (memstart_addr: the
+ *     first RAM rounded down to 1 GiB; a 52-bit kernel on a CPU that runs
+ *     48 bits lowers it by _PAGE_OFFSET(48) - _PAGE_OFFSET(52), so RAM
+ *     lands at -2^48 all the same);
+ *   the kernel image at KIMAGE_VADDR = _PAGE_END(VA_BITS_MIN) + the
+ *     module area (128 MiB in 6.1, 2 GiB in 6.12), plus KASLR's offset:
+ *     2^(VA_BITS_MIN - 3) + a seed, 2 MiB aligned; kimage_voffset is its
+ *     VA minus its PA;
+ *   vmemmap = VMEMMAP_START - (memstart_addr >> 12) * sizeof(struct page),
+ *     VMEMMAP_START = -2^(VA_BITS - 6) in 6.1, -1 GiB - the struct pages
+ *     of the 52/48-bit linear range in 6.12;
+ *   NT_PRSTATUS: struct elf_prstatus is 392 bytes, pr_reg = x0..x30, sp,
+ *     pc, pstate at 112. QEMU's virt machine has RAM at 0x40000000. */
+#define A64_RAM_BASE 0x40000000ull
+#define A64_KERNEL_AT (A64_RAM_BASE + (2ull << 20))
+#define A64_TEXT_LEN (32ull << 20)
+#define A64_PRSTATUS_SIZE 392
+#define A64_KASLR_SEED 0x1a2b3c00000ull
+
 static const char *prog = "mkvmcore";
 
 enum bad {
@@ -97,6 +125,9 @@ enum corrupt {
 
 struct opts {
 	const char *out;
+	int arm64;		/* --arch arm64 */
+	unsigned va_bits;	/* arm64: CONFIG_ARM64_VA_BITS, 39, 48 or 52 */
+	unsigned cpu_va_bits;	/* arm64: what the CPU runs (48 under a 52-bit kernel) */
 	/* --mm: NULL without it */
 	const struct kver *mm;
 	unsigned mm_levels;	/* 4 or 5 */
@@ -142,6 +173,12 @@ struct blob {
 	uint8_t *p;
 	size_t len, cap;
 };
+
+/* arm64 addresses ("arm64 address space" below) */
+static uint64_t a64_kimage_voffset(const struct opts *o);
+static uint64_t a64_text_va(const struct opts *o);
+static uint64_t a64_phys_offset(const struct opts *o);
+static uint64_t a64_kaslr(const struct opts *o);
 
 /* ---- deterministic page contents ---- */
 
@@ -332,6 +369,8 @@ static int add_note(struct blob *b, const char *name, uint32_t type,
 }
 
 /* What crash_save_cpu() leaves: pid and registers; made up but stable. */
+static void fill_prstatus_a64(uint8_t *d, uint64_t cpu, uint64_t pc);
+
 static void fill_prstatus(uint8_t *d, uint64_t cpu)
 {
 	/* user_regs_struct order: r15 … rip(16) cs(17) eflags(18) rsp(19) ss(20) */
@@ -417,6 +456,24 @@ static int vmcoreinfo_text(struct blob *t, const struct opts *o, int64_t phys_ba
 
 	if (o->mm)
 		return vmcoreinfo_mm(t, o, phys_base);
+	if (o->arm64) {
+		/* no kernel structures: the translation keys only */
+		uint64_t voff = a64_kimage_voffset(o), text = a64_text_va(o);
+		return blob_printf(t, "OSRELEASE=%s\nPAGESIZE=4096\n"
+				   "SYMBOL(init_uts_ns)=%" PRIx64 "\n"
+				   "OFFSET(uts_namespace.name)=0\n"
+				   "SYMBOL(swapper_pg_dir)=%" PRIx64 "\n"
+				   "SYMBOL(_stext)=%" PRIx64 "\n"
+				   "NUMBER(VA_BITS)=%u\n"
+				   "NUMBER(kimage_voffset)=0x%" PRIx64 "\n"
+				   "NUMBER(PHYS_OFFSET)=0x%" PRIx64 "\n"
+				   "NUMBER(TCR_EL1_T1SZ)=0x%x\n"
+				   "KERNELOFFSET=%" PRIx64 "\n"
+				   "CRASHTIME=%" PRId64 "\n",
+				   o->osrelease, text + 0x1c14a20, text + 0x1e0a000, text + 0x10000,
+				   o->va_bits, voff, a64_phys_offset(o), 64 - o->cpu_va_bits,
+				   a64_kaslr(o), o->crashtime);
+	}
 	if ((err = blob_printf(t, "OSRELEASE=%s\n", o->osrelease)) ||
 	    (err = blob_printf(t, "BUILD-ID=%016" PRIx64 "%016" PRIx64 "%08" PRIx32 "\n",
 			       mix64(o->seed), mix64(o->seed + 1),
@@ -437,14 +494,18 @@ static int vmcoreinfo_text(struct blob *t, const struct opts *o, int64_t phys_ba
 
 static int build_notes(struct blob *n, const struct opts *o, int64_t phys_base)
 {
-	uint8_t prs[PRSTATUS_SIZE];
+	uint8_t prs[A64_PRSTATUS_SIZE];
 	struct blob text = { 0 };
 	uint64_t cpu;
 	int err;
 
 	for (cpu = 0; cpu < o->cpus; cpu++) {
-		fill_prstatus(prs, cpu);
-		if ((err = add_note(n, "CORE", NT_PRSTATUS, prs, sizeof(prs))))
+		if (o->arm64)
+			fill_prstatus_a64(prs, cpu, a64_kimage_voffset(o) + o->kernel_at + 0x10000);
+		else
+			fill_prstatus(prs, cpu);
+		if ((err = add_note(n, "CORE", NT_PRSTATUS, prs,
+				    o->arm64 ? A64_PRSTATUS_SIZE : PRSTATUS_SIZE)))
 			return err;
 	}
 	if (o->bad == BAD_NO_VMCOREINFO)
@@ -469,7 +530,7 @@ static void die(const char *fmt, ...);
 
 static void plan_ram(struct layout *L, const struct opts *o)
 {
-	uint64_t pages = o->mem / PAGE_SIZE, paddr = FIRST_PADDR;
+	uint64_t pages = o->mem / PAGE_SIZE, paddr = o->arm64 ? A64_RAM_BASE : FIRST_PADDR;
 	uint64_t per = pages / o->segments, rem = pages % o->segments;
 	size_t i;
 
@@ -504,18 +565,20 @@ static void plan_alias(struct layout *L, const struct opts *o)
 {
 	const struct seg *r = &L->load[0];
 	uint64_t end = r->paddr + r->memsz, paddr = r->paddr, len;
-	uint64_t want = o->mm ? o->kernel_at : KTEXT_PADDR;
+	uint64_t want = o->mm || o->arm64 ? o->kernel_at : KTEXT_PADDR;
 	struct seg *a;
 
 	if (r->paddr <= want && want < end)
 		paddr = want;
-	len = end - paddr < KTEXT_LEN ? end - paddr : KTEXT_LEN;
+	uint64_t tlen = o->arm64 ? A64_TEXT_LEN : KTEXT_LEN;
+	len = end - paddr < tlen ? end - paddr : tlen;
 	L->phys_base = (int64_t)(paddr - KTEXT_PADDR);
 	if (!o->text_alias)
 		return;
 	a = &L->load[L->nram];
 	a->paddr = paddr;
-	a->vaddr = KTEXT_VADDR;
+	/* arm64: the image's own mapping, vaddr - paddr = kimage_voffset */
+	a->vaddr = o->arm64 ? a64_kimage_voffset(o) + paddr : KTEXT_VADDR;
 	a->memsz = len;
 	a->filesz = len;
 }
@@ -558,7 +621,7 @@ static void put_ehdr(struct blob *h, const struct layout *L, const struct opts *
 	e->e_ident[EI_VERSION] = EV_CURRENT;
 	e->e_ident[EI_OSABI] = ELFOSABI_NONE;
 	e->e_type = o->bad == BAD_EXEC ? ET_EXEC : ET_CORE;
-	e->e_machine = EM_X86_64;
+	e->e_machine = o->arm64 ? EM_AARCH64 : EM_X86_64;
 	e->e_version = EV_CURRENT;
 	e->e_phoff = L->phoff;
 	e->e_ehsize = sizeof(Elf64_Ehdr);
@@ -883,6 +946,93 @@ static const struct kver kv616 = {
 	.export_unaccepted = 1, .print_unsigned = 1,
 };
 
+/* arm64 6.1 numbers its flags as x86 does up to PG_mlocked (21), but has
+ * no PG_uncached (CONFIG_ARCH_USES_PG_UNCACHED is x86's): PG_hwpoison is
+ * 22. From 6.12 neither has it, and the layouts agree. */
+static const struct kver kv61_a64 = {
+	.name = "6.1", .release = "6.1.0-mkvmcore-arm64",
+	.lru = 4, .private_ = 13, .swapcache = 10, .swapbacked = 19, .slab = 9, .hwpoison = 22,
+	.head = 16, .reserved = 12, .waiters = 7, .uptodate = 2,
+	.benign = BIT(1) | BIT(2) | BIT(3) | BIT(5) | BIT(6) | BIT(11) | BIT(17) | BIT(18) |
+		  BIT(20) | BIT(21),
+	.t_buddy = 0xffffff7f, .t_offline = 0xfffffeff, .t_table = 0xfffffdff,
+	.t_guard = 0xfffffbff,
+	.dtor = 1,
+};
+
+/* ---- arm64 address space (facts at the top of the file) ---- */
+
+static int a64_new_layout(const struct opts *o)
+{
+	return o->mm && o->mm->types;	/* 6.12 and later */
+}
+
+static unsigned a64_va_min(const struct opts *o)
+{
+	return o->va_bits > 48 ? 48 : o->va_bits;
+}
+
+/* memstart_addr, as NUMBER(PHYS_OFFSET) shows it */
+static uint64_t a64_phys_offset(const struct opts *o)
+{
+	uint64_t first = o->nram ? o->ram_lo[0] : A64_RAM_BASE;
+	uint64_t ms = first & ~((1ull << 30) - 1);
+
+	if (o->cpu_va_bits != o->va_bits)
+		ms -= (~0ull << o->cpu_va_bits) - (~0ull << o->va_bits);
+	return ms;
+}
+
+static uint64_t a64_kaslr(const struct opts *o)
+{
+	unsigned min = a64_va_min(o);
+
+	return (1ull << (min - 3)) + (A64_KASLR_SEED & ((1ull << (min - 2)) - 1) & ~((2ull << 20) - 1));
+}
+
+/* the VA of _text, which sits at --kernel-at */
+static uint64_t a64_text_va(const struct opts *o)
+{
+	uint64_t modules = ~0ull << (a64_va_min(o) - 1);
+
+	return modules + (a64_new_layout(o) ? 2ull << 30 : 128ull << 20) + a64_kaslr(o);
+}
+
+static uint64_t a64_kimage_voffset(const struct opts *o)
+{
+	return a64_text_va(o) - o->kernel_at;
+}
+
+static uint64_t a64_vmemmap_start(const struct opts *o)
+{
+	if (!a64_new_layout(o))
+		return ~0ull << (o->va_bits - 6);
+	uint64_t range = (~0ull << (a64_va_min(o) - 1)) - (~0ull << o->va_bits);
+	return -(1ull << 30) - (range >> 12) * 64;
+}
+
+/* vmemmap: pfn P's struct page at vmemmap + P * 64 (memstart_addr is
+ * signed: the shift keeps its sign) */
+static uint64_t a64_vmemmap(const struct opts *o)
+{
+	return a64_vmemmap_start(o) - (uint64_t)((int64_t)a64_phys_offset(o) >> 12) * 64;
+}
+
+static void fill_prstatus_a64(uint8_t *d, uint64_t cpu, uint64_t pc)
+{
+	uint64_t reg[34] = { 0 };
+	int32_t pid = (int32_t)cpu;
+
+	for (size_t i = 0; i < 31; i++)
+		reg[i] = mix64(cpu * 64 + i);
+	reg[31] = 0xffff800008000000ull + 0x4000000 + cpu * 0x4000 + 0x3f00;	/* sp */
+	reg[32] = pc + cpu * 16;
+	reg[33] = 0x604000c5;	/* pstate: EL1h, DAIF masked */
+	memset(d, 0, A64_PRSTATUS_SIZE);
+	memcpy(d + PRSTATUS_PID_OFF, &pid, sizeof(pid));
+	memcpy(d + PRSTATUS_REG_OFF, reg, sizeof(reg));
+}
+
 static const char *const corrupt_names[CX_COUNT] = {
 	"none", "vmemmap-pgd", "vmemmap-pud", "pmd-outside", "pte-hole",
 	"section-garbage", "section-absent", "root-zero", "buddy-order",
@@ -934,6 +1084,12 @@ struct mm {
 	const struct opts *o;
 	struct layout *L;
 	unsigned levels, leaf;
+	unsigned top_bits;	/* index bits of the top table: 9, or 4 (arm64, 52-bit VA) */
+	int lpa2;		/* arm64 52-bit: output address bits 51:50 in bits 9:8 */
+	uint64_t ktext;		/* VA of the kernel image (at --kernel-at) */
+	uint64_t ram_base;	/* arm64: first RAM, where kptr() points */
+	unsigned mpb;		/* MAX_PHYSMEM_BITS */
+	uint64_t uts, ring;	/* arm64: init_uts_ns, the printk ring (physical) */
 	uint64_t po, vtb, rbase, rend, pool, pool_end, chunks;
 	uint8_t *img;		/* bytes of [rbase, rend) */
 	uint8_t *is_table;	/* per region page: holds a page table */
@@ -968,8 +1124,11 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
+/* VA - PA in the direct (x86) or linear (arm64) map */
 static uint64_t direct_map_base(const struct opts *o)
 {
+	if (o->arm64)
+		return (~0ull << o->va_bits) - a64_phys_offset(o);
 	if (!o->mm)
 		return DIRECT_MAP_BASE;
 	return o->mm_levels == 5 ? MM_PO5 : MM_PO4;
@@ -1018,6 +1177,57 @@ static uint64_t pool_alloc(struct mm *m, uint64_t size, int table)
 
 /* ---- page tables (generator side) ---- */
 
+/* arm64 descriptors (4 KiB granule): bit 0 valid, bit 1 table (levels
+ * 0-2) or page (level 3), else a block; AF, inner shareable (not with
+ * LPA2, whose bits 9:8 are address bits 51:50), AttrIndx 0 (normal);
+ * writable data as the kernel maps it (DBM, bit 51), code read-only. */
+#define A64_TABLE 0x3ull
+#define A64_AF (1ull << 10)
+#define A64_SH_INNER (3ull << 8)
+#define A64_RDONLY (1ull << 7)
+#define A64_DBM (1ull << 51)
+#define A64_PXN (1ull << 53)
+#define A64_UXN (1ull << 54)
+#define A64_OA_48 0x0000fffffffff000ull
+#define A64_OA_LPA2 0x0003fffffffff000ull
+
+static uint64_t a64_oa(const struct mm *m, uint64_t pa)
+{
+	if (!m->lpa2)
+		return pa & A64_OA_48;
+	return (pa & A64_OA_LPA2) | ((pa >> 50) & 3) << 8;
+}
+
+static uint64_t pte_addr(const struct mm *m, uint64_t v)
+{
+	if (!m->o->arm64)
+		return v & PTE_ADDR & ~SME(m);
+	if (!m->lpa2)
+		return v & A64_OA_48;
+	return (v & A64_OA_LPA2) | ((v >> 8) & 3) << 50;
+}
+
+static uint64_t pte_table(const struct mm *m, uint64_t pa)
+{
+	return m->o->arm64 ? a64_oa(m, pa) | A64_TABLE : pa | PTE_TABLE | SME(m);
+}
+
+/* A leaf at level (1: a page); nx: data, not code */
+static uint64_t pte_leaf(const struct mm *m, uint64_t pa, unsigned level, int nx)
+{
+	if (!m->o->arm64)
+		return pa | PTE_LEAF | (nx ? PTE_NX : 0) | SME(m) | (level > 1 ? PTE_PSE : 0);
+	return a64_oa(m, pa) | (level == 1 ? 3 : 1) | A64_AF | (m->lpa2 ? 0 : A64_SH_INNER) |
+	       (nx ? A64_PXN | A64_UXN | A64_DBM : A64_UXN | A64_RDONLY);
+}
+
+static int pte_is_leaf(const struct mm *m, uint64_t v, unsigned level)
+{
+	if (!m->o->arm64)
+		return level <= 3 && (v & PTE_PSE);
+	return level <= 3 && !(v & 2);
+}
+
 /* The entry for va at `level` (1 = PTE ... 5 = PML5), creating the tables
  * above it. */
 static uint8_t *pt_slot(struct mm *m, uint64_t va, unsigned level)
@@ -1026,18 +1236,19 @@ static uint8_t *pt_slot(struct mm *m, uint64_t va, unsigned level)
 
 	for (unsigned l = m->levels;; l--) {
 		unsigned shift = 12 + 9 * (l - 1);
-		uint8_t *e = img_at(m, table + ((va >> shift) & 511) * 8, 8);
+		unsigned bits = l == m->levels ? m->top_bits : 9;
+		uint8_t *e = img_at(m, table + ((va >> shift) & ((1u << bits) - 1)) * 8, 8);
 		uint64_t v = rd_u64(e);
 
 		if (l == level)
 			return e;
 		if (!(v & 1)) {
-			v = pool_alloc(m, PAGE_SIZE, 1) | PTE_TABLE | SME(m);
+			v = pte_table(m, pool_alloc(m, PAGE_SIZE, 1));
 			wr_u64(e, v);
-		} else if (l <= 3 && (v & PTE_PSE)) {
+		} else if (pte_is_leaf(m, v, l)) {
 			die("internal: mapping 0x%" PRIx64 " under a large leaf", va);
 		}
-		table = v & PTE_ADDR & ~SME(m);
+		table = pte_addr(m, v);
 	}
 }
 
@@ -1045,7 +1256,7 @@ static void map_leaf(struct mm *m, uint64_t va, uint64_t pa, unsigned shift, uin
 {
 	unsigned level = shift == 12 ? 1 : shift == 21 ? 2 : 3;
 	uint8_t *e = pt_slot(m, va, level);
-	uint64_t want = pa | PTE_LEAF | extra | SME(m) | (level > 1 ? PTE_PSE : 0);
+	uint64_t want = pte_leaf(m, pa, level, extra != 0);
 	uint64_t v = rd_u64(e);
 
 	if ((v & 1) && v != want)
@@ -1109,7 +1320,7 @@ static uint64_t zone_bits(uint64_t pfn)
  * bits are never the anon/movable marks). */
 static uint64_t kptr(struct mm *m)
 {
-	return m->po + ((rnd(m) % (64ull << 20)) & ~7ull) + 0x100000;
+	return m->po + m->ram_base + ((rnd(m) % (64ull << 20)) & ~7ull) + 0x100000;
 }
 
 static void put_page(struct mm *m, uint64_t pfn, uint64_t flags, uint64_t mapping,
@@ -1582,6 +1793,94 @@ static void place_straddle(struct mm *m)
 	}
 }
 
+/* ---- arm64: init_uts_ns and the printk ring ----
+ *
+ * What `kdumpinit info`, `dmesg` and drgn read by virtual address, in
+ * the kernel image: init_uts_ns (struct new_utsname at offset 0: six
+ * 65-byte strings), and `prb`, a pointer to a printk_ringbuffer whose
+ * descriptor, info and text arrays it points at through the linear map
+ * (log_buf_len= moves them to memblock memory). The 6.1 layout, as
+ * VMCOREINFO gives it: printk_ringbuffer {desc_ring at 0: count_bits,
+ * descs 8, infos 16, head_id 24, tail_id 32; text_data_ring at 48:
+ * size_bits, data 8}, 88 bytes; prb_desc {state_var, text_blk_lpos
+ * {begin, next}}, 24; printk_info {seq, ts_nsec, text_len u16}, 88. */
+#define RING_COUNT_BITS 4
+#define RING_SIZE_BITS 12
+static const char *const ring_msgs[] = {
+	"Booting Linux on physical CPU 0x0000000000 [0x000f0510]",
+	"Linux version %s (mkvmcore) #1 SMP Debian",
+	"Machine model: linux,dummy-virt",
+	"sysrq: Trigger a crash",
+	"Kernel panic - not syncing: sysrq triggered crash\nCPU: 0 PID: 1 Comm: sh",
+};
+#define RING_NMSGS (sizeof(ring_msgs) / sizeof(ring_msgs[0]))
+
+static void a64_uts_and_ring(struct mm *m)
+{
+	const struct opts *o = m->o;
+	const char *rel = o->osrelease ? o->osrelease : m->kv->release;
+	const char *uts[6] = { "Linux", "mkvmcore", rel, "#1 SMP Debian", "aarch64", "(none)" };
+	uint64_t voff = a64_kimage_voffset(o);
+
+	m->uts = pool_alloc(m, PAGE_SIZE, 0);
+	for (int i = 0; i < 6; i++)
+		memcpy(img_at(m, m->uts + 65 * i, 65), uts[i], strlen(uts[i]));
+
+	/* page 1: prb, the ring at +256, descs at +1024, infos at +1536;
+	 * page 2: the text data ring */
+	uint64_t pg = pool_alloc(m, 2 * PAGE_SIZE, 0), rb = pg + 256;
+	uint64_t descs = pg + 1024, infos = pg + 1536, text = pg + PAGE_SIZE;
+	uint64_t size = 1ull << RING_SIZE_BITS, lpos = 0, first = 100;
+	m->ring = pg;
+	memset(img_at(m, pg, 2 * PAGE_SIZE), 0, 2 * PAGE_SIZE);
+	wr_u64(img_at(m, pg, 8), voff + rb);
+	wr_u32(img_at(m, rb, 4), RING_COUNT_BITS);
+	wr_u64(img_at(m, rb + 8, 8), m->po + descs);
+	wr_u64(img_at(m, rb + 16, 8), m->po + infos);
+	wr_u32(img_at(m, rb + 48, 4), RING_SIZE_BITS);
+	wr_u64(img_at(m, rb + 56, 8), m->po + text);
+	for (uint64_t k = 0; k < RING_NMSGS; k++) {
+		char t[256];
+		int n = snprintf(t, sizeof t, ring_msgs[k], rel);
+		uint64_t id = first + k, blk = (8 + (uint64_t)n + 7) & ~7ull;
+		if (lpos % size + blk > size)
+			die("internal: printk text ring too small");
+		wr_u64(img_at(m, text + lpos % size, 8), id);
+		memcpy(img_at(m, text + lpos % size + 8, (size_t)n), t, (size_t)n);
+		uint64_t d = descs + (id % (1u << RING_COUNT_BITS)) * 24;
+		wr_u64(img_at(m, d, 8), (2ull << 62) | id);	/* finalized */
+		wr_u64(img_at(m, d + 8, 8), lpos);
+		wr_u64(img_at(m, d + 16, 8), lpos + blk);
+		uint64_t i = infos + (id % (1u << RING_COUNT_BITS)) * 88;
+		wr_u64(img_at(m, i, 8), id);	/* seq: congruent to the slot, as the kernel's */
+		wr_u64(img_at(m, i + 8, 8), 1000000ull * (k + 1) * 1234567);	/* ts_nsec */
+		uint8_t *tl = img_at(m, i + 16, 2);
+		tl[0] = (uint8_t)n;
+		tl[1] = (uint8_t)(n >> 8);
+		lpos += blk;
+	}
+	wr_u64(img_at(m, rb + 24, 8), first + RING_NMSGS - 1);	/* head_id */
+	wr_u64(img_at(m, rb + 32, 8), first);			/* tail_id */
+}
+
+/* FILE.dmesg: the records' texts, one line each (a record's own newlines
+ * start a further line), for tests that read the log back. */
+static void write_ring_text(const struct opts *o)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.dmesg", o->out);
+	if (!(f = fopen(path, "w")))
+		die("%s: %s", path, strerror(errno));
+	for (size_t k = 0; k < RING_NMSGS; k++) {
+		fprintf(f, ring_msgs[k], o->osrelease);
+		fputc('\n', f);
+	}
+	if (fclose(f))
+		die("%s: %s", path, strerror(errno));
+}
+
 /* ---- building it all ---- */
 
 static void mm_sections(struct mm *m)
@@ -1621,6 +1920,19 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 	m->kv = o->mm;
 	m->levels = o->mm_levels;
 	m->leaf = o->leaf;
+	m->top_bits = 9;
+	m->ktext = KTEXT_VADDR;
+	m->mpb = m->levels == 5 ? 52 : 46;
+	if (o->arm64) {
+		/* each level resolves 9 bits above the page offset; 52 bits
+		 * leave 4 for a 16-entry top table */
+		m->levels = (o->cpu_va_bits - 12 + 8) / 9;
+		m->top_bits = o->cpu_va_bits - 12 - 9 * (m->levels - 1);
+		m->lpa2 = o->cpu_va_bits > 48;
+		m->ktext = a64_text_va(o);
+		m->ram_base = L->load[0].paddr & ~(SZ_1G - 1);
+		m->mpb = o->va_bits > 48 ? 52 : 48;	/* CONFIG_ARM64_PA_BITS */
+	}
 	m->po = direct_map_base(o);
 	m->vtb = m->levels == 5 ? MM_VTB5 : MM_VTB4;
 	m->rng = o->seed * 0x2545f4914f6cdd1dull + 7;
@@ -1630,7 +1942,7 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 
 	/* SPARSEMEM_EXTREME: LENGTH = NR_SECTION_ROOTS */
 	m->spr = PAGE_SIZE / o->ms_size;
-	m->roots_len = ((1ull << ((m->levels == 5 ? 52 : 46) - 27)) + m->spr - 1) / m->spr;
+	m->roots_len = ((1ull << (m->mpb - 27)) + m->spr - 1) / m->spr;
 
 	/* the region: pool, then one 2 MiB chunk per present section */
 	uint64_t pool_pages = 64 + ram_pages / 512 + ram_pages / (512 * 512) + 16 * L->nram +
@@ -1644,7 +1956,7 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 		die("--mm: the first RAM range [0x%" PRIx64 ", 0x%" PRIx64 ") must hold the kernel "
 		    "region [0x%" PRIx64 ", 0x%" PRIx64 ") (--kernel-at, more memory)",
 		    s0->paddr, s0->paddr + s0->filesz, m->rbase, m->rend);
-	if (m->leaf == 30 && m->rend > SZ_1G)
+	if (m->leaf == 30 && !o->arm64 && m->rend > SZ_1G)
 		die("--leaf 1g: the kernel region must lie below 1 GiB");
 	m->img = scale_mode(o) ? scale_map_region(m, o, L) : malloc(m->rend - m->rbase);
 	m->is_table = calloc((m->rend - m->rbase) / PAGE_SIZE, 1);
@@ -1675,14 +1987,30 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 	{
 		unsigned sh = m->leaf == 12 ? 12 : 21;
 		uint64_t len = s0->paddr + s0->filesz - o->kernel_at;
-		if (len > KTEXT_LEN)
-			len = KTEXT_LEN;
+		uint64_t tlen = o->arm64 ? A64_TEXT_LEN : KTEXT_LEN;
+		if (len > tlen)
+			len = tlen;
 		len = len >> sh << sh;
 		for (uint64_t x = 0; x < len; x += 1ull << sh)
-			map_leaf(m, KTEXT_VADDR + x, o->kernel_at + x, sh, 0);
+			map_leaf(m, m->ktext + x, o->kernel_at + x, sh, 0);
 	}
 	/* vmemmap */
-	if (m->leaf == 30) {
+	if (o->arm64) {
+		/* the kernel's own formula; vmemmap_populate() maps it with
+		 * 2 MiB blocks (--leaf 1g too) or, for --leaf 4k, pages */
+		m->vmemmap = a64_vmemmap(o);
+		for (size_t i = 0; i < m->nsec; i++) {
+			struct mmsec *sc = &m->sec[i];
+			sc->va = m->vmemmap + sc->nr * SEC_MAP_BYTES;
+			if (m->leaf != 12) {
+				map_leaf(m, sc->va, sc->chunk, 21, PTE_NX);
+			} else {
+				for (uint64_t j = 0; j < SEC_MAP_BYTES / PAGE_SIZE; j++)
+					map_leaf(m, sc->va + j * PAGE_SIZE,
+						 sc->chunk + perm(m, j) * PAGE_SIZE, 12, PTE_NX);
+			}
+		}
+	} else if (m->leaf == 30) {
 		uint64_t va_a = m->vtb - SZ_1G, va_b = m->vtb;
 		map_leaf(m, va_a, 0, 30, PTE_NX);
 		if (m->nsec > 1)
@@ -1728,6 +2056,8 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 			wr_u64(e + 8, m->po + usage);
 		}
 	}
+	if (o->arm64)
+		a64_uts_and_ring(m);
 
 	/* struct pages: everything reserved first, then the kernel region,
 	 * then the catalogue, then a random mix */
@@ -1819,7 +2149,10 @@ static void mm_corrupt(struct mm *m)
 		wr_u64(pt_slot(m, m->sec[1].va, 3), 0);
 		break;
 	case CX_PMD_OUTSIDE:
-		if (m->leaf == 30)	/* no PMDs under this vmemmap: the PUD leaf instead */
+		if (o->arm64)	/* its vmemmap has PMDs whatever --leaf says */
+			wr_u64(pt_slot(m, m->sec[1].va, 2), m->leaf == 12 ?
+			       pte_table(m, MM_OUTSIDE_PA) : pte_leaf(m, MM_OUTSIDE_PA, 2, 1));
+		else if (m->leaf == 30)	/* no PMDs under this vmemmap: the PUD leaf instead */
 			wr_u64(pt_slot(m, m->sec[1].va, 3), MM_OUTSIDE_PA | PTE_LEAF | PTE_PSE);
 		else if (m->leaf == 21)
 			wr_u64(pt_slot(m, m->sec[1].va, 2), MM_OUTSIDE_PA | PTE_LEAF | PTE_PSE);
@@ -1905,6 +2238,60 @@ static void type_line(struct blob *t, const struct kver *kv, const char *key, ui
 		blob_printf(t, "NUMBER(%s)=%" PRId32 "\n", key, (int32_t)v);
 }
 
+/* The printk keys (kernel/printk/printk.c, log_buf_vmcoreinfo_setup),
+ * then what arm64's arch_crash_save_vmcoreinfo() adds (6.1: VA_BITS in
+ * decimal, the rest in hex; 6.12 also the region bounds), then CRASHTIME. */
+static int vmcoreinfo_a64_tail(struct blob *t, const struct opts *o, const struct mm *m)
+{
+	uint64_t voff = a64_kimage_voffset(o);
+
+	blob_printf(t, "SYMBOL(node_data)=%" PRIx64 "\n"
+		    "LENGTH(node_data)=16\n"
+		    "SYMBOL(prb)=%" PRIx64 "\n"
+		    "SIZE(printk_ringbuffer)=88\n"
+		    "OFFSET(printk_ringbuffer.desc_ring)=0\n"
+		    "OFFSET(printk_ringbuffer.text_data_ring)=48\n"
+		    "OFFSET(prb_desc_ring.count_bits)=0\n"
+		    "OFFSET(prb_desc_ring.descs)=8\n"
+		    "OFFSET(prb_desc_ring.infos)=16\n"
+		    "OFFSET(prb_desc_ring.head_id)=24\n"
+		    "OFFSET(prb_desc_ring.tail_id)=32\n"
+		    "SIZE(prb_desc)=24\n"
+		    "OFFSET(prb_desc.state_var)=0\n"
+		    "OFFSET(prb_desc.text_blk_lpos)=8\n"
+		    "OFFSET(prb_data_blk_lpos.begin)=0\n"
+		    "OFFSET(prb_data_blk_lpos.next)=8\n"
+		    "SIZE(printk_info)=88\n"
+		    "OFFSET(printk_info.seq)=0\n"
+		    "OFFSET(printk_info.ts_nsec)=8\n"
+		    "OFFSET(printk_info.text_len)=16\n"
+		    "OFFSET(prb_data_ring.size_bits)=0\n"
+		    "OFFSET(prb_data_ring.data)=8\n"
+		    "OFFSET(atomic_long_t.counter)=0\n"
+		    "NUMBER(VA_BITS)=%u\n"
+		    "NUMBER(kimage_voffset)=0x%" PRIx64 "\n"
+		    "NUMBER(PHYS_OFFSET)=0x%" PRIx64 "\n"
+		    "NUMBER(TCR_EL1_T1SZ)=0x%x\n",
+		    m->ktext + 0x1a3b900, voff + m->ring, o->va_bits, voff, a64_phys_offset(o),
+		    64 - o->cpu_va_bits);
+	if (a64_new_layout(o)) {
+		uint64_t modules = ~0ull << (a64_va_min(o) - 1), vs = a64_vmemmap_start(o);
+		blob_printf(t, "NUMBER(MODULES_VADDR)=0x%" PRIx64 "\n"
+			    "NUMBER(MODULES_END)=0x%" PRIx64 "\n"
+			    "NUMBER(VMALLOC_START)=0x%" PRIx64 "\n"
+			    "NUMBER(VMALLOC_END)=0x%" PRIx64 "\n"
+			    "NUMBER(VMEMMAP_START)=0x%" PRIx64 "\n"
+			    "NUMBER(VMEMMAP_END)=0x%" PRIx64 "\n",
+			    modules, modules + (2ull << 30), modules + (2ull << 30),
+			    vs - (8ull << 20), vs, -(1ull << 30));
+	}
+	blob_printf(t, "KERNELOFFSET=%" PRIx64 "\n"
+		    "NUMBER(KERNELPACMASK)=0x%" PRIx64 "\n"
+		    "CRASHTIME=%" PRId64 "\n",
+		    a64_kaslr(o), ~0ull << o->cpu_va_bits, o->crashtime);
+	return 0;
+}
+
 static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base)
 {
 	const struct mm *m = g_mm;
@@ -1914,16 +2301,31 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
 	blob_printf(t, "OSRELEASE=%s\n", o->osrelease ? o->osrelease : kv->release);
 	blob_printf(t, "BUILD-ID=%016" PRIx64 "%016" PRIx64 "%08" PRIx32 "\n", mix64(o->seed),
 		    mix64(o->seed + 1), (uint32_t)mix64(o->seed + 2));
-	blob_printf(t, "PAGESIZE=4096\n"
-		    "SYMBOL(init_uts_ns)=ffffffff81c14a20\n"
-		    "OFFSET(uts_namespace.name)=0\n"
-		    "SYMBOL(node_online_map)=ffffffff81d3a7e8\n"
-		    "SYMBOL(swapper_pg_dir)=%" PRIx64 "\n"
-		    "SYMBOL(_stext)=ffffffff81000000\n", pgd_sym);
-	if (kv->types)
+	if (o->arm64) {
+		uint64_t voff = a64_kimage_voffset(o);
+		blob_printf(t, "PAGESIZE=4096\n"
+			    "SYMBOL(init_uts_ns)=%" PRIx64 "\n"
+			    "OFFSET(uts_namespace.name)=0\n"
+			    "SYMBOL(node_online_map)=%" PRIx64 "\n"
+			    "SYMBOL(swapper_pg_dir)=%" PRIx64 "\n"
+			    "SYMBOL(_stext)=%" PRIx64 "\n", voff + m->uts, m->ktext + 0x1a3c7e8,
+			    voff + m->pgd, m->ktext + 0x10000);
+	} else {
+		blob_printf(t, "PAGESIZE=4096\n"
+			    "SYMBOL(init_uts_ns)=ffffffff81c14a20\n"
+			    "OFFSET(uts_namespace.name)=0\n"
+			    "SYMBOL(node_online_map)=ffffffff81d3a7e8\n"
+			    "SYMBOL(swapper_pg_dir)=%" PRIx64 "\n"
+			    "SYMBOL(_stext)=ffffffff81000000\n", pgd_sym);
+	}
+	if (kv->types && o->arm64)
+		blob_printf(t, "SYMBOL(vmemmap)=%" PRIx64 "\n", m->vmemmap);
+	else if (kv->types)
 		blob_printf(t, "NUMBER(VMALLOC_START)=0x%" PRIx64 "\n"
 			    "SYMBOL(vmemmap)=%" PRIx64 "\n",
 			    m->levels == 5 ? 0xffa0000000000000ull : 0xffffc90000000000ull, m->vmemmap);
+	else if (o->arm64)
+		blob_printf(t, "SYMBOL(vmap_area_list)=%" PRIx64 "\n", m->ktext + 0x1a40e70);
 	else
 		blob_printf(t, "SYMBOL(vmap_area_list)=ffffffff81d40e70\n");
 	blob_printf(t, "SYMBOL(mem_section)=%" PRIx64 "\n"
@@ -1944,7 +2346,7 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
 		    "OFFSET(page.lru)=8\n"
 		    "OFFSET(page._mapcount)=48\n"
 		    "OFFSET(page.private)=40\n",
-		    m->po + m->roots, m->roots_len, o->ms_size, m->levels == 5 ? 52 : 46);
+		    m->po + m->roots, m->roots_len, o->ms_size, m->mpb);
 	if (kv->dtor)
 		blob_printf(t, "OFFSET(page.compound_dtor)=16\n"
 			    "OFFSET(page.compound_order)=17\n");
@@ -1982,6 +2384,8 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
 	type_line(t, kv, "PAGE_OFFLINE_MAPCOUNT_VALUE", kv->t_offline);
 	if (kv->export_unaccepted)
 		type_line(t, kv, "PAGE_UNACCEPTED_MAPCOUNT_VALUE", kv->t_unaccepted);
+	if (o->arm64)
+		return vmcoreinfo_a64_tail(t, o, m);
 	blob_printf(t, "NUMBER(phys_base)=%" PRId64 "\n"
 		    "SYMBOL(init_top_pgt)=%" PRIx64 "\n"
 		    "NUMBER(pgtable_l5_enabled)=%d\n"
@@ -2002,7 +2406,9 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
  * This part knows nothing of the builder above. It reads the vmcore file
  * back (ELF headers, VMCOREINFO, PT_LOAD bytes) and applies
  * docs/FILTERING.md's account of makedumpfile literally:
- *   - page tables walked from SYMBOL(init_top_pgt) (§5);
+ *   - page tables walked from SYMBOL(init_top_pgt) (§5); on EM_AARCH64
+ *     from SYMBOL(swapper_pg_dir) - NUMBER(kimage_voffset), 64 - T1SZ
+ *     bits deep, every address walked (the linear map too);
  *   - mem_section roots, sections up to ceil(max_mapnr / 32768) (§2);
  *   - per section, pfns one by one, only those is_in_segs(); 512-pfn
  *     struct page windows (a head at index 511 gets nothing from its
@@ -2053,6 +2459,8 @@ struct judge {
 	int64_t pg_hugetlb;
 	uint64_t pgd, pte_mask, page_offset;
 	int l5;
+	/* arm64 (EM_AARCH64): the walk's depth, top-table width, LPA2 */
+	int arm64, a64_levels, a64_top_bits, a64_lpa2;
 	/* bitmap1 pfns: merged ranges, with a running index */
 	uint64_t *rlo, *rhi, *ridx;
 	size_t nr;
@@ -2105,6 +2513,7 @@ static int j_load(struct judge *J, const char *path)
 		return -1;
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)J->map;
 	size_t phnum = eh->e_phnum;
+	J->arm64 = eh->e_machine == EM_AARCH64;
 	if (phnum == PN_XNUM)
 		phnum = ((const Elf64_Shdr *)(J->map + eh->e_shoff))->sh_info;
 	const Elf64_Phdr *ph = (const Elf64_Phdr *)(J->map + eh->e_phoff);
@@ -2152,11 +2561,50 @@ static int j_in_segs(const struct judge *J, uint64_t pfn)
 	return 0;
 }
 
+/* arm64, 4 KiB granule: bit 0 valid; above the last level bit 1 set is
+ * a table, clear a block (2 MiB, 1 GiB); at the last level it must be set
+ * (a page). The top table of a 52-bit walk has 16 entries. */
+static int j_vtop_a64(const struct judge *J, uint64_t va, uint64_t *pa)
+{
+	uint64_t table = J->pgd;
+
+	for (int l = J->a64_levels; l >= 1; l--) {
+		unsigned shift = 12 + 9 * (unsigned)(l - 1);
+		unsigned nb = l == J->a64_levels ? (unsigned)J->a64_top_bits : 9;
+		const uint8_t *p = j_phys(J, table + ((va >> shift) & ((1ull << nb) - 1)) * 8, 8);
+		if (!p)
+			return -1;
+		uint64_t e = rd_u64(p);
+		if (!(e & 1))
+			return -1;
+		uint64_t a = e & (J->a64_lpa2 ? 0x0003fffffffff000ull : 0x0000fffffffff000ull);
+		if (J->a64_lpa2)
+			a |= ((e >> 8) & 3) << 50;
+		if (l == 1) {
+			if (!(e & 2))
+				return -1;
+			*pa = a + (va & 4095);
+			return 0;
+		}
+		if (!(e & 2)) {
+			if (l > 3)
+				return -1;
+			uint64_t sz = 1ull << shift;
+			*pa = (a & ~(sz - 1)) + (va & (sz - 1));
+			return 0;
+		}
+		table = a;
+	}
+	return -1;
+}
+
 static int j_vtop(const struct judge *J, uint64_t va, uint64_t *pa)
 {
 	uint64_t table = J->pgd;
 	int top = J->l5 ? 5 : 4;
 
+	if (J->arm64)
+		return j_vtop_a64(J, va, pa);
 	for (int l = top; l >= 1; l--) {
 		unsigned shift = 12 + 9 * (unsigned)(l - 1);
 		const uint8_t *p = j_phys(J, table + ((va >> shift) & 511) * 8, 8);
@@ -2237,26 +2685,39 @@ static void j_setup(struct judge *J)
 	J->dtor_off = fd != J_NOTFOUND ? fd - J->size_page : j_or(j_num(J, "OFFSET(page.compound_dtor)"), 0);
 	J->hugetlb_dtor = j_num(J, "NUMBER(HUGETLB_PAGE_DTOR)");
 
-	/* §5 */
-	int64_t top = j_key(J, "SYMBOL(init_level4_pgt)", 1);
-	if (top == J_NOTFOUND || !top)
-		top = j_key(J, "SYMBOL(init_top_pgt)", 1);
-	int64_t pb = j_num(J, "NUMBER(phys_base)");
-	if (pb == J_NOTFOUND)
+	if (J->arm64) {
+		/* swapper_pg_dir is an image symbol: its VA - kimage_voffset;
+		 * the MMU walks 64 - T1SZ bits */
+		int64_t t1 = j_num(J, "NUMBER(TCR_EL1_T1SZ)"), vb = j_num(J, "NUMBER(VA_BITS)");
+		int64_t bits = t1 != J_NOTFOUND ? 64 - t1 : vb;
+		uint64_t sw = (uint64_t)j_key(J, "SYMBOL(swapper_pg_dir)", 1);
+		uint64_t voff = (uint64_t)j_num(J, "NUMBER(kimage_voffset)");
+		J->a64_levels = (int)((bits - 12 + 8) / 9);
+		J->a64_top_bits = (int)(bits - 12 - 9 * (J->a64_levels - 1));
+		J->a64_lpa2 = bits > 48;
+		J->pgd = sw - voff;
+		J->page_offset = ~0ull << bits;
+	} else {
+		/* §5 */
+		int64_t top = j_key(J, "SYMBOL(init_level4_pgt)", 1);
+		if (top == J_NOTFOUND || !top)
+			top = j_key(J, "SYMBOL(init_top_pgt)", 1);
+		int64_t pb = j_num(J, "NUMBER(phys_base)");
+		if (pb == J_NOTFOUND)
+			for (size_t i = 0; i < J->nld; i++)
+				if (J->ld[i].vaddr >= START_KERNEL_MAP) {
+					pb = (int64_t)(J->ld[i].paddr - (J->ld[i].vaddr & ~START_KERNEL_MAP));
+					break;
+				}
+		J->pgd = (uint64_t)top - START_KERNEL_MAP + (uint64_t)pb;
+		int64_t l5 = j_num(J, "NUMBER(pgtable_l5_enabled)");
+		J->l5 = l5 != J_NOTFOUND && l5 != 0;
+		J->pte_mask = 0x000ffffffffff000ull & ~(uint64_t)j_or(j_num(J, "NUMBER(sme_mask)"), 0);
+		J->page_offset = J->l5 ? 0xff10000000000000ull : 0xffff880000000000ull;
 		for (size_t i = 0; i < J->nld; i++)
-			if (J->ld[i].vaddr >= START_KERNEL_MAP) {
-				pb = (int64_t)(J->ld[i].paddr - (J->ld[i].vaddr & ~START_KERNEL_MAP));
-				break;
-			}
-	J->pgd = (uint64_t)top - START_KERNEL_MAP + (uint64_t)pb;
-	int64_t l5 = j_num(J, "NUMBER(pgtable_l5_enabled)");
-	J->l5 = l5 != J_NOTFOUND && l5 != 0;
-	J->pte_mask = 0x000ffffffffff000ull & ~(uint64_t)j_or(j_num(J, "NUMBER(sme_mask)"), 0);
-	J->page_offset = J->l5 ? 0xff10000000000000ull : 0xffff880000000000ull;
-	for (size_t i = 0; i < J->nld; i++)
-		if (J->ld[i].vaddr < START_KERNEL_MAP)
-			J->page_offset = J->ld[i].vaddr - J->ld[i].paddr;
-
+			if (J->ld[i].vaddr < START_KERNEL_MAP)
+				J->page_offset = J->ld[i].vaddr - J->ld[i].paddr;
+	}
 	/* bitmap 1 */
 	uint64_t maxend = 0;
 	for (size_t i = 0; i < J->nld; i++)
@@ -2706,7 +3167,8 @@ static int scale_mode(const struct opts *o)
 static uint64_t scale_data_off(const struct layout *L, const struct opts *o)
 {
 	uint64_t hdr = sizeof(Elf64_Ehdr) + L->phnum * sizeof(Elf64_Phdr) + sizeof(Elf64_Shdr);
-	uint64_t notes = o->cpus * (12 + 8 + PRSTATUS_SIZE) + (64u << 10);
+	uint64_t notes = o->cpus * (12 + 8 + (o->arm64 ? A64_PRSTATUS_SIZE : PRSTATUS_SIZE)) +
+			 (64u << 10);
 
 	return align_up(hdr + notes, SZ_2M);
 }
@@ -2991,12 +3453,22 @@ static int parse_mix(const char *s, struct mix *x)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s -o FILE [--mem SIZE] [--segments N] [--zero-pct P] [--seed S]\n"
+		"usage: %s -o FILE [--arch x86_64|arm64 [--va-bits 39|48|52] [--cpu-va-bits 48]]\n"
+		"       [--mem SIZE] [--segments N] [--zero-pct P] [--seed S]\n"
 		"       [--osrelease STR] [--crashtime T] [--cpus N] [--text-alias]\n"
 		"       [--sparse-gap SIZE] [--bad MODE] [--ram START:SIZE,...]\n"
 		"       [--mm LAYOUT [--levels 4|5] [--leaf 4k|2m|1g] [--ms-size 16|32]\n"
 		"        [--kernel-at ADDR] [--sme-bit N] [--corrupt MODE]\n"
 		"        [--mix ref|LIST] [--no-expect]]\n"
+		"  --arch ARCH       x86_64 (default) or arm64: an EM_AARCH64 vmcore as Debian's\n"
+		"                    arm64 kernels leave it (RAM from 0x40000000, the image's\n"
+		"                    PT_LOAD at kimage_voffset, the linear map; with --mm,\n"
+		"                    4 KiB-granule tables from swapper_pg_dir, init_uts_ns\n"
+		"                    and a printk ring; --levels and --sme-bit do not apply)\n"
+		"  --va-bits N       arm64: CONFIG_ARM64_VA_BITS, 39, 48 or 52 (48): 3, 4 or 5\n"
+		"                    levels (52: LPA2 descriptors, a 16-entry top table)\n"
+		"  --cpu-va-bits 48  arm64: a 52-bit kernel on a CPU without LPA2 (4 levels,\n"
+		"                    TCR_EL1_T1SZ 16, PHYS_OFFSET moved down as the kernel does)\n"
 		"  --mem SIZE        physical memory, page multiple, K/M/G/T suffixes (64M)\n"
 		"  --segments N      RAM PT_LOADs splitting --mem (2)\n"
 		"  --zero-pct P      percent of all-zero pages, may be fractional (30)\n"
@@ -3184,6 +3656,14 @@ static int check_opts(const struct opts *o)
 		why = "--corrupt needs --mm";
 	else if (!o->mm && scale_mode(o))
 		why = "--mix and --no-expect need --mm";
+	else if (o->arm64 && (o->sme_bit || o->mm_levels != 4))
+		why = "--sme-bit and --levels are x86_64's (arm64: --va-bits)";
+	else if (o->arm64 && o->va_bits != 39 && o->va_bits != 48 && o->va_bits != 52)
+		why = "--va-bits must be 39, 48 or 52";
+	else if (o->arm64 && o->cpu_va_bits != o->va_bits && !(o->va_bits == 52 && o->cpu_va_bits == 48))
+		why = "--cpu-va-bits differs from --va-bits only as 48 under 52";
+	else if (!o->arm64 && (o->va_bits || o->cpu_va_bits))
+		why = "--va-bits and --cpu-va-bits need --arch arm64";
 	if (why)
 		fprintf(stderr, "%s: %s\n", prog, why);
 	return why ? -1 : 0;
@@ -3214,11 +3694,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "straddle", no_argument, NULL, 'X' },
 		{ "mix", required_argument, NULL, 'Q' },
 		{ "no-expect", no_argument, NULL, 'N' },
+		{ "arch", required_argument, NULL, 'A' },
+		{ "va-bits", required_argument, NULL, 'V' },
+		{ "cpu-va-bits", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	uint64_t t;
-	int c, idx = 0;
+	int c, idx = 0, kernel_at_given = 0;
 
 	while ((c = getopt_long(argc, argv, "o:h", longopts, &idx)) != -1) {
 		const char *name = longopts[idx].name; /* only read for long options */
@@ -3241,7 +3724,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'R': if (parse_ram(optarg, o)) return bad_arg(name, optarg); break;
 		case 'M': if (parse_mm(optarg, o)) return bad_arg(name, optarg); break;
 		case 'C': if (parse_corrupt(optarg, &o->corrupt)) return bad_arg(name, optarg); break;
-		case 'K': if (parse_size(optarg, &o->kernel_at)) return bad_arg(name, optarg); break;
+		case 'K':
+			if (parse_size(optarg, &o->kernel_at))
+				return bad_arg(name, optarg);
+			kernel_at_given = 1;
+			break;
+		case 'A':
+			if (!strcmp(optarg, "arm64")) o->arm64 = 1;
+			else if (!strcmp(optarg, "x86_64")) o->arm64 = 0;
+			else return bad_arg(name, optarg);
+			break;
+		case 'V':
+			if (parse_u64(optarg, &t) || t > 64)
+				return bad_arg(name, optarg);
+			o->va_bits = (unsigned)t;
+			break;
+		case 'U':
+			if (parse_u64(optarg, &t) || t > 64)
+				return bad_arg(name, optarg);
+			o->cpu_va_bits = (unsigned)t;
+			break;
 		case 'L':
 			if (parse_u64(optarg, &t) || (t != 4 && t != 5))
 				return bad_arg(name, optarg);
@@ -3275,8 +3777,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		return -1;
 	}
+	if (o->arm64) {
+		/* what Debian's arm64 vmcores have: the image's own PT_LOAD,
+		 * the kernel 2 MiB above the start of RAM */
+		if (!o->va_bits)
+			o->va_bits = 48;
+		if (!o->cpu_va_bits)
+			o->cpu_va_bits = o->va_bits;
+		o->text_alias = 1;
+		if (!kernel_at_given)
+			o->kernel_at = A64_KERNEL_AT;
+		if (o->mm == &kv61)
+			o->mm = &kv61_a64;
+	}
 	if (!o->osrelease)
-		o->osrelease = o->mm ? o->mm->release : "6.1.0-mkvmcore";
+		o->osrelease = o->mm ? o->mm->release : o->arm64 ? "6.1.0-mkvmcore-arm64" : "6.1.0-mkvmcore";
 	return check_opts(o);
 }
 
@@ -3345,6 +3860,8 @@ int main(int argc, char **argv)
 	}
 	if (o.mm && !o.no_expect)
 		write_expect(&o, g_mm);
+	if (o.mm && o.arm64)
+		write_ring_text(&o);
 	printf("%s: %zu PT_LOAD, %" PRIu64 " bytes of memory, %" PRIu64
 	       " non-zero pages written, file size %" PRIu64 "\n",
 	       o.out, L.nload, o.nram ? ram_total(&o) : o.mem, written, size);

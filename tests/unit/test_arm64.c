@@ -6,7 +6,8 @@
  * with their spans; invalid and reserved entries fail; the linear map
  * translates without reading memory, only when TCR_EL1_T1SZ says the
  * layout is the 5.4+ one; 39-bit VA walks 3 levels; 52-bit (LPA2) takes
- * the high address bits from bits 9:8; missing keys are named. */
+ * the high address bits from bits 9:8; a 52-bit kernel on a 48-bit CPU
+ * keeps RAM at -2^48; missing keys are named. */
 #define CHECK_PREFIX "arm64"
 #include "check.h"
 
@@ -247,6 +248,35 @@ static void t_va52(void)
 	free(f.mem);
 }
 
+/* A 52-bit kernel on a CPU without LPA2 runs 48 bits: TCR_EL1_T1SZ 16,
+ * VA_BITS still 52, and PHYS_OFFSET lowered by -2^48 - -2^52 so that RAM
+ * (here at 0x40000000) sits at -2^48. Its linear map must translate
+ * there, as the 4-level walk of the same address would. */
+static void t_va52_on_48(void)
+{
+	struct fake f;
+	struct arch_env env;
+	struct arch_ctx c;
+	const char *missing;
+	uint64_t pa = 0, span = 0;
+
+	setup(&f, &env, 1);
+	f.vals[2] = PHYS - ((~0ull << 48) - (~0ull << 52));	/* NUMBER(PHYS_OFFSET) */
+	f.vals[3] = 52;
+	CHECK_INT(init(&c, &env, &missing), 0);
+	CHECK_INT(c.levels, 4);
+	uint64_t reads = f.reads;
+	CHECK_INT(arch_arm64.vtop(&c, 0xffff000000123456ull, &pa, &span), 0);
+	CHECK_INT(pa, PHYS + 0x123456);
+	CHECK_INT(f.reads, reads);
+	CHECK_INT(arch_arm64.kimg_to_phys(&env, 0xffff000000001000ull, &pa), 0);
+	CHECK_INT(pa, PHYS + 0x1000);
+	/* image addresses still go by kimage_voffset */
+	CHECK_INT(arch_arm64.kimg_to_phys(&env, VA_PAGE, &pa), 0);
+	CHECK_INT(pa, VA_PAGE - KIMAGE_VOFF);
+	free(f.mem);
+}
+
 static void t_missing(void)
 {
 	struct fake f;
@@ -273,6 +303,7 @@ int main(void)
 	RUN(t_linear);
 	RUN(t_va39);
 	RUN(t_va52);
+	RUN(t_va52_on_48);
 	RUN(t_missing);
 	return check_done();
 }

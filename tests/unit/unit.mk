@@ -76,6 +76,9 @@ $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_
 	  rm -f $@; \
 	fi
 
+# test_dtb includes init/kexec_arm64.c itself (init/ is not in the archive).
+$(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: init/kexec_arm64.c
+
 # The struct-page pass alone, timed (tests/tools/mmbench.c says how), on
 # the objects the binary is made of.
 MMBENCH := $(BUILD)/tools/mmbench
