@@ -325,13 +325,16 @@ static void classify_run(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t 
 			load_window(c, wpfn);
 		uint64_t wend = wpfn + MM_WINDOW - pfn;	/* as an index */
 		uint32_t lim = wend < n ? (uint32_t)wend : n;
+		/* A struct page is a cache line read once, from memory: keep
+		 * the next MM_PREFETCH of the window asked for (a prefetch where
+		 * there is nothing is harmless). Here the pfns start afresh
+		 * (the window's first, or the first past a run): all of them. */
+		uint64_t pf = p - wpfn;
 		for (; i < lim; i++) {
 			p = pfn + i;
 			uint64_t k = p - wpfn;
-			/* A struct page is one cache line, read once: ask for the
-			 * one MM_PREFETCH ahead (harmless where there is none). */
-			if (k + MM_PREFETCH < MM_WINDOW)
-				__builtin_prefetch(c->wbase + (k + MM_PREFETCH) * spage);
+			for (uint64_t e = k + MM_PREFETCH < MM_WINDOW ? k + MM_PREFETCH : MM_WINDOW; pf < e; pf++)
+				__builtin_prefetch(c->wbase + pf * spage);
 			if (!have(c, k)) {
 				cls[i] = MM_KEEP;
 				fl[i] = MM_FL_UNREAD;
