@@ -156,6 +156,7 @@ static void load_window(struct mm_cursor *c, uint64_t wpfn)
 		p = end;
 	}
 	c->wbase = c->win;
+	c->pf = MM_WINDOW;	/* copies are in cache: no prefetch */
 	if (!c->npiece || c->view.off_errno)
 		return;
 	/* In place when the pieces lie end to end: one range of the dump. */
@@ -170,6 +171,7 @@ static void load_window(struct mm_cursor *c, uint64_t wpfn)
 	/* wbase may point before the mapping (pieces[0].lo > 0); only
 	 * pfns of the pieces, inside it, are ever read through it. */
 	c->wbase = (const uint8_t *)((uintptr_t)v - (uintptr_t)pc[0].lo * m->spage);
+	c->pf = 0;
 	memset(c->chunk_read, 1, sizeof c->chunk_read);
 }
 
@@ -327,9 +329,9 @@ static void classify_run(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t 
 		uint32_t lim = wend < n ? (uint32_t)wend : n;
 		/* A struct page is a cache line read once, from memory: keep
 		 * the next MM_PREFETCH of the window asked for (a prefetch where
-		 * there is nothing is harmless). Here the pfns start afresh
-		 * (the window's first, or the first past a run): all of them. */
-		uint64_t pf = p - wpfn;
+		 * there is nothing is harmless). c->pf: the first not asked for
+		 * yet; past a long run, all of them at once. */
+		uint64_t pf = c->pf > p - wpfn ? c->pf : p - wpfn;
 		for (; i < lim; i++) {
 			p = pfn + i;
 			uint64_t k = p - wpfn;
@@ -366,6 +368,7 @@ static void classify_run(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t 
 				break;	/* the run's pfns in one go */
 			}
 		}
+		c->pf = (uint32_t)pf;
 	}
 }
 

@@ -96,6 +96,7 @@ struct mm_cursor {
 	 * end in one segment (the usual case: a 2 MiB vmemmap leaf holds 8
 	 * windows). Then no chunk needs reading. */
 	const uint8_t *wbase;
+	uint32_t pf;		/* the window's first struct page not prefetched */
 	struct pm_view view;
 	struct mm_carry carry;
 };
