@@ -1,6 +1,7 @@
 #include "memmap.h"
 
 #include <errno.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@ static int is_kvaddr(const struct memmap *m, uint64_t a)
 {
 	return a >= m->km.ac.ops->kva_min;
 }
+
+#ifndef MM_PREFETCH
+#define MM_PREFETCH 32		/* struct pages ahead */
+#endif
 
 _Static_assert(MM_WINDOW % 512 == 0, "the window must hold whole 512-pfn blocks");
 
@@ -150,6 +155,24 @@ static void load_window(struct mm_cursor *c, uint64_t wpfn)
 		}
 		p = end;
 	}
+	c->wbase = c->win;
+	c->pf = MM_WINDOW;	/* copies are in cache: no prefetch */
+	if (!c->npiece || c->view.off_errno)
+		return;
+	/* In place when the pieces lie end to end: one range of the dump. */
+	const struct mm_piece *pc = c->piece, *last = &c->piece[c->npiece - 1];
+	for (uint32_t i = 1; i < c->npiece; i++)
+		if (pc[i].pa != pc[0].pa + (uint64_t)(pc[i].lo - pc[0].lo) * m->spage)
+			return;
+	const uint8_t *v = physmem_view(&c->pm, &c->view, pc[0].pa,
+					(size_t)(last->hi - pc[0].lo) * m->spage);
+	if (!v)
+		return;
+	/* wbase may point before the mapping (pieces[0].lo > 0); only
+	 * pfns of the pieces, inside it, are ever read through it. */
+	c->wbase = (const uint8_t *)((uintptr_t)v - (uintptr_t)pc[0].lo * m->spage);
+	c->pf = 0;
+	memset(c->chunk_read, 1, sizeof c->chunk_read);
 }
 
 /* Reads chunk ch of the window (pieces are in pfn order). */
@@ -283,7 +306,7 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 
 /* ---- runs of pfns ---- */
 
-void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls, uint8_t *fl)
+static void classify_run(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls, uint8_t *fl)
 {
 	const struct memmap *m = c->m;
 	uint64_t spage = m->spage;
@@ -304,9 +327,16 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
 			load_window(c, wpfn);
 		uint64_t wend = wpfn + MM_WINDOW - pfn;	/* as an index */
 		uint32_t lim = wend < n ? (uint32_t)wend : n;
+		/* A struct page is a cache line read once, from memory: keep
+		 * the next MM_PREFETCH of the window asked for (a prefetch where
+		 * there is nothing is harmless). c->pf: the first not asked for
+		 * yet; past a long run, all of them at once. */
+		uint64_t pf = c->pf > p - wpfn ? c->pf : p - wpfn;
 		for (; i < lim; i++) {
 			p = pfn + i;
 			uint64_t k = p - wpfn;
+			for (uint64_t e = k + MM_PREFETCH < MM_WINDOW ? k + MM_PREFETCH : MM_WINDOW; pf < e; pf++)
+				__builtin_prefetch(c->wbase + pf * spage);
 			if (!have(c, k)) {
 				cls[i] = MM_KEEP;
 				fl[i] = MM_FL_UNREAD;
@@ -321,7 +351,7 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
 			 * and cannot sit there; corrupt data can, and must be
 			 * judged the same way (FILTERING.md Q12). Our window is a
 			 * multiple of 512, so the tail is always inside it. */
-			const uint8_t *sp = c->win + k * spage, *tail = NULL;
+			const uint8_t *sp = c->wbase + k * spage, *tail = NULL;
 			if ((p & 511) != 511 && have(c, k + 1))
 				tail = sp + spage;
 			uint64_t nr;
@@ -338,7 +368,34 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
 				break;	/* the run's pfns in one go */
 			}
 		}
+		c->pf = (uint32_t)pf;
 	}
+}
+
+/* A fault in the view (SIGBUS) undoes the whole call: the cursor gives
+ * views up, reloads the window with pread, and starts again from the
+ * carry it was given, so a fault changes nothing but the read path (an
+ * unreadable chunk is then what pread says, as it always was). */
+void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls, uint8_t *fl)
+{
+	if (c->view.off_errno) {
+		classify_run(c, pfn, n, cls, fl);
+		return;
+	}
+	sigjmp_buf jb;
+	const struct mm_carry carry0 = c->carry;	/* not written after sigsetjmp */
+	if (sigsetjmp(jb, 0)) {
+		physmem_guard(NULL);
+		physmem_view_off(&c->view, EFAULT);
+		c->view.faults++;
+		c->win_pfn = UINT64_MAX;
+		c->carry = carry0;
+		classify_run(c, pfn, n, cls, fl);
+		return;
+	}
+	physmem_guard(&jb);
+	classify_run(c, pfn, n, cls, fl);
+	physmem_guard(NULL);
 }
 
 void memmap_join(struct mm_cursor *c, struct mm_carry in, uint64_t pfn, uint32_t n,
@@ -569,6 +626,7 @@ void memmap_fini(struct memmap *m)
 int memmap_cursor_init(struct mm_cursor *c, const struct memmap *m)
 {
 	cursor_reader(c, m);
+	physmem_view_init(&c->view, (uint64_t)MM_VIEW_WINDOWS * MM_WINDOW * m->spage, m->no_view);
 	c->win = malloc((size_t)MM_WINDOW * (m->spage ? m->spage : 1));
 	c->win_ok = malloc(MM_WINDOW);
 	c->piece = malloc(MM_WINDOW * sizeof *c->piece);
@@ -584,6 +642,7 @@ void memmap_cursor_fini(struct mm_cursor *c)
 	free(c->win);
 	free(c->win_ok);
 	free(c->piece);
+	physmem_view_fini(&c->view);
 	c->win = c->win_ok = NULL;
 	c->piece = NULL;
 }

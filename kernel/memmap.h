@@ -24,6 +24,7 @@
 
 #define MM_WINDOW 4096u		/* struct pages per window */
 #define MM_CHUNK 256u		/* struct pages per read, when needed */
+#define MM_VIEW_WINDOWS 4u	/* windows' worth of struct pages a view maps */
 
 /* Per pfn, beside its class (memmap_classify's fl[]). */
 #define MM_FL_CONT	1	/* decided by a run that began at an earlier pfn */
@@ -63,6 +64,7 @@ struct memmap {
 	uint64_t unreadable;	/* pfns kept because their struct page was not readable */
 	uint64_t no_memmap;	/* of those, pfns whose section has no (valid) mem_map */
 	uint64_t implausible;	/* pfns kept because their struct page made no sense */
+	int no_view;		/* cursors read struct pages with pread only */
 };
 
 /* A run that carries on past the pfn that began it: pfns below end take
@@ -89,6 +91,13 @@ struct mm_cursor {
 	struct mm_piece { uint32_t lo, hi; uint64_t pa; } *piece;
 	uint32_t npiece;
 	uint8_t chunk_read[MM_WINDOW / MM_CHUNK];
+	/* Struct page k of the window is at wbase + k * SIZE(page): win, or
+	 * the window's bytes in place, in view, when its pieces lie end to
+	 * end in one segment (the usual case: a 2 MiB vmemmap leaf holds 8
+	 * windows). Then no chunk needs reading. */
+	const uint8_t *wbase;
+	uint32_t pf;		/* the window's first struct page not prefetched */
+	struct pm_view view;
 	struct mm_carry carry;
 };
 
@@ -99,7 +108,9 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 		uint32_t level, uint32_t *applied, char *why, size_t whysz);
 void memmap_fini(struct memmap *m);
 
-/* A cursor over m (active), with no carry. 0 or -ENOMEM. */
+/* A cursor over m (active), with no carry. 0 or -ENOMEM. It looks at
+ * struct pages in place (a view) unless m->no_view is set, and falls back
+ * to reading them for good at the first fault there. */
 int memmap_cursor_init(struct mm_cursor *c, const struct memmap *m);
 void memmap_cursor_fini(struct mm_cursor *c);
 /* Decision for pfns [pfn, pfn+n), in pfn order from c->carry, which it

@@ -1,8 +1,13 @@
 #include "physmem.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../lib/io.h"
 
@@ -67,4 +72,139 @@ int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
 	pm->reads++;
 	ssize_t n = read_full_at(vc->fd, buf, len, vc->seg_offset[k] + (paddr - vc->seg[k].paddr));
 	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+/* ---- views ---- */
+
+void physmem_view_init(struct pm_view *v, uint64_t size, int disabled)
+{
+	memset(v, 0, sizeof *v);
+	/* mmap offsets are in pages of the kernel we run on (the crash
+	 * kernel's), whatever the crashed kernel's page size. */
+	long ps = sysconf(_SC_PAGESIZE);
+	v->mask = (ps > 0 ? (uint64_t)ps : 4096) - 1;
+	v->size = (size + v->mask) & ~v->mask;
+	if (disabled || !size)
+		v->off_errno = disabled ? EPERM : EINVAL;
+}
+
+static void view_drop(struct pm_view *v)
+{
+	if (v->base)
+		munmap(v->base, v->len);
+	v->base = NULL;
+	v->len = 0;
+}
+
+void physmem_view_fini(struct pm_view *v)
+{
+	view_drop(v);
+}
+
+void physmem_view_off(struct pm_view *v, int err)
+{
+	view_drop(v);
+	v->off_errno = err;
+}
+
+const uint8_t *physmem_view(const struct physmem *pm, struct pm_view *v, uint64_t paddr, size_t len)
+{
+	if (v->off_errno || len + v->mask > v->size)
+		return NULL;
+	long k = holder(pm, paddr, len);
+	if (k < 0)
+		return NULL;
+	const struct vmcore *vc = pm->vc;
+	uint64_t foff = vc->seg_offset[k] + (paddr - vc->seg[k].paddr);
+	if (v->base && foff >= v->off && foff + len <= v->off + v->len)
+		return v->base + (foff - v->off);
+	/* Mappings aligned to their size, so that a reader moving forward
+	 * maps each part of the file once; one that would not hold the range
+	 * starts at its page instead. holder() kept the range inside the file
+	 * (segments are cut to its size at open), so no touched byte lies
+	 * past its end; a mapping ending past it is cut there, which
+	 * /proc/vmcore needs. */
+	uint64_t start = foff - foff % v->size;
+	if (foff + len > start + v->size)
+		start = foff & ~v->mask;
+	uint64_t end = start + v->size, fend = (vc->file_size + v->mask) & ~v->mask;
+	if (end > fend)
+		end = fend;
+	if (physmem_guard_install() < 0) {
+		physmem_view_off(v, ENOSYS);
+		return NULL;
+	}
+	view_drop(v);
+	void *p = mmap(NULL, end - start, PROT_READ, MAP_PRIVATE, vc->fd, (off_t)start);
+	if (p == MAP_FAILED) {
+		v->off_errno = errno ? errno : EINVAL;
+		return NULL;
+	}
+	v->maps++;
+	v->base = p;
+	v->off = start;
+	v->len = end - start;
+	return v->base + (foff - start);
+}
+
+/* ---- the SIGBUS guard ----
+ * A signal's disposition belongs to the process, so this is the one
+ * place in kernel/ with state of its own: which handler SIGBUS had before
+ * ours (to pass it what we do not guard) and, per thread, where to jump
+ * back to. prev is written only while our handler is not installed (under
+ * the lock, before sigaction installs it), so the handler reads it as
+ * settled. */
+static __thread sigjmp_buf *_Atomic guard_jmp;
+static struct sigaction prev;
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+	sigjmp_buf *jb = atomic_load_explicit(&guard_jmp, memory_order_relaxed);
+
+	if (jb)
+		siglongjmp(*jb, 1);
+	if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+		prev.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+		prev.sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int physmem_guard_install(void)
+{
+	struct sigaction cur, sa;
+	int r = 0;
+
+	pthread_mutex_lock(&guard_lock);
+	if (sigaction(SIGBUS, NULL, &cur) < 0) {
+		r = -errno;
+	} else if (!((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_bus)) {
+		prev = cur;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_bus;
+		/* SA_NODEFER: sigsetjmp(jb, 0) saves no mask, so the handler
+		 * must not change it. */
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGBUS, &sa, NULL) < 0)
+			r = -errno;
+	}
+	pthread_mutex_unlock(&guard_lock);
+	return r;
+}
+
+/* The signal fences keep the compiler from moving the view's loads out
+ * of the armed stretch (a plain store could move past loads it cannot
+ * alias). A lock-free atomic is what a handler may read (C11 7.14.1.1). */
+void physmem_guard(sigjmp_buf *jb)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&guard_jmp, jb, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
 }

@@ -1313,7 +1313,7 @@ nbins=0
 for bin in "$UNIT_BIN"/test_*; do
 	[ -x "$bin" ] || continue
 	nbins=$((nbins + 1))
-	unit "$bin" F KDI_FUZZ_ITERS=5000 KDI_FUZZ_SEED=1
+	unit "$bin" F KDI_FUZZ_ITERS=5000 KDI_FUZZ_SEED=1 MKVMCORE="$MKVMCORE"
 done
 if [ "$nbins" -eq 0 ] && may_select F.; then
 	echo "FAIL F.c_tests: no test_* programs in $UNIT_BIN (make unit-tests)"
@@ -1323,7 +1323,7 @@ nasanbins=0
 for bin in "$UNIT_BIN"/asan/test_*; do
 	[ -x "$bin" ] || continue
 	nasanbins=$((nasanbins + 1))
-	unit "$bin" F.asan KDI_FUZZ_ITERS=20000 KDI_FUZZ_SEED=2 \
+	unit "$bin" F.asan KDI_FUZZ_ITERS=20000 KDI_FUZZ_SEED=2 MKVMCORE="$MKVMCORE" \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 done
 [ "$nasanbins" -gt 0 ] || skip F.asan "no sanitizer build in $UNIT_BIN/asan (no lz4 source tree: DEPS_PREFIX build?)"
