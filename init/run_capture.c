@@ -244,6 +244,9 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	}
 	if (fwhy[0])
 		warn("dump level %u: %s (applying level %u)", rq->level, fwhy, applied);
+	/* --no-mmap means no mapping of the vmcore at all: the struct-page
+	 * pass then reads with pread too (a way round a vmcore that faults). */
+	mm->no_view = rq->read_mode == READ_PREAD;
 	struct capture_in in = { .filter = mm->active ? mm : NULL };
 	/* The kernel's pages first: a second walker at level 31 picks them,
 	 * unless the level already drops everything 31 does. */
@@ -254,8 +257,10 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		char kwhy[400];
 		mk = calloc(1, sizeof *mk);
 		if (mk && memmap_init(mk, &vc, arch, rq->level | k31, &ka, kwhy, sizeof kwhy) == 0 &&
-		    mk->active && (ka & k31) != (applied & k31))
+		    mk->active && (ka & k31) != (applied & k31)) {
+			mk->no_view = mm->no_view;
 			in.kernel = mk;
+		}
 	}
 	uint64_t avail = proc_kb("/proc/meminfo", "MemAvailable:");
 	char *log = read_log(mm, &in, &avail);
