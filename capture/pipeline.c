@@ -1051,6 +1051,9 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	uint64_t window = rq->window ? rq->window : 64u << 20;
 	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
 	unsigned want = rq->threads ? rq->threads : 1, t = want;
+	int cpu_bound = rq->cpus && t > rq->cpus;
+	if (cpu_bound)
+		t = rq->cpus;
 	uint64_t per_fixed = 3 * block + (64u << 10) + cursor + 2 * sizeof(struct span);
 
 	if (mem_avail) {
@@ -1071,9 +1074,13 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		snprintf(rd, sizeof rd, "pread into the stage");
 	else
 		snprintf(rd, sizeof rd, "%u MiB mmap windows", (unsigned)(window >> 20));
+	char why[48] = "";
+	if (t < want)
+		snprintf(why, sizeof why, cpu_bound && t == rq->cpus ? " (of %u asked: %u CPUs)" :
+			 " (of %u asked: memory-bound)", want, rq->cpus);
 	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %s, "
 		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used%s",
-		 mem_avail / 1e6, t, t == 1 ? "" : "s", t < want ? " (memory-bound)" : "",
+		 mem_avail / 1e6, t, t == 1 ? "" : "s", why,
 		 rd, (unsigned)(block >> 10), t > 1 ? 2 * t : 1, nwb, wb >> 20, peak / 1e6,
 		 in->kernel ? "; the kernel's pages (level 31) first, then the rest" : "");
 }

@@ -14,6 +14,11 @@
 struct capture_req {
 	uint32_t level;			/* makedumpfile dump-level bits */
 	unsigned threads;		/* at most this many workers (0: 1) */
+	/* The CPUs this process may run on (0: no cap). Workers beyond them
+	 * only take turns on the same CPUs, with more memory and more
+	 * hand-offs, so the plan runs no more than that: a kdumpinit.threads
+	 * set too high must not slow the dump. */
+	unsigned cpus;
 	uint64_t window;		/* mmap window bytes (0: 64 MiB) */
 	/* How pages are read. AUTO: mmap windows on /proc/vmcore, whose
 	 * mappings are built whole at mmap time; pread straight into the

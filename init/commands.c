@@ -50,7 +50,8 @@ static const char capture_help[] =
 	"  --vmcore FILE   the ELF vmcore, e.g. /proc/vmcore or a copy of it\n"
 	"  --output TARGET where the dump goes\n"
 	"  --level N       makedumpfile dump level bits, 0..31 (default 31; bit 1 = zero pages)\n"
-	"  --threads N     compression workers (default: online CPUs)\n"
+	"  --threads N     compression workers (default, and at most: the CPUs it may run on)\n"
+	"  --oversubscribe run all N workers even beyond the CPUs (tests of the partitioning)\n"
 	"  --no-mmap       read the vmcore with pread (the default for a file)\n"
 	"  --mmap          read it through mmap windows (the default for /proc/vmcore)\n"
 	"Exit: 0 complete, 3 bad vmcore, 4 target refused, 5 incomplete, 1 I/O error.\n";
@@ -60,11 +61,12 @@ int cmd_capture(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "vmcore", 1, 0, 'v' }, { "output", 1, 0, 'o' }, { "level", 1, 0, 'l' },
 		{ "threads", 1, 0, 't' }, { "no-mmap", 0, 0, 'M' }, { "mmap", 0, 0, 'm' },
-		{ "help", 0, 0, 'h' },
+		{ "oversubscribe", 0, 0, 'O' }, { "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *vmcore = NULL, *output = NULL;
-	struct capture_req rq = { .level = 31, .threads = online_cpus(), .window = 64u << 20 };
+	struct capture_req rq = { .level = 31, .threads = online_cpus(), .cpus = online_cpus(),
+				  .window = 64u << 20 };
 	const struct capture_hooks hk = { .progress = 1 };
 	uint64_t v;
 	int c;
@@ -85,6 +87,7 @@ int cmd_capture(int argc, char **argv)
 			break;
 		case 'M': rq.read_mode = READ_PREAD; break;
 		case 'm': rq.read_mode = READ_MMAP; break;
+		case 'O': rq.cpus = 0; break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);
 		}

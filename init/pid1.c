@@ -571,6 +571,7 @@ void pid1_main(void)
 	const struct capture_req rq = {
 		.level = cfg.level,
 		.threads = cfg.threads ? cfg.threads : online_cpus(),
+		.cpus = online_cpus(),
 		.window = 64u << 20,
 		.settings = srcs,
 	};

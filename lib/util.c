@@ -1,6 +1,8 @@
+#define _GNU_SOURCE	/* sched_getaffinity, CPU_COUNT */
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +64,10 @@ double now_mono(void)
 
 unsigned online_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	/* The CPUs we may run on (taskset, cpusets), else the online ones. */
+	cpu_set_t set;
+	long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+	if (n < 1)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
 }

@@ -291,7 +291,7 @@ end; fi
 # mmap windows: both paths, with any thread count, store the same bytes.
 if begin A.threads_and_read_paths_identical; then
 for v in "t1:--threads 1" "t2:--threads 2" "t2mm:--threads 2 --mmap" "t1mm:--threads 1 --mmap" \
-	"t3:--threads 3 --no-mmap"; do
+	"t3:--threads 3 --no-mmap --oversubscribe"; do
 	n=${v%%:*}
 	# shellcheck disable=SC2086
 	K capture --vmcore "$W/v64a.core" --output "$W/$n.img" ${v#*:}
@@ -313,6 +313,30 @@ K capture --vmcore "$W/v64a.core" --output "$W/mm.img" --mmap
 err_has 'MiB mmap windows'
 K capture --vmcore "$W/v64a.core" --output "$W/pr.img"
 err_has 'pread into the stage'
+end; fi
+
+# More workers than CPUs only take turns on them: the plan runs no more
+# than the CPUs the process may use (a kdumpinit.threads set too high must
+# not slow the dump), unless --oversubscribe; the bytes are the same.
+if begin A.threads_capped_at_cpus; then
+ncpu=$(nproc)
+K capture --vmcore "$W/v64a.core" --output "$W/cap.img" --threads 64
+rc_is 0
+ck "64 asked on $ncpu CPUs: the plan does not say $ncpu workers (of 64 asked: $ncpu CPUs)" \
+	grep -qE "plan: .* $ncpu workers? \(of 64 asked: $ncpu CPUs\)" "$W/out" "$W/err"
+if command -v taskset >/dev/null; then
+	x taskset -c 0 "$KDUMPINIT" capture --vmcore "$W/v64a.core" --output "$W/cap1.img" --threads 2
+	rc_is 0
+	ck "taskset to one CPU: the plan does not say 1 worker (of 2 asked: 1 CPUs)" \
+		grep -qE "plan: .* 1 worker \(of 2 asked: 1 CPUs\)" "$W/out" "$W/err"
+fi
+K capture --vmcore "$W/v64a.core" --output "$W/over.img" --threads 5 --oversubscribe
+rc_is 0
+ck "--oversubscribe: the plan does not run the 5 workers asked" grep -qE "plan: .* 5 workers," "$W/out" "$W/err"
+"$PY" "$CHUNKS" --pages "$W/cap.img" >"$W/cap.pages"
+"$PY" "$CHUNKS" --pages "$W/over.img" >"$W/over.pages"
+ck "the capped capture stores other PAGES chunks than --threads 1" cmp "$W/t1.pages" "$W/cap.pages"
+ck "5 oversubscribed workers store other PAGES chunks than --threads 1" cmp "$W/t1.pages" "$W/over.pages"
 end; fi
 
 if begin A.recapture_same_target; then
