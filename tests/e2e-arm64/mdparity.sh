@@ -42,24 +42,9 @@ old=
 [ -n "$old_root" ] && [ -x "$old_root/usr/bin/makedumpfile" ] &&
 	old=$(command -v qemu-aarch64-static || command -v qemu-aarch64)
 
-# md_counts LOG: makedumpfile's report as "class=N" words (decimal).
-md_counts() {
-	local key val class
-	while IFS=: read -r key val; do
-		key=$(echo "$key" | sed 's/^ *//; s/ *$//') val=$(echo "$val" | tr -d ' \t')
-		case $key in
-		"Pages filled with zero") class=zero ;;
-		"Non-private cache pages") class=cache ;;
-		"Private cache pages") class=cache-private ;;
-		"User process data pages") class=user ;;
-		"Free pages") class=free ;;
-		"Hwpoison pages") class=hwpoison ;;
-		"Offline pages") class=offline ;;
-		*) continue ;;
-		esac
-		case $val in 0x[0-9a-fA-F]*) printf '%s=%d ' "$class" "$val" ;; esac
-	done < <(tr '\r' '\n' <"$1")
-}
+# md_counts LOG: makedumpfile's report as "class=N" words
+# shellcheck source=tests/filter-makedumpfile/mdcounts.sh
+. "$top/tests/filter-makedumpfile/mdcounts.sh"
 # kd_counts LOG: kdumpinit capture's "(excluded: zero N, cache N, ...)".
 kd_counts() {
 	grep -a -m1 -o '(excluded: [^)]*)' "$1" | sed 's/^(excluded: //; s/)$//' | tr -d ',' |

@@ -131,25 +131,9 @@ EOF
 }
 export TOP=$top
 
-# md_counts LOG: makedumpfile's report as "class=N" words (decimal).
-md_counts() {
-	local key class val
-	while IFS=: read -r key val; do
-		key=$(echo "$key" | sed 's/^ *//; s/ *$//')
-		case $key in
-		"Pages filled with zero") class=zero ;;
-		"Non-private cache pages") class=cache ;;
-		"Private cache pages") class=cache-private ;;
-		"User process data pages") class=user ;;
-		"Free pages") class=free ;;
-		"Hwpoison pages") class=hwpoison ;;
-		"Offline pages") class=offline ;;
-		*) continue ;;
-		esac
-		val=$(echo "$val" | tr -d ' \t')
-		case $val in 0x[0-9a-fA-F]*) printf '%s=%d ' "$class" "$val" ;; esac
-	done <"$1"
-}
+# md_counts LOG: makedumpfile's report as "class=N" words
+# shellcheck source=tests/filter-makedumpfile/mdcounts.sh
+. "$top/tests/filter-makedumpfile/mdcounts.sh"
 # kd_counts INFO: kdumpinit info's excluded lines as "class=N" words.
 kd_counts() {
 	awk '
