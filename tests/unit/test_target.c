@@ -240,7 +240,8 @@ static void selector_find_fake_sysfs(void)
 	CHECK_STR(out, path_of("dev/vdb"));
 	CHECK_INT(find("SERIAL=other", out, sizeof out), 0);
 	CHECK_STR(out, path_of("dev/vdc"));
-	/* SCSI/NVMe keep the serial under device/, padded with spaces. */
+	/* NVMe keeps the serial in device/serial, padded with spaces (SCSI and
+	 * SATA have none there: theirs is VPD page 0x80, modalias.serial_by_bus). */
 	CHECK_INT(find("SERIAL=S3EVNX0K123456", out, sizeof out), 0);
 	CHECK_STR(out, path_of("dev/nvme0n1"));
 	CHECK_INT(find("SERIAL=kdump", out, sizeof out), -ENOENT);	/* no prefix match */
