@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include <lz4.h>
 
+#include "../kernel/physmem.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/ring.h"
@@ -184,42 +184,11 @@ struct worker {
 /* ---- faults ----
  * Touching a bad page of an mmapped /proc/vmcore raises SIGBUS. The page is
  * then retried with pread, and if that fails it is counted unreadable: a
- * crashed machine's memory is allowed to be broken, the capture is not. */
-static __thread sigjmp_buf *_Atomic fault_jmp;
-
-/* Arms (jb) or disarms (NULL) this thread's guard. The handler runs on
- * the thread it guards, so what matters is that the compiler keeps every
- * touch of the mapping between arming and disarming: the signal fences
- * say so (a plain store could move past the page loads, which it cannot
- * alias). A lock-free atomic is what a handler may read (C11 7.14.1.1). */
-static void fault_guard(sigjmp_buf *jb)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&fault_jmp, jb, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-}
-
-static void on_fault(int sig, siginfo_t *si, void *uc)
-{
-	sigjmp_buf *jb = atomic_load_explicit(&fault_jmp, memory_order_relaxed);
-
-	(void)si; (void)uc;
-	if (jb)
-		siglongjmp(*jb, 1);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void install_fault_handler(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_fault;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, NULL);
-}
+ * crashed machine's memory is allowed to be broken, the capture is not.
+ * The guard is physmem's (kernel/physmem.h), the one the struct-page
+ * views use: one SIGBUS handler, one per-thread jump point. A worker arms
+ * it around its block's touches of the mapping and classifies no pfn in
+ * between, so the two uses never nest. */
 
 /* ---- layout ---- */
 
@@ -747,7 +716,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	LZ4_initStream(w->lz4, sizeof *w->lz4);
 
 	if (sigsetjmp(jb, 0)) {
-		fault_guard(NULL);
+		physmem_guard(NULL);
 		window_force_pread(&w->win);
 		if (faulted == (int64_t)i) {
 			sl->excluded[KDI_EX_UNREADABLE]++;
@@ -756,7 +725,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 			faulted = i;
 		}
 	}
-	fault_guard(&jb);
+	physmem_guard(&jb);
 	for (; i < count; i++) {
 		if (w->p->pl->pread && w->cls[i] == MM_KEEP) {
 			uint32_t n = read_run(w, sl, pfn, i, count);
@@ -767,7 +736,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		}
 		encode_page_body(w, sl, pfn + i, i);
 	}
-	fault_guard(NULL);
+	physmem_guard(NULL);
 	if (!sl->hdr.nstored && !sl->hdr.nzero)
 		return;		/* emit_block writes no chunk for it */
 
@@ -1102,7 +1071,11 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	memset(res, 0, sizeof *res);
 	pg.last_t = pg.t0;
 	p.shift = log2_pow2(p.ps);
-	install_fault_handler();
+	/* Without it a bad page of the vmcore kills us; the capture goes on
+	 * as before (and says so), since most vmcores have none. */
+	r = physmem_guard_install();
+	if (r < 0)
+		warn("no SIGBUS guard (%s): a bad page of the vmcore will end the capture", strerror(-r));
 
 	unsigned nslots = pl->threads > 1 ? 2 * pl->threads : 1;
 	r = wbuf ? build_layout(&p) : -ENOMEM;
