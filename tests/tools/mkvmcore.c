@@ -911,15 +911,21 @@ struct kver {
 	int print_unsigned;	/* page-type NUMBERs printed as unsigned */
 };
 
+/* The flag bits and page types of 6.1 but PG_hwpoison, which x86 and
+ * arm64 number differently (kv61_a64). */
+#define KV61_LAYOUT								\
+	.lru = 4, .private_ = 13, .swapcache = 10, .swapbacked = 19, .slab = 9,		\
+	.head = 16, .reserved = 12, .waiters = 7, .uptodate = 2,			\
+	.benign = BIT(1) | BIT(2) | BIT(3) | BIT(5) | BIT(6) | BIT(11) | BIT(17) | BIT(18) |	\
+		  BIT(20) | BIT(21),							\
+	.t_buddy = 0xffffff7f, .t_offline = 0xfffffeff, .t_table = 0xfffffdff,		\
+	.t_guard = 0xfffffbff,								\
+	.dtor = 1
+
 static const struct kver kv61 = {
 	.name = "6.1", .release = "6.1.0-mkvmcore",
-	.lru = 4, .private_ = 13, .swapcache = 10, .swapbacked = 19, .slab = 9, .hwpoison = 23,
-	.head = 16, .reserved = 12, .waiters = 7, .uptodate = 2,
-	.benign = BIT(1) | BIT(2) | BIT(3) | BIT(5) | BIT(6) | BIT(11) | BIT(17) | BIT(18) |
-		  BIT(20) | BIT(21),
-	.t_buddy = 0xffffff7f, .t_offline = 0xfffffeff, .t_table = 0xfffffdff,
-	.t_guard = 0xfffffbff,
-	.dtor = 1,
+	KV61_LAYOUT,
+	.hwpoison = 23,
 };
 
 /* The flag bits and page types of 6.12, which 6.16 keeps. */
@@ -951,13 +957,8 @@ static const struct kver kv616 = {
  * 22. From 6.12 neither has it, and the layouts agree. */
 static const struct kver kv61_a64 = {
 	.name = "6.1", .release = "6.1.0-mkvmcore-arm64",
-	.lru = 4, .private_ = 13, .swapcache = 10, .swapbacked = 19, .slab = 9, .hwpoison = 22,
-	.head = 16, .reserved = 12, .waiters = 7, .uptodate = 2,
-	.benign = BIT(1) | BIT(2) | BIT(3) | BIT(5) | BIT(6) | BIT(11) | BIT(17) | BIT(18) |
-		  BIT(20) | BIT(21),
-	.t_buddy = 0xffffff7f, .t_offline = 0xfffffeff, .t_table = 0xfffffdff,
-	.t_guard = 0xfffffbff,
-	.dtor = 1,
+	KV61_LAYOUT,
+	.hwpoison = 22,
 };
 
 /* ---- arm64 address space (facts at the top of the file) ---- */
