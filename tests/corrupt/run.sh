@@ -22,7 +22,8 @@
 # checked (the machine is shared).
 #
 # Prints "ok NAME" / "FAIL NAME: why" / "skip NAME: why" and ends with
-# "N passed, N failed, N skipped". Copies are deleted as each fault ends.
+# "N passed, N failed, N skipped". Copies are deleted as each fault ends;
+# KEEP_W=1 keeps the run directory (logs of each capture) for a look.
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 K=${KDUMPINIT:-$top/build/kdumpinit}
