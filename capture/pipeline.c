@@ -1011,7 +1011,7 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
 	int big = !mem_avail || mem_avail >= (256u << 20);
 	uint32_t wb = big ? WRITE_BUF_MAX : WRITE_BUF_MIN;
-	unsigned nwb = in->no_direct ? 2 : big ? WRITE_BUFS_MAX : WRITE_BUFS_MIN;
+	unsigned nwb = in->no_direct ? 3 : big ? WRITE_BUFS_MAX : WRITE_BUFS_MIN;
 	uint64_t cursor = in->filter ? (uint64_t)MM_WINDOW * (in->filter->spage + 1 +
 							       sizeof(struct mm_piece)) : 0;
 	if (in->kernel)

@@ -47,7 +47,7 @@ struct kdi_writer {
  * format made sparse): the filesystem, not the file's size, may say when
  * it is full, and it says so only when a write fails, which leaves no
  * room for END. So the file is allocated ahead of the stream (fallocate,
- * 64 MiB at a time, less near the end, never past limit), always with
+ * 4 MiB at a time, less near the end, never past limit), always with
  * the END reserve beyond it: a full filesystem then shows as -ENOSPC at
  * append time like a full device (fs_full says which), and END still
  * fits. A filesystem without fallocate keeps the old behaviour. With
