@@ -160,8 +160,8 @@ report() {	# LABEL VMCORE [table: the table alone]
 	echo
 	echo "== $1: $2 ($((size >> 20)) MiB), medians of $ROUNDS alternating runs"
 	printf '%-26s %9s %9s %11s %8s\n' run seconds peak-MB output-MB CPU-s
-	for n in kdumpinit-l1-cpu1 kdumpinit-l1-t1 kdumpinit-l1-t2 kdumpinit-l1-t8 disk-floor-l1 makedumpfile-l-d1 \
-		 makedumpfile-l-d1-t2 makedumpfile-c-d1 kdumpinit-l31-cpu1 kdumpinit-l31-t1 kdumpinit-l31-t2 \
+	for n in kdumpinit-l1-cpu1 kdumpinit-l1-two kdumpinit-l1-t1 kdumpinit-l1-t2 kdumpinit-l1-t8 disk-floor-l1 makedumpfile-l-d1 \
+		 makedumpfile-l-d1-t2 makedumpfile-c-d1 kdumpinit-l31-cpu1 kdumpinit-l31-two kdumpinit-l31-t1 kdumpinit-l31-t2 \
 		 kdumpinit-l31-t8 disk-floor-l31 makedumpfile-l-d31 \
 		 makedumpfile-l-d31-t2 makedumpfile-c-d31 cat lz4-1; do
 		[ "$(stat_of $n 2)" = nan ] && continue
@@ -201,8 +201,8 @@ report() {	# LABEL VMCORE [table: the table alone]
 # --threads 1 is not one CPU's work, as its I/O thread copies the output
 # on the other CPU beside the worker.
 cpu_file() {
-	local label=$1 v=$2 lz=$3 lv r cpu1
-	cpu1=$(taskset -pc $$ | sed 's/.*: *//; s/[,-].*//')	# the first CPU we may use
+	local label=$1 v=$2 lz=$3 lv r cpu1 cpu2
+	read -r cpu1 cpu2 _ < <(cpus_allowed)
 	res=$out/$label.results
 	: >"$res"
 	cat "$v" "$lz" >/dev/null
@@ -213,6 +213,12 @@ cpu_file() {
 			one "kdumpinit-l$lv-t2" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 2
 			one "kdumpinit-l$lv-cpu1" taskset -c "$cpu1" "$K" capture --vmcore "$v" --output "$o" \
 				--level $lv --threads 1
+			# kdumpinit's own limit: two such captures at once, each on
+			# its own CPU, sharing nothing but the machine
+			[ -n "$cpu2" ] && one "kdumpinit-l$lv-two" sh -c "rm -f '$o.a' '$o.b'
+				taskset -c $cpu1 '$K' capture --vmcore '$v' --output '$o.a' --level $lv --threads 1 & a=\$!
+				taskset -c $cpu2 '$K' capture --vmcore '$v' --output '$o.b' --level $lv --threads 1 & b=\$!
+				wait \$a && wait \$b"
 			# a wrong kdumpinit.threads: more workers than CPUs
 			one "kdumpinit-l$lv-t8" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 8
 		done
@@ -234,6 +240,16 @@ cpu_file() {
 	echo "speed-up, 1 CPU -> 2 CPUs: --threads 1 on CPU $cpu1 alone (taskset) / --threads 2 (goal: >= 95 % of the limit):"
 	printf '  level 1:  %sx = %s of the limit\n' "$c1" "$(pct "$c1" "$limit")"
 	printf '  level 31: %sx = %s of the limit\n' "$c31" "$(pct "$c31" "$limit")"
+	local tw1 tw31
+	tw1=$(stat_of kdumpinit-l1-two 2) tw31=$(stat_of kdumpinit-l31-two 2)
+	if [ "$tw1" != nan ]; then
+		local o1 o31
+		o1=$(awk -v a="$(stat_of kdumpinit-l1-cpu1 2)" -v b="$tw1" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "n/a" }')
+		o31=$(awk -v a="$(stat_of kdumpinit-l31-cpu1 2)" -v b="$tw31" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "n/a" }')
+		echo "kdumpinit's own limit: two 1-CPU captures at once (CPUs $cpu1 and $cpu2), against one alone:"
+		printf '  level 1:  2 CPUs give %sx; the 2-thread capture reaches %s of it\n' "$o1" "$(pct "$c1" "$o1")"
+		printf '  level 31: 2 CPUs give %sx; the 2-thread capture reaches %s of it\n' "$o31" "$(pct "$c31" "$o31")"
+	fi
 	echo "speed-up, 1 -> 2 threads, unpinned (--threads 1 already uses more than one CPU):"
 	printf '  level 1:  %sx = %s of the limit; --threads 1 used %s CPUs (CPU time / wall time)\n' "$s1" \
 		"$(pct "$s1" "$limit")" "$(ratio "$(stat_of kdumpinit-l1-t1 5)" "$k1")"
@@ -247,6 +263,16 @@ cpu_file() {
 	echo "  level 31: $(ratio "$(stat_of kdumpinit-l31-t8 2)" "$k31t2")"
 	# for the scale section's model: the CPU speed-ups last
 	echo "$label $s1 $s31 $limit $c1 $c31" >>"$out/cpu.speedups"
+}
+
+# The CPUs this script may run on, one per word (taskset and cpusets count).
+cpus_allowed() {
+	local r a b out=
+	for r in $(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status | tr , ' '); do
+		a=${r%-*} b=${r#*-}
+		out="$out $(seq -s ' ' "$a" "$b")"
+	done
+	echo $out
 }
 
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.0f %%", 100 * a / b; else printf "n/a" }'; }
