@@ -17,6 +17,7 @@
 #include "../lib/log.h"
 #include "../lib/ring.h"
 #include "../lib/util.h"
+#include "entropy.h"
 #include "sink.h"
 #include "window.h"
 #include "writer.h"
@@ -26,6 +27,13 @@
  * the time at level 31 and less at level 1, for 2-6 % more output; the
  * output-size budget (1.05x makedumpfile -l) is worth more. */
 #define LZ4_ACCEL 1
+/* For a page that samples as random (entropy.h): LZ4 takes this as its
+ * maximum, probes a position or two and emits the page as literals, which
+ * come out longer than the page, so it is stored raw as a search would
+ * have stored it, 20 times sooner. The call is still made, so the page
+ * stays in the stream's history exactly as the reader's dictionary has
+ * it (a skipped call would leave LZ4 a dictionary with a hole). */
+#define LZ4_ACCEL_SKIP 65537
 /* 256 pages = 1 MiB of memory per PAGES chunk: small enough that a few
  * output slots fit a tiny crashkernel reservation, large enough that the
  * 48-byte header and the bitmap are noise. */
@@ -585,8 +593,9 @@ static void store_page(struct worker *w, struct slot *sl, uint32_t i)
 	uint8_t *dst = sl->data + sl->data_len;
 
 	w->stage_len += ps;
+	int acc = page_looks_random(page, ps) ? LZ4_ACCEL_SKIP : LZ4_ACCEL;
 	int n = LZ4_compress_fast_continue(w->lz4, (const char *)page, (char *)dst, ps,
-					   LZ4_COMPRESSBOUND(ps), LZ4_ACCEL);
+					   LZ4_COMPRESSBOUND(ps), acc);
 	uint32_t word;
 	if (n > 0 && (uint32_t)n < ps) {
 		word = (uint32_t)n | KDI_PAGE_LZ4;
