@@ -212,11 +212,8 @@ int sink_open(struct sink *s, int fd, size_t cap, unsigned nbuf, int no_direct)
 		int fl = fcntl(fd, F_GETFL);
 		s->direct = fl >= 0 && fcntl(fd, F_SETFL, fl | O_DIRECT) == 0;
 	}
-	/* Through the page cache one I/O thread writes; it still needs a
-	 * third buffer, queued while it copies one and the writer fills the
-	 * other, or every slow write (a page-cache allocation, a writeback
-	 * wait) stops the writer and, behind it, the workers. */
-	s->nbuf = nbuf < 2 ? 2 : nbuf > SINK_MAX_BUFS ? SINK_MAX_BUFS : nbuf;
+	/* Through the page cache, two buffers are all one thread can use. */
+	s->nbuf = !s->direct || nbuf < 2 ? 2 : nbuf > SINK_MAX_BUFS ? SINK_MAX_BUFS : nbuf;
 	for (unsigned i = 0; i < s->nbuf; i++)
 		if (posix_memalign((void **)&s->b[i].p, SINK_ALIGN, cap)) {
 			if (s->direct)
