@@ -1,6 +1,6 @@
 /* The random-page test, on the capture's hot path beside the zero test:
  * which kept pages LZ4 is not asked to search. Its own header so the unit
- * tests can reach it (tests/unit/test_zero.c). */
+ * tests can reach it (tests/unit/test_entropy.c). */
 #ifndef KDI_ENTROPY_H
 #define KDI_ENTROPY_H
 

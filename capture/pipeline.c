@@ -30,7 +30,7 @@
 /* For a page that samples as random (entropy.h): LZ4 takes this as its
  * maximum, probes a position or two and emits the page as literals, which
  * come out longer than the page, so it is stored raw as a search would
- * have stored it, 20 times sooner. The call is still made, so the page
+ * have stored it, without the search. The call is still made, so the page
  * stays in the stream's history exactly as the reader's dictionary has
  * it (a skipped call would leave LZ4 a dictionary with a hole). */
 #define LZ4_ACCEL_SKIP 65537

@@ -95,7 +95,7 @@ one() {
 	rm -f "$o"
 	sync
 	t0=$(date +%s%N)
-	local cpu=0
+	local cpu=0 kb us ss
 	if /usr/bin/time -o "$out/time" -f "%M %U %S" "$@" >/dev/null 2>"$out/err"; then
 		t1=$(date +%s%N)
 		read -r kb us ss < <(tail -n 1 "$out/time")
@@ -151,6 +151,10 @@ bench_file() {
 stat_of() {	# NAME FIELD(2=s,3=KB,4=bytes,5=CPU s) -> median
 	awk -v n="$1" -v f="$2" '$1 == n && $2 != "fail" {print $f}' "$res" | median
 }
+
+# two_at_once ONE BOTH: what 2 CPUs give when one run takes ONE seconds and
+# two of them at once BOTH (2 x ONE / BOTH).
+two_at_once() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "n/a" }'; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
 
@@ -233,7 +237,7 @@ cpu_file() {
 	report "$label" "$v" table
 	local l1 l2 limit k1 k1t2 k31 k31t2 md1 md31 s1 s31
 	l1=$(stat_of lz4-one 2) l2=$(stat_of lz4-two 2)
-	limit=$(awk -v a="$l1" -v b="$l2" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "n/a" }')
+	limit=$(two_at_once "$l1" "$l2")
 	k1=$(stat_of kdumpinit-l1-t1 2) k1t2=$(stat_of kdumpinit-l1-t2 2)
 	k31=$(stat_of kdumpinit-l31-t1 2) k31t2=$(stat_of kdumpinit-l31-t2 2)
 	md1=$(stat_of makedumpfile-l-d1 2) md31=$(stat_of makedumpfile-l-d31 2)
@@ -249,8 +253,8 @@ cpu_file() {
 	tw1=$(stat_of kdumpinit-l1-two 2) tw31=$(stat_of kdumpinit-l31-two 2)
 	if [ "$tw1" != nan ]; then
 		local o1 o31
-		o1=$(awk -v a="$(stat_of kdumpinit-l1-cpu1 2)" -v b="$tw1" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "n/a" }')
-		o31=$(awk -v a="$(stat_of kdumpinit-l31-cpu1 2)" -v b="$tw31" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "n/a" }')
+		o1=$(two_at_once "$(stat_of kdumpinit-l1-cpu1 2)" "$tw1")
+		o31=$(two_at_once "$(stat_of kdumpinit-l31-cpu1 2)" "$tw31")
 		echo "kdumpinit's own limit: two 1-CPU captures at once (CPUs $cpu1 and $cpu2), against one alone:"
 		printf '  level 1:  2 CPUs give %sx; the 2-thread capture reaches %s of it\n' "$o1" "$(pct "$c1" "$o1")"
 		printf '  level 31: 2 CPUs give %sx; the 2-thread capture reaches %s of it\n' "$o31" "$(pct "$c31" "$o31")"
