@@ -49,6 +49,8 @@
 #   $BENCH_SPEEDUPS a cpu.speedups file of an earlier cpu section, for the
 #                   scale section's projection when cpu does not run
 #   $BENCH_KEEP=1   keep the scale section's synthetic vmcores
+#   $BENCH_HOLD_FREE=1  hold back this VM's free-page reporting for the run
+#                   (see hold_free below; root; restored at the end)
 #   (the scale section needs about 4 % of the memory it describes in
 #   $BENCH_OUT: 10 GB for 256 GiB; BENCH_OUT=/dev/shm/x puts them in RAM)
 #   $MMBENCH        the struct-page pass timed alone (tests/tools/mmbench,
@@ -92,6 +94,45 @@ if want cpu || want disk; then
 	fi
 fi
 bench_t0=$(date +%s)
+
+# BENCH_HOLD_FREE=1 (as root): hold back this VM's free-page reporting for
+# the run. Its balloon hands memory back to the hypervisor as soon as it is
+# freed (page_reporting min_free_ms 0), so every run here, which frees its
+# output and buffers at the end, leaves the next one to fault them in from
+# the host again: a run right after a large free comes out up to 2x slower.
+# Held, freed memory stays in the guest for a minute. Off by default: the
+# bench does not change the machine unless asked; the old values are put
+# back when it ends.
+hold_free() {
+	local p=/sys/module/page_reporting/parameters
+	[ "${BENCH_HOLD_FREE:-0}" = 1 ] || return 0
+	if [ ! -w "$p/min_free_ms" ]; then
+		echo "bench: BENCH_HOLD_FREE=1: no $p/min_free_ms to set here (or not root): nothing held"
+		return 0
+	fi
+	held_ms=$(cat "$p/min_free_ms") held_mib=$(cat "$p/max_waiting_mib" 2>/dev/null || true)
+	echo 60000 >"$p/min_free_ms" || return 0
+	[ -n "$held_mib" ] && echo 8192 >"$p/max_waiting_mib" 2>/dev/null
+	echo "bench: free-page reporting held (min_free_ms $held_ms -> 60000, max_waiting_mib" \
+		"${held_mib:-?} -> 8192) until the bench ends"
+}
+release_free() {
+	local p=/sys/module/page_reporting/parameters
+	[ -n "${held_ms:-}" ] || return 0
+	echo "$held_ms" >"$p/min_free_ms"
+	[ -n "${held_mib:-}" ] && echo "$held_mib" >"$p/max_waiting_mib"
+	echo "bench: free-page reporting restored (min_free_ms $held_ms)"
+	held_ms=
+}
+# Whatever stops the bench: the machine as it was, no copies left in RAM.
+ramdirs=
+on_exit() {
+	release_free
+	[ -n "$ramdirs" ] && rm -rf $ramdirs
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+hold_free
 
 # one NAME CMD...: runs CMD once, appends "NAME seconds peakKB bytes cpu"
 # to $res. The output is $o; wall time from date (ms), peak RSS and the
@@ -345,6 +386,7 @@ section_cpu() {
 	echo
 	echo "######## cpu: real vmcores copied into RAM, every output in RAM (/dev/shm)"
 	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
+	ramdirs="$ramdirs $ramdir"
 	o=$ramdir/o
 	# the machine's limit runs over real memory: the 1.5 GiB guest's
 	# first 300 MiB
@@ -391,6 +433,7 @@ section_scale() {
 	echo "######## scale: synthetic kernels (mkvmcore --mm 6.1 --mix ref --no-expect), level 31,"
 	echo "######## outputs in RAM, median of $rounds round(s)"
 	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
+	ramdirs="$ramdirs $ramdir"
 	o=$ramdir/o
 	: >"$out/scale.results"
 	printf '%-6s %10s %7s %9s %8s %7s %7s %8s %12s %10s %10s\n' memory pfns make-s file-GB disk-GB \
