@@ -99,7 +99,8 @@ bench_t0=$(date +%s)
 # the run. Its balloon hands memory back to the hypervisor as soon as it is
 # freed (page_reporting min_free_ms 0), so every run here, which frees its
 # output and buffers at the end, leaves the next one to fault them in from
-# the host again: a run right after a large free comes out up to 2x slower.
+# the host again: a run right after a large free took 1.22 s where the
+# same run took 0.37 s in another round (tests/bench/README.md).
 # Held, freed memory stays in the guest for a minute. Off by default: the
 # bench does not change the machine unless asked; the old values are put
 # back when it ends.
