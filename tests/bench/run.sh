@@ -255,6 +255,29 @@ report() {	# LABEL VMCORE [table: the table alone]
 # --threads 1 held to one CPU (taskset) against --threads 2: unpinned,
 # --threads 1 is not one CPU's work, as its I/O thread copies the output
 # on the other CPU beside the worker.
+# The machine's CPU ticks so far, all and stolen (/proc/stat: time the
+# hypervisor ran something else while this VM wanted the CPU).
+cpu_ticks() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9 }' /proc/stat; }
+
+# How quiet the machine was over a guest's rounds, to tell a run whose
+# limits and ratios are not this VM's own. Steal alone does not tell it:
+# in one run of this section 2 CPUs gave 1.73x to compression alone in
+# one guest's rounds and 1.39x in the next guest's, with steal at 0, and
+# the pinned 1-thread capture, alone on its CPU, ran on it 83 % of its
+# wall time and used 1.5x the CPU seconds of the next run's.
+noise_note() {	# "TOTAL STEAL" before, after
+	set -- $1 $2
+	local w c
+	w=$(stat_of kdumpinit-l1-cpu1 2) c=$(stat_of kdumpinit-l1-cpu1 5)
+	awk -v t="$(($3 - $1))" -v s="$(($4 - $2))" -v w="$w" -v c="$c" \
+	    -v lo="$(awk '$1 == "lz4-one" && $2 != "fail" {print $2}' "$res" | sort -n | head -n 1)" \
+	    -v hi="$(awk '$1 == "lz4-one" && $2 != "fail" {print $2}' "$res" | sort -n | tail -n 1)" 'BEGIN {
+		printf "noise: the pinned 1-thread capture (level 1) was on its CPU %s of its wall time (about 100 %% when quiet);",
+		    (w > 0 ? sprintf("%.0f %%", 100 * c / w) : "n/a")
+		printf " lz4-one took %s-%s s over the rounds; host steal %s\n", lo, hi,
+		    (t > 0 ? sprintf("%.1f %%", 100 * s / t) : "n/a") }'
+}
+
 cpu_file() {
 	local label=$1 v=$2 lz=$3 lv r cpu1 cpu2
 	local ROUNDS=$CPU_ROUNDS	# report's header too
@@ -262,6 +285,8 @@ cpu_file() {
 	res=$out/$label.results
 	: >"$res"
 	cat "$v" "$lz" >/dev/null
+	local st0
+	st0=$(cpu_ticks)
 	for r in $(seq "$ROUNDS"); do
 		for lv in 1 31; do
 			one "kdumpinit-l$lv-t1" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads 1
@@ -294,6 +319,7 @@ cpu_file() {
 			lz4 -1 -q -c '$lz' >'$o.b' & b=\$!; wait \$a && wait \$b; r=\$?; rm -f '$o.a' '$o.b'; exit \$r"
 	done
 	report "$label" "$v" table
+	noise_note "$st0" "$(cpu_ticks)"
 	local l1 l2 limit r1 r2 rlimit k1 k1t2 k31 k31t2 md1 md31 s1 s31
 	l1=$(stat_of lz4-one 2) l2=$(stat_of lz4-two 2)
 	limit=$(two_at_once "$l1" "$l2")
