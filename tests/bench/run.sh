@@ -245,16 +245,6 @@ report() {	# LABEL VMCORE [table: the table alone]
 
 # ---- cpu: the real vmcores, outputs in RAM -------------------------------
 
-# cpu_file LABEL VMCORE LZ4IN: alternating rounds of kdumpinit at 1 and 2
-# threads and makedumpfile -l, levels 1 and 31, every output in RAM; in the
-# same rounds, the machine's limit: lz4 -1 over LZ4IN once, then twice at
-# the same time (two processes that share nothing: what 2 CPUs give here),
-# its output written into RAM as every other run's is (the like for like,
-# which the goal is held to), and discarded (compression alone).
-# The limit is one CPU against two, so kdumpinit's like-for-like is
-# --threads 1 held to one CPU (taskset) against --threads 2: unpinned,
-# --threads 1 is not one CPU's work, as its I/O thread copies the output
-# on the other CPU beside the worker.
 # The machine's CPU ticks so far, all and stolen (/proc/stat: time the
 # hypervisor ran something else while this VM wanted the CPU).
 cpu_ticks() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9 }' /proc/stat; }
@@ -267,17 +257,27 @@ cpu_ticks() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i; print 
 # wall time and used 1.5x the CPU seconds of the next run's.
 noise_note() {	# "TOTAL STEAL" before, after
 	set -- $1 $2
-	local w c
+	local w c lo hi
 	w=$(stat_of kdumpinit-l1-cpu1 2) c=$(stat_of kdumpinit-l1-cpu1 5)
-	awk -v t="$(($3 - $1))" -v s="$(($4 - $2))" -v w="$w" -v c="$c" \
-	    -v lo="$(awk '$1 == "lz4-one" && $2 != "fail" {print $2}' "$res" | sort -n | head -n 1)" \
-	    -v hi="$(awk '$1 == "lz4-one" && $2 != "fail" {print $2}' "$res" | sort -n | tail -n 1)" 'BEGIN {
+	read -r lo hi < <(awk '$1 == "lz4-one" && $2 != "fail" {
+		if (!n++ || $2 < lo) lo = $2; if ($2 > hi) hi = $2 } END { print lo, hi }' "$res")
+	awk -v t="$(($3 - $1))" -v s="$(($4 - $2))" -v w="$w" -v c="$c" -v lo="$lo" -v hi="$hi" 'BEGIN {
 		printf "noise: the pinned 1-thread capture (level 1) was on its CPU %s of its wall time (about 100 %% when quiet);",
 		    (w > 0 ? sprintf("%.0f %%", 100 * c / w) : "n/a")
 		printf " lz4-one took %s-%s s over the rounds; host steal %s\n", lo, hi,
 		    (t > 0 ? sprintf("%.1f %%", 100 * s / t) : "n/a") }'
 }
 
+# cpu_file LABEL VMCORE LZ4IN: alternating rounds of kdumpinit at 1 and 2
+# threads and makedumpfile -l, levels 1 and 31, every output in RAM; in the
+# same rounds, the machine's limit: lz4 -1 over LZ4IN once, then twice at
+# the same time (two processes that share nothing: what 2 CPUs give here),
+# its output written into RAM as every other run's is (the like for like,
+# which the goal is held to), and discarded (compression alone).
+# The limit is one CPU against two, so kdumpinit's like-for-like is
+# --threads 1 held to one CPU (taskset) against --threads 2: unpinned,
+# --threads 1 is not one CPU's work, as its I/O thread copies the output
+# on the other CPU beside the worker.
 cpu_file() {
 	local label=$1 v=$2 lz=$3 lv r cpu1 cpu2
 	local ROUNDS=$CPU_ROUNDS	# report's header too
