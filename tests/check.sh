@@ -74,8 +74,11 @@ run_suite() {	# NAME COMMAND...
 	log=$BUILD/tests/$name.log
 	mkdir -p "$(dirname "$log")"
 	echo "== $name"
+	local t0=$SECONDS
 	"$@" 2>&1 | tee "$log"
 	local rc=${PIPESTATUS[0]}
+	# Each suite's wall time, so that make check's budget can be kept.
+	echo "check: $name took $((SECONDS - t0)) s" | tee -a "$BUILD/tests/times"
 	out=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 	if [ -z "$out" ]; then
 		echo "check: $name printed no result line (exit $rc): counted as a failure"
