@@ -74,7 +74,7 @@ struct skipped {
  * each to the run that carries into it (memmap_join: a memset, a rare
  * re-judging of a corrupt memmap) and then only reads per-block counts to
  * fold the all-excluded blocks. Another pass over the same memory with
- * another test for "this block has pages to write" (issue 15: kernel
+ * another test for "this block has pages to write" (the kernel
  * pages first) is a second walk of the same spans with another
  * block_keeps. */
 #define SPAN_PAGES MM_WINDOW

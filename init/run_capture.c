@@ -270,7 +270,7 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (code == EXIT_OK) {
 		code = capture_into(&vc, rq, &in, hk, &t, avail);
 		/* What the filter could not classify, and kept: the summary of
-		 * a capture from damaged memory (issue 15). */
+		 * a capture from damaged memory. */
 		if (in.filter && mm->unreadable)
 			warn("%llu pages kept because their struct page could not be read "
 			     "(%llu of them in sections without a valid mem_map)",

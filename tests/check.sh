@@ -212,7 +212,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# The unattended cycle, with real reboots, configured by firmware alone:
 	# save nothing, arm, crash, capture, reboot, save, arm, crash, save.
 	run_suite cycle bash tests/cycle/run.sh --workdir "$BUILD/cycle"
-	# arm64 (issue 16): Debian 12's arm64 kernel in QEMU virt (TCG), armed
+	# arm64: Debian 12's arm64 kernel in QEMU virt (TCG), armed
 	# by the arm64 kdumpinit's own kexec_load loader, settings from the DT,
 	# checked on this x86_64 host and against arm64 makedumpfile (~2 min).
 	run_suite e2e-arm64 bash tests/e2e-arm64/run.sh --workdir "$BUILD/arm64/e2e/run"
@@ -222,7 +222,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--workdir "$BUILD/arm64/e2e/56M"
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
 		"$raws"/raw-*.vmcore
-	# Damaged kernel memory (issue 15): faults put into a copy of the
+	# Damaged kernel memory: faults put into a copy of the
 	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
 	# fault under check-full).
 	run_suite corrupt bash tests/corrupt/run.sh ${FULL:+--full} --workdir "$BUILD/corrupt" \

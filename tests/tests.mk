@@ -30,7 +30,7 @@ check-e2e:
 	$(call with-setup,check,run-check-e2e)
 check-docs:
 	$(call with-setup,build,run-check-docs)
-# The issue-13 boot cycle: real reboots in QEMU, settings from firmware only.
+# The boot cycle: real reboots in QEMU, settings from firmware only.
 check-cycle:
 	$(call with-setup,check,run-check-cycle)
 check-deb:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/corrupt/run.sh: capture from a real vmcore whose crashed kernel's
-# memory is damaged (issue 15 section 4). Each fault is put into a sparse
+# memory is damaged (struct pages, page tables and the kernel log broken in place). Each fault is put into a sparse
 # copy of the raw vmcore an e2e run left (tests/tools/damage.py), then
 # `kdumpinit capture` runs on it at levels 1 and 31, and `kdumpinit dmesg`
 # on the vmcore and on the dump.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The crash kernel's cost per CPU (issue 13, `kdumpinit arm --cpus auto`):
+# The crash kernel's cost per CPU (`kdumpinit arm --cpus auto`):
 # for each reservation, one QEMU run of tests/cycle/run.sh whose boot k
 # arms the crash kernel with the k-th count of --cpus (default 1 .. --max-cpus)
 # and crashes;

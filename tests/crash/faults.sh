@@ -1,5 +1,5 @@
 #!/bin/bash
-# crash on the dumps the fault suites left (make check-full, issue 15):
+# crash on the dumps the fault suites left (make check-full):
 # a capture cut by a power cut, ended by a full device or by write errors
 # still holds the kernel's pages, which go first, so crash with the
 # matching vmlinux must show the panic in `log` and `bt`.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Boot-cycle test (issue 13): an "installed system" in QEMU goes through
+# Boot-cycle test: an "installed system" in QEMU goes through
 # real reboots: boot 1 saves nothing, arms and crashes; the crash kernel
 # captures and reboots; boot 2 saves dump 1, arms and crashes again; boot 3
 # saves dump 2 and powers off (--cycles N: N crashes, boot N+1 powers off).

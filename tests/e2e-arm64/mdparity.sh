@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/e2e-arm64/mdparity.sh: filtering parity of kdumpinit against upstream
-# makedumpfile 1.7.8 built for aarch64, on one arm64 vmcore (issue 16).
+# makedumpfile 1.7.8 built for aarch64, on one arm64 vmcore.
 #
 #   tests/e2e-arm64/mdparity.sh VMCORE WORKDIR [OLD_ROOT]
 #

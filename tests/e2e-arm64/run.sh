@@ -1,5 +1,5 @@
 #!/bin/bash
-# arm64 end-to-end kdump test (issue 16): QEMU -M virt -cpu max under TCG
+# arm64 end-to-end kdump test: QEMU -M virt -cpu max under TCG
 # boots Debian 12's stock arm64 kernel (extracted from the archive, not
 # installed); the arm64 kdumpinit arms the crash kernel (the kernel has no
 # kexec_file_load: with its own kexec_load loader, or kexec-tools' kexec -p

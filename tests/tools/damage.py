@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """damage: corrupt the crashed kernel's memory in a copy of a real x86_64
-ELF vmcore, the way a failing machine might have left it (issue 15, the
+ELF vmcore, the way a failing machine might have left it (the
 corrupt suite).
 
 usage: damage.py CORE FAULT [--seed N]
