@@ -31,9 +31,11 @@ KDI_CFLAGS := -std=gnu11 $(CFLAGS) $(CFLAGS_WARN) -ffunction-sections -fdata-sec
 LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 
 # The folders, top-down; each includes only those below it
-# (docs/DESIGN.md): init -> config -> capture -> dump -> kernel -> arch -> lib.
-SRCS := init/main.c init/pid1.c init/run_capture.c init/commands.c init/savecore.c init/source.c \
-	init/arm.c init/kexec_tools.c init/kexec_arm64.c init/modules.c init/status.c init/hwdog.c \
+# (docs/DESIGN.md): main -> host -> arm -> init -> config -> capture -> dump -> kernel -> arch -> lib.
+SRCS := main/main.c \
+	host/commands.c host/savecore.c host/source.c host/status.c host/modules.c \
+	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c \
+	init/pid1.c init/run_capture.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
 	dump/format.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \

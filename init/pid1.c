@@ -1,6 +1,6 @@
 /* PID-1 mode: the init of the crash kernel. Every path ends in the
  * configured final action; main never returns, nothing waits forever. */
-#include "kdumpinit.h"
+#include "pid1.h"
 #include "hwdog.h"
 #include "run_capture.h"
 
@@ -24,6 +24,7 @@
 #include "../config/config.h"
 #include "../config/firmware.h"
 #include "../config/target.h"
+#include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kdumpinit.h"
 #include "../arch/arch.h"
 #include "../config/target.h"
 #include "../kernel/dmesg.h"
 #include "../kernel/vmcore.h"
+#include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 

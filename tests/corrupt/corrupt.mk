@@ -2,7 +2,7 @@
 # Included by tests/tests.mk; paths are relative to the repository top.
 #
 #   make asan-kdumpinit   build/asan/kdumpinit: every source of kdumpinit,
-#                         init/ included, built with the host clang under
+#                         the programs included, built with the host clang under
 #                         AddressSanitizer and UBSan, for tests/corrupt/run.sh
 #                         to capture damaged vmcores with
 #

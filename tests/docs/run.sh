@@ -77,6 +77,24 @@ if /usr/bin/python3 tests/docs/layers.py "$tmp/tree" | grep -q 'kernel/x.c:1 inc
 else
 	bad "layers: kernel/ including capture/ was not caught"
 fi
+mkdir -p "$tmp/tree/extra"
+printf 'int x;\n' >"$tmp/tree/extra/z.c"
+if /usr/bin/python3 tests/docs/layers.py "$tmp/tree" | grep -q 'extra/ holds C code but is not in the layer order'; then
+	ok "layers: a folder of C code outside the order is caught"
+else
+	bad "layers: a folder of C code outside the order was not caught"
+fi
+
+# 3b. No comment or document cites an issue number: a reader of the
+# repository cannot look those up, so the text says what is meant.
+cites=$(git ls-files -z 2>/dev/null | xargs -0 grep -nEi 'issue[ -]?#?[0-9]+' -- 2>/dev/null | head -n 3)
+if [ -n "$cites" ]; then
+	bad "no-issue-numbers: $(echo "$cites" | tr '\n' ' ')"
+elif git ls-files >/dev/null 2>&1; then
+	ok "no-issue-numbers: no tracked file cites an issue by number"
+else
+	bad "no-issue-numbers: not a git work tree, nothing checked"
+fi
 
 # 4. The manual pages render without warnings.
 for m in docs/kdumpinit.8 docs/kdumpinit-mkinitramfs.8; do

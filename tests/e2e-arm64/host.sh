@@ -3,7 +3,7 @@
 #   - `make ARCH=arm64` builds build/arm64/kdumpinit: a static aarch64 ELF
 #     within the same 400 KiB limit as x86_64, that runs (under
 #     qemu-aarch64-static when it is there);
-#   - kdumpinit arm's kexec-tools fallback (init/kexec_tools.c), with a
+#   - kdumpinit arm's kexec-tools fallback (arm/kexec_tools.c), with a
 #     stand-in kexec (KDUMPINIT_KEXEC) and a --root tree: a kallsyms with
 #     _text is handed over as it is; one with only _stext gets _text =
 #     _stext in kexec's view, and in nobody else's; one whose addresses

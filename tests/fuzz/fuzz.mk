@@ -37,8 +37,8 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -I$(FUZZ_LZ4_SRC) \
 	-DXXH_NAMESPACE=LZ4_ -DKDI_VERSION='"fuzz"' -Wall -Wno-unused-parameter
 
-# Every library source of kdumpinit (all but init/, which holds main and
-# PID 1), instrumented for coverage, in one archive: each target's link
+# Every library source of kdumpinit (all but the programs: main/, host/,
+# arm/, init/), instrumented for coverage, in one archive: each target's link
 # pulls in exactly the objects it needs, so new files need no list here.
 # FUZZ_LIB_EXCLUDE drops a source the host cannot build.
 FUZZ_LIB_EXCLUDE ?=
@@ -84,8 +84,8 @@ $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_
 	@echo "  FUZZ    $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LDLIBS)
 
-# fuzz_fdt includes init/kexec_arm64.c itself (init/ is not in the archive).
-$(FUZZ_DIR)/fuzz_fdt: init/kexec_arm64.c
+# fuzz_fdt includes arm/kexec_arm64.c itself (arm/ is not in the archive).
+$(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -1,5 +1,5 @@
 /* fuzz_fdt: the arm64 loader's device-tree edit, fdt_set_chosen()
- * (init/kexec_arm64.c), on the running tree it reads from
+ * (arm/kexec_arm64.c), on the running tree it reads from
  * /sys/firmware/fdt.
  *
  * Input: byte 0 picks the edit (bit 0: an initrd or none; bit 1: 64-bit
@@ -17,10 +17,10 @@
 #include <assert.h>
 #include <errno.h>
 
-/* init/ is not in the fuzz archive (it holds main and PID 1). */
-#include "../../init/kexec_arm64.c"
+/* arm/ is not in the fuzz archive (it is a program, not a library). */
+#include "../../arm/kexec_arm64.c"
 
-/* The one init/status.c helper the loader calls; never reached here. */
+/* The one arm/armed.c helper the loader calls; never reached here. */
 const char *root_path(const char *root, const char *rel, char *buf, size_t sz)
 {
 	snprintf(buf, sz, "%s%s", root ? root : "", rel);

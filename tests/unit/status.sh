@@ -181,7 +181,7 @@ cpus "arm: nr_cpus=1 by default, once (the running kernel's nr_cpus= is not copi
 expect "arm: --append comes last" 0 'rdinit=/init kdumpinit.dev=LABEL=dump kdumpinit.level=1$' \
 	arm --append "kdumpinit.dev=LABEL=dump kdumpinit.level=1"
 cpus "arm --cpus 3: nr_cpus=3, once" 3 --cpus 3
-# The measured rule (init/arm.c, auto_cpus): with R bytes reserved, one
+# The measured rule (arm/arm.c, auto_cpus): with R bytes reserved, one
 # CPU leaves avail1 = R - R/22 - 66e6; n CPUs fit while
 # avail1 - 1.75e6 (n - 1) >= 5.4e6 + 3.4e6 n + 12e6, i.e.
 # n = 1 + (avail1 - 20.8e6) / 5.15e6, at most 16 and the online CPUs.

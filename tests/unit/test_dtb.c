@@ -1,5 +1,5 @@
 /* Unit tests for the device-tree edit of kdumpinit's own arm64 loader,
- * fdt_set_chosen() (init/kexec_arm64.c): it rewrites /chosen of the
+ * fdt_set_chosen() (arm/kexec_arm64.c): it rewrites /chosen of the
  * running tree for the crash kernel (bootargs, linux,initrd-start/-end,
  * linux,elfcorehdr, linux,usable-memory-range in the root's cell sizes;
  * kaslr-seed and rng-seed dropped) and keeps everything else.
@@ -24,11 +24,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The loader itself: fdt_set_chosen is in init/, which the unit archive
- * leaves out (it holds main and PID 1). */
-#include "../../init/kexec_arm64.c"
+/* The loader itself: fdt_set_chosen is in arm/, which the unit archive
+ * leaves out (a program, not a library). */
+#include "../../arm/kexec_arm64.c"
 
-/* The one helper of init/status.c the loader calls (reading /proc and
+/* The one helper of arm/armed.c the loader calls (reading /proc and
  * /sys, which these cases never reach). */
 const char *root_path(const char *root, const char *rel, char *buf, size_t sz)
 {

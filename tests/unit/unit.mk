@@ -8,8 +8,8 @@
 # The C tests (tests/unit/test_*.c) are linked, with musl like the binary,
 # against the very objects build/kdumpinit is made of ($(BUILD)/obj/...,
 # built by the top Makefile's rule), put in an archive so that each test
-# pulls in only what it uses. Everything but init/ (main, PID 1, the
-# commands) is in it.
+# pulls in only what it uses. Everything but the programs (main/, host/,
+# arm/, init/: the entry, the commands, arming, PID 1) is in it.
 #
 # The same sources are also built with the host compiler under
 # AddressSanitizer and UBSan (build/tests/unit/asan/). That build cannot
@@ -27,7 +27,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(UNIT_DIR)/%)
 UNIT_ASAN_BINS := $(UNIT_SRCS:tests/unit/%.c=$(UNIT_DIR)/asan/%)
 UNIT_HDRS := tests/unit/check.h $(wildcard */*.h)
 
-UNIT_LIB_SRCS := $(filter-out init/%,$(or $(SRCS),$(wildcard config/*.c capture/*.c dump/*.c kernel/*.c arch/*.c lib/*.c)))
+UNIT_LIB_SRCS := $(filter-out main/% host/% arm/% init/%,$(or $(SRCS),$(wildcard config/*.c capture/*.c dump/*.c kernel/*.c arch/*.c lib/*.c)))
 UNIT_OBJS := $(UNIT_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_AR := $(UNIT_DIR)/libkdi.a
 
@@ -76,8 +76,8 @@ $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_
 	  rm -f $@; \
 	fi
 
-# test_dtb includes init/kexec_arm64.c itself (init/ is not in the archive).
-$(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: init/kexec_arm64.c
+# test_dtb includes arm/kexec_arm64.c itself (arm/ is not in the archive).
+$(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: arm/kexec_arm64.c
 
 # The struct-page pass alone, timed (tests/tools/mmbench.c says how), on
 # the objects the binary is made of.

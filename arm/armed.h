@@ -1,8 +1,8 @@
-/* kdumpinit status, and the record `arm` leaves for it: what was loaded,
- * so a later status can say whether the armed image is still the one the
- * running system would build. */
-#ifndef KDI_STATUS_H
-#define KDI_STATUS_H
+/* The record `arm` leaves for `status`: what was loaded, so a later
+ * status can say whether the armed image is still the one the running
+ * system would build. */
+#ifndef KDI_ARMED_H
+#define KDI_ARMED_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,7 +31,5 @@ int armed_remove(const char *root);
 
 /* ROOT/REL into buf ("" and "/" are the real root). */
 const char *root_path(const char *root, const char *rel, char *buf, size_t sz);
-
-int cmd_status(int argc, char **argv);
 
 #endif

@@ -17,12 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kdumpinit.h"
 #include "source.h"
 #include "../config/target.h"
 #include "../dump/dumpfile.h"
 #include "../dump/save.h"
 #include "../kernel/vmcoreinfo.h"
+#include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"

@@ -1,7 +1,5 @@
 /* Host commands: capture, save, info, format. Each parses its options,
  * calls library code, prints once and returns an exit code. */
-#include "kdumpinit.h"
-#include "run_capture.h"
 #include "savecore.h"
 #include "source.h"
 
@@ -18,11 +16,14 @@
 #include "../config/config.h"
 #include "../config/probe.h"
 #include "../config/target.h"
+#include "commands.h"
+#include "../init/run_capture.h"
 #include "../arch/arch.h"
 #include "../kernel/dmesg.h"
 #include "../dump/dumpfile.h"
 #include "../dump/save.h"
 #include "../kernel/vmcore.h"
+#include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kdumpinit.h"
 #include "../config/config.h"
 #include "../config/firmware.h"
 #include "../config/target.h"
 #include "../dump/dumpfile.h"
 #include "../kernel/vmcoreinfo.h"
+#include "../lib/exitcode.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 

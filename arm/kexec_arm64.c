@@ -29,7 +29,7 @@
 
 #include "../lib/io.h"
 #include "../lib/log.h"
-#include "status.h"
+#include "armed.h"
 
 #define KEXEC_ON_CRASH		0x1
 #define KEXEC_ARCH_AARCH64	(183 << 16)

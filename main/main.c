@@ -1,14 +1,17 @@
 /* kdumpinit: one static binary. As PID 1 it is the crash kernel's init;
  * otherwise the first argument names a host command. */
-#include "kdumpinit.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../arm/arm.h"
+#include "../host/commands.h"
+#include "../host/modules.h"
+#include "../host/status.h"
+#include "../init/pid1.h"
+#include "../lib/exitcode.h"
 #include "../lib/log.h"
-#include "modules.h"
-#include "status.h"
 
 static const char help[] =
 	"kdumpinit " KDI_VERSION " - crash-dump capture for Linux kdump\n"

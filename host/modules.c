@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "kdumpinit.h"
 #include "../config/modalias.h"
+#include "../lib/exitcode.h"
 #include "../lib/log.h"
 
 static const char modules_help[] =

@@ -1,6 +1,6 @@
 /* kdumpinit arm: load the crash kernel with kexec_file_load, so a host
  * needs no kexec-tools (Debian's links Xen libraries). */
-#include "kdumpinit.h"
+#include "arm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,12 +13,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 #include "kexec_arm64.h"
 #include "kexec_tools.h"
-#include "status.h"
+#include "armed.h"
 
 /* The number is the C library's, per architecture (musl's arch/ headers):
  * nothing machine-specific here. */
@@ -351,7 +352,7 @@ int cmd_arm(int argc, char **argv)
 		syscall(SYS_kexec_file_load, kfd, ifd, strlen(cl) + 1, cl, KEXEC_FILE_ON_CRASH);
 	int e = errno;
 	/* No kexec_file_load (Debian's arm64 kernels): our own kexec_load
-	 * loader (init/kexec_arm64.c); kexec-tools, with its crash-header
+	 * loader (arm/kexec_arm64.c); kexec-tools, with its crash-header
 	 * fix, when that cannot (not arm64, or it failed and said why) or
 	 * KDUMPINIT_KEXEC names a kexec. */
 	if (r < 0 && e == ENOSYS && !getenv("KDUMPINIT_KEXEC")) {

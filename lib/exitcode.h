@@ -1,0 +1,18 @@
+/* The exit codes every command shares, documented in docs/CLI.md. */
+#ifndef KDI_EXITCODE_H
+#define KDI_EXITCODE_H
+
+enum {
+	EXIT_OK = 0,
+	EXIT_SYSTEM = 1,
+	EXIT_USAGE = 2,
+	EXIT_INPUT = 3,
+	EXIT_TARGET = 4,
+	EXIT_INCOMPLETE = 5,
+	/* kdumpinit status, for monitoring (host/status.c) */
+	EXIT_NOT_ARMED = 6,
+	EXIT_STALE = 7,
+	EXIT_UNSAVED = 8,
+};
+
+#endif
