@@ -823,6 +823,8 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 
 	int r = writer_put(wr, KDI_CH_START, &st, sizeof st, NULL, 0, NULL, 0);
 	if (!r)
+		r = writer_put(wr, KDI_CH_CHAIN, &in->chain, sizeof in->chain, NULL, 0, NULL, 0);
+	if (!r)
 		r = writer_put(wr, KDI_CH_NOTES, vc->notes, vc->notes_len, NULL, 0, NULL, 0);
 	if (!r)
 		r = writer_put(wr, KDI_CH_VMCOREINFO, vc->vmcoreinfo, vc->vmcoreinfo_len,

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "../dump/chain.h"
 #include "../dump/format.h"
 #include "../kernel/memmap.h"
 #include "../kernel/vmcore.h"
@@ -28,6 +29,9 @@ struct capture_req {
 	/* The settings that are not defaults and their sources ("dev=... (smbios),
 	 * level=31 (fw_cfg)"), recorded in the dump for `info`; or NULL. */
 	const char *settings;
+	/* A device holding unsaved dumps with no room after them
+	 * (kdumpinit.full=): keep them and write nothing, or overwrite. */
+	enum chain_full full;
 };
 
 /* Where the dump goes, and what else it is made of: facts about the
@@ -49,6 +53,9 @@ struct capture_in {
 	 * a LATER pass (FORMAT.md): a dump cut short anywhere after the first
 	 * pass still opens. NULL when filter drops all that level 31 does. */
 	struct memmap *kernel;
+	/* Where the dump sits among those on the device (dump/chain.h),
+	 * written right after START. */
+	struct kdi_chain_rec chain;
 	/* The crashed kernel's log, written before the pages, or NULL. */
 	const char *dmesg;
 	size_t dmesg_len;

@@ -125,6 +125,14 @@ static int set_verbose(struct config *c, const char *v)
 	return r;
 }
 
+static int set_full(struct config *c, const char *v)
+{
+	if (strcmp(v, "keep") && strcmp(v, "overwrite"))
+		return -EINVAL;
+	c->full_overwrite = !strcmp(v, "overwrite");
+	return 0;
+}
+
 /* Indexed by enum config_key. */
 static const struct {
 	const char *key;
@@ -139,6 +147,7 @@ static const struct {
 	[CFG_WATCHDOG] = { "watchdog", set_watchdog, "seconds 2..3600 or off" },
 	[CFG_FINAL] = { "final", set_final, "reboot, poweroff or halt" },
 	[CFG_VERBOSE] = { "verbose", set_verbose, "0..9" },
+	[CFG_FULL] = { "full", set_full, "keep or overwrite" },
 };
 
 const char *final_action_name(enum final_action a)
@@ -304,6 +313,7 @@ static int show_value(const struct config *c, enum config_key k, char *buf, size
 		return snprintf(buf, size, "%u", (unsigned)c->watchdog_s);
 	case CFG_FINAL: return snprintf(buf, size, "%s", final_action_name(c->final));
 	case CFG_VERBOSE: return snprintf(buf, size, "%d", c->verbose);
+	case CFG_FULL: return snprintf(buf, size, "%s", c->full_overwrite ? "overwrite" : "keep");
 	default: return snprintf(buf, size, "?");
 	}
 }

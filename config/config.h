@@ -33,7 +33,7 @@ enum config_src {
 
 /* The settings, in the order config_format_sources lists them. */
 enum config_key { CFG_DEV, CFG_LEVEL, CFG_THREADS, CFG_WAIT, CFG_STALL, CFG_WATCHDOG,
-	CFG_FINAL, CFG_VERBOSE, CFG_NKEYS };
+	CFG_FINAL, CFG_VERBOSE, CFG_FULL, CFG_NKEYS };
 
 /* kdumpinit.watchdog: the hardware's own timeout, or never open it. */
 #define WATCHDOG_KEEP 0u
@@ -48,6 +48,10 @@ struct config {
 	uint32_t watchdog_s;		/* hardware watchdog timeout, WATCHDOG_KEEP or _OFF */
 	enum final_action final;
 	int verbose;
+	/* kdumpinit.full: the device holds dumps not yet saved and has no
+	 * room after them. 0 keep them (this crash goes uncaptured), 1
+	 * overwrite them. */
+	int full_overwrite;
 	enum config_src src[CFG_NKEYS];	/* who set each key (config_defaults: DEFAULT) */
 	/* Problems found while parsing; the front door prints them. */
 	char warn[CONFIG_MAX_WARN][160];

@@ -341,6 +341,16 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			/* reader_resync vouched for it; one found in sequence
 			 * (no break before it) lost nothing the reader saw. */
 			break;
+		case KDI_CH_CHAIN:
+			/* Where the dump sits among those on the device: the
+			 * second chunk, or it is not this dump's. */
+			if (h.len != sizeof d->chain || h.seq != 1 || d->have_chain) {
+				e = -EBADMSG;
+				break;
+			}
+			memcpy(&d->chain, buf, sizeof d->chain);
+			d->have_chain = 1;
+			break;
 		case KDI_CH_END:
 			memcpy(&d->end, buf, sizeof d->end);
 			d->have_end = 1;

@@ -31,6 +31,14 @@ struct dumpfile {
 	char *vmcoreinfo;		/* NUL-terminated */
 	char *dmesg;			/* the crashed kernel's log, or NULL */
 	char *settings;			/* SETTINGS text, NUL-terminated, or NULL */
+	struct kdi_chain_rec chain;	/* where it sits on the device (have_chain) */
+	int have_chain;
+	/* Set by the host's loader (host/source.c), 0 otherwise: its place
+	 * among the dumps on the device, 1..ndumps oldest first, and whether
+	 * the claim records it or a later one as saved (dumps are saved
+	 * oldest first). */
+	unsigned position, ndumps;
+	int saved;
 	size_t dmesg_len;
 	struct kdi_segment *seg;
 	uint32_t nr_seg;

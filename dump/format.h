@@ -54,6 +54,7 @@ enum kdi_chunk_type {
 	KDI_CH_PAD = 8,		/* filler, ignored */
 	KDI_CH_SETTINGS = 9,	/* text: the capture's settings and where each came from */
 	KDI_CH_GAP = 10,	/* struct kdi_gap: the stream resumes here after a write error */
+	KDI_CH_CHAIN = 11,	/* struct kdi_chain_rec: where this dump sits among those on the device */
 };
 
 struct kdi_chunk {
@@ -163,6 +164,23 @@ struct kdi_gap {
 };
 _Static_assert(sizeof(struct kdi_gap) == 24, "gap layout");
 
+/* A device holds several dumps one after another (dump/chain.h): a
+ * capture that finds dumps not yet saved writes after them instead of
+ * over them. Every dump's second chunk (seq 1) says which dump it
+ * follows and where it itself starts, so that a stale dump left further
+ * on from an earlier round is never taken for one that follows. */
+struct kdi_chain_rec {
+	uint64_t prev_dump_id;		/* the dump this one follows, 0 for the first */
+	uint64_t prev_at;		/* that dump's START, device offset (0 for the first) */
+	uint64_t self_at;		/* this dump's START, device offset */
+	uint32_t index;			/* 1 for the dump at data_offset, then +1 */
+	uint32_t flags;			/* KDI_CHAIN_*: why it sits where it does */
+};
+_Static_assert(sizeof(struct kdi_chain_rec) == 32, "chain record layout");
+/* It went back to data_offset over dumps not yet saved (kdumpinit.full=
+ * overwrite, no room after them). */
+#define KDI_CHAIN_OVERWROTE	0x1u
+
 /* ---- superblock ---- */
 void super_init(struct kdi_super *sb, uint64_t dev_size, const char *label);
 /* 0 when buf holds a valid claim for a device of dev_size bytes (0:
@@ -193,6 +211,11 @@ struct kdi_reader {
 	uint64_t pos;		/* offset of the next chunk header */
 	uint64_t dump_id, next_seq;
 	int done;
+	/* Headers only: payloads are neither read nor hashed. For finding
+	 * where each dump on a device ends (dump/chain.c) without reading
+	 * gigabytes; the crash kernel and the host place and find dumps by
+	 * the same walk. */
+	int skim;
 	int read_error;		/* it stopped because the source could not be read */
 	char why[160];		/* why reading stopped, when it stopped early */
 };

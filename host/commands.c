@@ -20,6 +20,7 @@
 #include "../init/run_capture.h"
 #include "../arch/arch.h"
 #include "../kernel/dmesg.h"
+#include "../dump/chain.h"
 #include "../dump/dumpfile.h"
 #include "../dump/save.h"
 #include "../kernel/vmcore.h"
@@ -55,6 +56,9 @@ static const char capture_help[] =
 	"  --oversubscribe run all N workers even beyond the CPUs (tests of the partitioning)\n"
 	"  --no-mmap       read the vmcore with pread (the default for a file)\n"
 	"  --mmap          read it through mmap windows (the default for /proc/vmcore)\n"
+	"  --full keep|overwrite  TARGET holds dumps not yet saved and has no room after\n"
+	"                  them: keep them and capture nothing (default), or write over\n"
+	"                  them (kdumpinit.full=). With room, the dump goes after them.\n"
 	"Exit: 0 complete, 3 bad vmcore, 4 target refused, 5 incomplete, 1 I/O error.\n";
 
 int cmd_capture(int argc, char **argv)
@@ -62,7 +66,7 @@ int cmd_capture(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "vmcore", 1, 0, 'v' }, { "output", 1, 0, 'o' }, { "level", 1, 0, 'l' },
 		{ "threads", 1, 0, 't' }, { "no-mmap", 0, 0, 'M' }, { "mmap", 0, 0, 'm' },
-		{ "oversubscribe", 0, 0, 'O' }, { "help", 0, 0, 'h' },
+		{ "oversubscribe", 0, 0, 'O' }, { "full", 1, 0, 'F' }, { "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *vmcore = NULL, *output = NULL;
@@ -89,6 +93,11 @@ int cmd_capture(int argc, char **argv)
 		case 'M': rq.read_mode = READ_PREAD; break;
 		case 'm': rq.read_mode = READ_MMAP; break;
 		case 'O': rq.cpus = 0; break;
+		case 'F':
+			if (strcmp(optarg, "keep") && strcmp(optarg, "overwrite"))
+				return bad_value("--full", optarg);
+			rq.full = strcmp(optarg, "keep") ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP;
+			break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);
 		}
@@ -114,21 +123,33 @@ int cmd_info(int argc, char **argv)
 	if (argc != 2 || argv[1][0] == '-')
 		return usage(info_help, EXIT_USAGE);
 
-	struct target t;
-	struct dumpfile d;
-	int code = EXIT_OK;
-	int r = open_dump(argv[1], &t, &d, &code);
+	/* Every dump on the device, oldest first; the exit code is the
+	 * worst of them (an incomplete one makes it 5). */
+	int worst = EXIT_OK;
+	for (unsigned k = 1;; k++) {
+		struct target t;
+		struct dumpfile d;
+		int code = EXIT_OK;
+		int r = open_dump_nth(argv[1], k, &t, &d, &code);
 
-	/* An unreadable header is said once, by the report's state line. */
-	if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
-		return code;
-	if (t.fd < 0 && code != EXIT_OK)
-		return code;
-	code = dump_report(stdout, argv[1], &t, &d, r);
-	if (r == 0 || r == -EBADMSG)
-		dumpfile_free(&d);
-	target_close(&t);
-	return code;
+		/* An unreadable header is said once, by the report's state line. */
+		if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
+			return code;
+		if (t.fd < 0 && code != EXIT_OK)
+			return code;
+		if (k > 1)
+			putchar('\n');
+		code = dump_report(stdout, argv[1], &t, &d, r);
+		unsigned n = d.ndumps;
+		if (r == 0 || r == -EBADMSG)
+			dumpfile_free(&d);
+		target_close(&t);
+		if (code > worst || (worst == EXIT_OK && code != EXIT_OK))
+			worst = code;
+		if (k >= n)
+			break;
+	}
+	return worst;
 }
 
 /* ---------------- save ---------------- */
@@ -139,6 +160,9 @@ static const char save_help[] =
 	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
 	"                         [--mark-incomplete] [--format ...] [--force]\n"
 	"       kdumpinit save [SOURCE] --check\n"
+	"A device may hold several dumps (a crash before the last was saved): --output\n"
+	"saves the oldest not yet saved, else the newest, or --dump N (1 the oldest);\n"
+	"--dir saves each one not yet saved, oldest first.\n"
 	"\n"
 	"Reads the dump on SOURCE (a claimed device or a capture file), validates every\n"
 	"chunk and writes FILE:\n"
@@ -172,13 +196,14 @@ int cmd_save(int argc, char **argv)
 		{ "compress", 1, 0, 'c' }, { "threads", 1, 0, 't' },
 		{ "dir", 1, 0, 'd' }, { "min-free", 1, 0, 'm' }, { "max", 1, 0, 'x' },
 		{ "keep-device", 0, 0, 'k' }, { "check", 0, 0, 'C' },
-		{ "mark-incomplete", 0, 0, 'I' },
+		{ "mark-incomplete", 0, 0, 'I' }, { "dump", 1, 0, 'D' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct savecore_opts sc = { 0 };
 	const char *output = NULL, *format = "kdump";
 	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
 	int force = 0, c;
+	unsigned which = 0;
 	uint64_t v;
 
 	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
@@ -209,6 +234,11 @@ int cmd_save(int argc, char **argv)
 		case 'k': sc.keep_device = 1; break;
 		case 'I': sc.mark_incomplete = 1; break;
 		case 'C': sc.check = 1; break;
+		case 'D':
+			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
+				return bad_value("--dump", optarg);
+			which = v;
+			break;
 		case 'h': return usage(save_help, EXIT_OK);
 		default: return usage(save_help, EXIT_USAGE);
 		}
@@ -218,6 +248,10 @@ int cmd_save(int argc, char **argv)
 		return usage(save_help, EXIT_USAGE);
 	if (strcmp(format, "elf") && strcmp(format, "kdump"))
 		return bad_value("--format", format);
+	if (which && !output) {
+		err("--dump picks the dump --output saves; save --dir saves every dump not yet saved");
+		return EXIT_USAGE;
+	}
 	const char *src = optind < argc ? argv[optind] : NULL;
 	char fwdev[sizeof ((struct config *)0)->dev];
 	if (!src) {
@@ -247,9 +281,13 @@ int cmd_save(int argc, char **argv)
 	struct target t;
 	struct dumpfile d;
 	int code = EXIT_OK;
-	int r = open_dump(src, &t, &d, &code);
+	int r = open_dump_nth(src, which, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
+	if (d.ndumps > 1)
+		msg("%s holds %u dumps: saving dump %u (%s; --dump N for another, 1 the oldest)",
+		    src, d.ndumps, d.position, which ? "as asked" :
+		    d.saved ? "the newest: all are saved" : "the oldest not yet saved");
 	if (r == -ENOENT && code == EXIT_OK) {
 		err("%s holds no dump (empty): nothing saved", src);
 		target_close(&t);
@@ -441,7 +479,7 @@ int cmd_format(int argc, char **argv)
 /* ---------------- dmesg ---------------- */
 
 static const char dmesg_help[] =
-	"usage: kdumpinit dmesg SOURCE\n"
+	"usage: kdumpinit dmesg SOURCE [--dump N]\n"
 	"\n"
 	"Prints the crashed kernel's log, as makedumpfile --dump-dmesg does. SOURCE is\n"
 	"a dump device or file (the log the capture wrote before the pages), or an ELF\n"
@@ -449,6 +487,8 @@ static const char dmesg_help[] =
 	"VMCOREINFO; no vmlinux needed).\n"
 	"A damaged ring (wild head/tail ids) is scanned for records, which are printed\n"
 	"after a line saying the log was salvaged.\n"
+	"A device holding several dumps: --dump N (1 the oldest); by default the oldest\n"
+	"not yet saved, else the newest.\n"
 	"Exit: 0 printed, 3 no log in a vmcore (nothing salvaged), 4 no dump / no log on\n"
 	"the device.\n";
 
@@ -492,15 +532,23 @@ int cmd_dmesg(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return usage(dmesg_help, EXIT_OK);
+	unsigned which = 0;
+	uint64_t v;
+	if (argc == 4 && !strcmp(argv[2], "--dump")) {
+		if (parse_u64(argv[3], 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
+			return bad_value("--dump", argv[3]);
+		which = v;
+		argc = 2;
+	}
 	if (argc != 2 || argv[1][0] == '-')
 		return usage(dmesg_help, EXIT_USAGE);
 	int code = EXIT_OK;
-	if (dmesg_from_vmcore(argv[1], &code) == 0)
+	if (!which && dmesg_from_vmcore(argv[1], &code) == 0)
 		return code;
 
 	struct target t;
 	struct dumpfile d;
-	int r = open_dump(argv[1], &t, &d, &code);
+	int r = open_dump_nth(argv[1], which, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {

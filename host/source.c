@@ -11,6 +11,7 @@
 #include "../config/config.h"
 #include "../config/firmware.h"
 #include "../config/target.h"
+#include "../dump/chain.h"
 #include "../dump/dumpfile.h"
 #include "../kernel/vmcoreinfo.h"
 #include "../lib/exitcode.h"
@@ -33,7 +34,42 @@ static const char *resolve_source(const char *src, char *buf, size_t sz)
 	return buf;
 }
 
+/* The dump `which` of t's device (0: the next to save) into d, placed
+ * among the others; dumpfile_load's result. */
+static int load_chosen(const struct target *t, unsigned which, struct dumpfile *d)
+{
+	struct chain c;
+
+	if (chain_walk(t->fd, t->base, t->limit, &c) < 0 || !c.n)
+		return which > 1 ? -ENOENT : dumpfile_load(d, t->fd, t->base, t->limit);
+	unsigned i = c.n - 1;
+	if (which) {
+		if (which > c.n)
+			return -ENOENT;
+		i = which - 1;
+	} else {
+		for (unsigned j = 0; j < c.n; j++)
+			if (!chain_saved(&c, j, t->sb.saved_dump_id)) {
+				i = j;
+				break;
+			}
+	}
+	/* A dump ends where the next one starts: the stale tail of a
+	 * longer dump from an earlier round may lie past it. */
+	int r = dumpfile_load(d, t->fd, c.d[i].at, i + 1 < c.n ? c.d[i + 1].at : t->limit);
+	d->position = i + 1;
+	d->ndumps = c.n;
+	d->saved = chain_saved(&c, i, t->sb.saved_dump_id);
+	return r;
+}
+
 int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
+{
+	return open_dump_nth(src, 0, t, d, code);
+}
+
+int open_dump_nth(const char *src, unsigned which, struct target *t, struct dumpfile *d,
+		  int *code)
 {
 	enum target_refusal why;
 	char m[400], dev[300];
@@ -58,7 +94,12 @@ int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
 		*code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
 		return r;
 	}
-	r = dumpfile_load(d, t->fd, t->base, t->limit);
+	r = load_chosen(t, which, d);
+	if (r == -ENOENT && which > 1) {
+		err("%s holds no dump %u", src, which);
+		*code = EXIT_TARGET;
+		return r;
+	}
 	if (r == -ENOMEM) {
 		err("out of memory reading %s", src);
 		*code = EXIT_SYSTEM;
@@ -139,6 +180,8 @@ const char *dump_incomplete_why(const struct dumpfile *d, char *buf, size_t sz)
 
 int dump_saved(const struct target *t, const struct dumpfile *d)
 {
+	if (d->ndumps)
+		return d->saved;
 	return t->sb.saved_dump_id && t->sb.saved_dump_id == d->dump_id;
 }
 
@@ -153,6 +196,9 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	fprintf(f, "%-12s %s%s%s%s\n", "claim", u, t->sb.label[0] ? " (label " : "",
 		t->sb.label, t->sb.label[0] ? ")" : "");
 	fprintf(f, "%-12s %.1f MB\n", "capacity", (t->limit - t->base) / 1e6);
+	if (d->ndumps > 1)
+		fprintf(f, "%-12s %u of %u on the device, oldest first\n", "dump", d->position,
+			d->ndumps);
 	if (r == -ENOENT) {
 		fprintf(f, "%-12s empty\n", "state");
 		return EXIT_TARGET;

@@ -17,6 +17,13 @@ struct dumpfile;
  * says why): `info` reports that in its state line, the others with
  * dump_unreadable. */
 int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code);
+/* A device holds several dumps when a crash came before the dump of the
+ * one before was saved (dump/chain.h). open_dump loads the one `save
+ * --dir` takes next: the oldest not yet saved, else the newest.
+ * open_dump_nth loads dump `which` (1 the oldest; 0 as open_dump); a
+ * device with fewer is -ENOENT, said, *code EXIT_TARGET. */
+int open_dump_nth(const char *src, unsigned which, struct target *t, struct dumpfile *d,
+		  int *code);
 /* Says that t's dump header is unreadable; r is what open_dump returned. */
 void dump_unreadable(const struct target *t, const struct dumpfile *d, int r);
 /* The `info` text for what open_dump returned (r); info's exit code. */

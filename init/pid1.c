@@ -575,6 +575,7 @@ void pid1_main(void)
 		.cpus = online_cpus(),
 		.window = 64u << 20,
 		.settings = srcs,
+		.full = cfg.full_overwrite ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP,
 	};
 	const struct capture_hooks hk = { .heartbeat = &wd.heartbeat, .progress = 1 };
 	wd.armed = 1;

@@ -8,6 +8,7 @@
 
 #include "../arch/arch.h"
 #include "../config/target.h"
+#include "../dump/chain.h"
 #include "../kernel/dmesg.h"
 #include "../kernel/vmcore.h"
 #include "../lib/exitcode.h"
@@ -128,9 +129,47 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 	return log;
 }
 
+/* Where on the target this dump goes: after the dumps not yet saved, so
+ * that a second crash before the first dump is saved keeps the first
+ * (dump/chain.h). Said on the console either way; the exit code. */
+static int place_dump(const struct target *t, enum chain_full full, struct capture_in *in)
+{
+	struct chain *c = malloc(sizeof *c);
+	struct chain_place p;
+
+	if (!c) {
+		err("out of memory reading what %s holds", t->path);
+		return EXIT_SYSTEM;
+	}
+	if (t->created)
+		c->n = 0;	/* a file this capture made holds nothing */
+	else
+		chain_walk(t->fd, t->base, t->limit, c);
+	chain_place(c, t->base, t->limit, t->sb.saved_dump_id, full, &p);
+	if (p.refused) {
+		err("%s holds %u dump%s not yet saved and has no room after them: this crash is "
+		    "not captured, and they are kept (kdumpinit.full=overwrite writes over them; "
+		    "kdumpinit save --dir saves them)", t->path, p.unsaved, p.unsaved == 1 ? "" : "s");
+	} else if (p.overwritten) {
+		warn("%s holds %u dump%s not yet saved and has no room after them: writing over "
+		     "them (kdumpinit.full=overwrite)", t->path, p.overwritten,
+		     p.overwritten == 1 ? "" : "s");
+	} else if (p.unsaved) {
+		msg("%s holds %u dump%s not yet saved: this one goes after them, as dump %u, with "
+		    "%.1f MB of room", t->path, p.unsaved, p.unsaved == 1 ? "" : "s", p.rec.index,
+		    (t->limit - p.at) / 1e6);
+	}
+	free(c);
+	if (p.refused)
+		return EXIT_TARGET;
+	in->base = p.at;
+	in->chain = p.rec;
+	return EXIT_OK;
+}
+
 /* Opens the target and fills in's facts about it; the exit code. */
 static int open_output(struct target *t, const char *output, int may_create,
-		       struct capture_in *in)
+		       enum chain_full full, struct capture_in *in)
 {
 	enum target_refusal tw;
 	char tmsg[400];
@@ -159,7 +198,7 @@ static int open_output(struct target *t, const char *output, int may_create,
 	 * size says (format --size makes it sparse). */
 	in->grow_file = !t->is_blockdev;
 	in->trim_file = t->created;
-	return EXIT_OK;
+	return place_dump(t, full, in);
 }
 
 /* What the run's result says, once; the exit code. */
@@ -205,7 +244,7 @@ static int capture_into(struct vmcore *vc, const struct capture_req *rq,
 	uuid_format(t->sb.uuid, u);
 	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
 	    t->path, u, t->sb.label[0] ? ", label " : "", t->sb.label,
-	    t->created ? 0.0 : (t->limit - t->base) / 1e6, rq->level, rq->threads,
+	    t->created ? 0.0 : (in->limit - in->base) / 1e6, rq->level, rq->threads,
 	    rq->threads == 1 ? "" : "s");
 	capture_plan(rq, vc, in, avail, &pl, plan, sizeof plan);
 	msg("%s", plan);
@@ -266,7 +305,9 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	char *log = read_log(mm, &in, &avail);
 
 	struct target t;
-	code = open_output(&t, output, may_create, &in);
+	code = open_output(&t, output, may_create, rq->full, &in);
+	if (code != EXIT_OK && t.fd >= 0)
+		target_close(&t);
 	if (code == EXIT_OK) {
 		code = capture_into(&vc, rq, &in, hk, &t, avail);
 		/* What the filter could not classify, and kept: the summary of
