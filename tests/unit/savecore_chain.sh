@@ -1,0 +1,123 @@
+#!/bin/bash
+# A second crash before the first dump is saved (docs/FORMAT.md, "Several
+# dumps"): the capture writes after the unsaved dump instead of over it;
+# info, save --dump and save --dir show and save each; with no room the
+# policy (kdumpinit.full=, capture --full) keeps them or writes over them;
+# a dump already saved is written over from the start again, and what is
+# left of it further on is never taken for a dump that follows. Every
+# dump is checked byte for byte: at level 0 the ELF save of a dump is its
+# vmcore.
+set -u
+cd "$(dirname "$0")/../.."
+K=${KDUMPINIT:-$PWD/build/kdumpinit}
+MK=${MKVMCORE:-$PWD/build/tools/mkvmcore}
+W=$(mktemp -d "${TMPDIR:-/tmp}/kdi-chain.XXXXXX")
+pass=0 fail=0
+T=${T:-}
+shopt -s extglob
+ok() { [[ -z $T || $1 == $T ]] || return 0; echo "ok $1"; pass=$((pass + 1)); }
+bad() { [[ -z $T || $1 == $T ]] || return 0; echo "FAIL $1: $2"; fail=$((fail + 1)); }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name" "${why:-condition false}"; fi; why=; }
+trap 'rm -rf "$W"' EXIT
+
+for s in 1 2 3 4; do
+	"$MK" -o "$W/v$s.core" --mem 24M --segments 2 --seed $s --crashtime $((1700000000 + s)) >/dev/null ||
+		{ echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+done
+cap() {	# DEVICE VMCORE [ARGS]: a level-0 capture; its exit code
+	local dev=$1 v=$2
+	shift 2
+	"$K" capture --vmcore "$v" --output "$dev" --level 0 "$@" >"$W/cap.out" 2>&1
+}
+same() {	# DEVICE N VMCORE: dump N of DEVICE saved as ELF is VMCORE, byte for byte
+	rm -f "$W/s.elf"
+	"$K" save "$1" --dump "$2" --output "$W/s.elf" --format elf >/dev/null 2>&1 && cmp -s "$W/s.elf" "$3"
+}
+ndumps() { "$K" info "$1" 2>/dev/null | grep -c '^state '; }
+
+# 1. Two crashes, no save between: both kept, each whole.
+"$K" format "$W/dev.img" --size 120M --label chain >/dev/null 2>&1
+cap "$W/dev.img" "$W/v1.core"
+cap "$W/dev.img" "$W/v2.core"; rc=$?
+check "second capture before a save: exit 0" test $rc = 0
+check "second capture says it goes after the unsaved dump" grep -q "1 dump not yet saved: this one goes after them, as dump 2" "$W/cap.out"
+check "info lists two dumps" test "$(ndumps "$W/dev.img")" = 2
+check "info: dump 1 of 2, then 2 of 2" test "$("$K" info "$W/dev.img" | sed -n 's/^dump  *\([0-9]* of\)/\1/p' | paste -sd,)" = "1 of 2 on the device, oldest first,2 of 2 on the device, oldest first"
+check "dump 1 is the first crash, byte for byte" same "$W/dev.img" 1 "$W/v1.core"
+check "dump 2 is the second crash, byte for byte" same "$W/dev.img" 2 "$W/v2.core"
+"$K" save "$W/dev.img" --dump 3 --output "$W/none.elf" >"$W/o" 2>&1; rc=$?
+check "save --dump 3 of 2: exit 4, said" test $rc = 4 -a -n "$(grep 'holds no dump 3' "$W/o")"
+"$K" dmesg "$W/dev.img" --dump 2 >/dev/null 2>&1; rc=$?
+check "dmesg --dump 2 reads the second dump (exit 0 or 4: no log in a synthetic vmcore)" test $rc = 0 -o $rc = 4
+
+# 2. save --output without --dump takes the one save --dir takes next.
+rm -f "$W/n.elf"
+"$K" save "$W/dev.img" --output "$W/n.elf" --format elf >"$W/o" 2>&1
+check "save without --dump: the oldest not yet saved, and it says so" \
+	eval 'cmp -s "$W/n.elf" "$W/v1.core" && grep -q "saving dump 1 (.*oldest not yet saved" "$W/o"'
+
+# 3. save --dir saves each, oldest first; then the device is all saved.
+"$K" save "$W/dev.img" --dir "$W/crash" >"$W/o" 2>&1; rc=$?
+check "save --dir with two unsaved dumps: exit 0" test $rc = 0
+check "save --dir wrote two directories" test "$(ls "$W/crash" 2>/dev/null | wc -l)" = 2
+"$K" save "$W/dev.img" --check >/dev/null 2>&1; rc=$?
+check "after save --dir nothing is left unsaved (--check exit 1)" test $rc = 1
+check "info: both saved" test "$("$K" info "$W/dev.img" | grep -c '^state .*, saved')" = 2
+
+# 4. All saved: the next capture starts over at the beginning, and the
+# saved dump 2 further on is not taken for one that follows it.
+cap "$W/dev.img" "$W/v3.core"
+check "after everything was saved, a capture writes from the start (one dump listed)" test "$(ndumps "$W/dev.img")" = 1
+check "that dump is the third crash" same "$W/dev.img" 1 "$W/v3.core"
+
+# 5. No room after the unsaved dumps: keep (default) refuses and keeps them.
+"$K" format "$W/small.img" --size 20M --label small >/dev/null 2>&1
+cap "$W/small.img" "$W/v1.core"
+cap "$W/small.img" "$W/v2.core"; rc=$?
+check "no room after an unsaved dump, --full keep: exit 4" test $rc = 4
+check "no room: the console says the crash is not captured and the dump is kept" grep -q "has no room after them: this crash is not captured, and they are kept" "$W/cap.out"
+check "no room, keep: the unsaved dump is intact" same "$W/small.img" 1 "$W/v1.core"
+check "no room, keep: still one dump" test "$(ndumps "$W/small.img")" = 1
+cap "$W/small.img" "$W/v2.core" --full overwrite; rc=$?
+check "no room, --full overwrite: the capture writes over it (exit 0, said)" \
+	eval 'test $rc = 0 && grep -q "writing over" "$W/cap.out"'
+check "no room, overwrite: the device holds the new crash" same "$W/small.img" 1 "$W/v2.core"
+
+# 6. An incomplete dump (cut short, as by a power cut): the next one goes
+# after its intact part, and both are read.
+"$K" format "$W/cut.img" --size 120M --label cut >/dev/null 2>&1
+cap "$W/cut.img" "$W/v1.core"
+# Zeros over the middle of its pages: the stream breaks there.
+dd if=/dev/zero of="$W/cut.img" bs=1M seek=4 count=1 conv=notrunc status=none
+cap "$W/cut.img" "$W/v2.core"; rc=$?
+check "after a cut dump, the next capture: exit 0, after it" \
+	eval 'test $rc = 0 && grep -q "as dump 2" "$W/cap.out"'
+"$K" info "$W/cut.img" >"$W/i" 2>&1
+check "info: dump 1 incomplete, dump 2 complete" \
+	test "$(sed -n 's/^state *\([a-z]*\).*/\1/p' "$W/i" | paste -sd,)" = "incomplete,complete"
+check "the dump after a cut one is whole" same "$W/cut.img" 2 "$W/v2.core"
+"$K" save "$W/cut.img" --dump 1 --output "$W/c1.elf" --format elf >/dev/null 2>&1; rc=$?
+check "the cut dump still saves its intact part (exit 5)" test $rc = 5 -a -s "$W/c1.elf"
+
+# 7. A stale dump further on is never taken for one that follows: dump 2
+# of an earlier round stays on the device after dump 1 is written over
+# by a dump of the same length.
+"$K" format "$W/st.img" --size 120M --label stale >/dev/null 2>&1
+cap "$W/st.img" "$W/v1.core"
+cap "$W/st.img" "$W/v2.core"
+"$K" save "$W/st.img" --dir "$W/crash2" >/dev/null 2>&1
+cap "$W/st.img" "$W/v1.core"	# same length as the dump it replaces
+check "a stale dump where a second one would go is not listed" test "$(ndumps "$W/st.img")" = 1
+cap "$W/st.img" "$W/v4.core"
+check "the next crash then goes after the new first dump, over the stale one" \
+	eval 'test "$(ndumps "$W/st.img")" = 2 && same "$W/st.img" 2 "$W/v4.core"'
+
+# 8. Many crashes, never saved: the device fills, the first is kept.
+"$K" format "$W/loop.img" --size 40M --label loop >/dev/null 2>&1
+for i in 1 2 3 4 1 2 3 4; do cap "$W/loop.img" "$W/v$i.core"; done
+nl=$(ndumps "$W/loop.img")
+check "a crash loop fills the device with dumps ($nl) and keeps the first" \
+	eval 'test "$nl" -ge 3 && same "$W/loop.img" 1 "$W/v1.core"'
+
+echo "$pass passed, $fail failed, 0 skipped"
+[ $fail = 0 ]
