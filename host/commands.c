@@ -110,23 +110,33 @@ int cmd_capture(int argc, char **argv)
 /* ---------------- info ---------------- */
 
 static const char info_help[] =
-	"usage: kdumpinit info SOURCE\n"
+	"usage: kdumpinit info SOURCE [--dump N]\n"
 	"\n"
 	"Prints what a dump device or file holds: state (empty, complete, incomplete),\n"
 	"the crashed kernel's release and crash time, pages kept and sizes.\n"
+	"A device holding several dumps (a crash came before the last was saved):\n"
+	"each, oldest first, or only dump N (1 the oldest).\n"
 	"Exit: 0 a complete dump, 5 an incomplete one, 4 empty or not a dump device.\n";
 
 int cmd_info(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return usage(info_help, EXIT_OK);
+	unsigned only = 0;
+	uint64_t v;
+	if (argc == 4 && !strcmp(argv[2], "--dump")) {
+		if (parse_u64(argv[3], 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
+			return bad_value("--dump", argv[3]);
+		only = v;
+		argc = 2;
+	}
 	if (argc != 2 || argv[1][0] == '-')
 		return usage(info_help, EXIT_USAGE);
 
-	/* Every dump on the device, oldest first; the exit code is the
-	 * worst of them (an incomplete one makes it 5). */
+	/* Every dump on the device, oldest first (or the one --dump names);
+	 * the exit code is the worst of them (an incomplete one makes it 5). */
 	int worst = EXIT_OK;
-	for (unsigned k = 1;; k++) {
+	for (unsigned k = only ? only : 1;; k++) {
 		struct target t;
 		struct dumpfile d;
 		int code = EXIT_OK;
@@ -137,7 +147,7 @@ int cmd_info(int argc, char **argv)
 			return code;
 		if (t.fd < 0 && code != EXIT_OK)
 			return code;
-		if (k > 1)
+		if (k > (only ? only : 1))
 			putchar('\n');
 		code = dump_report(stdout, argv[1], &t, &d, r);
 		unsigned n = d.ndumps;
@@ -146,7 +156,7 @@ int cmd_info(int argc, char **argv)
 		target_close(&t);
 		if (code > worst || (worst == EXIT_OK && code != EXIT_OK))
 			worst = code;
-		if (k >= n)
+		if (only || k >= n)
 			break;
 	}
 	return worst;

@@ -97,6 +97,7 @@ int open_dump_nth(const char *src, unsigned which, struct target *t, struct dump
 	r = load_chosen(t, which, d);
 	if (r == -ENOENT && which > 1) {
 		err("%s holds no dump %u", src, which);
+		target_close(t);
 		*code = EXIT_TARGET;
 		return r;
 	}

@@ -24,7 +24,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--slow-disk BYTES_PER_S] [--final ACTION]
                         [--disk nvme|ahci|scsi|virtio] [--blkdebug CONF]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
-                        [--append-first ARGS] [--demo] [-h]
+                        [--append-first ARGS] [--after DUMPIMG:RAW] [--demo] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -91,6 +91,12 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --keep-dump        keep dump.img of an earlier run in --workdir instead of
                      claiming a new one: the next capture must replace the
                      dump there cleanly
+  --after DUMPIMG:RAW  a second crash before the first was saved: the dump
+                     disk is a copy of DUMPIMG, which holds an unsaved dump
+                     of RAW's crash (an earlier run's disk and --raw-out).
+                     This capture must go after it; the checks below read
+                     the new dump, and the first, saved again, must still
+                     match RAW page for page
   --append-first ARGS  more words for the first kernel's command line only,
                      as given (no expansion here: memmap=nn!ss arrives so);
                      the crash kernel's is made by stage 1 and kdumpinit
@@ -101,10 +107,10 @@ USAGE
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
-disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst=
+disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -128,6 +134,7 @@ while [ $# -gt 0 ]; do
 	--dump-size) dumpsize=$2; shift ;;
 	--keep-dump) keepdump=1 ;;
 	--append-first) appendfirst=$2; shift ;;
+	--after) after=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -311,7 +318,11 @@ rm -f "$dump" "$workdir"/dump-*.img "$raw" "$small" "$workdir/raw.vmcore" "$work
 # A claimed disk far too small for any dump: the PID-1 bad-input cases
 # write what fits there and must mark it incomplete.
 "$kdumpinit" format "$small" --size 4M --label small >/dev/null 2>&1 || die "kdumpinit format $small failed"
-if [ $keepdump = 1 ] && [ -f "$dump" ]; then
+if [ -n "$after" ]; then
+	[ -f "${after%%:*}" ] && [ -f "${after#*:}" ] || die "--after: ${after%%:*} or ${after#*:} is not there"
+	cp --sparse=always "${after%%:*}" "$dump" || die "cannot copy ${after%%:*}"
+	step "dump disk: a copy of ${after%%:*} ($("$kdumpinit" info "$dump" 2>&1 | grep -c '^state') unsaved dump(s) on it)"
+elif [ $keepdump = 1 ] && [ -f "$dump" ]; then
 	step "dump disk kept from the last run: $dump ($("$kdumpinit" info "$dump" 2>&1 | grep -m1 '^state'))"
 elif [ $rawonly = 0 ]; then
 	"$kdumpinit" format "$dump" --size "${dumpsize:-1536M}" --label e2e >"$workdir/format.out" 2>&1 ||
@@ -713,7 +724,12 @@ fi
 d_info=- d_save=- d_cmp=-
 if [ $rawonly = 0 ]; then
 	t=$(now)
-	"$kdumpinit" info "$dump" >"$workdir/info.out" 2>&1
+	# The dump this run captured is the newest on the disk: after an
+	# unsaved one (--after, --keep-dump) it is not the first.
+	newest=$("$kdumpinit" info "$dump" 2>/dev/null | grep -c '^state ')
+	pick=()
+	[ "${newest:-0}" -gt 1 ] && pick=(--dump "$newest")
+	"$kdumpinit" info "$dump" "${pick[@]}" >"$workdir/info.out" 2>&1
 	rc=$? d_info=$(since "$t")
 	if [ $demo = 1 ]; then
 		echo "demo: kdumpinit info $dump"
@@ -768,7 +784,7 @@ if [ $rawonly = 0 ]; then
 	fi
 
 	t=$(now)
-	"$kdumpinit" save "$dump" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
+	"$kdumpinit" save "$dump" "${pick[@]}" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
 	rc=$? d_save=$(since "$t")
 	if [ -n "$cutat" ] && grep -q "^state *empty" "$workdir/info.out"; then
 		[ $rc = 4 ] && [ ! -e "$workdir/saved.elf" ] &&
@@ -816,6 +832,27 @@ if [ $rawonly = 0 ]; then
 	else
 		failed "vmcmp not run: raw.vmcore or saved.elf missing"
 	fi
+fi
+
+# --- a second crash before the first was saved (--after) ----------------------------
+if [ -n "$after" ] && [ $rawonly = 0 ]; then
+	first=$(dirname "${after%%:*}")
+	[ "${newest:-0}" = 2 ] && pass "second crash before a save: the capture went after the unsaved dump (dump 2 of 2)" ||
+		failed "second crash before a save: the disk holds ${newest:-0} dump(s), want 2"
+	"$kdumpinit" save "$dump" --dump 1 --output "$workdir/first.elf" --format elf >"$workdir/first.out" 2>&1
+	rc=$?
+	[ $rc = 0 ] && pass "the first crash's dump, still on the disk, saves (exit 0)" ||
+		{ failed "save --dump 1 exited $rc:"; sed 's/^/    /' "$workdir/first.out"; }
+	if [ -f "$first/saved.elf" ]; then
+		cmp -s "$first/saved.elf" "$workdir/first.elf" &&
+			pass "the first dump saves byte for byte as it did before the second crash" ||
+			failed "the first dump's save differs from $first/saved.elf"
+	fi
+	# Page for page against its raw vmcore, its poisoned pages left out.
+	poisoned=$(log=$first/console.log poisoned_pages | while read -r pfn; do printf '0x%x\n' $((pfn * 4096)); done | paste -sd, -)
+	"$python" "$vmcmp" "${after#*:}" "$workdir/first.elf" ${poisoned:+--excluded "$poisoned"} >"$workdir/vmcmp-first.out" 2>&1 &&
+		pass "vmcmp: the first dump matches its raw vmcore ($(tail -n 1 "$workdir/vmcmp-first.out"))" ||
+		{ failed "vmcmp of the first dump:"; tail -n 20 "$workdir/vmcmp-first.out" | sed 's/^/    /'; }
 fi
 
 # --- timings --------------------------------------------------------------------------
