@@ -73,7 +73,10 @@ DOCS := README.md docs/CLI.md docs/DESIGN.md docs/FILTERING.md docs/FORMAT.md
 # The kernel hooks in /etc/kernel are code, and are.
 install: $(BUILD)/kdumpinit
 	install -D -m 0755 $(BUILD)/kdumpinit $(DESTDIR)$(PREFIX)/sbin/kdumpinit
-	install -D -m 0755 initramfs/mkinitramfs $(DESTDIR)$(PREFIX)/sbin/kdumpinit-mkinitramfs
+	sed 's|^installed_binary=$$|installed_binary=$(PREFIX)/sbin/kdumpinit|' initramfs/mkinitramfs \
+	  > $(DESTDIR)$(PREFIX)/sbin/kdumpinit-mkinitramfs
+	grep -qx 'installed_binary=$(PREFIX)/sbin/kdumpinit' $(DESTDIR)$(PREFIX)/sbin/kdumpinit-mkinitramfs
+	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/kdumpinit-mkinitramfs
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-save.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/kdumpinit-save.service

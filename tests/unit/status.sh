@@ -352,4 +352,35 @@ t "$rc/$(built)" 0/0 "postinst.d hook: package removed (no kdumpinit-arm): exit 
 sh dist/kernel-postrm.d/kdumpinit >/dev/null 2>&1; rc=$?
 t "$rc" 0 "postrm.d hook: no arguments: exit 0"
 
+# ---- mkinitramfs: its temporary file, and the installed copy's init ----
+# The archive goes to a fresh mktemp name beside -o: a link planted under
+# the old predictable name ($out.tmp.PID; exec keeps the PID) is not
+# written through.
+O=$W/mk
+mkdir -p "$O"
+echo victim >"$O/victim"
+if sh -c 'ln -s "$1/victim" "$1/out.img.tmp.$$" && exec "$2" -k "$3" -o "$1/out.img"' sh "$O" "$top/initramfs/mkinitramfs" "$(uname -r)" \
+	>"$W/out" 2>&1 && [ -s "$O/out.img" ]; then
+	t "$(cat "$O/victim")/$(find "$O" -newer "$O/victim" -name '.out.img.*' | wc -l)" victim/0 \
+		"mkinitramfs: writes a mktemp name beside -o, not a planted \$out.tmp.\$\$ (none left)"
+else
+	bad "mkinitramfs: writes a mktemp name beside -o" "$(tr '\n' '|' <"$W/out")"
+fi
+# Installed, mkinitramfs packs only the binary installed beside it: a
+# kdumpinit planted at PREFIX/build/kdumpinit (where the source tree's
+# default would look) is never taken.
+I=$W/inst
+if make -s --no-print-directory install PREFIX=/usr/local DESTDIR="$I" BUILD="$(dirname "$K")" >"$W/out" 2>&1; then
+	mkdir -p "$I/usr/local/build"
+	cp "$K" "$I/usr/local/build/kdumpinit"
+	"$I/usr/local/sbin/kdumpinit-mkinitramfs" -k "$(uname -r)" -o "$W/planted.img" >"$W/out" 2>&1; rc=$?
+	t "$rc/$(grep -c 'init binary not found: /usr/local/sbin/kdumpinit ' "$W/out")/$(ls "$W/planted.img" 2>/dev/null | wc -l)" 1/1/0 \
+		"make install: kdumpinit-mkinitramfs takes /usr/local/sbin/kdumpinit only, not PREFIX/build/kdumpinit"
+	"$I/usr/local/sbin/kdumpinit-mkinitramfs" -h | grep -q 'default: /usr/local/sbin/kdumpinit)' &&
+		ok "make install: kdumpinit-mkinitramfs -h names the installed binary" ||
+		bad "make install: -h" "$("$I/usr/local/sbin/kdumpinit-mkinitramfs" -h 2>&1 | grep -- -b)"
+else
+	bad "make install DESTDIR" "$(tr '\n' '|' <"$W/out")"
+fi
+
 finish
