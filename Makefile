@@ -33,7 +33,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): main -> host -> arm -> init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := main/main.c \
-	host/commands.c host/savecore.c host/source.c host/status.c host/modules.c \
+	host/commands.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c \
 	init/pid1.c init/run_capture.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
@@ -62,9 +62,11 @@ $(BUILD)/kdumpinit: $(OBJS)
 include tests/tests.mk
 
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+SYSTEMD_GENERATOR_DIR ?= $(PREFIX)/lib/systemd/system-generators
 SYSCONFDIR ?= /etc
 MANDIR ?= $(PREFIX)/share/man
-# kdumpinit-arm, which the unit and the kernel hook run (not for PATH).
+# kdumpinit-arm and kdumpinit-save, which the units and the kernel hook run
+# (not for PATH), and the package's defaults (default.kdumpinit) they read.
 LIBEXECDIR ?= $(PREFIX)/lib/kdumpinit
 DOCDIR ?= $(PREFIX)/share/doc/kdumpinit
 DOCS := README.md docs/CLI.md docs/DESIGN.md docs/FILTERING.md docs/FORMAT.md
@@ -85,6 +87,12 @@ install: $(BUILD)/kdumpinit
 	install -d $(DESTDIR)$(LIBEXECDIR)
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-arm > $(DESTDIR)$(LIBEXECDIR)/kdumpinit-arm
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-arm
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-save > $(DESTDIR)$(LIBEXECDIR)/kdumpinit-save
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-save
+	install -m 0644 dist/default.kdumpinit $(DESTDIR)$(LIBEXECDIR)/default.kdumpinit
+	install -d $(DESTDIR)$(SYSTEMD_GENERATOR_DIR)
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-generator > $(DESTDIR)$(SYSTEMD_GENERATOR_DIR)/kdumpinit-generator
+	chmod 0755 $(DESTDIR)$(SYSTEMD_GENERATOR_DIR)/kdumpinit-generator
 	install -d $(DESTDIR)$(SYSCONFDIR)/kernel/postinst.d $(DESTDIR)$(SYSCONFDIR)/kernel/postrm.d
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kernel-postinst.d/kdumpinit > $(DESTDIR)$(SYSCONFDIR)/kernel/postinst.d/kdumpinit
 	chmod 0755 $(DESTDIR)$(SYSCONFDIR)/kernel/postinst.d/kdumpinit

@@ -22,6 +22,14 @@ static const struct {
 	{ "PARTUUID=", SEL_PARTUUID }, { "PARTLABEL=", SEL_PARTLABEL },
 };
 
+int selector_text_ok(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '"' || s[i] == '\'' || s[i] == '\\')
+			return 0;
+	return 1;
+}
+
 const char *selector_name(enum sel_type t)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(sel_names); i++)

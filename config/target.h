@@ -18,6 +18,15 @@ struct selector {
 	char value[128];
 };
 
+/* The one rule for what a selector's text may hold, so that it reaches
+ * every reader whole: one word of the crash kernel's command line
+ * (kdumpinit.dev=SEL, where the kernel splits at white space and takes
+ * quotes), one argument of the units and scripts. Printable ASCII other
+ * than space, '"', '\'' and '\\'. `format --label` refuses a label
+ * against it, `status` a configured selector, dist/kdumpinit-arm the same
+ * characters in sh. 1 if s[0..n) keeps it, else 0. */
+int selector_text_ok(const char *s, size_t n);
+
 /* "SERIAL=x,/dev/vdb,LABEL=y" -> up to SEL_MAX selectors; -EINVAL with the
  * bad word copied into bad. */
 int selectors_parse(const char *list, struct selector *out, int max, char *bad, size_t badsz);

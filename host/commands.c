@@ -359,7 +359,8 @@ static const char format_help[] =
 	"superblock with a new UUID. Refuses, unless --force, a target holding any\n"
 	"filesystem, swap, LUKS, RAID/LVM or partition-table signature, unrecognised\n"
 	"data, or an existing claim. A file that does not exist is created with --size.\n"
-	"  --label L      up to 63 bytes, for kdumpinit.dev=LABEL=L\n"
+	"  --label L      up to 63 bytes, for kdumpinit.dev=LABEL=L: printable ASCII,\n"
+	"                 no space, quote, backslash or comma\n"
 	"  --size BYTES   size of a new file (K, M, G suffixes)\n"
 	"  --force        overwrite what is there (it is lost)\n"
 	"Exit: 0 claimed, 4 refused, 2 usage, 1 I/O error.\n";
@@ -387,8 +388,16 @@ int cmd_format(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "L:s:Fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'L':
-			if (strlen(optarg) >= KDI_LABEL_MAX || strchr(optarg, ','))
-				return bad_value("--label", optarg);
+			/* A label must reach the crash kernel whole, as one word
+			 * of its command line (kdumpinit.dev=LABEL=L): the rule of
+			 * config/target.h, and no ',' (which separates selectors). */
+			if (!optarg[0] || strlen(optarg) >= KDI_LABEL_MAX || strchr(optarg, ',') ||
+			    !selector_text_ok(optarg, strlen(optarg))) {
+				err("--label '%s': a label is 1 to %d bytes of printable ASCII without "
+				    "space, quote, backslash or comma (it goes whole onto the crash "
+				    "kernel's command line)", optarg, KDI_LABEL_MAX - 1);
+				return EXIT_USAGE;
+			}
 			label = optarg;
 			break;
 		case 's':

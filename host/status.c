@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "sha256.h"
 #include "source.h"
 #include "../arm/armed.h"
 #include "../config/config.h"
@@ -79,24 +80,31 @@ static void expand_image(const char *tmpl, const char *release, char *out, size_
 
 static const char status_help[] =
 	"usage: kdumpinit status [--dev SEL] [--image FILE] [--root DIR]\n"
+	"       kdumpinit status --configured [--root DIR]\n"
 	"\n"
 	"Says whether this machine is ready to capture a crash: the crash kernel loaded\n"
 	"(/sys/kernel/kexec_crash_loaded) and the reservation (kexec_crash_size); the image\n"
 	"armed (recorded by kdumpinit arm in " ARMED_STATE ") and whether it is stale:\n"
 	"armed under another kernel release, changed since, older than the kernel or\n"
-	"than " DEFAULTS ", or not the image --image (KDUMPINIT_IMAGE) names;\n"
-	"the dump device, present and claimed; a dump on it not saved yet.\n"
+	"than " DEFAULTS ", built from other contents than its manifest (IMAGE.manifest:\n"
+	"/init, the kernel, the modules, the device) says, armed for another device than\n"
+	"the one configured, or not the image --image (KDUMPINIT_IMAGE) names;\n"
+	"the dump device the crash kernel will look for (kdumpinit.dev= of the armed\n"
+	"command line, parsed as PID 1 parses it), present and claimed; a dump on it\n"
+	"not saved yet.\n"
 	"  --dev SEL     the dump device (default: KDUMPINIT_DEVICE in " DEFAULTS ",\n"
 	"                else the firmware credential kdumpinit.dev)\n"
 	"  --image FILE  the image that should be armed (default: KDUMPINIT_IMAGE, %v\n"
 	"                the kernel release)\n"
 	"  --root DIR    read DIR/sys, DIR/run, DIR/etc instead (tests)\n"
+	"  --configured  only print the configured dump device and where it came from\n"
+	"                (" DEFAULTS ", else firmware); exit 4 when there is none\n"
 	"Exit: 0 ready, 1 error, 2 usage, 4 device missing or unclaimed, 6 not armed\n"
 	"(no reservation or nothing loaded), 7 armed image stale, 8 a dump waits to be\n"
 	"saved; when several hold, the first of 1 6 4 7 8.\n";
 
 struct status {
-	int not_armed, stale, dev_bad, unsaved, error;
+	int not_armed, no_reservation, stale, dev_bad, unsaved, error;
 };
 
 static void show(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -127,6 +135,7 @@ static void kernel_state(const char *root, struct status *st)
 				    v, sizeof v) >= 0 && !strcmp(v, "1");
 	show("crash kernel", loaded ? "loaded" : "not loaded");
 	st->not_armed = !size || !loaded;
+	st->no_reservation = !size;
 }
 
 /* Why the recorded file is not what was loaded any more, or NULL. */
@@ -139,8 +148,55 @@ static const char *changed(const char *path, int64_t mtime, int64_t size, struct
 	return NULL;
 }
 
+/* What the armed image was built from (kdumpinit-mkinitramfs --manifest,
+ * beside it as IMAGE.manifest), against what is there now, by content: a
+ * package upgrade keeps the release and may give files older mtimes than
+ * the image (dpkg takes them from the package). Writes the first
+ * difference into why; nothing when all agree or there is no manifest
+ * (an image built by hand: *checked 0). */
+static void manifest_check(const struct armed_state *a, const char *release, const char *cfg_dev,
+			   char *why, size_t sz, int *checked)
+{
+	char path[300], *text;
+	size_t len;
+
+	*checked = 0;
+	snprintf(path, sizeof path, "%s.manifest", a->initramfs);
+	if (!(text = read_all_file(path, 0, &len)))
+		return;
+	*checked = 1;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l && !why[0]; l = strtok_r(NULL, "\n", &save)) {
+		char *v = strchr(l, ' ');
+		if (l[0] == '#' || !v)
+			continue;
+		*v++ = 0;
+		char *file = strchr(v, ' '), hex[65];
+		if (file)
+			*file++ = 0;
+		if (!strcmp(l, "kver") && strcmp(v, release)) {
+			snprintf(why, sz, "%s was built for %s, running %s", path, v, release);
+		} else if (!strcmp(l, "device") && cfg_dev[0] && strcmp(v, cfg_dev)) {
+			snprintf(why, sz, "the image was built for the device %s, %s names %s", v,
+				 DEFAULTS, cfg_dev);
+		} else if (file && (!strcmp(l, "init") || !strcmp(l, "module") || !strcmp(l, "config") ||
+				    !strcmp(l, "kernel"))) {
+			/* The armed kernel is what will boot, whatever path the
+			 * image was built with. */
+			const char *f = !strcmp(l, "kernel") ? a->kernel : file;
+			int r = sha256_file(f, hex);
+			if (r < 0)
+				snprintf(why, sz, "%s %s the image was built with: %s", l, f, errstr(r));
+			else if (strcmp(hex, v))
+				snprintf(why, sz, "%s %s differs by content from the one the image was built "
+					 "with%s", l, f, !strcmp(l, "init") ? " (kdumpinit upgraded?)" : "");
+		}
+	}
+	free(text);
+}
+
 static void image_state(const char *root, const char *want, const char *want_from,
-			const char *release, struct status *st)
+			const char *release, const char *cfg_dev, struct status *st)
 {
 	struct armed_state a;
 	char path[512];
@@ -173,10 +229,63 @@ static void image_state(const char *root, const char *want, const char *want_fro
 		snprintf(why, sizeof why, "the image is older than %s", DEFAULTS);
 	else if (want[0] && strcmp(want, a.initramfs))
 		snprintf(why, sizeof why, "armed %s, but %s names %s", a.initramfs, want_from, want);
+	int checked = 0;
+	if (!why[0])
+		manifest_check(&a, release, cfg_dev, why, sizeof why, &checked);
 	if (st->not_armed)
 		return;
 	st->stale = why[0] != 0;
-	show("image", "%s%s", why[0] ? "stale: " : "current", why[0] ? why : "");
+	show("image", "%s%s%s", why[0] ? "stale: " : "current", why[0] ? why : "",
+	     !why[0] && !checked ? " (no manifest beside it: its contents not checked)" : "");
+}
+
+/* The device the crash kernel will look for: kdumpinit.dev= of the command
+ * line arm recorded, parsed as PID 1 parses /proc/cmdline (quotes group,
+ * white space splits), or "" when the line has none (the crash kernel then
+ * reads firmware) or there is no record. */
+static void armed_device(const char *root, char *dev, size_t sz)
+{
+	struct armed_state a;
+	struct config c;
+
+	dev[0] = 0;
+	if (armed_read(root, &a) < 0)
+		return;
+	config_defaults(&c);
+	config_load_cmdline(&c, a.cmdline);
+	if (c.src[CFG_DEV] == CFG_SRC_CMDLINE)
+		snprintf(dev, sz, "%s", c.dev);
+}
+
+/* Where the kernel of a release is: /boot (up to Debian's 6.12), or its
+ * module directory (linux-binary-KVER, from 6.16), as kdumpinit-arm looks. */
+static const char *find_kernel(const char *root, const char *release, char *out, size_t sz)
+{
+	static const char *const where[] = { "/boot/vmlinuz-%s", "/usr/lib/modules/%s/vmlinuz",
+					     "/lib/modules/%s/vmlinuz" };
+	struct stat sb;
+
+	for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+		char rel[300];
+		snprintf(rel, sizeof rel, where[i], release);
+		if (stat(root_path(root, rel, out, sz), &sb) == 0 && S_ISREG(sb.st_mode))
+			return out;
+	}
+	return NULL;
+}
+
+/* The configured device: the file's KDUMPINIT_DEVICE, else the firmware
+ * credential kdumpinit.dev as the crash kernel reads it. Returns where it
+ * came from, or NULL (dev "") when nothing names one. */
+static const char *configured_device(const char *root, const char *text, char *dev, size_t sz)
+{
+	if (defaults_get(text, "KDUMPINIT_DEVICE", dev, sz) && dev[0])
+		return DEFAULTS;
+	dev[0] = 0;
+	const char *from = firmware_device(root[0] ? root : "/", dev, sz);
+	if (!from)
+		dev[0] = 0;
+	return from;
 }
 
 static void device_state(const char *root, const char *dev, const char *from, struct status *st)
@@ -253,21 +362,22 @@ int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dev", 1, 0, 'd' }, { "image", 1, 0, 'i' }, { "root", 1, 0, 'R' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "configured", 0, 0, 'C' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *dev_arg = NULL, *image_arg = NULL, *root = "";
-	int c;
+	int c, only_configured = 0;
 
 	while ((c = getopt_long(argc, argv, "d:i:R:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dev_arg = optarg; break;
 		case 'i': image_arg = optarg; break;
 		case 'R': root = optarg; break;
+		case 'C': only_configured = 1; break;
 		case 'h': fputs(status_help, stdout); return EXIT_OK;
 		default: fputs(status_help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (only_configured && (dev_arg || image_arg))) {
 		fputs(status_help, stderr);
 		return EXIT_USAGE;
 	}
@@ -278,21 +388,33 @@ int cmd_status(int argc, char **argv)
 		return EXIT_SYSTEM;
 	}
 	char path[512], text[8192] = "", dev[512] = "", tmpl[512] = "", want[600] = "";
+	char cfg[512], armed[512];
 	const char *dev_from = "", *want_from = "";
 	ssize_t n = read_text_file(root_path(root, DEFAULTS, path, sizeof path), text, sizeof text);
 	if (n < 0 && n != -ENOENT)
 		warn("%s: %s", path, errstr((int)n));
+	const char *cfg_from = configured_device(root, text, cfg, sizeof cfg);
+	if (only_configured) {
+		if (!cfg_from) {
+			err("no dump device configured: KDUMPINIT_DEVICE in %s is empty and the firmware "
+			    "names none (credential kdumpinit.dev)", DEFAULTS);
+			return EXIT_TARGET;
+		}
+		printf("dev=%s (%s)\n", cfg, cfg_from);
+		return EXIT_OK;
+	}
+	armed_device(root, armed, sizeof armed);
 	if (dev_arg) {
 		snprintf(dev, sizeof dev, "%s", dev_arg);
 		dev_from = "--dev";
-	} else if (defaults_get(text, "KDUMPINIT_DEVICE", dev, sizeof dev) && dev[0]) {
-		dev_from = DEFAULTS;
-	} else {
-		/* What the crash kernel would read itself when the file names
-		 * no device. */
-		const char *from = firmware_device(root[0] ? root : "/", dev, sizeof dev);
-		if (from)
-			dev_from = from;
+	} else if (armed[0]) {
+		/* The chain the crash kernel will use: what its command line
+		 * says, not what the settings meant it to say. */
+		snprintf(dev, sizeof dev, "%s", armed);
+		dev_from = "armed command line";
+	} else if (cfg_from) {
+		snprintf(dev, sizeof dev, "%s", cfg);
+		dev_from = cfg_from;
 	}
 	if (image_arg) {
 		snprintf(tmpl, sizeof tmpl, "%s", image_arg);
@@ -304,10 +426,37 @@ int cmd_status(int argc, char **argv)
 		expand_image(tmpl, u.release, want, sizeof want);
 
 	struct status st = { 0 };
-	show("kernel", "%s", u.release);
+	char kpath[600];
+	show("kernel", "%s, image %s", u.release, find_kernel(root, u.release, kpath, sizeof kpath) ? kpath :
+	     "not found (neither /boot/vmlinuz-RELEASE nor /usr/lib/modules/RELEASE/vmlinuz)");
 	kernel_state(root, &st);
-	image_state(root, want, want_from, u.release, &st);
-	device_state(root, dev, dev_from, &st);
+	image_state(root, want, want_from, u.release, cfg_from == NULL || strcmp(cfg_from, DEFAULTS) ? "" : cfg,
+		    &st);
+	/* From firmware, a command line without kdumpinit.dev= is right: the
+	 * crash kernel reads the same firmware. */
+	int fw = cfg_from && strcmp(cfg_from, DEFAULTS);
+	if (!st.not_armed && !dev_arg && cfg_from && strcmp(armed, cfg) && !(fw && !armed[0])) {
+		/* Armed for another device than the settings name (or for
+		 * none: the crash kernel then reads only firmware). */
+		show("armed device", "stale: the crash kernel's command line says %s%s, %s names %s",
+		     armed[0] ? "kdumpinit.dev=" : "no kdumpinit.dev=", armed, cfg_from, cfg);
+		st.stale = 1;
+	}
+	if (cfg_from && !selector_text_ok(cfg, strlen(cfg))) {
+		show("device", "%s (%s): holds a space, quote, backslash or non-ASCII byte: it cannot "
+		     "reach the crash kernel whole (kdumpinit.dev= is one word); choose another "
+		     "selector", cfg, cfg_from);
+		st.dev_bad = 1;
+	} else {
+		device_state(root, dev, dev_from, &st);
+	}
+	if (st.not_armed)
+		show("not armed", "%s", st.no_reservation ? "no crashkernel= reservation: boot with one" :
+		     !cfg_from && !dev_arg ?
+		     "no dump device configured: kdumpinit-arm.service arms nothing until "
+		     "KDUMPINIT_DEVICE is set in " DEFAULTS " or the firmware names kdumpinit.dev" :
+		     "a reservation and a device, but no crash kernel loaded: see "
+		     "`systemctl status kdumpinit-arm.service`");
 	show("settings", "dev=%s (%s), image=%s (%s)", dev[0] ? dev : "-", dev[0] ? dev_from : "none",
 	     want[0] ? want : "as armed", want[0] ? want_from : "not set");
 	fflush(stdout);

@@ -34,6 +34,7 @@ expect() {
 	fi
 }
 finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
+t() { [ "$1" = "$2" ] && ok "$3" || bad "$3" "got $1, wanted $2: $(tr '\n' '|' <"$W/out") $(tr '\n' '|' <"${LOG:-/dev/null}" 2>/dev/null)"; }
 [ -x "$K" ] || { bad setup "$K is missing (make)"; finish; }
 
 # ---- kdumpinit status ------------------------------------------------
@@ -54,7 +55,7 @@ record() {
 		echo "initramfs_mtime $(stat -c %Y "$2")"
 		echo "initramfs_size $(stat -c %s "$2")"
 		echo "cpus 2"
-		echo "cmdline reset_devices nr_cpus=2 irqpoll panic=10 rdinit=/init"
+		echo "cmdline reset_devices nr_cpus=2 irqpoll panic=10 rdinit=/init${ARMED_APPEND:+ $ARMED_APPEND}"
 	} >"$R/run/kdumpinit/armed"
 }
 st() { "$K" status --root "$R" "$@"; }
@@ -122,8 +123,14 @@ expect "status: no device anywhere: exit 4" 4 '^device +none configured' st
 expect "status: LABEL= that matches no device under --root: exit 4" 4 'missing' st --dev LABEL=nothere
 printf 'KDUMPINIT_DEVICE="%s"\n' "$dev" >"$R/etc/default/kdumpinit"
 touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
-expect "status: the device from /etc/default/kdumpinit" 0 "dev=$dev \(/etc/default/kdumpinit\)" st
+ARMED_APPEND="kdumpinit.dev=$dev" record "$vml" "$img"
+expect "status: the device from /etc/default/kdumpinit" 0 "dev=$dev \(armed command line\)" st
+record "$vml" "$img"
+expect "status: the file names a device, the armed command line none: stale (7)" 7 \
+	"^armed device +stale: the crash kernel's command line says no kdumpinit.dev=" st
+ARMED_APPEND="kdumpinit.dev=$dev" record "$vml" "$img"
 expect "status: --dev wins over the file" 4 '\(--dev\)' st --dev "$W/zero.img"
+record "$vml" "$img"
 rm -f "$R/etc/default/kdumpinit"
 # Firmware: an SMBIOS type 11 string, as /sys/firmware/dmi/entries holds it.
 mkdir -p "$R/sys/firmware/dmi/entries/11-0"
@@ -157,6 +164,110 @@ fi
 expect "status --help: exit 0, names the exit codes" 0 '6 not armed' "$K" status --help
 expect "status: an unknown option is a usage error (2)" 2 '' "$K" status --frob
 expect "status: an argument is a usage error (2)" 2 '' "$K" status extra
+
+# ---- one rule for a selector's text (format --label, the armed line) ----
+for l in 'crash dumps' 'a"b' "it's" 'back\slash' "$(printf 'tab\there')" ''; do
+	rm -f "$W/lbl.img"
+	"$K" format "$W/lbl.img" --size 4M --label "$l" >"$W/out" 2>&1; rc=$?
+	t "$rc/$(ls "$W/lbl.img" 2>/dev/null | wc -l)" 2/0 "format --label '$l': refused (2), nothing claimed"
+done
+rm -f "$W/lbl.img"
+"$K" format "$W/lbl.img" --size 4M --label 'crash-dumps_1.x=y' >"$W/out" 2>&1; rc=$?
+t "$rc" 0 "format --label 'crash-dumps_1.x=y': taken"
+# status resolves the device the crash kernel will look for: the armed
+# command line, parsed as PID 1 parses it. A selector armed unquoted with
+# a space reaches the crash kernel cut short, and status says so.
+printf 'KDUMPINIT_DEVICE="LABEL=crash dumps"\n' >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+ARMED_APPEND="kdumpinit.dev=LABEL=crash dumps" record "$vml" "$img"
+expect "status: a selector with a space in the settings: refused, exit 4" 4 \
+	"^device +LABEL=crash dumps .*cannot reach the crash kernel whole" st
+expect "status: ... and the armed line's kdumpinit.dev=LABEL=crash (cut short) is stale" 4 \
+	"^armed device +stale: the crash kernel's command line says kdumpinit.dev=LABEL=crash, " st
+printf 'KDUMPINIT_DEVICE=%s\n' "$dev" >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+ARMED_APPEND="kdumpinit.dev=$dev kdumpinit.level=1" record "$vml" "$img"
+expect "status: the armed kdumpinit.dev= is the configured device: current, exit 0" 0 \
+	"^device +$dev \(armed command line\): .*claimed, no dump" st
+ARMED_APPEND="\"kdumpinit.dev=$W/zero.img\"" record "$vml" "$img"
+expect "status: the armed line names another device (quotes dropped as PID 1 does): exit 4, stale" 4 \
+	"^armed device +stale: .*kdumpinit.dev=$W/zero.img, /etc/default/kdumpinit names $dev" st
+rm -f "$R/etc/default/kdumpinit"
+record "$vml" "$img"
+
+# ---- staleness by content: the manifest beside the image --------------
+# An upgrade: kdumpinit replaced by other bytes whose mtime (dpkg's, from
+# the package) is OLDER than the image. The dates all say current.
+bin=$W/usr-sbin-kdumpinit
+echo kdumpinit-1 >"$bin"
+touch -d '2026-01-01 09:00' "$bin"
+mod=$W/virtio_blk.ko
+echo module-1 >"$mod"
+manifest() {
+	{
+		echo "# kdumpinit-mkinitramfs manifest"
+		echo "format 1"
+		echo "kver ${1:-$kver}"
+		echo "init $(sha256sum <"$bin" | cut -d' ' -f1) $bin"
+		echo "kernel $(sha256sum <"$vml" | cut -d' ' -f1) $vml"
+		[ -z "${2:-}" ] || echo "device $2"
+		echo "module $(sha256sum <"$mod" | cut -d' ' -f1) $mod"
+		echo "compress none"
+	} >"$img.manifest"
+}
+manifest
+record "$vml" "$img"
+expect "status: the manifest agrees with /init, kernel and modules: current" 0 '^image +current$' st --dev "$dev"
+echo kdumpinit-2-upgraded >"$bin"
+touch -d '2025-06-01 09:00' "$bin"
+expect "status: kdumpinit upgraded (other content, OLD mtime): stale, exit 7" 7 \
+	"^image +stale: init $bin differs by content from the one the image was built with \(kdumpinit upgraded\?\)" st --dev "$dev"
+manifest
+echo module-2 >"$mod"
+touch -d '2025-06-01 09:00' "$mod"
+expect "status: a module changed by content (old mtime): stale, exit 7" 7 "^image +stale: module $mod differs by content" st --dev "$dev"
+manifest
+cp -p "$vml" "$W/vml.keep"
+echo kernel-other >"$vml"
+touch -d '2026-01-01 10:00' "$vml"
+record "$vml" "$img"
+expect "status: the armed kernel is not the one the image was built for: stale, exit 7" 7 "^image +stale: kernel $vml differs by content" st --dev "$dev"
+cp -p "$W/vml.keep" "$vml"
+record "$vml" "$img"
+manifest 6.0.0-other
+expect "status: the manifest's release is not the running one: stale, exit 7" 7 "^image +stale: .* was built for 6.0.0-other, running" st --dev "$dev"
+manifest "$kver" LABEL=old
+printf 'KDUMPINIT_DEVICE=%s\n' "$dev" >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+ARMED_APPEND="kdumpinit.dev=$dev" record "$vml" "$img"
+expect "status: the image was built for another device than the file names: stale, exit 7" 7 \
+	"^image +stale: the image was built for the device LABEL=old, /etc/default/kdumpinit names $dev" st
+rm -f "$R/etc/default/kdumpinit" "$img.manifest"
+record "$vml" "$img"
+expect "status: no manifest (an image built by hand): current, says its contents were not checked" 0 \
+	'^image +current \(no manifest beside it' st --dev "$dev"
+
+# ---- where the running kernel's image is; why nothing is armed --------
+rel=$(uname -r)
+expect "status: the kernel line says when the running release's image is nowhere" 0 \
+	'^kernel .*image not found \(neither /boot/vmlinuz-RELEASE nor /usr/lib/modules/RELEASE/vmlinuz\)' st --dev "$dev"
+mkdir -p "$R/usr/lib/modules/$rel"
+echo vmlinuz >"$R/usr/lib/modules/$rel/vmlinuz"
+expect "status: a kernel installed the new way: found at /usr/lib/modules/RELEASE/vmlinuz" 0 \
+	"^kernel .*image $R/usr/lib/modules/$rel/vmlinuz$" st --dev "$dev"
+rm -rf "$R/usr"
+sys kexec_crash_loaded 0
+rm -f "$R/run/kdumpinit/armed"
+expect "status: nothing configured and nothing loaded: exit 6, says it is not armed because no device is configured" 6 \
+	'^not armed +no dump device configured: kdumpinit-arm.service arms nothing until KDUMPINIT_DEVICE' st
+expect "status: a device but nothing loaded: says to look at kdumpinit-arm.service" 6 \
+	'^not armed +a reservation and a device, but no crash kernel loaded' st --dev "$dev"
+expect "status --configured, nothing configured: exit 4" 4 '' st --configured
+printf 'KDUMPINIT_DEVICE=%s\n' "$dev" >"$R/etc/default/kdumpinit"
+expect "status --configured: the file's device and its source" 0 "^dev=$dev \(/etc/default/kdumpinit\)$" st --configured
+rm -f "$R/etc/default/kdumpinit"
+sys kexec_crash_loaded 1
+record "$vml" "$img"
 
 # ---- arm --dry-run: the command line ---------------------------------
 A=$W/arm
@@ -216,6 +327,7 @@ if command -v systemd-analyze >/dev/null; then
 	P=$W/prefix
 	mkdir -p "$P/lib/kdumpinit" "$P/sbin"
 	ln -s "$top/dist/kdumpinit-arm" "$P/lib/kdumpinit/kdumpinit-arm"
+	ln -s "$top/dist/kdumpinit-save" "$P/lib/kdumpinit/kdumpinit-save"
 	ln -s "$K" "$P/sbin/kdumpinit"
 	for u in kdumpinit-arm kdumpinit-save; do
 		sed "s|@PREFIX@|$P|g" "dist/$u.service" >"$W/$u.service"
@@ -245,21 +357,50 @@ done
 F=$W/fake
 LOG=$W/calls
 mkdir -p "$F/boot" "$F/etc/default" "$F/sys/kernel" "$W/bin"
+# Stubs. kdumpinit: logs, and answers `status --configured` from $FW_DEV
+# (the firmware credential). mkinitramfs: logs a build as "mkinitramfs
+# ARGS" and writes -o and --manifest; --print-manifest prints the
+# manifest of its inputs: the arguments, and the content of the kdumpinit
+# binary and of the kernel, as the real one hashes them.
 cat >"$W/bin/kdumpinit" <<'EOF'
 #!/bin/sh
 echo "kdumpinit $*" >>"$LOG"
+if [ "$1" = status ] && [ "${2:-}" = --configured ]; then
+	[ -n "${FW_DEV:-}" ] || exit 4
+	echo "dev=$FW_DEV (smbios)"
+fi
+exit 0
 EOF
 cat >"$W/bin/mkinitramfs" <<'EOF'
 #!/bin/sh
-echo "mkinitramfs $*" >>"$LOG"
+out='' man='' print=0 args='' kernel=''
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o) out=$2; shift ;;
+	--manifest) man=$2; shift ;;
+	--print-manifest) print=1 ;;
+	--kernel) kernel=$2; args="$args $1 $2"; shift ;;
+	*) args="$args $1" ;;
+	esac
+	shift
+done
+manifest() {
+	echo "init $(sha256sum <"$KBIN" | cut -d' ' -f1)"
+	echo "kernel $(sha256sum <"$kernel" | cut -d' ' -f1)"
+	echo "args$args"
+}
+if [ "$print" = 1 ]; then manifest; exit 0; fi
+echo "mkinitramfs${args} -o $out --manifest $man" >>"$LOG"
 [ -z "${MK_FAIL:-}" ] || exit 1
-while [ $# -gt 0 ]; do [ "$1" = -o ] && echo built >"$2"; shift; done
+echo built >"$out"
+manifest >"$man"
 EOF
 chmod +x "$W/bin/kdumpinit" "$W/bin/mkinitramfs"
 touch -d '2026-01-01 09:00' "$W/bin/kdumpinit"
-export LOG
+KBIN=$W/bin/kdumpinit
+export LOG KBIN
 runarm() { : >"$LOG"; env KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" \
-	sh dist/kdumpinit-arm "$@" >"$W/out" 2>&1; }
+	KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" sh dist/kdumpinit-arm "$@" >"$W/out" 2>&1; }
 kv=6.1.0-test
 fimg=$F/var/lib/kdumpinit/initrd-$kv.img
 echo vmlinuz >"$F/boot/vmlinuz-$kv"
@@ -275,46 +416,71 @@ t() { [ "$1" = "$2" ] && ok "$3" || bad "$3" "got $1, wanted $2: $(tr '\n' '|' <
 
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: no image: built, then armed"
-grep -q "^mkinitramfs -k $kv -o $fimg.new --device LABEL=dump$" "$LOG" &&
-	ok "kdumpinit-arm: mkinitramfs gets --device \$KDUMPINIT_DEVICE" || bad "kdumpinit-arm: mkinitramfs args" "$(cat "$LOG")"
+grep -qxF "mkinitramfs -k $kv --kernel $F/boot/vmlinuz-$kv --device LABEL=dump -o $fimg --manifest $fimg.manifest" "$LOG" &&
+	ok "kdumpinit-arm: mkinitramfs gets --device \$KDUMPINIT_DEVICE, the kernel and --manifest" || bad "kdumpinit-arm: mkinitramfs args" "$(cat "$LOG")"
 grep -qF "kdumpinit arm --kernel $F/boot/vmlinuz-$kv --initramfs $fimg --cpus auto --append kdumpinit.dev=LABEL=dump kdumpinit.level=1 --root $F" "$LOG" &&
 	ok "kdumpinit-arm: arm gets the image, --cpus auto, kdumpinit.dev= then KDUMPINIT_APPEND" || bad "kdumpinit-arm: arm args" "$(cat "$LOG")"
-t "$(cat "$fimg" 2>/dev/null)/$(ls "$fimg.new" 2>/dev/null)" "built/" "kdumpinit-arm: the image is renamed into place"
-touch -d '2026-01-01 11:00' "$fimg"
+t "$(cat "$fimg" 2>/dev/null)/$(ls "$fimg.manifest" 2>/dev/null | wc -l)" "built/1" "kdumpinit-arm: the image and its manifest are in place"
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)/$(armed)" 0/0/1 "kdumpinit-arm: image current: not rebuilt, armed"
-touch -d '2026-01-01 12:00' "$F/boot/vmlinuz-$kv"
+# Staleness is by content: dates alone change nothing ...
+touch -d '2026-01-01 12:00' "$F/boot/vmlinuz-$kv" "$F/etc/default/kdumpinit" "$W/bin/kdumpinit"
 runarm --kver "$kv"; rc=$?
-t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: kernel newer than the image: rebuilt"
-grep -q "older than /boot/vmlinuz-$kv" "$W/out" && ok "kdumpinit-arm: says why it rebuilds" || bad "kdumpinit-arm: why" "$(cat "$W/out")"
-touch -d '2026-01-01 11:00' "$fimg" "$F/boot/vmlinuz-$kv"
-touch -d '2026-01-01 12:00' "$F/etc/default/kdumpinit"
+t "$rc/$(built)/$(armed)" 0/0/1 "kdumpinit-arm: kernel, settings and binary newer by date only: not rebuilt"
+# ... and content always does, whatever the dates say: a package upgrade
+# gives the new binary the package's date, older than the image.
+echo kdumpinit-upgraded >>"$W/bin/kdumpinit"
+touch -d '2025-06-01 09:00' "$W/bin/kdumpinit"
 runarm --kver "$kv"; rc=$?
-t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: /etc/default/kdumpinit newer: rebuilt"
-touch -d '2026-01-01 11:00' "$fimg" "$F/etc/default/kdumpinit"
-touch -d '2026-01-01 12:00' "$W/bin/kdumpinit"
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: the kdumpinit binary replaced with an OLD mtime (an upgrade): rebuilt"
+grep -q 'built from other inputs: now init ' "$W/out" && ok "kdumpinit-arm: says why it rebuilds (init)" || bad "kdumpinit-arm: why" "$(cat "$W/out")"
+echo vmlinuz-rebuilt >"$F/boot/vmlinuz-$kv"
+touch -d '2025-06-01 09:00' "$F/boot/vmlinuz-$kv"
 runarm --kver "$kv"; rc=$?
-t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: the kdumpinit binary newer (an upgrade): rebuilt"
-touch -d '2026-01-01 09:00' "$W/bin/kdumpinit"
-touch -d '2026-01-01 11:00' "$fimg"
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: the kernel's content changed, old mtime: rebuilt"
+echo 'KDUMPINIT_DEVICE=LABEL=other' >"$F/etc/default/kdumpinit"
+touch -d '2025-06-01 09:00' "$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: KDUMPINIT_DEVICE changed, old mtime: rebuilt"
+rm -f "$fimg.manifest"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm: no manifest beside the image: rebuilt"
 runarm --kver "$kv" --force; rc=$?
 t "$rc/$(built)/$(armed)" 0/1/1 "kdumpinit-arm --force: rebuilt"
-touch -d '2026-01-01 11:00' "$fimg"
 runarm --kver "$kv" --build-only; rc=$?
 t "$rc/$(built)/$(armed)" 0/0/0 "kdumpinit-arm --build-only, current: nothing to do"
 echo old >"$fimg"
-touch -d '2026-01-01 09:30' "$fimg"
+echo 'KDUMPINIT_DEVICE=LABEL=third' >"$F/etc/default/kdumpinit"
 MK_FAIL=1 runarm --kver "$kv"; rc=$?
-t "$rc/$(built)/$(armed)/$(cat "$fimg")/$(ls "$fimg.new" 2>/dev/null)" 1/1/0/old/ \
-	"kdumpinit-arm: mkinitramfs fails: exit 1, not armed, the old image kept, no .new left"
+t "$rc/$(built)/$(armed)/$(cat "$fimg")" 1/1/0/old \
+	"kdumpinit-arm: mkinitramfs fails: exit 1, not armed, the old image kept"
+
+# A selector must reach the crash kernel whole: one with a space (a label
+# format refuses now, a SERIAL= of a disk) is refused loudly, not armed as
+# its first word.
+for d in 'LABEL=crash dumps' 'SERIAL=QEMU HARDDISK' 'LABEL="q"'; do
+	printf "KDUMPINIT_DEVICE='%s'\n" "$d" >"$F/etc/default/kdumpinit"
+	runarm --kver "$kv"; rc=$?
+	t "$rc/$(built)/$(armed)/$(grep -c 'cannot reach the crash kernel whole' "$W/out")" 1/0/0/1 \
+		"kdumpinit-arm: KDUMPINIT_DEVICE=$d: refused (exit 1), nothing built or armed"
+done
+
+# Nothing configured: nothing built, nothing armed; --check (the unit's
+# ExecCondition) fails, so the unit is skipped with the reason.
 echo 'KDUMPINIT_CPUS=3' >"$F/etc/default/kdumpinit"
-rm -f "$fimg"
+rm -f "$fimg" "$fimg.manifest"
 runarm --kver "$kv"; rc=$?
-grep -q "^mkinitramfs -k $kv -o $fimg.new -m virtio_blk$" "$LOG" && [ "$rc" = 0 ] &&
-	ok "kdumpinit-arm: no device: the KDUMPINIT_MODULES default (-m virtio_blk)" || bad "kdumpinit-arm: no device" "$(cat "$LOG")"
+t "$rc/$(built)/$(armed)/$(grep -c 'no dump device configured' "$W/out")" 0/0/0/1 \
+	"kdumpinit-arm: no device in the file nor firmware: exit 0, nothing built, not armed, says so"
+runarm --check; rc=$?
+t "$rc/$(grep -c 'no dump device configured' "$W/out")" 1/1 "kdumpinit-arm --check, no device: exit 1 (the unit is skipped), says why"
+export FW_DEV=SERIAL=fwdisk
+runarm --kver "$kv"; rc=$?
+grep -q "^mkinitramfs -k $kv --kernel $F/boot/vmlinuz-$kv -m virtio_blk -o " "$LOG" && [ "$rc" = 0 ] &&
+	ok "kdumpinit-arm: device from firmware: the KDUMPINIT_MODULES default (-m virtio_blk)" || bad "kdumpinit-arm: firmware device" "$(cat "$LOG")"
 grep -qF -- "--cpus 3 --append  --root" "$LOG" &&
-	ok "kdumpinit-arm: no device: no kdumpinit.dev= (the crash kernel reads firmware); KDUMPINIT_CPUS" ||
-	bad "kdumpinit-arm: no device, append" "$(cat "$LOG")"
+	ok "kdumpinit-arm: device from firmware: no kdumpinit.dev= (the crash kernel reads firmware); KDUMPINIT_CPUS" ||
+	bad "kdumpinit-arm: firmware device, append" "$(cat "$LOG")"
 echo "KDUMPINIT_IMAGE=/img/k-%v.cpio" >"$F/etc/default/kdumpinit"
 runarm --kver "$kv"; rc=$?
 [ "$rc" = 0 ] && [ -f "$F/img/k-$kv.cpio" ] && ok "kdumpinit-arm: KDUMPINIT_IMAGE with %v" || bad "kdumpinit-arm: KDUMPINIT_IMAGE" "$(cat "$LOG")"
@@ -323,26 +489,40 @@ runarm; rc=$?
 grep -q "^mkinitramfs -k $(uname -r) " "$LOG" && [ "$rc" = 0 ] && ok "kdumpinit-arm: the running kernel by default" || bad "kdumpinit-arm: default kver" "$(cat "$LOG")"
 runarm --kver 9.9.9-none; rc=$?
 t "$rc/$(built)/$(armed)" 1/0/0 "kdumpinit-arm: no such kernel: exit 1, says so"
+# A kernel installed the new way (Debian from 6.16: linux-binary-KVER):
+# the image in its module directory, nothing in /boot.
+nv=7.2.13+deb14-amd64
+mkdir -p "$F/usr/lib/modules/$nv"
+echo vmlinuz-new-layout >"$F/usr/lib/modules/$nv/vmlinuz"
+runarm --kver "$nv"; rc=$?
+t "$rc/$(built)/$(armed)/$(grep -c "^kdumpinit arm --kernel $F/usr/lib/modules/$nv/vmlinuz " "$LOG")" 0/1/1/1 \
+	"kdumpinit-arm: a kernel at /usr/lib/modules/KVER/vmlinuz (no /boot file): built and armed with it"
+unset FW_DEV
 echo 0 >"$F/sys/kernel/kexec_crash_size"
 runarm --check; rc=$?
 t "$rc/$(grep -c 'no crashkernel= reservation' "$W/out")" 1/1 "kdumpinit-arm --check, no reservation: exit 1 (ExecCondition: skipped), with a message"
+echo 'KDUMPINIT_DEVICE=LABEL=dump' >"$F/etc/default/kdumpinit"
 runarm --kver "$kv"; rc=$?
 t "$rc/$(armed)/$(grep -c 'not arming' "$W/out")" 0/0/1 "kdumpinit-arm, no reservation: exit 0, not armed, says so"
 echo 1 >"$F/sys/kernel/kexec_crash_size"
 runarm --check; rc=$?
-t "$rc" 0 "kdumpinit-arm --check with a reservation: exit 0"
+t "$rc" 0 "kdumpinit-arm --check with a reservation and a device: exit 0"
 runarm --bogus; rc=$?
 t "$rc" 2 "kdumpinit-arm --bogus: usage (2)"
 
 # The postinst hook: builds for the new kernel, never fails.
 hook() { : >"$LOG"; env KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" \
-	KDUMPINIT_ARM="$top/dist/kdumpinit-arm" "$@" >"$W/out" 2>&1; }
-rm -f "$F/etc/default/kdumpinit"
+	KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" KDUMPINIT_ARM="$top/dist/kdumpinit-arm" "$@" >"$W/out" 2>&1; }
 nk=6.12.0-new
 echo vmlinuz >"$F/boot/vmlinuz-$nk"
 hook sh dist/kernel-postinst.d/kdumpinit "$nk" "/boot/vmlinuz-$nk"; rc=$?
 t "$rc/$(built)/$(armed)/$(ls "$F/var/lib/kdumpinit/initrd-$nk.img" 2>/dev/null | wc -l)" 0/1/0/1 \
 	"postinst.d hook: builds the image for the new kernel, does not arm"
+# Debian's 6.16+ kernels call the hooks with /boot/vmlinuz-KVER, which
+# they do not install: the hook finds the image in the module directory.
+hook sh dist/kernel-postinst.d/kdumpinit "$nv" "/boot/vmlinuz-$nv"; rc=$?
+t "$rc/$(grep -c -- "--kernel $F/usr/lib/modules/$nv/vmlinuz " "$LOG")/$(ls "$F/var/lib/kdumpinit/initrd-$nv.img" 2>/dev/null | wc -l)" 0/1/1 \
+	"postinst.d hook: a new-layout kernel (/boot/vmlinuz-KVER not there): built from /usr/lib/modules/KVER/vmlinuz"
 MK_FAIL=1 hook sh dist/kernel-postinst.d/kdumpinit 6.12.0-other "/boot/vmlinuz-6.12.0-other"; rc=$?
 t "$rc/$(grep -c 'not built' "$W/out")" 0/1 "postinst.d hook: a failed build is said, exit 0"
 hook sh dist/kernel-postinst.d/kdumpinit; rc=$?
