@@ -532,6 +532,88 @@ t "$rc/$(built)" 0/0 "postinst.d hook: package removed (no kdumpinit-arm): exit 
 sh dist/kernel-postrm.d/kdumpinit >/dev/null 2>&1; rc=$?
 t "$rc" 0 "postrm.d hook: no arguments: exit 0"
 
+# ---- kdumpinit-save, the generator, the units' values --------------------
+# The save unit expands no variable (systemd splits an unbraced $VAR at
+# white space); its script passes each value whole, with the package's
+# defaults from the conffile itself (one source of truth).
+grep -n '\$' dist/kdumpinit-save.service dist/kdumpinit-arm.service >"$W/out"
+t "$(wc -l <"$W/out")" 0 "the units expand no variable (nothing can be split)"
+grep -qE '^(Environment|EnvironmentFile)=' dist/kdumpinit-save.service dist/kdumpinit-arm.service &&
+	bad "the units carry no defaults of their own" "$(grep -E '^Environment' dist/*.service)" ||
+	ok "the units carry no defaults of their own: the conffile's are the only ones"
+S=$W/save
+mkdir -p "$S/etc/default" "$S/proc/self"
+echo "1 0 0:1 / / rw - ext4 /dev/vda1 rw" >"$S/proc/self/mountinfo"
+: >"$S/etc/fstab"
+cat >"$W/bin/argv" <<'EOF'
+#!/bin/sh
+for a in "$@"; do printf '[%s]' "$a"; done >"$ARGV"
+EOF
+chmod +x "$W/bin/argv"
+export ARGV=$W/argv
+runsave() { rm -f "$ARGV"; env KDUMPINIT_ROOT="$S" KDUMPINIT="$W/bin/argv" \
+	KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" sh dist/kdumpinit-save "$@" >"$W/out" 2>&1; }
+# What the conffile says, read as sh reads it.
+want=$(. "$top/dist/default.kdumpinit"; printf '[save][--dir][%s]' "$KDUMPINIT_DIR"; for a in $KDUMPINIT_SAVE_ARGS; do printf '[%s]' "$a"; done)
+runsave; rc=$?
+t "$rc/$(cat "$ARGV" 2>/dev/null)" "0/$want" "kdumpinit-save, no settings file: exactly the conffile's defaults ($want)"
+case $want in *'[--mark-incomplete]'*) ok "the defaults pass --mark-incomplete" ;; *) bad "the defaults" "no --mark-incomplete in $want" ;; esac
+cp dist/default.kdumpinit "$S/etc/default/kdumpinit"
+runsave; rc=$?
+t "$rc/$(cat "$ARGV" 2>/dev/null)" "0/$want" "kdumpinit-save with the conffile as shipped: the same arguments"
+printf 'KDUMPINIT_DEVICE="LABEL=crash dumps"\nKDUMPINIT_DIR="%s"\nKDUMPINIT_SAVE_ARGS="--max 2"\n' "$W/my crash" >"$S/etc/default/kdumpinit"
+runsave; rc=$?
+t "$rc/$(cat "$ARGV" 2>/dev/null)" "0/[save][LABEL=crash dumps][--dir][$W/my crash][--max][2]" \
+	"kdumpinit-save: the device and DIR are one argument each, whatever they hold"
+# DIR under a mount point that fstab (or a .mount unit) declares but that
+# is not mounted: the dump would go into the directory the mount hides,
+# and the device would be marked saved. Refused; the device keeps it.
+printf 'KDUMPINIT_DIR=/srv/dumps/crash\n' >"$S/etc/default/kdumpinit"
+printf '# comment\nUUID=abc / ext4 defaults 0 1\nLABEL=dumps /srv/dumps ext4 defaults 0 2\n/dev/sr0 /media/cdrom0 udf noauto 0 0\n' >"$S/etc/fstab"
+runsave; rc=$?
+t "$rc/$(ls "$ARGV" 2>/dev/null | wc -l)/$(grep -c 'under /srv/dumps, which is declared .* but not mounted' "$W/out")" 1/0/1 \
+	"kdumpinit-save: DIR under an fstab mount point not mounted: refused (exit 1), save not run"
+echo "2 1 0:2 / /srv/dumps rw - ext4 /dev/vdb1 rw" >>"$S/proc/self/mountinfo"
+runsave; rc=$?
+t "$rc/$(cat "$ARGV" 2>/dev/null)" "0/[save][--dir][/srv/dumps/crash][--max][3][--min-free][1G][--mark-incomplete]" \
+	"kdumpinit-save: ... once it is mounted: saved"
+printf 'KDUMPINIT_DIR="/srv/my dumps/x"\n' >"$S/etc/default/kdumpinit"
+printf 'LABEL=dumps /srv/my\\040dumps ext4 defaults 0 2\n' >"$S/etc/fstab"
+runsave; rc=$?
+t "$rc/$(grep -c 'under /srv/my dumps, which' "$W/out")" 1/1 "kdumpinit-save: fstab's \\040 read as a space"
+: >"$S/etc/fstab"
+mkdir -p "$S/etc/systemd/system"
+printf '[Mount]\nWhat=/dev/vdc\nWhere=/srv/my dumps\n' >"$S/etc/systemd/system/srv-my\\x20dumps.mount"
+runsave; rc=$?
+t "$rc" 1 "kdumpinit-save: DIR under a .mount unit's Where= not mounted: refused"
+rm -rf "$S/etc/systemd"
+runsave; rc=$?
+t "$rc" 0 "kdumpinit-save: DIR under no declared mount point: saved"
+# The generator: RequiresMountsFor= follows KDUMPINIT_DIR.
+gen() { rm -rf "$W/gen"; mkdir -p "$W/gen"; env KDUMPINIT_ROOT="$S" KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" \
+	sh dist/kdumpinit-generator "$W/gen" "$W/gen" "$W/gen"; }
+rm -f "$S/etc/default/kdumpinit"
+gen; rc=$?
+t "$rc/$(cat "$W/gen/kdumpinit-save.service.d/50-kdumpinit-dir.conf" 2>/dev/null | grep '^RequiresMountsFor')" \
+	"0/RequiresMountsFor=$(. "$top/dist/default.kdumpinit"; echo "$KDUMPINIT_DIR")" "kdumpinit-generator: RequiresMountsFor= the default DIR"
+printf 'KDUMPINIT_DIR=/srv/dumps\n' >"$S/etc/default/kdumpinit"
+gen; rc=$?
+t "$rc/$(grep '^RequiresMountsFor' "$W/gen/kdumpinit-save.service.d/50-kdumpinit-dir.conf" 2>/dev/null)" \
+	"0/RequiresMountsFor=/srv/dumps" "kdumpinit-generator: RequiresMountsFor= follows KDUMPINIT_DIR"
+printf 'KDUMPINIT_DIR="/srv/a b"\n' >"$S/etc/default/kdumpinit"
+gen; rc=$?
+t "$rc/$(ls "$W/gen" | wc -l)" 0/0 "kdumpinit-generator: a DIR a unit file would split: no drop-in (kdumpinit-save's check stands), exit 0"
+# fw_cfg: the device the firmware names is only seen once qemu_fw_cfg is
+# loaded; the units load it first instead of racing udev.
+for u in kdumpinit-save kdumpinit-arm; do
+	grep -q '^Wants=.*modprobe@qemu_fw_cfg.service' "dist/$u.service" && grep -q '^After=.*modprobe@qemu_fw_cfg.service' "dist/$u.service" &&
+		ok "$u.service: Wants= and After= modprobe@qemu_fw_cfg.service" || bad "$u.service" "does not load qemu_fw_cfg first"
+done
+grep -qE '^(Requires|BindsTo|Requisite)=.*kdumpinit-save' dist/kdumpinit-arm.service &&
+	bad "kdumpinit-arm.service" "depends hard on the save: a failed save would leave the machine unarmed" ||
+	ok "kdumpinit-arm.service: only After= the save (a failed save does not disarm)"
+sh -n dist/kdumpinit-save && sh -n dist/kdumpinit-generator && ok "sh -n kdumpinit-save, kdumpinit-generator" || bad "sh -n" "syntax"
+
 # ---- mkinitramfs: its temporary file, and the installed copy's init ----
 # The archive goes to a fresh mktemp name beside -o: a link planted under
 # the old predictable name ($out.tmp.PID; exec keeps the PID) is not
