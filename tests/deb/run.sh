@@ -5,7 +5,14 @@
 #   kdumpinit --version, man -l on both pages, systemd-analyze verify on the
 #   units, the conffile, the installed mkinitramfs packing the installed
 #   binary, kdumpinit-arm building an image, the kernel hook exiting 0; and
-#   purge leaves none of the package's files (nor /var/lib/kdumpinit) behind.
+#   purge leaves none of the package's files (nor /var/lib/kdumpinit) behind;
+#   Conflicts: kdump-tools; nothing built or armed while no device is
+#   configured; a kernel installed the new way (sid's linux-binary-KVER,
+#   linux-modules-KVER, linux-base-KVER: the image at
+#   /usr/lib/modules/KVER/vmlinuz, none in /boot; pinned in
+#   tests/deb/SHA256SUMS, fetched once into $BUILD/deb-kernel with a private
+#   apt configuration) gets its image from the kernel hook and is armed
+#   with it; the installed mkinitramfs ignores a planted /usr/build/kdumpinit.
 # Needs root (debootstrap, chroot, overlayfs) and the Debian archive.
 set -u
 cd "$(dirname "$0")/../.."
@@ -31,6 +38,43 @@ if echo "$lint" | grep -q '^E: '; then
 	bad "lintian: errors"
 else
 	ok "lintian: no error ($(echo "$lint" | grep -c '^W: ') warnings)"
+fi
+
+# Conflicts with kdump-tools: both load the one crash kernel.
+dpkg-deb -f "$deb" Conflicts | grep -qw kdump-tools && ok "Conflicts: kdump-tools" ||
+	bad "the package does not conflict with kdump-tools: $(dpkg-deb -f "$deb" Conflicts)"
+
+# A kernel packaged the new way (Debian from 6.16), from sid, pinned.
+kdir=$BUILD/deb-kernel
+sums=tests/deb/SHA256SUMS
+step "fetch the pinned sid kernel packages"
+fetch_kernel() {
+	local f name missing=
+	mkdir -p "$kdir"
+	while read -r sum f; do
+		[ -f "$kdir/$f" ] && [ "$(sha256sum <"$kdir/$f" | cut -d' ' -f1)" = "$sum" ] || missing="$missing $f"
+	done <"$sums"
+	[ -n "$missing" ] || return 0
+	local apt=$kdir/apt
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+	echo "deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $CHROOT_MIRROR sid main" >"$apt/sources.list"
+	echo 'Acquire::Check-Valid-Until "false";' >"$apt/apt.conf"
+	set -- -c "$apt/apt.conf" -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o APT::Sandbox::User=root
+	apt-get -q "$@" update >"$kdir/fetch.log" 2>&1 || return 1
+	for f in $missing; do
+		name=${f%%_*}
+		(cd "$kdir" && apt-get -q "$@" download "$name" >>"$kdir/fetch.log" 2>&1) || return 1
+	done
+	while read -r sum f; do
+		[ "$(sha256sum <"$kdir/$f" | cut -d' ' -f1)" = "$sum" ] || { echo "$f: not the pinned sha256" >&2; return 1; }
+	done <"$sums"
+}
+newkv=
+if fetch_kernel; then
+	newkv=$(head -n 1 "$sums" | sed 's/.*linux-base-\([^_]*\)_.*/\1/')
+else
+	bad "fetching the pinned kernel packages failed ($kdir/fetch.log)"
 fi
 
 base=$BUILD/chroot/bookworm-deb
@@ -72,7 +116,7 @@ else
 	bad "systemd-analyze verify $unit: $(echo "$out" | head -n 3 | tr '\n' ' ')"
 fi
 # ... and the verifier can fail: the same unit naming a binary not there.
-sed 's|^ExecStart=/usr/sbin/kdumpinit |ExecStart=/usr/sbin/kdumpinit-gone |' "$mnt$unit" >"$mnt/tmp/broken-save.service"
+sed 's|^ExecStart=/usr/lib/kdumpinit/kdumpinit-save$|ExecStart=/usr/lib/kdumpinit/kdumpinit-gone|' "$mnt$unit" >"$mnt/tmp/broken-save.service"
 if inroot systemd-analyze verify /tmp/broken-save.service >/dev/null 2>&1; then
 	bad "systemd-analyze verify accepts a unit whose ExecStart is missing"
 else
@@ -89,16 +133,72 @@ else
 fi
 [ "$(inroot systemctl is-enabled kdumpinit-arm.service 2>&1)" = enabled ] &&
 	ok "kdumpinit-arm.service is enabled" || bad "kdumpinit-arm.service is not enabled"
-# The boot-time script builds an image (no modules: the chroot has none),
-# and the kernel hook never fails an installation.
-kv=$(uname -r)
-if inroot sh -c "sed -i 's/^KDUMPINIT_MODULES=.*/KDUMPINIT_MODULES=/' /etc/default/kdumpinit &&
-	/usr/lib/kdumpinit/kdumpinit-arm --build-only --kver $kv --kernel /usr/sbin/kdumpinit" >"$BUILD/deb-arm.log" 2>&1 &&
-	[ -s "$mnt/var/lib/kdumpinit/initrd-$kv.img" ]; then
-	ok "kdumpinit-arm --build-only builds /var/lib/kdumpinit/initrd-$kv.img"
+# The units as installed: no variable expanded (nothing split), the
+# generator's drop-in following KDUMPINIT_DIR.
+grep -n '\$' "$mnt/lib/systemd/system/kdumpinit-save.service" "$mnt/lib/systemd/system/kdumpinit-arm.service" >"$BUILD/deb-units.log" &&
+	bad "the installed units expand variables: $(cat "$BUILD/deb-units.log")" || ok "the installed units expand no variable"
+if inroot sh -c "mkdir -p /tmp/gen && sed -i 's|^KDUMPINIT_DIR=.*|KDUMPINIT_DIR=/srv/dumps|' /etc/default/kdumpinit &&
+	/lib/systemd/system-generators/kdumpinit-generator /tmp/gen /tmp/gen /tmp/gen" &&
+	grep -qx 'RequiresMountsFor=/srv/dumps' "$mnt/tmp/gen/kdumpinit-save.service.d/50-kdumpinit-dir.conf"; then
+	ok "kdumpinit-generator: RequiresMountsFor=KDUMPINIT_DIR"
 else
-	cat "$BUILD/deb-arm.log"
-	bad "kdumpinit-arm --build-only built no image"
+	bad "kdumpinit-generator wrote no RequiresMountsFor=/srv/dumps"
+fi
+inroot sed -i 's|^KDUMPINIT_DIR=.*|KDUMPINIT_DIR=/var/crash|' /etc/default/kdumpinit
+
+# Installed and not configured: nothing is built, nothing armed, and
+# status says why (a fake /sys with a reservation, so that the reason
+# shown is the device).
+kv=$(uname -r)
+if out=$(inroot /usr/lib/kdumpinit/kdumpinit-arm --kver "$kv" 2>&1) && echo "$out" | grep -q 'no dump device configured' &&
+	[ -z "$(ls "$mnt/var/lib/kdumpinit/" 2>/dev/null)" ]; then
+	ok "kdumpinit-arm, no device configured: exit 0, nothing built, not armed"
+else
+	bad "kdumpinit-arm with no device configured: $out; $(ls "$mnt/var/lib/kdumpinit/" 2>&1)"
+fi
+mkdir -p "$mnt/tmp/fr/sys/kernel" "$mnt/tmp/fr/run" && echo 268435456 >"$mnt/tmp/fr/sys/kernel/kexec_crash_size" &&
+	echo 0 >"$mnt/tmp/fr/sys/kernel/kexec_crash_loaded" && ln -s /etc "$mnt/tmp/fr/etc"
+out=$(inroot kdumpinit status --root /tmp/fr 2>&1); rc=$?
+[ "$rc" = 6 ] && echo "$out" | grep -q '^not armed .*no dump device configured' &&
+	ok "kdumpinit status, not configured: exit 6, says no device is configured" || bad "kdumpinit status, not configured: rc $rc: $out"
+
+# A kernel installed the new way: dpkg installs linux-base, linux-binary
+# and linux-modules of 7.x (the meta package would also want an initramfs
+# generator; its postinst runs the hooks as below, with /boot/vmlinuz-KVER).
+disk=$(for d in /sys/block/*; do [ -e "$d/device" ] && echo "${d##*/}"; done | head -n 1)
+if [ -n "$newkv" ] && [ -n "$disk" ]; then
+	mkdir -p "$mnt/tmp/k" && cp "$kdir"/*.deb "$mnt/tmp/k/"
+	if inroot sh -c 'dpkg -i /tmp/k/linux-base-*.deb /tmp/k/linux-binary-*.deb /tmp/k/linux-modules-*.deb' >"$BUILD/deb-kernel.log" 2>&1 &&
+		[ -f "$mnt/usr/lib/modules/$newkv/vmlinuz" ] && [ ! -e "$mnt/boot/vmlinuz-$newkv" ]; then
+		ok "a $newkv kernel installed the new way: /usr/lib/modules/$newkv/vmlinuz, nothing in /boot"
+	else
+		tail -n 5 "$BUILD/deb-kernel.log"
+		bad "installing linux-binary-$newkv failed"
+	fi
+	inroot sed -i "s|^KDUMPINIT_DEVICE=.*|KDUMPINIT_DEVICE=/dev/$disk|" /etc/default/kdumpinit
+	inroot /etc/kernel/postinst.d/kdumpinit "$newkv" "/boot/vmlinuz-$newkv" >"$BUILD/deb-hook.log" 2>&1
+	m=$mnt/var/lib/kdumpinit/initrd-$newkv.img.manifest
+	if [ -s "$mnt/var/lib/kdumpinit/initrd-$newkv.img" ] && grep -q "^kernel [0-9a-f]* /usr/lib/modules/$newkv/vmlinuz$" "$m" &&
+		grep -q "^module .*/$newkv/.*virtio_blk" "$m"; then
+		ok "the kernel hook (called with /boot/vmlinuz-$newkv, not there) builds its image from /usr/lib/modules/$newkv"
+	else
+		cat "$BUILD/deb-hook.log"
+		bad "the kernel hook built no image for $newkv"
+	fi
+	# Arming it: a fake /sys with a reservation, the rest the chroot's
+	# own (links), and a kdumpinit that only says what arm would get.
+	for d in etc usr var boot; do ln -sfn "/$d" "$mnt/tmp/fr/$d"; done
+	printf '#!/bin/sh\necho "$*" >/tmp/fr/arm-args\n' >"$mnt/tmp/fr-kdumpinit" && chmod +x "$mnt/tmp/fr-kdumpinit"
+	inroot env KDUMPINIT_ROOT=/tmp/fr KDUMPINIT=/tmp/fr-kdumpinit /usr/lib/kdumpinit/kdumpinit-arm --kver "$newkv" >"$BUILD/deb-arm.log" 2>&1
+	if grep -q "^arm --kernel /tmp/fr/usr/lib/modules/$newkv/vmlinuz --initramfs /tmp/fr/var/lib/kdumpinit/initrd-$newkv.img .*kdumpinit.dev=/dev/$disk" "$mnt/tmp/fr/arm-args" 2>/dev/null; then
+		ok "kdumpinit-arm arms $newkv with /usr/lib/modules/$newkv/vmlinuz"
+	else
+		cat "$BUILD/deb-arm.log"
+		bad "kdumpinit-arm did not arm $newkv: $(cat "$mnt/tmp/fr/arm-args" 2>&1)"
+	fi
+	inroot sed -i "s|^KDUMPINIT_DEVICE=.*|KDUMPINIT_DEVICE=|" /etc/default/kdumpinit
+else
+	bad "no kernel packages or no disk for the new-layout kernel test"
 fi
 inroot /etc/kernel/postinst.d/kdumpinit 9.9.9-none /boot/vmlinuz-9.9.9-none >"$BUILD/deb-hook.log" 2>&1 &&
 	ok "the kernel postinst.d hook exits 0 for a kernel it cannot build for" ||
@@ -108,15 +208,18 @@ conf=$(inroot dpkg-query -W -f='${Conffiles}' kdumpinit)
 echo "$conf" | grep -q '^ /etc/default/kdumpinit ' && ok "/etc/default/kdumpinit is a conffile" ||
 	bad "/etc/default/kdumpinit is not a conffile: $conf"
 
-# The installed mkinitramfs packs the installed binary as /init.
+# The installed mkinitramfs packs the installed binary as /init, and never
+# a kdumpinit planted at PREFIX/build/kdumpinit (the source tree's place).
+mkdir -p "$mnt/usr/build" && cp "$mnt/bin/true" "$mnt/usr/build/kdumpinit"
 if inroot kdumpinit-mkinitramfs -k "$(uname -r)" -o /tmp/i.img >"$BUILD/deb-mkinit.log" 2>&1 &&
 	(cd "$mnt/tmp" && mkdir -p i && cd i && cpio -id --quiet <../i.img) &&
 	cmp -s "$mnt/tmp/i/init" "$mnt/usr/sbin/kdumpinit"; then
-	ok "kdumpinit-mkinitramfs packs /usr/sbin/kdumpinit as /init"
+	ok "kdumpinit-mkinitramfs packs /usr/sbin/kdumpinit as /init, not a planted /usr/build/kdumpinit"
 else
 	cat "$BUILD/deb-mkinit.log"
 	bad "kdumpinit-mkinitramfs did not pack /usr/sbin/kdumpinit"
 fi
+rm -rf "$mnt/usr/build"
 
 # Purge removes every file the package installed, the conffile and the
 # service's enablement included.
