@@ -442,7 +442,9 @@ int cmd_status(int argc, char **argv)
 		     armed[0] ? "kdumpinit.dev=" : "no kdumpinit.dev=", armed, cfg_from, cfg);
 		st.stale = 1;
 	}
-	if (cfg_from && !selector_text_ok(cfg, strlen(cfg))) {
+	/* Only the file's selector travels on the command line; a firmware
+	 * credential reaches the crash kernel as it is. */
+	if (cfg_from && !fw && !selector_text_ok(cfg, strlen(cfg))) {
 		show("device", "%s (%s): holds a space, quote, backslash or non-ASCII byte: it cannot "
 		     "reach the crash kernel whole (kdumpinit.dev= is one word); choose another "
 		     "selector", cfg, cfg_from);

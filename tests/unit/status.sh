@@ -137,6 +137,12 @@ mkdir -p "$R/sys/firmware/dmi/entries/11-0"
 s="io.systemd.credential:kdumpinit.dev=$dev"
 { printf '\013\005\000\000\001'; printf '%s\000\000' "$s"; } >"$R/sys/firmware/dmi/entries/11-0/raw"
 expect "status: the device from firmware (SMBIOS) when the file names none" 0 "dev=$dev \(smbios\)" st
+s="io.systemd.credential:kdumpinit.dev=SERIAL=QEMU HARDDISK"
+{ printf '\013\005\000\000\001'; printf '%s\000\000' "$s"; } >"$R/sys/firmware/dmi/entries/11-0/raw"
+expect "status: a firmware selector with a space is carried whole (not on the command line): looked for as it is" 4 \
+	"^device +SERIAL=QEMU HARDDISK \(smbios\): missing" st
+s="io.systemd.credential:kdumpinit.dev=$dev"
+{ printf '\013\005\000\000\001'; printf '%s\000\000' "$s"; } >"$R/sys/firmware/dmi/entries/11-0/raw"
 echo "KDUMPINIT_DEVICE=$W/zero.img" >"$R/etc/default/kdumpinit"
 touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
 expect "status: the file wins over firmware" 4 '\(/etc/default/kdumpinit\)' st
