@@ -469,6 +469,9 @@ for d in 'LABEL=crash dumps' 'SERIAL=QEMU HARDDISK' 'LABEL="q"'; do
 	runarm --kver "$kv"; rc=$?
 	t "$rc/$(built)/$(armed)/$(grep -c 'cannot reach the crash kernel whole' "$W/out")" 1/0/0/1 \
 		"kdumpinit-arm: KDUMPINIT_DEVICE=$d: refused (exit 1), nothing built or armed"
+	runarm --check; rc=$?
+	t "$rc/$(grep -c 'cannot reach the crash kernel whole' "$W/out")" 255/1 \
+		"kdumpinit-arm --check: KDUMPINIT_DEVICE=$d: 255 (the unit fails, loudly, rather than being skipped)"
 done
 
 # Nothing configured: nothing built, nothing armed; --check (the unit's
