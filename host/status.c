@@ -403,19 +403,6 @@ int cmd_status(int argc, char **argv)
 		printf("dev=%s (%s)\n", cfg, cfg_from);
 		return EXIT_OK;
 	}
-	armed_device(root, armed, sizeof armed);
-	if (dev_arg) {
-		snprintf(dev, sizeof dev, "%s", dev_arg);
-		dev_from = "--dev";
-	} else if (armed[0]) {
-		/* The chain the crash kernel will use: what its command line
-		 * says, not what the settings meant it to say. */
-		snprintf(dev, sizeof dev, "%s", armed);
-		dev_from = "armed command line";
-	} else if (cfg_from) {
-		snprintf(dev, sizeof dev, "%s", cfg);
-		dev_from = cfg_from;
-	}
 	if (image_arg) {
 		snprintf(tmpl, sizeof tmpl, "%s", image_arg);
 		want_from = "--image";
@@ -430,6 +417,23 @@ int cmd_status(int argc, char **argv)
 	show("kernel", "%s, image %s", u.release, find_kernel(root, u.release, kpath, sizeof kpath) ? kpath :
 	     "not found (neither /boot/vmlinuz-RELEASE nor /usr/lib/modules/RELEASE/vmlinuz)");
 	kernel_state(root, &st);
+	/* The record of a crash kernel no longer loaded says nothing of what
+	 * a crash would use. */
+	armed[0] = 0;
+	if (!st.not_armed)
+		armed_device(root, armed, sizeof armed);
+	if (dev_arg) {
+		snprintf(dev, sizeof dev, "%s", dev_arg);
+		dev_from = "--dev";
+	} else if (armed[0]) {
+		/* The chain the crash kernel will use: what its command line
+		 * says, not what the settings meant it to say. */
+		snprintf(dev, sizeof dev, "%s", armed);
+		dev_from = "armed command line";
+	} else if (cfg_from) {
+		snprintf(dev, sizeof dev, "%s", cfg);
+		dev_from = cfg_from;
+	}
 	image_state(root, want, want_from, u.release, cfg_from == NULL || strcmp(cfg_from, DEFAULTS) ? "" : cfg,
 		    &st);
 	/* From firmware, a command line without kdumpinit.dev= is right: the
