@@ -30,9 +30,6 @@
 #include "../lib/util.h"
 
 #define DEFAULTS "/etc/default/kdumpinit"
-/* The image kdumpinit-arm builds when KDUMPINIT_IMAGE is not set; %v is
- * the kernel release (systemd's specifier for it). */
-#define DEFAULT_IMAGE "/var/lib/kdumpinit/initrd-%v.img"
 
 /* KEY=VALUE from the defaults file, as both sh and systemd's
  * EnvironmentFile= read it here: one pair of surrounding quotes dropped,

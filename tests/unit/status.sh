@@ -542,6 +542,11 @@ sh dist/kernel-postrm.d/kdumpinit >/dev/null 2>&1; rc=$?
 t "$rc" 0 "postrm.d hook: no arguments: exit 0"
 
 # ---- kdumpinit-save, the generator, the units' values --------------------
+# The postrm hook must work once the package is removed (its copy of the
+# defaults gone with it), so it keeps KDUMPINIT_IMAGE's default itself:
+# the same as the conffile's.
+t "$(sed -n 's|^image=\(/.*\)|\1|p' dist/kernel-postrm.d/kdumpinit)" "$(. "$top/dist/default.kdumpinit"; echo "$KDUMPINIT_IMAGE")" \
+	"postrm.d hook: its default image is the conffile's KDUMPINIT_IMAGE"
 # The save unit expands no variable (systemd splits an unbraced $VAR at
 # white space); its script passes each value whole, with the package's
 # defaults from the conffile itself (one source of truth).
