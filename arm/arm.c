@@ -55,6 +55,7 @@ static const char arm_help[] =
 	"16; at most the online CPUs). --dry-run prints the command line and loads nothing.\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
 	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status.\n"
+	"--unload unloads it: kexec_file_load, else kexec_load, else kexec -p -u.\n"
 	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage.\n";
 
 /* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */

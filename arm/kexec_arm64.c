@@ -711,7 +711,7 @@ int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, c
 	if ((r = arm64_plan(root, img, klen, rd, ilen, fdt, flen, cl, &ld)) < 0)
 		goto out;
 	msg("own arm64 loader: Image 0x%" PRIx64 " (%zu bytes), initramfs 0x%" PRIx64 ", DTB 0x%" PRIx64
-	    ", core header 0x%" PRIx64 " (%zu segments: %zu CPUs, %zu RAM ranges), purgatory 0x%" PRIx64
+	    ", core header 0x%" PRIx64 " (%zu program headers: %zu CPUs, %zu RAM ranges), purgatory 0x%" PRIx64
 	    "; crash region 0x%" PRIx64 "-0x%" PRIx64 "%s", (uint64_t)ld.segs[0].mem, klen,
 	    (uint64_t)ld.segs[1].mem, (uint64_t)ld.segs[2].mem, (uint64_t)ld.segs[3].mem, ld.nphdr, ld.ncpus,
 	    ld.nram, (uint64_t)ld.entry, ld.crash.start, ld.crash.end,
