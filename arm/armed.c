@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../lib/io.h"
+#include "../lib/log.h"
 #include "../lib/util.h"
 
 const char *root_path(const char *root, const char *rel, char *buf, size_t sz)
@@ -191,4 +192,31 @@ int armed_header_current(const char *root, const struct armed_state *s, struct a
 	h->ram_changed = ram && s->hotplug_mem != 1;
 	h->kernel_updated = (cpus || ram) && !h->cpus_changed && !h->ram_changed;
 	return !h->cpus_changed && !h->ram_changed;
+}
+
+const char *armed_header_say(const struct armed_state *s, const struct armed_header *h, int rc,
+			     char *buf, size_t sz)
+{
+	const char *by = s->header[0] ? s->header : "?";
+
+	if (rc == 1 && h->kernel_updated)
+		snprintf(buf, sz, "crash header: current: the kernel updated it after hotplug (CPUs %u -> %u, "
+			 "RAM ranges %u -> %u)", h->then.cpus, h->now.cpus, h->then.ram_ranges, h->now.ram_ranges);
+	else if (rc == 1)
+		snprintf(buf, sz, "crash header: current (%u CPUs, %u RAM ranges, built by %s)", h->now.cpus,
+			 h->now.ram_ranges, by);
+	else if (rc == 0)
+		snprintf(buf, sz, "crash header: stale: %s%s changed since arming (CPUs %u -> %u, RAM ranges "
+			 "%u -> %u) and this kernel does not update it: a crash now would miss them; arm again "
+			 "(systemctl restart kdumpinit-arm)", h->cpus_changed ? "CPUs" : "",
+			 h->cpus_changed && h->ram_changed ? " and RAM" : h->ram_changed ? "RAM" : "",
+			 h->then.cpus, h->now.cpus, h->then.ram_ranges, h->now.ram_ranges);
+	else if (rc == -ENODATA)
+		snprintf(buf, sz, "crash header: not recorded (armed by an older kdumpinit): arm again to "
+			 "track hotplug");
+	else if (rc == -EACCES)
+		snprintf(buf, sz, "crash header: cannot tell without root (/proc/iomem hides its addresses)");
+	else
+		snprintf(buf, sz, "crash header: cannot tell: %s", errstr(rc));
+	return buf;
 }

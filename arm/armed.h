@@ -56,6 +56,11 @@ int armed_read(const char *root, struct armed_state *s);
  * -errno of reading /proc/iomem or /sys. Reads only names and
  * /proc/iomem, so it costs what listing them costs. */
 int armed_header_current(const char *root, const struct armed_state *s, struct armed_header *h);
+/* The line status prints for armed_header_current's result RC (into
+ * buf, NUL-terminated): "crash header: current (...)", "crash header:
+ * stale: ... arm again ...", or why it cannot tell. */
+const char *armed_header_say(const struct armed_state *s, const struct armed_header *h, int rc,
+			     char *buf, size_t sz);
 /* The machine's fingerprint now, into S (have_print), and the kernel's
  * crash_hotplug answers (arm fills a record with these). 0 or -errno. */
 int armed_take_print(const char *root, struct armed_state *s);

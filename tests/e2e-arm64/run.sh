@@ -37,6 +37,8 @@
 # --no-raw: kdumpinit is the crash kernel's only init (no busybox, no raw
 # copy, so no vmcmp, header or makedumpfile checks), at --level N (from
 # the DT): the image as users run it, for the crashkernel= floor.
+# --crashkernel '256M,high crashkernel=64M,low' with --mem 4G: two crash
+# regions, checked to reach the crash kernel as its memory (one more case).
 # --loader: how kdumpinit arm loads the crash kernel here: its own
 # kexec_load loader (default), or kexec-tools (KDUMPINIT_KEXEC=/sbin/kexec
 # in the guest) with the _stext fix.
@@ -58,7 +60,7 @@ while [ $# -gt 0 ]; do
 	--kernel-tree) ktree=$2; shift ;;
 	--trixie) ktree=trixie ;;
 	--level) level=$2; shift ;;
-	-h | --help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -217,6 +219,21 @@ elif grep -q "kdumpinit: warning: this kernel has no kexec_file_load" "$log"; th
 else
 	failed "no console line about the kexec-tools fallback"
 fi
+# Two crash regions (--crashkernel 'X,high crashkernel=Y,low', a guest
+# with RAM above 4 GiB): the own loader puts everything in the high one
+# and hands the low one to the crash kernel, which must then boot with
+# both as its memory.
+case $ck in
+*,low*)
+	low=$(grep -a -m1 -o 'crashkernel low memory reserved: 0x[0-9a-f]*' "$log" | grep -o '0x[0-9a-f]*$')
+	if [ $loader = own ] && [ -n "$low" ] && grep -q "and the low one for the crash kernel's use" "$log" &&
+		sed -n '/Trigger a crash/,$p' "$log" | grep -a -q -E "node +0: \[mem 0x0*${low#0x}-"; then
+		pass "two crash regions: segments in the high one, the low one ($low) the crash kernel's memory too"
+	elif [ $loader = own ]; then
+		failed "two crash regions: low '${low:-none}', $(grep -a -m1 -o 'own arm64 loader: Image.*' "$log")"
+	fi
+	;;
+esac
 # The record status reads: who built the header, and from how many CPUs
 # (-smp 2) and RAM ranges.
 want_hdr=$([ $loader = own ] && echo own || echo kexec-tools)

@@ -473,6 +473,9 @@ static void t_record(void)
 	CHECK(back.have_print && !memcmp(&back.print, &s.print, sizeof s.print) && !strcmp(back.header, "own") &&
 	      back.hotplug_mem == -1, "the fingerprint did not survive the record");
 	CHECK_INT(armed_header_current(root, &back, &h), 1);
+	char now[400];
+	armed_header_say(&back, &h, 1, now, sizeof now);
+	CHECK_STR(now, "crash header: current (128 CPUs, 80 RAM ranges, built by own)");
 
 	/* memory hot-added: stale, unless the kernel updates the header */
 	write_iomem(1, 2, 0);
@@ -480,9 +483,15 @@ static void t_record(void)
 	CHECK(h.ram_changed && !h.cpus_changed && h.now.ram_ranges == NRAM + 1 && h.then.ram_ranges == NRAM,
 	      "ram_changed %d cpus_changed %d, %u -> %u ranges", h.ram_changed, h.cpus_changed,
 	      h.then.ram_ranges, h.now.ram_ranges);
+	char line[400];
+	armed_header_say(&back, &h, 0, line, sizeof line);
+	CHECK(strstr(line, "crash header: stale: RAM changed") && strstr(line, "RAM ranges 80 -> 81") &&
+	      strstr(line, "arm again"), "status line: %s", line);
 	back.hotplug_mem = 1;
 	CHECK_INT(armed_header_current(root, &back, &h), 1);
 	CHECK(h.kernel_updated, "a change the kernel handles is not said");
+	armed_header_say(&back, &h, 1, line, sizeof line);
+	CHECK(strstr(line, "current: the kernel updated it"), "status line: %s", line);
 	back.hotplug_mem = -1;
 	write_iomem(0, 2, 0);
 
