@@ -19,7 +19,6 @@
 #include "../lib/util.h"
 #include "kexec_arm64.h"
 #include "kexec_tools.h"
-#include "machine.h"
 #include "unload.h"
 #include "armed.h"
 
@@ -308,15 +307,17 @@ static int unload_cmd(const char *root)
 	int how = unload_crash_kernel(&ops);
 	if (how < 0)
 		return EXIT_SYSTEM;
-	int r = armed_remove(root);
-	if (r < 0)
-		warn("cannot remove %s: %s", ARMED_STATE, errstr(r));
+	/* believe the kernel, not the tool: the record stays while a crash
+	 * kernel is still loaded */
 	read_text_file(root_path(root, "/sys/kernel/kexec_crash_loaded", path, sizeof path),
 		       loaded, sizeof loaded);
 	if (!strcmp(loaded, "1")) {
 		err("%s reported success, but kexec_crash_loaded is still 1", unload_how_name(how));
 		return EXIT_SYSTEM;
 	}
+	int r = armed_remove(root);
+	if (r < 0)
+		warn("cannot remove %s: %s", ARMED_STATE, errstr(r));
 	msg("crash kernel unloaded (%s; kexec_crash_loaded=%s)", unload_how_name(how), loaded);
 	return EXIT_OK;
 }
