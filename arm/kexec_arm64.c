@@ -378,19 +378,22 @@ static int read_layout(const char *root, struct layout *l)
 	struct machine *m = &l->m;
 	int r = machine_read_iomem(root, m);
 
-	if (r < 0 || !m->ncrash || !m->have_code) {
-		if (r != -E2BIG)
-			err("own arm64 loader: /proc/iomem names no %s",
-			    r < 0 ? "memory (unreadable)" : !m->ncrash ? "Crash kernel region (crashkernel=?)" :
-			    "Kernel code");
-		return r < 0 ? r : -ENOENT;
+	if (r < 0 && r != -E2BIG)	/* E2BIG: it said why */
+		err("own arm64 loader: /proc/iomem: %s", errstr(r));
+	if (r < 0)
+		return r;
+	if (!m->ncrash || !m->have_code) {
+		err("own arm64 loader: /proc/iomem names no %s",
+		    !m->ncrash ? "Crash kernel region (crashkernel=?)" : "Kernel code");
+		return -ENOENT;
 	}
 	if ((r = read_kcore(root, l)) < 0 || !l->have_linear || !l->have_kimage) {
 		err("own arm64 loader: /proc/kcore gives no linear map and image offsets");
 		return r < 0 ? r : -ENOENT;
 	}
-	if ((r = machine_read_cpus(root, m, 1)) < 0 || (r = machine_read_vmcoreinfo(root, m)) < 0 ||
-	    !m->nnotes || !m->notes_size) {
+	if ((r = machine_read_cpus(root, m, 1)) < 0)
+		return r;	/* it said which file */
+	if ((r = machine_read_vmcoreinfo(root, m)) < 0 || !m->nnotes || !m->notes_size) {
 		r = r < 0 ? r : -ENOENT;
 		err("own arm64 loader: no crash_notes or /sys/kernel/vmcoreinfo: %s", strerror(-r));
 		return r;

@@ -126,8 +126,11 @@ int machine_read_cpus(const char *root, struct machine *m, int addrs)
 	size_t cap = 0;
 	int r = 0;
 
-	if (!d)
-		return -errno;
+	if (!d) {
+		r = -errno;
+		err("%s: %s", path, errstr(r));
+		return r;
+	}
 	for (struct dirent *de; !r && (de = readdir(d));) {
 		long cpu = cpu_number(de->d_name);
 		uint64_t a = 0;
@@ -142,6 +145,8 @@ int machine_read_cpus(const char *root, struct machine *m, int addrs)
 		}
 	}
 	closedir(d);
+	if (r == -ENOMEM)
+		err("no memory for the CPUs' crash notes");
 	if (r)
 		return r;
 	/* readdir's order is the directory's: the header lists the notes in

@@ -51,7 +51,8 @@ int machine_read_iomem(const char *root, struct machine *m);
  * possible CPU), numbers with holes, any count. With ADDRS 0 only the
  * set is taken (no file is read: crash_notes is root-only), as the
  * record's fingerprint needs. 0, -ENOENT (no such directory), -ENOMEM,
- * or the -errno of a crash_notes that exists but cannot be read. */
+ * or the -errno of a crash_notes that exists but cannot be read; a
+ * directory or file that cannot be read is said. */
 int machine_read_cpus(const char *root, struct machine *m, int addrs);
 /* VMCOREINFO's address and size. 0 or -errno. */
 int machine_read_vmcoreinfo(const char *root, struct machine *m);
