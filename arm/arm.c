@@ -19,6 +19,7 @@
 #include "../lib/util.h"
 #include "kexec_arm64.h"
 #include "kexec_tools.h"
+#include "unload.h"
 #include "armed.h"
 
 /* The number is the C library's, per architecture (musl's arch/ headers):
@@ -26,7 +27,6 @@
 #ifndef SYS_kexec_file_load
 #error "this architecture has no kexec_file_load"
 #endif
-#define KEXEC_FILE_UNLOAD	0x1
 #define KEXEC_FILE_ON_CRASH	0x2
 
 /* What distros pass to a capture kernel: no device state carried over,
@@ -54,6 +54,7 @@ static const char arm_help[] =
 	"16; at most the online CPUs). --dry-run prints the command line and loads nothing.\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
 	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status.\n"
+	"--unload unloads it: kexec_file_load, else kexec_load, else kexec -p -u.\n"
 	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage.\n";
 
 /* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */
@@ -217,7 +218,7 @@ static void explain(const char *root, int e)
 /* What was loaded, for kdumpinit status. Not fatal: the crash kernel is
  * armed either way, status then says it cannot tell which image. */
 static void record(const char *root, int kfd, int ifd, const char *kernel, const char *initrd,
-		   unsigned cpus, const char *cl)
+		   unsigned cpus, const char *cl, const char *header)
 {
 	struct armed_state s;
 	struct stat ks, is;
@@ -238,7 +239,18 @@ static void record(const char *root, int kfd, int ifd, const char *kernel, const
 	}
 	s.cpus = cpus;
 	snprintf(s.cmdline, sizeof s.cmdline, "%s", cl);
-	int r = armed_write(root, &s);
+	/* What the header was built from, so that status can tell when
+	 * hotplug has made it stale; without it status cannot tell. */
+	snprintf(s.header, sizeof s.header, "%s", header);
+	int r = armed_take_print(root, &s);
+	if (r < 0)
+		warn("cannot take the CPUs and RAM the crash header describes: %s (kdumpinit status "
+		     "will not know when hotplug makes it stale)", errstr(r));
+	if (s.have_print)
+		msg("crash header: %u CPUs, %u RAM ranges; the kernel updates it on CPU hotplug: %s, "
+		    "on memory hotplug: %s", s.print.cpus, s.print.ram_ranges,
+		    s.hotplug_cpu > 0 ? "yes" : "no", s.hotplug_mem > 0 ? "yes" : "no");
+	r = armed_write(root, &s);
 	if (r < 0)
 		warn("cannot record what was armed in %s: %s (kdumpinit status will not know "
 		     "the image)", ARMED_STATE, errstr(r));
@@ -285,6 +297,31 @@ static int build_cmdline(const char *root, const char *cmdline, const char *appe
 	return 0;
 }
 
+/* arm --unload: kexec_file_load's unload, else kexec_load's (kernels
+ * without CONFIG_KEXEC_FILE, Debian's arm64), else kexec-tools'. */
+static int unload_cmd(const char *root)
+{
+	const struct unload_ops ops = { unload_by_file, unload_by_load, kexec_tools_unload, NULL };
+	char loaded[8] = "?", path[512];
+
+	int how = unload_crash_kernel(&ops);
+	if (how < 0)
+		return EXIT_SYSTEM;
+	/* believe the kernel, not the tool: the record stays while a crash
+	 * kernel is still loaded */
+	read_text_file(root_path(root, "/sys/kernel/kexec_crash_loaded", path, sizeof path),
+		       loaded, sizeof loaded);
+	if (!strcmp(loaded, "1")) {
+		err("%s reported success, but kexec_crash_loaded is still 1", unload_how_name(how));
+		return EXIT_SYSTEM;
+	}
+	int r = armed_remove(root);
+	if (r < 0)
+		warn("cannot remove %s: %s", ARMED_STATE, errstr(r));
+	msg("crash kernel unloaded (%s; kexec_crash_loaded=%s)", unload_how_name(how), loaded);
+	return EXIT_OK;
+}
+
 int cmd_arm(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -315,17 +352,8 @@ int cmd_arm(int argc, char **argv)
 		fputs(arm_help, stderr);
 		return EXIT_USAGE;
 	}
-	if (unload) {
-		if (syscall(SYS_kexec_file_load, -1, -1, 0UL, "", KEXEC_FILE_UNLOAD | KEXEC_FILE_ON_CRASH) < 0) {
-			err("unloading the crash kernel failed: %s", strerror(errno));
-			return EXIT_SYSTEM;
-		}
-		int r = armed_remove(root);
-		if (r < 0)
-			warn("cannot remove %s: %s", ARMED_STATE, errstr(r));
-		msg("crash kernel unloaded");
-		return EXIT_OK;
-	}
+	if (unload)
+		return unload_cmd(root);
 
 	char cl[4096];
 	unsigned cpus;
@@ -355,13 +383,23 @@ int cmd_arm(int argc, char **argv)
 	 * loader (arm/kexec_arm64.c); kexec-tools, with its crash-header
 	 * fix, when that cannot (not arm64, or it failed and said why) or
 	 * KDUMPINIT_KEXEC names a kexec. */
+	const char *header = "kernel";
 	if (r < 0 && e == ENOSYS && !getenv("KDUMPINIT_KEXEC")) {
+		header = "own";
 		r = arm64_kexec_load(root, kernel, initrd, cl);
+		if (r == -E2BIG) {
+			/* a limit the machine reached (it said which): kexec-tools
+			 * would meet it too, or cut the header where we refuse to */
+			close(kfd);
+			close(ifd);
+			return EXIT_SYSTEM;
+		}
 		if (r < 0 && r != -ENOTSUP)
 			warn("the own arm64 loader failed: trying kexec-tools");
 		e = r < 0 ? ENOSYS : 0;
 	}
 	if (r < 0 && e == ENOSYS) {
+		header = "kexec-tools";
 		r = kexec_tools_load(root, kernel, initrd, cl);
 		if (r < 0) {
 			close(kfd);
@@ -370,7 +408,7 @@ int cmd_arm(int argc, char **argv)
 		}
 	}
 	if (r == 0)
-		record(root, kfd, ifd, kernel, initrd, cpus, cl);
+		record(root, kfd, ifd, kernel, initrd, cpus, cl, header);
 	close(kfd);
 	close(ifd);
 	if (r < 0) {

@@ -30,13 +30,12 @@
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "armed.h"
+#include "machine.h"
 
 #define KEXEC_ON_CRASH		0x1
 #define KEXEC_ARCH_AARCH64	(183 << 16)
 #define PAGE			((uint64_t)4096)
 #define SZ_2M			((uint64_t)2 << 20)
-#define MAX_RANGES		64
-#define MAX_CPUS		64
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -159,9 +158,20 @@ static void put_chosen(struct buf *st, struct buf *strs, const struct fdt_chosen
 	put_cells(v, ch->elfcorehdr, ac);
 	put_cells(v + 4 * ac, ch->elfcorehdr_size, sc);
 	put_prop(st, strs, "linux,elfcorehdr", v, 4 * (ac + sc));
-	put_cells(v, ch->usable, ac);
-	put_cells(v + 4 * ac, ch->usable_size, sc);
-	put_prop(st, strs, "linux,usable-memory-range", v, 4 * (ac + sc));
+	/* crashk_res first, then the low region: the crash kernel caps its
+	 * memory at the first range and adds the second (drivers/of/fdt.c,
+	 * from 5.18; older ones read the first only, as kexec-tools and the
+	 * kernel's own kexec_file_load order them too) */
+	uint8_t u[32];
+	size_t un = 4 * (ac + sc);
+	put_cells(u, ch->usable, ac);
+	put_cells(u + 4 * ac, ch->usable_size, sc);
+	if (ch->usable_low_size) {
+		put_cells(u + un, ch->usable_low, ac);
+		put_cells(u + un + 4 * ac, ch->usable_low_size, sc);
+		un *= 2;
+	}
+	put_prop(st, strs, "linux,usable-memory-range", u, un);
 }
 
 void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, size_t *outlen)
@@ -307,52 +317,12 @@ bad:
 
 /* ---- what the running kernel tells ---- */
 
-struct range {
-	uint64_t start, end;	/* inclusive end, as /proc/iomem */
-};
-
 struct layout {
-	struct range ram[MAX_RANGES];
-	int nram;
-	struct range crash, code, data;
-	int have_crash, have_code, have_data;
+	struct machine m;	/* RAM, crash regions, CPU notes, VMCOREINFO */
 	int64_t linear_delta;	/* vaddr - paddr of the linear map */
 	int64_t kimage_voffset;	/* vaddr - paddr of the kernel image */
 	int have_linear, have_kimage;
-	uint64_t notes[MAX_CPUS], notes_size;
-	int ncpus;
-	uint64_t vmcoreinfo, vmcoreinfo_size;
 };
-
-static int read_iomem(const char *root, struct layout *l)
-{
-	char path[512];
-	size_t n;
-	char *t = read_all_file(root_path(root, "/proc/iomem", path, sizeof path), 0, &n);
-	if (!t)
-		return -errno;
-	for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
-		int indent = (int)strspn(line, " ");
-		uint64_t s, e;
-		char name[64];
-		if (sscanf(line + indent, "%" SCNx64 "-%" SCNx64 " : %63[^\n]", &s, &e, name) != 3)
-			continue;
-		if (indent == 0 && !strcmp(name, "System RAM") && l->nram < MAX_RANGES)
-			l->ram[l->nram++] = (struct range){ s, e };
-		else if (!strcmp(name, "Crash kernel") && (!l->have_crash || e - s > l->crash.end - l->crash.start)) {
-			l->crash = (struct range){ s, e };
-			l->have_crash = 1;
-		} else if (!strcmp(name, "Kernel code") && !l->have_code) {
-			l->code = (struct range){ s, e };
-			l->have_code = 1;
-		} else if (!strcmp(name, "Kernel data") && !l->have_data) {
-			l->data = (struct range){ s, e };
-			l->have_data = 1;
-		}
-	}
-	free(t);
-	return 0;
-}
 
 /* The linear map's and the image's offsets from /proc/kcore's headers
  * (read only the headers: the file is as large as the address space). */
@@ -363,6 +333,7 @@ static int read_kcore(const char *root, struct layout *l)
 	if (fd < 0)
 		return -errno;
 	Elf64_Ehdr eh;
+	uint64_t code = l->m.code.start;
 	int r = -EINVAL;
 	if (read_full_at(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
 	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 && eh.e_phnum < 4096) {
@@ -375,7 +346,7 @@ static int read_kcore(const char *root, struct layout *l)
 			uint64_t lo_va = 0, hi_va = 0;
 			for (int i = 0; i < eh.e_phnum; i++) {
 				if (ph[i].p_type != PT_LOAD || ph[i].p_paddr == (uint64_t)-1 ||
-				    ph[i].p_paddr > l->code.start || ph[i].p_paddr + ph[i].p_memsz <= l->code.start)
+				    ph[i].p_paddr > code || ph[i].p_paddr + ph[i].p_memsz <= code)
 					continue;
 				int64_t d = (int64_t)(ph[i].p_vaddr - ph[i].p_paddr);
 				if (!l->have_linear || ph[i].p_vaddr < lo_va) {
@@ -401,36 +372,103 @@ static int read_kcore(const char *root, struct layout *l)
 	return r;
 }
 
-static int read_notes(const char *root, struct layout *l)
+/* What the header is built from, read whole; each failure said once. */
+static int read_layout(const char *root, struct layout *l)
 {
-	char path[512], rel[96], v[64];
+	struct machine *m = &l->m;
+	int r = machine_read_iomem(root, m);
 
-	for (int cpu = 0; cpu < MAX_CPUS; cpu++) {
-		snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/crash_notes", cpu);
-		if (read_text_file(root_path(root, rel, path, sizeof path), v, sizeof v) < 0)
-			break;
-		l->notes[l->ncpus++] = strtoull(v, NULL, 16);
-		if (!l->notes_size) {
-			snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/crash_notes_size", cpu);
-			if (read_text_file(root_path(root, rel, path, sizeof path), v, sizeof v) >= 0)
-				l->notes_size = strtoull(v, NULL, 10);
-		}
-	}
-	if (read_text_file(root_path(root, "/sys/kernel/vmcoreinfo", path, sizeof path), v, sizeof v) < 0)
+	if (r < 0 && r != -E2BIG)	/* E2BIG: it said why */
+		err("own arm64 loader: /proc/iomem: %s", errstr(r));
+	if (r < 0)
+		return r;
+	if (!m->ncrash || !m->have_code) {
+		err("own arm64 loader: /proc/iomem names no %s",
+		    !m->ncrash ? "Crash kernel region (crashkernel=?)" : "Kernel code");
 		return -ENOENT;
-	if (sscanf(v, "%" SCNx64 " %" SCNx64, &l->vmcoreinfo, &l->vmcoreinfo_size) != 2)
-		return -EINVAL;
-	return l->ncpus && l->notes_size ? 0 : -ENOENT;
+	}
+	if ((r = read_kcore(root, l)) < 0 || !l->have_linear || !l->have_kimage) {
+		err("own arm64 loader: /proc/kcore gives no linear map and image offsets");
+		return r < 0 ? r : -ENOENT;
+	}
+	if ((r = machine_read_cpus(root, m, 1)) < 0)
+		return r;	/* it said which file */
+	if ((r = machine_read_vmcoreinfo(root, m)) < 0 || !m->nnotes || !m->notes_size) {
+		r = r < 0 ? r : -ENOENT;
+		err("own arm64 loader: no crash_notes or /sys/kernel/vmcoreinfo: %s", strerror(-r));
+		return r;
+	}
+	return 0;
 }
 
-/* The ELF core header the crash kernel's /proc/vmcore is built from. */
-static void *core_header(const struct layout *l, size_t *len)
+/* ---- the ELF core header ---- */
+
+/* ELF counts program headers in 16 bits, and 0xffff (PN_XNUM) means "see
+ * section 0", which the crash kernel's /proc/vmcore does not read: this
+ * many is the most a header can have. */
+#define PHDR_MAX	0xfffe
+
+/* The parts of RAM range R outside the crash regions (ascending, so one
+ * pass): at most one more than there are regions. */
+static int ram_parts(struct mrange r, const struct machine *m, struct mrange out[MACHINE_CRASH_MAX + 1])
 {
-	int nph = l->ncpus + 1 + 1 + 2 * l->nram;
-	size_t sz = sizeof(Elf64_Ehdr) + (size_t)nph * sizeof(Elf64_Phdr);
-	uint8_t *b = calloc(1, sz);
-	if (!b)
+	uint64_t at = r.start;
+	int n = 0;
+
+	for (int i = 0; i < m->ncrash && at <= r.end; i++) {
+		const struct mrange *c = &m->crash[i];
+		if (c->end < at || c->start > r.end)
+			continue;
+		if (c->start > at)
+			out[n++] = (struct mrange){ at, c->start - 1 };
+		if (c->end == UINT64_MAX)
+			return n;
+		at = c->end + 1;
+	}
+	if (at <= r.end)
+		out[n++] = (struct mrange){ at, r.end };
+	return n;
+}
+
+static size_t header_phdrs(const struct layout *l)
+{
+	struct mrange parts[MACHINE_CRASH_MAX + 1];
+	size_t n = l->m.nnotes + 1 + 1;
+
+	for (size_t i = 0; i < l->m.nram; i++)
+		n += (size_t)ram_parts(l->m.ram[i], &l->m, parts);
+	return n;
+}
+
+static Elf64_Phdr load_phdr(uint64_t s, uint64_t e, int64_t delta)
+{
+	return (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = s, .p_paddr = s,
+			     .p_vaddr = s + (uint64_t)delta, .p_filesz = e - s, .p_memsz = e - s };
+}
+
+/* The ELF core header the crash kernel's /proc/vmcore is built from:
+ * every CPU's note, VMCOREINFO, the kernel image, RAM without the crash
+ * regions (the crash kernel's own memory). NULL: -E2BIG (said) or
+ * -ENOMEM in *e. */
+static void *core_header(const struct layout *l, size_t *len, size_t *nph, int *e)
+{
+	const struct machine *m = &l->m;
+	size_t want = header_phdrs(l);
+
+	*nph = want;
+	if (want > PHDR_MAX) {
+		err("own arm64 loader: the crash header would need %zu program headers (%zu CPUs, %zu RAM "
+		    "ranges); ELF allows %d: not arming with a header that leaves memory out",
+		    want, m->nnotes, m->nram, PHDR_MAX);
+		*e = -E2BIG;
 		return NULL;
+	}
+	size_t sz = sizeof(Elf64_Ehdr) + want * sizeof(Elf64_Phdr);
+	uint8_t *b = calloc(1, sz);
+	if (!b) {
+		*e = -ENOMEM;
+		return NULL;
+	}
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
 	Elf64_Phdr *ph = (Elf64_Phdr *)(b + sizeof *eh);
 	memcpy(eh->e_ident, ELFMAG, SELFMAG);
@@ -443,39 +481,75 @@ static void *core_header(const struct layout *l, size_t *len)
 	eh->e_phoff = sizeof *eh;
 	eh->e_ehsize = sizeof *eh;
 	eh->e_phentsize = sizeof *ph;
-	int n = 0;
-	for (int i = 0; i < l->ncpus; i++)
-		ph[n++] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = l->notes[i], .p_paddr = l->notes[i],
-					.p_filesz = l->notes_size, .p_memsz = l->notes_size };
-	ph[n++] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = l->vmcoreinfo, .p_paddr = l->vmcoreinfo,
-				.p_filesz = l->vmcoreinfo_size, .p_memsz = l->vmcoreinfo_size };
+	size_t n = 0;
+	for (size_t i = 0; i < m->nnotes; i++)
+		ph[n++] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = m->notes[i].addr, .p_paddr = m->notes[i].addr,
+					.p_filesz = m->notes_size, .p_memsz = m->notes_size };
+	ph[n++] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = m->vmcoreinfo, .p_paddr = m->vmcoreinfo,
+				.p_filesz = m->vmcoreinfo_size, .p_memsz = m->vmcoreinfo_size };
 	/* The kernel image, as its own segment (tools find the text by it). */
-	uint64_t ks = l->code.start, ke = (l->have_data ? l->data.end : l->code.end) + 1;
-	ph[n++] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = ks,
-				.p_paddr = ks, .p_vaddr = ks + (uint64_t)l->kimage_voffset,
-				.p_filesz = ke - ks, .p_memsz = ke - ks };
-	/* RAM without the crash region (the crash kernel's own memory). */
-	for (int i = 0; i < l->nram; i++) {
-		struct range parts[2] = { l->ram[i], { 1, 0 } };
-		const struct range *c = &l->crash;
-		if (c->start <= l->ram[i].end && c->end >= l->ram[i].start) {
-			parts[0] = (struct range){ l->ram[i].start, c->start - 1 };
-			parts[1] = (struct range){ c->end + 1, l->ram[i].end };
-		}
-		for (int k = 0; k < 2; k++) {
-			if (parts[k].end < parts[k].start || parts[k].end == (uint64_t)-1 ||
-			    parts[k].start < l->ram[i].start || parts[k].end > l->ram[i].end)
-				continue;
-			uint64_t s = parts[k].start, e = parts[k].end + 1;
-			ph[n++] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = s,
-						.p_paddr = s, .p_vaddr = s + (uint64_t)l->linear_delta,
-						.p_filesz = e - s, .p_memsz = e - s };
-		}
+	uint64_t ks = m->code.start, ke = (m->have_data ? m->data.end : m->code.end) + 1;
+	ph[n++] = load_phdr(ks, ke, l->kimage_voffset);
+	for (size_t i = 0; i < m->nram; i++) {
+		struct mrange parts[MACHINE_CRASH_MAX + 1];
+		int np = ram_parts(m->ram[i], m, parts);
+		for (int k = 0; k < np; k++)
+			ph[n++] = load_phdr(parts[k].start, parts[k].end + 1, l->linear_delta);
 	}
 	eh->e_phnum = (Elf64_Half)n;
-	*len = sizeof *eh + (size_t)n * sizeof *ph;
+	*len = sz;
 	return b;
 }
+
+/* ---- crash hotplug ---- */
+
+/* Linux 6.6 (CONFIG_CRASH_HOTPLUG) can rewrite a loaded crash header
+ * itself when CPUs or memory come and go, instead of leaving it stale
+ * until someone re-arms. A kexec_load image opts in with a flag:
+ * KEXEC_UPDATE_ELFCOREHDR (6.6), or KEXEC_CRASH_HOTPLUG_SUPPORT (6.10,
+ * the only one the arm64 support proposed in 2026 honours; x86 takes
+ * either). The kernel then finds the header as the segment that starts
+ * with ELF magic and writes its own into it, so the segment must have
+ * room for it: /sys/kernel/crash_elfcorehdr_size (6.6) says how much. The
+ * flags are refused (EINVAL) by a kernel that does not know them, so
+ * they are given only where crash_hotplug files say the kernel has the
+ * feature. */
+#define KEXEC_UPDATE_ELFCOREHDR		0x4
+#define KEXEC_CRASH_HOTPLUG_SUPPORT	0x8
+#define KEXEC_HOTPLUG_FLAGS		(KEXEC_UPDATE_ELFCOREHDR | KEXEC_CRASH_HOTPLUG_SUPPORT)
+
+static int crash_hotplug_kernel(const char *root)
+{
+	static const char *const files[] = {
+		"/sys/devices/system/cpu/crash_hotplug", "/sys/devices/system/memory/crash_hotplug",
+	};
+	char path[512];
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (access(root_path(root, files[i], path, sizeof path), F_OK) == 0)
+			return 1;
+	return 0;
+}
+
+/* The header segment's size with room for the kernel's rewrite. */
+static uint64_t header_room(const char *root, size_t hlen)
+{
+	static const char *const files[] = {
+		"/sys/kernel/kexec/crash_elfcorehdr_size", "/sys/kernel/crash_elfcorehdr_size",
+	};
+	char path[512], v[32];
+	uint64_t room = 0;
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0] && !room; i++)
+		if (read_text_file(root_path(root, files[i], path, sizeof path), v, sizeof v) >= 0)
+			room = strtoull(v, NULL, 10);
+	/* without the kernel's figure: twice ours, room for as much again */
+	if (!room)
+		room = 2 * (uint64_t)hlen;
+	return align_up(room > hlen ? room : hlen, PAGE);
+}
+
+/* ---- placing it all ---- */
 
 /* ldr x0, dtb; ldr x4, entry; mov x1..x3, xzr; br x4; dtb; entry. */
 static void purgatory(uint8_t out[40], uint64_t dtb, uint64_t entry)
@@ -504,6 +578,23 @@ struct kseg {
 	size_t memsz;
 };
 
+/* Everything kexec_load is given, and what the console is told. */
+struct arm64_load {
+	struct kseg segs[5];
+	unsigned long entry, flags;
+	uint8_t *hdr, *dtb;		/* owned */
+	uint8_t purg[40];
+	size_t nphdr, ncpus, nram;
+	struct mrange crash, low;	/* low.end == 0: no low region */
+};
+
+static void arm64_load_free(struct arm64_load *ld)
+{
+	free(ld->hdr);
+	free(ld->dtb);
+	ld->hdr = ld->dtb = NULL;
+}
+
 static uint64_t le64(const uint8_t *p)
 {
 	uint64_t v = 0;
@@ -512,109 +603,139 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, const char *cl)
+/* Builds the load of IMG (an arm64 Image) and RD with command line CL
+ * from what ROOT's /proc and /sys say: 0, -ENOTSUP (not an Image that
+ * says its size), or -errno (said). */
+static int arm64_plan(const char *root, const uint8_t *img, size_t klen, const void *rd, size_t ilen,
+		      const char *fdt, size_t flen, const char *cl, struct arm64_load *ld)
 {
-	struct utsname u;
-	if (uname(&u) < 0 || strcmp(u.machine, "aarch64"))
+	memset(ld, 0, sizeof *ld);
+	if (klen < 64 || be32(img + 56) != 0x41524d64u /* "ARM\x64" */)
 		return -ENOTSUP;
-
-	size_t klen = 0, ilen = 0, flen = 0, hlen = 0, dlen = 0;
-	char path[512];
-	uint8_t *img = (uint8_t *)read_all_file(kernel, 0, &klen);
-	if (!img || klen < 64 || be32(img + 56) != 0x41524d64u /* "ARM\x64" */) {
-		free(img);
-		return -ENOTSUP;
-	}
 	uint64_t text_offset = le64(img + 8), image_size = le64(img + 16);
-	int r = 0;
-	char *rd = read_all_file(initrd, 0, &ilen);
-	char *fdt = read_all_file(root_path(root, "/sys/firmware/fdt", path, sizeof path), 0, &flen);
+	if (image_size == 0)
+		return -ENOTSUP;	/* pre-3.17 Images: no size in the header */
+
 	struct layout *l = calloc(1, sizeof *l);
-	uint8_t *hdr = NULL, *dtb = NULL;
-	if (!rd || !fdt || !l) {
-		r = -errno ? -errno : -ENOMEM;
-		err("own arm64 loader: cannot read %s: %s", !rd ? initrd : !fdt ? path : "memory",
-		    strerror(-r));
+	if (!l)
+		return -ENOMEM;
+	size_t hlen = 0, dlen = 0;
+	int r = read_layout(root, l);
+	if (r < 0)
 		goto out;
-	}
-	if (image_size == 0) {
-		r = -ENOTSUP;	/* pre-3.17 Images: no size in the header */
+	ld->hdr = core_header(l, &hlen, &ld->nphdr, &r);
+	if (!ld->hdr)
 		goto out;
-	}
-	if ((r = read_iomem(root, l)) < 0 || !l->have_crash || !l->have_code) {
-		err("own arm64 loader: /proc/iomem names no %s", !l->have_crash ? "Crash kernel region (crashkernel=?)" : "Kernel code");
-		r = r < 0 ? r : -ENOENT;
-		goto out;
-	}
-	if ((r = read_kcore(root, l)) < 0 || !l->have_linear || !l->have_kimage) {
-		err("own arm64 loader: /proc/kcore gives no linear map and image offsets");
-		r = r < 0 ? r : -ENOENT;
-		goto out;
-	}
-	if ((r = read_notes(root, l)) < 0) {
-		err("own arm64 loader: no crash_notes or /sys/kernel/vmcoreinfo: %s", strerror(-r));
-		goto out;
-	}
-	hdr = core_header(l, &hlen);
-	if (!hdr) {
-		r = -ENOMEM;
-		goto out;
-	}
-	/* The crash region: Image, initrd, DTB, core header, purgatory. */
-	uint64_t cs = l->crash.start, ce = l->crash.end + 1;
+	ld->ncpus = l->m.nnotes;
+	ld->nram = l->m.nram;
+	int hotplug = crash_hotplug_kernel(root);
+	uint64_t hmem = hotplug ? header_room(root, hlen) : align_up(hlen, PAGE);
+	ld->flags = KEXEC_ON_CRASH | KEXEC_ARCH_AARCH64 | (hotplug ? KEXEC_HOTPLUG_FLAGS : 0);
+
+	/* Every segment in crashk_res (the highest region: kexec_load
+	 * refuses any other); a low region is the crash kernel's memory too. */
+	ld->crash = l->m.crash[l->m.ncrash - 1];
+	if (l->m.ncrash > 1)
+		ld->low = l->m.crash[0];
+	uint64_t cs = ld->crash.start, ce = ld->crash.end + 1;
 	uint64_t kaddr = align_up(cs, SZ_2M) + text_offset;
 	uint64_t iaddr = align_up(kaddr + image_size, PAGE);
 	uint64_t daddr = align_up(iaddr + ilen, PAGE);
 	/* The tree's size is known only once built; its addresses are not
 	 * in it, so build it with the final header address after a first
 	 * pass for the size (the edit adds a fixed amount). */
-	struct fdt_chosen ch = { cl, iaddr, iaddr + ilen, 0, 0, cs, ce - cs };
-	dtb = fdt_set_chosen(fdt, flen, &ch, &dlen);
-	if (!dtb) {
+	struct fdt_chosen ch = { cl, iaddr, iaddr + ilen, 0, 0, cs, ce - cs,
+				 ld->low.start, ld->low.end ? ld->low.end + 1 - ld->low.start : 0 };
+	ld->dtb = fdt_set_chosen(fdt, flen, &ch, &dlen);
+	if (!ld->dtb) {
 		r = -errno;
 		err("own arm64 loader: /sys/firmware/fdt: %s", strerror(errno));
 		goto out;
 	}
 	uint64_t haddr = align_up(daddr + dlen, PAGE);
-	uint64_t paddr = align_up(haddr + hlen, PAGE);
+	uint64_t paddr = haddr + hmem;
 	if (paddr + PAGE > ce) {
 		err("own arm64 loader: Image, initramfs and the rest need %" PRIu64 " MiB, the crash region "
 		    "has %" PRIu64 " MiB", (paddr + PAGE - cs) >> 20, (ce - cs) >> 20);
 		r = -ENOMEM;
 		goto out;
 	}
-	free(dtb);
+	free(ld->dtb);
+	/* with hotplug the crash kernel must keep the whole room: the
+	 * header the kernel writes there may be longer than ours */
 	ch.elfcorehdr = haddr;
-	ch.elfcorehdr_size = hlen;
-	dtb = fdt_set_chosen(fdt, flen, &ch, &dlen);
-	if (!dtb) {
+	ch.elfcorehdr_size = hotplug ? hmem : hlen;
+	ld->dtb = fdt_set_chosen(fdt, flen, &ch, &dlen);
+	if (!ld->dtb) {
 		r = -errno;
 		goto out;
 	}
-	uint8_t purg[40];
-	purgatory(purg, daddr, kaddr);
-	struct kseg segs[5] = {
-		{ img, klen, kaddr, align_up(image_size > klen ? image_size : klen, PAGE) },
-		{ rd, ilen, iaddr, align_up(ilen, PAGE) },
-		{ dtb, dlen, daddr, align_up(dlen, PAGE) },
-		{ hdr, hlen, haddr, align_up(hlen, PAGE) },
-		{ purg, sizeof purg, paddr, PAGE },
-	};
+	purgatory(ld->purg, daddr, kaddr);
+	ld->entry = paddr;
+	ld->segs[0] = (struct kseg){ img, klen, kaddr, align_up(image_size > klen ? image_size : klen, PAGE) };
+	ld->segs[1] = (struct kseg){ rd, ilen, iaddr, align_up(ilen, PAGE) };
+	ld->segs[2] = (struct kseg){ ld->dtb, dlen, daddr, align_up(dlen, PAGE) };
+	ld->segs[3] = (struct kseg){ ld->hdr, hlen, haddr, hmem };
+	ld->segs[4] = (struct kseg){ ld->purg, sizeof ld->purg, paddr, PAGE };
+	r = 0;
+out:
+	machine_free(&l->m);
+	free(l);
+	if (r < 0)
+		arm64_load_free(ld);
+	return r;
+}
+
+static long do_kexec_load(const struct arm64_load *ld, unsigned long flags)
+{
+	return syscall(SYS_kexec_load, ld->entry, 5UL, ld->segs, flags);
+}
+
+int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, const char *cl)
+{
+	struct utsname u;
+	if (uname(&u) < 0 || strcmp(u.machine, "aarch64"))
+		return -ENOTSUP;
+
+	size_t klen = 0, ilen = 0, flen = 0;
+	char path[512];
+	uint8_t *img = (uint8_t *)read_all_file(kernel, 0, &klen);
+	if (!img)
+		return -ENOTSUP;
+	char *rd = read_all_file(initrd, 0, &ilen);
+	char *fdt = read_all_file(root_path(root, "/sys/firmware/fdt", path, sizeof path), 0, &flen);
+	struct arm64_load ld;
+	int r;
+	if (!rd || !fdt) {
+		r = -errno ? -errno : -ENOMEM;
+		err("own arm64 loader: cannot read %s: %s", !rd ? initrd : path, strerror(-r));
+		goto out;
+	}
+	if ((r = arm64_plan(root, img, klen, rd, ilen, fdt, flen, cl, &ld)) < 0)
+		goto out;
 	msg("own arm64 loader: Image 0x%" PRIx64 " (%zu bytes), initramfs 0x%" PRIx64 ", DTB 0x%" PRIx64
-	    ", core header 0x%" PRIx64 " (%d segments), purgatory 0x%" PRIx64 "; crash region 0x%" PRIx64
-	    "-0x%" PRIx64, kaddr, klen, iaddr, daddr, haddr, (int)(hlen - sizeof(Elf64_Ehdr)) / (int)sizeof(Elf64_Phdr),
-	    paddr, cs, ce - 1);
-	if (syscall(SYS_kexec_load, (unsigned long)paddr, 5UL, segs,
-		    (unsigned long)(KEXEC_ON_CRASH | KEXEC_ARCH_AARCH64)) < 0) {
+	    ", core header 0x%" PRIx64 " (%zu program headers: %zu CPUs, %zu RAM ranges), purgatory 0x%" PRIx64
+	    "; crash region 0x%" PRIx64 "-0x%" PRIx64 "%s", (uint64_t)ld.segs[0].mem, klen,
+	    (uint64_t)ld.segs[1].mem, (uint64_t)ld.segs[2].mem, (uint64_t)ld.segs[3].mem, ld.nphdr, ld.ncpus,
+	    ld.nram, (uint64_t)ld.entry, ld.crash.start, ld.crash.end,
+	    ld.low.end ? ", and the low one for the crash kernel's use" : "");
+	if (ld.flags & KEXEC_HOTPLUG_FLAGS)
+		msg("own arm64 loader: the kernel updates crash headers on hotplug: asking it to "
+		    "update this one (%zu bytes of room)", ld.segs[3].memsz);
+	long s = do_kexec_load(&ld, ld.flags);
+	if (s < 0 && errno == EINVAL && (ld.flags & KEXEC_HOTPLUG_FLAGS)) {
+		warn("own arm64 loader: the kernel refused the crash-hotplug flags: loading without; the "
+		     "header goes stale on CPU or memory hotplug until arm runs again");
+		s = do_kexec_load(&ld, ld.flags & ~(unsigned long)KEXEC_HOTPLUG_FLAGS);
+	}
+	if (s < 0) {
 		r = -errno;
 		err("own arm64 loader: kexec_load: %s", strerror(errno));
 	}
+	arm64_load_free(&ld);
 out:
 	free(img);
 	free(rd);
 	free(fdt);
-	free(l);
-	free(hdr);
-	free(dtb);
 	return r;
 }

@@ -18,14 +18,15 @@ int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, c
 /* The device-tree edit, for tests: a copy of the flattened tree FDT with
  * /chosen's bootargs, linux,initrd-start/-end, linux,elfcorehdr and
  * linux,usable-memory-range set (cells per the root's #address-cells and
- * #size-cells) and kaslr-seed/rng-seed removed; every other property of
+ * #size-cells; the crash region, then the low one when there is one) and kaslr-seed/rng-seed removed; every other property of
  * /chosen is kept. Returns a malloc'd blob (*outlen bytes) or NULL with
  * errno (EINVAL: not a tree). */
 struct fdt_chosen {
 	const char *bootargs;
 	uint64_t initrd_start, initrd_end;
 	uint64_t elfcorehdr, elfcorehdr_size;
-	uint64_t usable, usable_size;
+	uint64_t usable, usable_size;		/* crashk_res */
+	uint64_t usable_low, usable_low_size;	/* crashk_low_res; size 0: none */
 };
 void *fdt_set_chosen(const void *fdt, size_t len, const struct fdt_chosen *ch, size_t *outlen);
 

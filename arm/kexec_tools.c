@@ -194,3 +194,26 @@ int kexec_tools_load(const char *root, const char *kernel, const char *initrd, c
 	free(cmd);
 	return ok ? 0 : -EIO;
 }
+
+int kexec_tools_unload(void *ctx)
+{
+	char kx[512];
+	int st = 0;
+
+	(void)ctx;
+	snprintf(kx, sizeof kx, "%s", kexec_path());
+	char *argv[] = { kx, "-p", "-u", NULL };
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(kx, argv);
+		_exit(127);	/* the caller names the failure, once */
+	}
+	if (pid < 0)
+		return -errno;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	/* 127: no kexec (or its loader found no library) */
+	return WIFEXITED(st) && WEXITSTATUS(st) == 127 ? -ENOENT : -EIO;
+}

@@ -23,4 +23,9 @@ int kallsyms_text_fix(const char *text, uint64_t *stext);
  * console that it falls back and why. 0, or -errno (said once). */
 int kexec_tools_load(const char *root, const char *kernel, const char *initrd, const char *cl);
 
+/* Runs `KEXEC -p -u` (the same KEXEC): unloads the crash kernel. CTX is
+ * unused (an unload_ops way, arm/unload.h). 0, -ENOENT (no kexec), or
+ * -EIO (it failed). Prints nothing: the caller says what failed. */
+int kexec_tools_unload(void *ctx);
+
 #endif

@@ -7,7 +7,10 @@
 #     stand-in kexec (KDUMPINIT_KEXEC) and a --root tree: a kallsyms with
 #     _text is handed over as it is; one with only _stext gets _text =
 #     _stext in kexec's view, and in nobody else's; one whose addresses
-#     are hidden is refused before kexec runs; a failing kexec fails arm.
+#     are hidden is refused before kexec runs; a failing kexec fails arm;
+#   - arm --unload (arm/unload.c) as a user the kernel refuses both
+#     syscalls: it goes on to the stand-in's kexec -p -u, and fails when
+#     kexec_crash_loaded still reads 1 after it.
 # The bind mount needs root (a private mount namespace): as another user
 # those cases are skipped and say so.
 set -uo pipefail
@@ -135,6 +138,46 @@ else
 		ok "fallback-kexec-fails: arm fails and says kexec's exit"
 	else
 		bad "fallback-kexec-fails" "$(tr '\n' ' ' <"$w/out")"
+	fi
+fi
+
+# 3. arm --unload's fallbacks, black-box. As a user without CAP_SYS_BOOT
+# both syscalls are refused before the kernel looks at its crash image
+# (nothing is unloaded on this host: as root the command runs under
+# setpriv as nobody, or not at all), so arm must go on to the stand-in
+# kexec -p -u, then believe /sys/kernel/kexec_crash_loaded under --root.
+u=$w/unload
+mkdir -p "$u/root/sys/kernel" "$u/root/run" && chmod a+rx "$w" && chmod -R a+rwX "$u"
+cat >"$u/kexec" <<KX
+#!/bin/sh
+echo "\$*" >"$u/args"
+echo \${KX_LOADED:-0} >"$u/root/sys/kernel/kexec_crash_loaded"
+KX
+chmod a+rx "$u/kexec"
+unload() {
+	echo 1 >"$u/root/sys/kernel/kexec_crash_loaded" && chmod a+rw "$u/root/sys/kernel/kexec_crash_loaded"
+	rm -f "$u/args"
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- env KDUMPINIT_KEXEC="$u/kexec" "$@" \
+			"$kd" arm --unload --root "$u/root" >"$u/out" 2>&1
+	else
+		env KDUMPINIT_KEXEC="$u/kexec" "$@" "$kd" arm --unload --root "$u/root" >"$u/out" 2>&1
+	fi
+}
+if [ "$(id -u)" = 0 ] && ! command -v setpriv >/dev/null; then
+	for c in falls-back still-loaded; do echo "skip unload-$c: no setpriv to drop root"; nskip=$((nskip + 1)); done
+else
+	if unload && [ "$(cat "$u/args" 2>/dev/null)" = "-p -u" ] &&
+		grep -q "kdumpinit: crash kernel unloaded (kexec -p -u; kexec_crash_loaded=0)" "$u/out"; then
+		ok "unload-falls-back: kexec_file_load and kexec_load refused, kexec -p -u unloads"
+	else
+		bad "unload-falls-back" "$(tr '\n' ' ' <"$u/out") args: $(cat "$u/args" 2>/dev/null)"
+	fi
+	if ! unload KX_LOADED=1 && [ "$(cat "$u/args" 2>/dev/null)" = "-p -u" ] &&
+		grep -q "kexec -p -u reported success, but kexec_crash_loaded is still 1" "$u/out"; then
+		ok "unload-still-loaded: arm --unload fails when kexec_crash_loaded stays 1"
+	else
+		bad "unload-still-loaded" "$(tr '\n' ' ' <"$u/out")"
 	fi
 fi
 echo "$npass passed, $nfail failed, $nskip skipped"

@@ -5,7 +5,11 @@
 # kexec_file_load: with its own kexec_load loader, or kexec-tools' kexec -p
 # with its _text fix); sysrq-c; in the crash kernel /testinit (tests/e2e's,
 # used as it is) copies /proc/vmcore raw to one disk, then kdumpinit as
-# PID 1 captures to the disk its settings name, and reboots. The settings
+# PID 1 captures to the disk its settings name, and reboots. Before the
+# crash the guest unloads the crash kernel with arm --unload
+# (kexec_crash_loaded 1 -> 0: kexec_load's unload, as the kernel has no
+# kexec_file_load) and arms it again; the armed record is checked for the
+# header's fingerprint. The settings
 # come from the device tree only: /chosen/kdumpinit,conf, added to QEMU's
 # own DTB (dumpdtb + fdtput). On the x86_64 host: kdumpinit info and
 # save --format elf, and vmcmp of the saved file against the raw copy
@@ -33,6 +37,8 @@
 # --no-raw: kdumpinit is the crash kernel's only init (no busybox, no raw
 # copy, so no vmcmp, header or makedumpfile checks), at --level N (from
 # the DT): the image as users run it, for the crashkernel= floor.
+# --crashkernel '256M,high crashkernel=64M,low' with --mem 4G: two crash
+# regions, checked to reach the crash kernel as its memory (one more case).
 # --loader: how kdumpinit arm loads the crash kernel here: its own
 # kexec_load loader (default), or kexec-tools (KDUMPINIT_KEXEC=/sbin/kexec
 # in the guest) with the _stext fix.
@@ -54,7 +60,7 @@ while [ $# -gt 0 ]; do
 	--kernel-tree) ktree=$2; shift ;;
 	--trixie) ktree=trixie ;;
 	--level) level=$2; shift ;;
-	-h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -213,6 +219,40 @@ elif grep -q "kdumpinit: warning: this kernel has no kexec_file_load" "$log"; th
 else
 	failed "no console line about the kexec-tools fallback"
 fi
+# Two crash regions (--crashkernel 'X,high crashkernel=Y,low', a guest
+# with RAM above 4 GiB): the own loader puts everything in the high one
+# and hands the low one to the crash kernel, which must then boot with
+# both as its memory.
+case $ck in
+*,low*)
+	low=$(grep -a -m1 -o 'crashkernel low memory reserved: 0x[0-9a-f]*' "$log" | grep -o '0x[0-9a-f]*$')
+	if [ $loader = own ] && [ -n "$low" ] && grep -q "and the low one for the crash kernel's use" "$log" &&
+		sed -n '/Trigger a crash/,$p' "$log" | grep -a -q -E "node +0: \[mem 0x0*${low#0x}-"; then
+		pass "two crash regions: segments in the high one, the low one ($low) the crash kernel's memory too"
+	elif [ $loader = own ]; then
+		failed "two crash regions: low '${low:-none}', $(grep -a -m1 -o 'own arm64 loader: Image.*' "$log")"
+	fi
+	;;
+esac
+# The record status reads: who built the header, and from how many CPUs
+# (-smp 2) and RAM ranges.
+want_hdr=$([ $loader = own ] && echo own || echo kexec-tools)
+rec=$(grep -a -m1 -o 'e2e-stage1: armed record: .*' "$log")
+if echo "$rec" | grep -q "header $want_hdr .*header_cpus 2 header_ram_ranges [1-9]"; then
+	pass "the armed record names the header's maker and what it was built from: ${rec#*: }"
+else
+	failed "armed record: '${rec:-none}', want header $want_hdr, header_cpus 2, header_ram_ranges"
+fi
+# arm --unload where there is no kexec_file_load: kexec_load unloads.
+if grep -q "e2e-stage1: crash kernel unloaded: kexec_crash_loaded 1 -> 0" "$log" &&
+	grep -q "kdumpinit: crash kernel unloaded (kexec_load; kexec_crash_loaded=0)" "$log"; then
+	pass "arm --unload without kexec_file_load: kexec_load unloaded it (kexec_crash_loaded 1 -> 0)"
+else
+	failed "arm --unload: $(grep -a -m1 -e 'e2e-stage1: FAIL' -e 'unloading the crash kernel failed.*' -e 'kdumpinit: crash kernel unloaded.*' "$log")"
+fi
+grep -q "e2e-stage1: crash kernel re-armed after the unload" "$log" &&
+	pass "armed again after the unload (kexec_crash_loaded 0 -> 1)" ||
+	failed "not armed again after the unload: $(grep -a -m1 'e2e-stage1: FAIL' "$log")"
 if [ $loader = own ]; then
 	:
 elif grep -q "e2e-stage1: kallsyms has no _text" "$log"; then

@@ -27,6 +27,7 @@
 /* The loader itself: fdt_set_chosen is in arm/, which the unit archive
  * leaves out (a program, not a library). */
 #include "../../arm/kexec_arm64.c"
+#include "../../arm/machine.c"
 
 /* The one helper of arm/armed.c the loader calls (reading /proc and
  * /sys, which these cases never reach). */
