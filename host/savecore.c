@@ -738,8 +738,37 @@ static int check_space(const struct crashdir *cd, const struct dumpfile *d,
 	return EXIT_OK;
 }
 
+/* Where dump_id is among t's dumps, oldest first; -1 if not there. */
+static int chain_pos(const struct target *t, uint64_t dump_id)
+{
+	struct chain c;
+
+	if (chain_walk(t->fd, t->base, t->limit, &c) < 0)
+		return -1;
+	for (unsigned i = 0; i < c.n; i++)
+		if (c.d[i].dump_id == dump_id)
+			return (int)i;
+	return -1;
+}
+
+/* The claim, read now, already counts dump_id as saved: it names it, or a
+ * dump after it (dumps are saved oldest first, the claim names the newest
+ * saved). Another run may have marked it since this one loaded the
+ * device: it waited on DIR's lock meanwhile. */
+static int marked_since(const struct target *t, const struct kdi_super *now, uint64_t dump_id)
+{
+	if (!now->saved_dump_id)
+		return 0;
+	if (now->saved_dump_id == dump_id)
+		return 1;
+	int mine = chain_pos(t, dump_id), theirs = chain_pos(t, now->saved_dump_id);
+	return mine >= 0 && theirs > mine;
+}
+
 /* Rewrites the claim with the dump marked saved: only if it is still the
- * one validated (nobody reformatted the device meanwhile), else -ESTALE. */
+ * one validated (nobody reformatted the device meanwhile), else -ESTALE.
+ * Never moves the mark back to an older dump. 0 written, 1 already
+ * marked, or -errno. */
 static int mark_saved(const struct target *t, uint64_t dump_id)
 {
 	struct kdi_super sb = t->sb;
@@ -755,6 +784,10 @@ static int mark_saved(const struct target *t, uint64_t dump_id)
 		close(fd);
 		return -ESTALE;
 	}
+	if (marked_since(t, &now, dump_id)) {
+		close(fd);
+		return 1;
+	}
 	sb.saved_dump_id = dump_id;
 	sb.saved_time = (uint64_t)time(NULL);
 	super_encode(&sb, area);
@@ -765,12 +798,16 @@ static int mark_saved(const struct target *t, uint64_t dump_id)
 	return r;
 }
 
-/* mark_saved, its failure said; EXIT_OK or EXIT_SYSTEM. */
+/* mark_saved, said; EXIT_OK or EXIT_SYSTEM. */
 static int mark_device(const char *src, const struct target *t, const struct dumpfile *d)
 {
 	int r = mark_saved(t, d->dump_id);
 
-	if (r == -ESTALE)
+	if (r == 0)
+		msg("%s: marked its dump saved", src);
+	else if (r == 1)
+		msg("%s: its dump was marked saved meanwhile (another save)", src);
+	else if (r == -ESTALE)
 		err("%s changed while saving; not marking it (it will be saved again)", src);
 	else if (r < 0)
 		err("could not mark the dump on %s saved: %s (it will be saved again)", src, errstr(r));
@@ -854,9 +891,8 @@ static int keep_copy(struct savecore_run *run, const char *src, const struct tar
 	const struct savecore_opts *o = run->o;
 	int mark = !o->keep_device && !dump_saved(t, d);
 
-	msg("%s: its dump is already saved in %s/%s%s: not saved again%s", src, o->dir, copy->name,
-	    copy->m.complete ? "" : " (incomplete, and this read holds no more)",
-	    mark ? "; marking it saved on the device" : "");
+	msg("%s: its dump is already saved in %s/%s%s: not saved again", src, o->dir, copy->name,
+	    copy->m.complete ? "" : " (incomplete, and this read holds no more)");
 	return mark ? mark_device(src, t, d) : EXIT_OK;
 }
 

@@ -137,7 +137,8 @@ check "damaged: not marked saved after saving what was intact (no --mark-incompl
 why="exit $rc: $(cat "$W/out")"
 check "damaged: the next save finds it in DIR: not saved again (exit 0, said)" \
 	eval 'test $rc = 0 -a "$(ls "$W/crash2" | wc -l)" = 1 &&
-	      grep -q "already saved in .*(incomplete, and this read holds no more): not saved again; marking it saved" "$W/out"'
+	      grep -q "already saved in .*(incomplete, and this read holds no more): not saved again" "$W/out" &&
+	      grep -q "dmg.img: marked its dump saved" "$W/out"'
 "$K" save "$W/dmg.img" --check; rc=$?
 check "damaged: ... and marks it saved on the device" test $rc = 1
 cp "$W/dev2.img" "$W/dmg2.img"
@@ -170,7 +171,8 @@ check "dedup: an incomplete dump is saved once over three boots (--max 3): DIR h
 check "dedup: ... the complete dump A saved before is kept" test -f "$D/$SA/vmcore"
 why="exits ${rcs[*]}: $(cat "$W/out2")"
 check "dedup: ... boot 2 finds B in DIR, saves nothing and marks it saved (exit 0)" \
-	eval 'test ${rcs[2]} = 0 && grep -q "already saved in $D/$SB (incomplete, and this read holds no more): not saved again; marking it saved" "$W/out2"'
+	eval 'test ${rcs[2]} = 0 && grep -q "already saved in $D/$SB (incomplete, and this read holds no more): not saved again" "$W/out2" &&
+	      grep -q "B.img: marked its dump saved" "$W/out2"'
 why="exits ${rcs[*]}: $(cat "$W/out3")"
 check "dedup: ... boot 3 has nothing to do (exit 0)" \
 	eval 'test ${rcs[3]} = 0 && grep -q "already saved; nothing to do" "$W/out3"'

@@ -435,8 +435,9 @@ wait $first; rc1=$?
 why="exits $rc1 $rc2: $(cat "$W/out1" "$W/out2"; ls -A "$D" | tr '\n' ' ')"
 check "lock: two saves at once: both exit 0, one directory, nothing partial left" \
 	test $rc1 = 0 -a $rc2 = 0 -a "$(ls -A "$D")" = "$SA"
-check "lock: ... the second waited, then found the dump saved" \
-	eval 'grep -q "waiting up to" "$W/out2" && grep -q "already saved" "$W/out2"'
+check "lock: ... the second waited, then found the dump saved, and marked by the first" \
+	eval 'grep -q "waiting up to" "$W/out2" && grep -q "already saved in $D/$SA: not saved again" "$W/out2" &&
+	      grep -q "its dump was marked saved meanwhile (another save)" "$W/out2"'
 # What others may put at the lock's name in a shared sticky DIR.
 D=$W/lock3
 mkdir -m 1777 "$D"
