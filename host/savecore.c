@@ -632,7 +632,12 @@ static int open_lockfile(const struct crashdir *cd, uid_t *owner)
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != cd->uid) {
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != cd->uid) {
 		*owner = st.st_uid;
 		close(fd);
 		return -EPERM;
@@ -675,20 +680,20 @@ static int lock_crashdir(struct crashdir *cd, uid_t *owner)
 		int fd = open_lockfile(cd, owner);
 		if (fd < 0)
 			return fd;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			if (lock_current(cd, fd)) {
-				cd->lock_fd = fd;
-				return 0;
-			}
-			close(fd);
-			continue;
+		int r = flock(fd, LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
+		if (r == 0 && lock_current(cd, fd)) {
+			cd->lock_fd = fd;
+			return 0;
 		}
-		int e = errno;
 		close(fd);
-		if (e != EWOULDBLOCK)
-			return -e;
+		if (r < 0 && r != -EWOULDBLOCK)
+			return r;
 		if (seconds_since(&t0) >= LOCK_WAIT_S)
 			return -EWOULDBLOCK;
+		/* r == 0: locked, but the run that held it removed the file
+		 * meanwhile; the next open makes or finds the new one. */
+		if (r == 0)
+			continue;
 		if (!said++)
 			msg("another save into %s is running: waiting up to %d s for it to finish",
 			    cd->path, LOCK_WAIT_S);
@@ -896,9 +901,11 @@ static int keep_copy(struct savecore_run *run, const char *src, const struct tar
 	return mark ? mark_device(src, t, d) : EXIT_OK;
 }
 
-/* Checks the space, saves d into DIR and marks the device; the exit code. */
+/* Checks the space, saves d into DIR and marks the device; the exit code.
+ * reread: d is in DIR already, incomplete, and this second read holds
+ * more; it is the last, so d is marked saved however it reads. */
 static int save_dump(struct savecore_run *run, const char *src, const struct target *t,
-		     struct dumpfile *d)
+		     struct dumpfile *d, int reread)
 {
 	const struct savecore_opts *o = run->o;
 	struct save_result res;
@@ -925,10 +932,10 @@ static int save_dump(struct savecore_run *run, const char *src, const struct tar
 	    res.bytes / 1e6, complete ? "" : " (incomplete dump)");
 	/* An incomplete dump stays unsaved unless asked: the next save reads
 	 * the device once more (read errors may have gone away), then marks
-	 * it (keep_copy). */
+	 * it, saved again (reread) or not (keep_copy). */
 	if (o->keep_device)
 		code = EXIT_OK;
-	else if (!complete && !o->mark_incomplete)
+	else if (!complete && !o->mark_incomplete && !reread)
 		warn("%s: not marked saved, the dump is incomplete: the next save reads it once more, "
 		     "then marks it (--mark-incomplete marks it now)", src);
 	else
@@ -951,7 +958,8 @@ static int savecore_one(struct savecore_run *run, const char *src, const struct 
 	char why[200];
 
 	if (dump_saved(t, d) && !o->force) {
-		msg("%s: its dump was already saved; nothing to do (--force saves it again)", src);
+		msg("%s: its dump was already saved; nothing to do (--force saves it again into a "
+		    "DIR that does not hold it)", src);
 		return EXIT_OK;
 	}
 	int code = open_run_dir(run);
@@ -966,13 +974,13 @@ static int savecore_one(struct savecore_run *run, const char *src, const struct 
 		return keep_copy(run, src, t, d, &copy);
 	if (found > 0)
 		warn("%s: %s/%s holds this dump incomplete (%llu pages); this read holds more "
-		     "(%llu pages%s): saving it again", src, o->dir, copy.name,
+		     "(%llu pages%s): saving it again, then marking it saved", src, o->dir, copy.name,
 		     (unsigned long long)copy.m.pages, (unsigned long long)d->pages_stored,
 		     dumpfile_complete(d) ? ", complete" : "");
 	else if (!dumpfile_complete(d))
 		warn("%s: the dump is incomplete (%s); saving the intact part, marked incomplete",
 		     src, dump_incomplete_why(d, why, sizeof why));
-	return save_dump(run, src, t, d);
+	return save_dump(run, src, t, d, found > 0);
 }
 
 int savecore(const char *src, const struct savecore_opts *o)

@@ -155,9 +155,12 @@ mkd() {	# IMG CRASHTIME: a captured 8M dump
 	"$MK" -o "$W/m.core" --mem 8M --seed 3 --crashtime "$2" >/dev/null &&
 		"$K" capture --vmcore "$W/m.core" --output "$W/$1" --level 1 >/dev/null 2>&1
 }
-cutdump() {	# IMG: a byte flipped in the middle of its stream: incomplete from there
+at() {	# IMG NUM DEN: the stream offset NUM/DEN of the way into IMG
 	local n=$(stat -c %s "$W/$1")
-	printf '\xff' | dd of="$W/$1" bs=1 seek=$(((1 << 20) + (n - (1 << 20)) / 2)) conv=notrunc 2>/dev/null
+	echo $(((1 << 20) + (n - (1 << 20)) * $2 / $3))
+}
+cutdump() {	# IMG [NUM DEN]: a byte flipped there (the middle): incomplete from there
+	printf '\xff' | dd of="$W/$1" bs=1 seek=$(at "$1" "${2:-1}" "${3:-2}") conv=notrunc 2>/dev/null
 }
 mkd A.img 1750000000 && mkd B.img 1760000000 && mkd C.img 1770000000 && cp "$W/B.img" "$W/Bwhole.img" && cutdump B.img ||
 	bad "dedup: setup" "mkvmcore or capture failed"
@@ -189,6 +192,19 @@ why="exit $rc: $(cat "$W/out"; ls "$D" | tr '\n' ' ')"
 check "dedup: --max 3 over A, two copies of B and C removes B's incomplete copy, not A" \
 	test $rc = 0 -a "$(ls "$D" | tr '\n' ' ')" = "$SA $SB.1 $SC "
 check "dedup: ... and says it was a second copy" grep -q "removed old dump $D/$SB (--max 3; a second copy" "$W/out"
+# The second read holds more but is still incomplete (of two damaged
+# places, one read again): saved again, and marked saved, as the last read.
+mkd E.img 1780000000 && cp "$W/E.img" "$W/Epristine.img" && cutdump E.img 3 4 && cutdump E.img 1 2 ||
+	bad "dedup: setup E" "mkvmcore or capture failed"
+"$K" save "$W/E.img" --dir "$W/dedupE" >/dev/null 2>&1
+o=$(at E.img 1 2)
+dd if="$W/Epristine.img" of="$W/E.img" bs=1 skip=$o seek=$o count=1 conv=notrunc 2>/dev/null
+"$K" save "$W/E.img" --dir "$W/dedupE" >"$W/out" 2>&1; rc=$?
+"$K" save "$W/E.img" --check; rc2=$?
+why="exit $rc, --check $rc2: $(cat "$W/out"; ls "$W/dedupE" | tr '\n' ' ')"
+check "dedup: a second read that holds more, still incomplete: saved again (exit 5) and marked saved" \
+	eval 'test $rc = 5 -a $rc2 = 1 -a "$(ls "$W/dedupE" | wc -l)" = 2 &&
+	      grep -q "this read holds more ([0-9]* pages): saving it again, then marking it saved" "$W/out"'
 # A copy that lost its vmcore (removed by hand) does not count.
 rm "$D/$SC/vmcore"
 "$K" save "$W/C.img" --dir "$D" --force >"$W/out" 2>&1; rc=$?
