@@ -40,7 +40,15 @@ check "info says the dump is saved" grep -q "complete, saved" "$W/info"
 "$K" save "$W/dev.img" --dir "$W/crash" >"$W/out" 2>&1; rc=$?
 check "a second save finds nothing to do (exit 0, no new directory)" \
 	test $rc = 0 -a "$(ls "$W/crash" | wc -l)" = 1
-for i in 1 2; do "$K" save "$W/dev.img" --dir "$W/crash" --force --max 2 >/dev/null 2>&1; done
+"$K" save "$W/dev.img" --dir "$W/crash" --force >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out")"
+check "--force: a dump already in DIR is not saved again (exit 0, said, no new directory)" \
+	eval 'test $rc = 0 -a "$(ls "$W/crash" | wc -l)" = 1 && grep -q "already saved in $W/crash/" "$W/out"'
+# Two more crashes of the same kernel (new captures: other dumps).
+for i in 3 4; do
+	"$K" capture --vmcore "$W/v.core" --output "$W/dev$i.img" --level 1 >/dev/null 2>&1
+	"$K" save "$W/dev$i.img" --dir "$W/crash" --max 2 >/dev/null 2>&1
+done
 check "--max 2 keeps the newest two" test "$(ls "$W/crash" | wc -l)" = 2
 
 # The kdump file holds the same pages as the ELF save, read back.
@@ -123,11 +131,86 @@ grep -q "not marked saved, the dump is incomplete" "$W/out" ||
 	bad "damaged: message for an incomplete dump left unsaved" "$(cat "$W/out")"
 "$K" save "$W/dmg.img" --check; rc=$?
 check "damaged: not marked saved after saving what was intact (no --mark-incomplete)" test $rc = 0
-"$K" save "$W/dmg.img" --dir "$W/crash2" --mark-incomplete >"$W/out" 2>&1; rc=$?
-check "damaged: saved again, with --mark-incomplete (exit 5)" test $rc = 5
-check "damaged: the second save took a new name" test "$(ls -d "$W"/crash2/*/ | wc -l)" = 2
+# The next save (the next boot) reads it again, no better: it is in DIR
+# already, so it is not saved again, and it is marked saved.
+"$K" save "$W/dmg.img" --dir "$W/crash2" >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out")"
+check "damaged: the next save finds it in DIR: not saved again (exit 0, said)" \
+	eval 'test $rc = 0 -a "$(ls "$W/crash2" | wc -l)" = 1 &&
+	      grep -q "already saved in .*(incomplete, and this read holds no more): not saved again" "$W/out" &&
+	      grep -q "dmg.img: marked its dump saved" "$W/out"'
 "$K" save "$W/dmg.img" --check; rc=$?
-check "damaged: marked saved with --mark-incomplete" test $rc = 1
+check "damaged: ... and marks it saved on the device" test $rc = 1
+cp "$W/dev2.img" "$W/dmg2.img"
+printf '\xff' | dd of="$W/dmg2.img" bs=1 seek=$(((1 << 20) + (size - (1 << 20)) / 2)) conv=notrunc 2>/dev/null
+"$K" save "$W/dmg2.img" --dir "$W/crash2m" --mark-incomplete >"$W/out" 2>&1; rc=$?
+"$K" save "$W/dmg2.img" --check; rc2=$?
+check "damaged: --mark-incomplete marks it saved at once (exit 5, --check 1)" test $rc = 5 -a $rc2 = 1
+
+# A dump is never saved twice into DIR (the reported case first): a
+# complete dump A saved, then an incomplete dump B waits on the device, and
+# three boots each run save --dir --max 3 without --mark-incomplete. B was
+# saved at every boot and --max removed A, the only copy of that crash.
+mkd() {	# IMG CRASHTIME: a captured 8M dump
+	"$MK" -o "$W/m.core" --mem 8M --seed 3 --crashtime "$2" >/dev/null &&
+		"$K" capture --vmcore "$W/m.core" --output "$W/$1" --level 1 >/dev/null 2>&1
+}
+at() {	# IMG NUM DEN: the stream offset NUM/DEN of the way into IMG
+	local n=$(stat -c %s "$W/$1")
+	echo $(((1 << 20) + (n - (1 << 20)) * $2 / $3))
+}
+cutdump() {	# IMG [NUM DEN]: a byte flipped there (the middle): incomplete from there
+	printf '\xff' | dd of="$W/$1" bs=1 seek=$(at "$1" "${2:-1}" "${3:-2}") conv=notrunc 2>/dev/null
+}
+mkd A.img 1750000000 && mkd B.img 1760000000 && mkd C.img 1770000000 && cp "$W/B.img" "$W/Bwhole.img" && cutdump B.img ||
+	bad "dedup: setup" "mkvmcore or capture failed"
+SA=2025-06-15-15:06:40 SB=2025-10-09-08:53:20 SC=2026-02-02-02:40:00
+D=$W/dedup
+"$K" save "$W/A.img" --dir "$D" --max 3 >/dev/null 2>&1
+for boot in 1 2 3; do "$K" save "$W/B.img" --dir "$D" --max 3 >"$W/out$boot" 2>&1; rcs[$boot]=$?; done
+why="$(ls "$D" | tr '\n' ' ')"
+check "dedup: an incomplete dump is saved once over three boots (--max 3): DIR holds A and B only" \
+	test "$(ls "$D" | tr '\n' ' ')" = "$SA $SB "
+check "dedup: ... the complete dump A saved before is kept" test -f "$D/$SA/vmcore"
+why="exits ${rcs[*]}: $(cat "$W/out2")"
+check "dedup: ... boot 2 finds B in DIR, saves nothing and marks it saved (exit 0)" \
+	eval 'test ${rcs[2]} = 0 && grep -q "already saved in $D/$SB (incomplete, and this read holds no more): not saved again" "$W/out2" &&
+	      grep -q "B.img: marked its dump saved" "$W/out2"'
+why="exits ${rcs[*]}: $(cat "$W/out3")"
+check "dedup: ... boot 3 has nothing to do (exit 0)" \
+	eval 'test ${rcs[3]} = 0 && grep -q "already saved; nothing to do" "$W/out3"'
+check "dedup: the marker names the dump (claim, dump_id, start time, state, pages)" \
+	grep -Eq '^dump [0-9a-f-]{36} [0-9a-f]{16} [0-9]+ incomplete [0-9]+$' "$D/$SB/.kdumpinit"
+# A device read again that reads better (read errors gone): saved again,
+# as a second copy; the first of B's copies is what --max removes first.
+"$K" save "$W/Bwhole.img" --dir "$D" --max 3 >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out"; ls "$D" | tr '\n' ' ')"
+check "dedup: a dump saved incomplete that now reads complete is saved again (exit 0, said)" \
+	eval 'test $rc = 0 -a -f "$D/$SB.1/vmcore" && grep -q "holds this dump incomplete .*this read holds more .*complete): saving it again" "$W/out"'
+"$K" save "$W/C.img" --dir "$D" --max 3 >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out"; ls "$D" | tr '\n' ' ')"
+check "dedup: --max 3 over A, two copies of B and C removes B's incomplete copy, not A" \
+	test $rc = 0 -a "$(ls "$D" | tr '\n' ' ')" = "$SA $SB.1 $SC "
+check "dedup: ... and says it was a second copy" grep -q "removed old dump $D/$SB (--max 3; a second copy" "$W/out"
+# The second read holds more but is still incomplete (of two damaged
+# places, one read again): saved again, and marked saved, as the last read.
+mkd E.img 1780000000 && cp "$W/E.img" "$W/Epristine.img" && cutdump E.img 3 4 && cutdump E.img 1 2 ||
+	bad "dedup: setup E" "mkvmcore or capture failed"
+"$K" save "$W/E.img" --dir "$W/dedupE" >/dev/null 2>&1
+o=$(at E.img 1 2)
+dd if="$W/Epristine.img" of="$W/E.img" bs=1 skip=$o seek=$o count=1 conv=notrunc 2>/dev/null
+"$K" save "$W/E.img" --dir "$W/dedupE" >"$W/out" 2>&1; rc=$?
+"$K" save "$W/E.img" --check; rc2=$?
+why="exit $rc, --check $rc2: $(cat "$W/out"; ls "$W/dedupE" | tr '\n' ' ')"
+check "dedup: a second read that holds more, still incomplete: saved again (exit 5) and marked saved" \
+	eval 'test $rc = 5 -a $rc2 = 1 -a "$(ls "$W/dedupE" | wc -l)" = 2 &&
+	      grep -q "this read holds more ([0-9]* pages): saving it again, then marking it saved" "$W/out"'
+# A copy that lost its vmcore (removed by hand) does not count.
+rm "$D/$SC/vmcore"
+"$K" save "$W/C.img" --dir "$D" --force >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out"; ls "$D" | tr '\n' ' ')"
+check "dedup: a copy whose vmcore was removed does not count: saved again" \
+	test $rc = 0 -a -f "$D/$SC.1/vmcore"
 
 # An empty device.
 "$K" format "$W/empty.img" --size 4M >/dev/null 2>&1

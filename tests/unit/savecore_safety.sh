@@ -13,6 +13,12 @@
 #          (raw pages, kdump bitmaps of a high address), an estimate from
 #          the LZ4 size for zlib kdump; --min-free holds, also while
 #          writing when the estimate falls short;
+#   dedup  a dump already in DIR is not saved again, but only a copy in a
+#          directory of the saver's own, with a marker exactly kdumpinit's
+#          and its vmcore, counts as one;
+#   lock   one save --dir into DIR at a time: a second waits a bounded
+#          time, then says so (exit 1); the lock file is never followed
+#          through a link nor taken from another user;
 #   once   each failure is said once.
 # Needs root: tmpfs mounts, and savecore run as other users (setpriv, by
 # numeric uid, no account needed). fs.protected_symlinks is 0 while it runs
@@ -59,13 +65,15 @@ dump() {
 		"$K" capture --vmcore "$W/v.core" --output "$W/$img" --level 1 >/dev/null 2>&1 &&
 		rm -f "$W/v.core"
 }
-dump A.img 1750000000 && dump B.img 1760000000 && dump C.img 946684800 &&
+dump A.img 1750000000 && dump A2.img 1750000000 && dump B.img 1760000000 &&
+	dump slow.img 1750000000 --mem 128M && dump C.img 946684800 &&
 	dump big.img 99999999999999999 &&
 	edit='s/CRASHTIME=1750000000/CRASHTIMX=1750000000/' dump none.img 1750000000 &&
 	edit='s/CRASHTIME=1750000000/CRASHTIME=17500000x0/' dump junk.img 1750000000 &&
 	dump sparse.img 1750000000 --ram 0:8M,0x4000000000:8M &&
 	dump space.img 1750000000 --mem 32M ||
 	{ echo "FAIL setup: mkvmcore/capture"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+# A2 is another crash at A's time (another capture: another dump).
 SA=2025-06-15-15:06:40 SB=2025-10-09-08:53:20 SC=2000-01-01-00:00:00
 fresh() { cp "$W/$1" "$W/cur-$1"; chmod 666 "$W/cur-$1"; echo "$W/cur-$1"; }
 save() { local img=$1; shift; "$K" save "$(fresh "$img")" "$@"; }
@@ -84,7 +92,7 @@ check "max: ... and the first saved is the one removed" test ! -e "$D/$SA" -a -d
 check "max: ... never 'removed' the dump it had just saved" \
 	test -z "$(grep "removed old dump.*$SC" "$W/out.max1")"
 check "max: the save order is in DIR/NAME/.kdumpinit" \
-	test "$(cat "$D/$SC/.kdumpinit" 2>/dev/null)" = "kdumpinit save 3"
+	test "$(head -n 1 "$D/$SC/.kdumpinit" 2>/dev/null)" = "kdumpinit save 3"
 
 D=$W/max2
 mkdir -p "$D"/2099-01-01-00:00:0{0,1}
@@ -222,7 +230,7 @@ check "name: a dangling link and a directory at the crash-time names are passed 
 	test $rc = 0 -a -f "$D/$SA.2/vmcore"
 check "name: ... both untouched" test -L "$D/$SA" -a "$(ls -A "$D/$SA.1")" = mine
 echo x >"$D/$SA.3"
-save A.img --dir "$D" >"$W/out" 2>&1; rc=$?
+save A2.img --dir "$D" >"$W/out" 2>&1; rc=$?
 check "name: a file at the next name is passed over too" \
 	test $rc = 0 -a -f "$D/$SA.4/vmcore" -a "$(cat "$D/$SA.3")" = x
 
@@ -352,6 +360,105 @@ why="exit $rc: $(cat "$W/out")"
 check "space: ... without --min-free the write fails at ENOSPC: exit 1, said once, nothing left" \
 	test $rc = 1 -a "$(errors)" = 1 -a -z "$(ls -A "$W/mntrun")"
 umount "$W/mntrun" "$W/mntprobe"
+
+# ---- dedup: only our own complete copies count ----
+D=$W/ref
+save A.img --dir "$D" >/dev/null 2>&1
+mark=$(cat "$D/$SA/.kdumpinit")
+# Another user's directory in a shared sticky DIR, with A's marker and a
+# vmcore: not ours, so A is not in DIR.
+D=$W/dedup1
+mkdir -m 1777 "$D"
+as $U2 mkdir -m 700 "$D/$SA"
+as $U2 sh -c "printf '%s\n' '$mark' >'$D/$SA/.kdumpinit'; echo keep >'$D/$SA/vmcore'"
+save A.img --dir "$D" >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out")"
+check "dedup: another user's directory with a copy of our marker does not stop the save" \
+	test $rc = 0 -a -f "$D/$SA.1/vmcore" -a "$(cat "$D/$SA/vmcore")" = keep
+# Our own directories, each with A's marker made not quite kdumpinit's, or
+# a 0755 directory, or a link to a real copy elsewhere.
+D=$W/dedup2
+mkdir -m 700 "$D"
+for k in 1 2 3 4; do mkdir -m 700 "$D/1999-01-01-00:00:0$k"; echo keep >"$D/1999-01-01-00:00:0$k/vmcore"; done
+printf '%s \n' "$mark" >"$D/1999-01-01-00:00:01/.kdumpinit"
+printf '%s\n' "$mark" | sed '2s/ [0-9a-f]\{16\} / 0x& /; 2s/0x /0x/' >"$D/1999-01-01-00:00:02/.kdumpinit"
+printf '%s\n' "$mark" | sed '2s/complete/COMPLETE/' >"$D/1999-01-01-00:00:03/.kdumpinit"
+printf '%s\n' "$mark" >"$D/1999-01-01-00:00:04/.kdumpinit"
+chmod 755 "$D/1999-01-01-00:00:04"
+ln -s "$W/ref/$SA" "$D/1999-01-01-00:00:05"
+save A.img --dir "$D" >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out")"
+check "dedup: markers with trailing bytes, 0x, other words, in a 0755 directory or behind a link do not count" \
+	test $rc = 0 -a -f "$D/$SA/vmcore"
+check "dedup: premise: the same marker in a directory of ours counts" \
+	eval 'mkdir -m 700 "$W/dedup3" && cp -a "$W/ref/$SA" "$W/dedup3/" &&
+	      save A.img --dir "$W/dedup3" 2>&1 | grep -q "already saved in"'
+
+# ---- lock: one save into DIR at a time ----
+D=$W/lock1
+mkdir -m 700 "$D"
+# hold SECONDS: DIR's lock held from here, by a process that is itself
+# the holder (killing it lets go; flock(1)'s child would keep it).
+hold() { ( exec 9>>"$D/.kdumpinit.lock" && flock 9 && exec sleep "$1" ) & holder=$!; }
+hold 30
+sleep 0.5
+f=$(fresh A.img)
+t0=$(date +%s)
+"$K" save "$f" --dir "$D" >"$W/out" 2>&1; rc=$?
+took=$(($(date +%s) - t0))
+kill $holder; wait $holder 2>/dev/null
+why="exit $rc after ${took}s: $(cat "$W/out")"
+check "lock: a save while another holds DIR waits, then gives up: exit 1, said once" \
+	eval 'test $rc = 1 -a "$(errors)" = 1 -a $took -ge 9 -a $took -le 20 &&
+	      grep -q "another save into $D is still running after 10 s" "$W/out"'
+check "lock: ... nothing written, the device keeps its dump" \
+	eval 'test "$(ls -A "$D")" = .kdumpinit.lock && "$K" save "$f" --check'
+hold 2
+sleep 0.5
+"$K" save "$f" --dir "$D" >"$W/out" 2>&1; rc=$?
+wait $holder
+why="exit $rc: $(cat "$W/out")"
+check "lock: a save while another holds DIR for 2 s waits, then saves (exit 0)" \
+	eval 'test $rc = 0 -a -f "$D/$SA/vmcore" && grep -q "another save into $D is running: waiting" "$W/out"'
+check "lock: ... and removes the lock file as it ends" test ! -e "$D/.kdumpinit.lock"
+# Two saves of one device at once, the second started while the first
+# writes: the second waits, then finds the dump saved.
+D=$W/lock2
+f=$(fresh slow.img)
+"$K" save "$f" --dir "$D" --threads 1 >"$W/out1" 2>&1 &
+first=$!
+for i in $(seq 200); do [ -e "$D/$SA.partial" ] && break; sleep 0.01; done
+why="the first save's $SA.partial never appeared"
+check "lock: premise: the second save starts while the first writes" test -e "$D/$SA.partial"
+"$K" save "$f" --dir "$D" >"$W/out2" 2>&1; rc2=$?
+wait $first; rc1=$?
+why="exits $rc1 $rc2: $(cat "$W/out1" "$W/out2"; ls -A "$D" | tr '\n' ' ')"
+check "lock: two saves at once: both exit 0, one directory, nothing partial left" \
+	test $rc1 = 0 -a $rc2 = 0 -a "$(ls -A "$D")" = "$SA"
+check "lock: ... the second waited, then found the dump saved, and marked by the first" \
+	eval 'grep -q "waiting up to" "$W/out2" && grep -q "already saved in $D/$SA: not saved again" "$W/out2" &&
+	      grep -q "its dump was marked saved meanwhile (another save)" "$W/out2"'
+# What others may put at the lock's name in a shared sticky DIR.
+D=$W/lock3
+mkdir -m 1777 "$D"
+as $U2 sh -c "umask 022; : >'$D/.kdumpinit.lock'"
+f=$(fresh A.img)
+"$K" save "$f" --dir "$D" >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out")"
+check "lock: another user's lock file is not taken (exit 1, said once, nothing written)" \
+	eval 'test $rc = 1 -a "$(errors)" = 1 -a "$(ls -A "$D")" = .kdumpinit.lock &&
+	      grep -q "kdumpinit.lock" "$W/out" && "$K" save "$f" --check'
+D=$W/lock4
+mkdir -m 1777 "$D"
+echo keep >"$W/victimlock"
+chmod 644 "$W/victimlock"
+as $U2 ln -s "$W/victimlock" "$D/.kdumpinit.lock"
+f=$(fresh A.img)
+"$K" save "$f" --dir "$D" >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out")"
+check "lock: a link at the lock's name is not followed (exit 1, said once, its target untouched)" \
+	eval 'test $rc = 1 -a "$(errors)" = 1 -a "$(cat "$W/victimlock")" = keep &&
+	      test "$(stat -c %a "$W/victimlock")" = 644 -a -L "$D/.kdumpinit.lock"'
 
 # ---- once: each failure is said once ----
 cp "$W/A.img" "$W/dmg.img"
