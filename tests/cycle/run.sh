@@ -487,6 +487,11 @@ done
 # and their count is what the capture reported (kdcheck.py).
 t_cmp=$(now)
 for k in $(seq $keep_from $cycles); do
+	if [ -z "${dname[$k]}" ]; then
+		failed "dump$k.mark: no save wrote dump $k (boot ${savedby[$k]} should have)"
+		failed "dump$k.complete: no save wrote dump $k"
+		continue
+	fi
 	mark=$(markof $k) d=$cdir/${dname[$k]}
 	check "dump$k.mark" "boot $k printed '$mark'; the dump's kernel log has: $(grep -a -o 'cycle-mark: .*' "$d/dmesg.txt" 2>/dev/null | tr '\n' '|')" \
 		eval '[ -n "$mark" ] && grep -a -q -F "$mark" "$d/dmesg.txt" && [ "$(grep -a -c "cycle-mark:" "$d/dmesg.txt")" = 1 ]'
@@ -495,7 +500,7 @@ for k in $(seq $keep_from $cycles); do
 	check "dump$k.complete" "kdcheck exited $rc: $(tr '\n' '|' <"$workdir/kdcheck$k.out")" [ $rc = 0 ]
 done
 # shellcheck disable=SC2034 # read by the check's eval
-sums=$(for k in $(seq $keep_from $cycles); do sha256sum <"$cdir/${dname[$k]}/vmcore"; done | sort)
+sums=$(for k in $(seq $keep_from $cycles); do [ -z "${dname[$k]}" ] || sha256sum <"$cdir/${dname[$k]}/vmcore"; done | sort)
 check dumps.unique "two saved vmcores are the same file" eval '[ "$(echo "$sums" | uniq | wc -l)" = $((cycles - keep_from + 1)) ]'
 
 # --- byte comparison against the raw references ----------------------------------------
@@ -507,6 +512,7 @@ for b in $(echo "$raw" | tr ',' ' '); do
 		continue
 	fi
 	truncate -s "$end" "$r" && mv -f "$r" "$workdir/raw$b.vmcore"
+	[ -n "${dname[$b]}" ] || { failed "dump$b.bytes: no save wrote dump $b"; continue; }
 	"$python" "$kdcmp" "$cdir/${dname[$b]}/vmcore" "$workdir/raw$b.vmcore" >"$workdir/kdcmp$b.out" 2>&1
 	rc=$?
 	check "dump$b.bytes" "kdcmp exited $rc: $(tr '\n' '|' <"$workdir/kdcmp$b.out")" [ $rc = 0 ]
