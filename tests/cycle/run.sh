@@ -501,7 +501,7 @@ for k in $(seq $keep_from $cycles); do
 done
 # shellcheck disable=SC2034 # read by the check's eval
 sums=$(for k in $(seq $keep_from $cycles); do [ -z "${dname[$k]}" ] || sha256sum <"$cdir/${dname[$k]}/vmcore"; done | sort)
-check dumps.unique "two saved vmcores are the same file" eval '[ "$(echo "$sums" | uniq | wc -l)" = $((cycles - keep_from + 1)) ]'
+check dumps.unique "want $((cycles - keep_from + 1)) different saved vmcores, there are $(echo "$sums" | grep -c .) of which $(echo "$sums" | uniq | grep -c .) differ" eval '[ "$(echo "$sums" | uniq | wc -l)" = $((cycles - keep_from + 1)) ]'
 
 # --- byte comparison against the raw references ----------------------------------------
 for b in $(echo "$raw" | tr ',' ' '); do
