@@ -70,8 +70,9 @@ usage: tests/cycle/run.sh [--workdir DIR] [--timeout SEC] [--cpu MODEL] [--cycle
                       device keeps the dumps, the boot arms anyway, the crash
                       goes after them, and the next boot whose save works
                       saves them all, oldest first. Adds no boot
-  KDUMPINIT=FILE      (environment) the binary to test (default build/kdumpinit);
-                      its images are then cached in the workdir
+
+Environment: CYCLE_KDUMPINIT=FILE, the binary to test instead of
+build/kdumpinit (its images are then cached in the workdir).
 USAGE
 }
 
@@ -163,7 +164,7 @@ else
 	kernel=/boot/vmlinuz-$kver
 fi
 busybox=/bin/busybox
-kdumpinit=${KDUMPINIT:-$top/build/kdumpinit}
+kdumpinit=${CYCLE_KDUMPINIT:-$top/build/kdumpinit}
 mkinitramfs=$top/initramfs/mkinitramfs
 python=/usr/bin/python3
 kdcmp=$top/tests/tools/kdcmp.py
@@ -173,7 +174,7 @@ kdcheck=$here/kdcheck.py
 cache=$top/build/cycle
 [ -n "$workdir" ] || workdir=$cache
 # Another binary's images do not replace the cached ones of build/kdumpinit.
-[ -z "${KDUMPINIT:-}" ] || cache=$workdir
+[ -z "${CYCLE_KDUMPINIT:-}" ] || cache=$workdir
 
 npass=0 nfail=0
 pass() { echo "ok $*"; npass=$((npass + 1)); }
