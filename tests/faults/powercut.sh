@@ -25,7 +25,7 @@
 #   end      level 31, the dump disk slowed to 3 MB/s, at 100 %: END in
 #            flight, every page written (no raw copy: drgn is the check)
 #   replace  a cut at 50 %, then a new crash captured onto the same disk
-#            and cut at 30-99 MB: the new dump replaces the old cleanly
+#            and cut at 30-99 MB: the old one is kept, the new one goes after it
 # KASLR high (case high): the decompressor's KASLR never puts the kernel
 # in a memmap=nn!ss (or $, #) range, and the kernel parses memmap= only
 # after it has been placed. So the first kernel gets memmap=R!32M, which
@@ -181,14 +181,18 @@ if [ "$case" = high ]; then
 fi
 
 if [ "$case" = replace ]; then
-	# A new crash onto the partial dump: the new capture writes a new START
-	# with a new dump id; nothing of the old one may be read as part of it.
+	# A new crash onto the partial dump, never saved: the new capture goes
+	# after it (a second dump on the device, with a new dump id); each is
+	# read alone, nothing of the old one as part of the new one.
 	old=$("$kdumpinit" info "$workdir/dump.img" 2>&1 | awk '$1 == "pages" {print $3}')
 	cp "$workdir/info.out" "$workdir/info-old.out"
 	run "$(written '[3-9][0-9]')" --keep-dump "${slow[@]}"
 	e2e=$?
 	[ $e2e = 0 ] && pass "second capture onto the partial dump: run.sh's checks passed (pagecheck: only the new vmcore's pages)" ||
 		failed "second capture onto the partial dump: tests/e2e/run.sh exited $e2e"
+	n=$("$kdumpinit" info "$workdir/dump.img" 2>/dev/null | grep -c '^state ')
+	[ "$n" = 2 ] && pass "the partial dump was kept: the new one is dump 2 of 2" ||
+		failed "the device holds $n dump(s) after the second crash, want 2 (the partial one kept)"
 	new=$(awk '$1 == "pages" {print $3}' "$workdir/info.out")
 	if [ -n "$old" ] && [ -n "$new" ] && [ "$new" -lt "$old" ]; then
 		pass "the new dump (cut at 10 %, $new pages) is read alone, not with the old one's ($old pages) after it"

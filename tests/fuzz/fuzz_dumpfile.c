@@ -63,6 +63,7 @@
 #include <xxhash.h>
 
 #include "../../config/target.h"
+#include "../../dump/chain.h"
 #include "../../dump/dumpfile.h"
 #include "../../dump/format.h"
 #include "../../dump/save.h"
@@ -413,6 +414,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	assert(t.base >= KDI_DATA_MIN && t.base % 4096 == 0 && t.base <= t.limit);
 	reach.claimed++;
+
+	/* The chain walk the crash kernel places a dump by and the host
+	 * finds dumps by: its dumps lie in order inside the device, each
+	 * starting past the one before; a placement lands inside the device,
+	 * past every dump it keeps. */
+	static struct chain ch;
+	assert(chain_walk(t.fd, t.base, t.limit, &ch) == 0);
+	assert(ch.n <= KDI_CHAIN_MAX);
+	for (unsigned i = 0; i < ch.n; i++) {
+		assert(ch.d[i].at >= t.base && ch.d[i].end > ch.d[i].at && ch.d[i].end <= t.limit);
+		assert(ch.d[i].index == i + 1);
+		assert(i == 0 || ch.d[i].at >= ch.d[i - 1].end);
+	}
+	for (int full = 0; full < 2; full++) {
+		struct chain_place p;
+		chain_place(&ch, t.base, t.limit, t.sb.saved_dump_id, full, &p);
+		assert(p.at >= t.base && p.at <= t.limit && p.rec.self_at == p.at);
+		if (!p.refused && p.at != t.base)
+			assert(ch.n && p.at >= ch.d[ch.n - 1].end && t.limit - p.at >= KDI_CHAIN_MIN_ROOM);
+		assert(!p.refused || full == CHAIN_FULL_KEEP);
+	}
 
 	struct dumpfile d;
 	r = dumpfile_load(&d, t.fd, t.base, t.limit);
