@@ -537,19 +537,30 @@ done
 d_cmp=$(since "$t_cmp")
 
 # --- one more save prunes the oldest kept when --max is reached, on a copy ---------------
-# Hard links: save --max unlinks the oldest, which leaves the originals
-# alone, and the copy costs no disk (the soak's /var/crash is 1 GB).
-cp -al "$cdir" "$workdir/crash-max"
-"$kdumpinit" save "$dump" --dir "$workdir/crash-max" --max "$max" --force >"$workdir/save3.out" 2>&1
+# A copy of /var/crash without the newest dump, which one more save
+# (--force: the device has it marked saved) writes into it again; with
+# --max one less than the dumps then there, the save must remove the
+# oldest. (A copy that still held the newest dump would not get it again:
+# save --dir never saves a dump twice into DIR.) Hard links: save --max
+# unlinks the oldest, which leaves the originals alone, and the copy costs
+# no disk (the soak's /var/crash is 1 GB).
+nkept=$((cycles - keep_from + 1)) oldest=${dname[$keep_from]} newest=${dname[$cycles]}
+mkdir -p "$workdir/crash-max" && chmod 0700 "$workdir/crash-max"
+for k in $(seq $keep_from $((cycles - 1))); do
+	[ -z "${dname[$k]}" ] || cp -al "$cdir/${dname[$k]}" "$workdir/crash-max/"
+done
+m=$((nkept > 1 ? nkept - 1 : 1))
+"$kdumpinit" save "$dump" --dir "$workdir/crash-max" --max "$m" --force >"$workdir/save3.out" 2>&1
 rc=$?
 left=$(cd "$workdir/crash-max" && ls | sort | tr '\n' ' ')
-nkept=$((cycles - keep_from + 1)) oldest=${dname[$keep_from]}
-if [ "$nkept" -ge "$max" ]; then
-	check max.prune "one more save (--max $max --force) exited $rc and left '$left'; want '$oldest' removed, $max left: $(tr '\n' '|' <"$workdir/save3.out")" \
-		eval '[ $rc = 0 ] && [ ! -e "$workdir/crash-max/$oldest" ] && [ "$(echo $left | wc -w)" = $max ] && grep -q "removed old dump.*$oldest" "$workdir/save3.out"'
+if [ "$nkept" -gt 1 ]; then
+	check max.prune "one more save (--max $m --force) exited $rc and left '$left'; want '$newest' saved again, '$oldest' removed, $m left: $(tr '\n' '|' <"$workdir/save3.out")" \
+		eval '[ $rc = 0 ] && [ -n "$newest" ] && [ -s "$workdir/crash-max/$newest/vmcore" ] && [ ! -e "$workdir/crash-max/$oldest" ] &&
+			[ "$(echo $left | wc -w)" = $m ] && grep -q "removed old dump.*$oldest" "$workdir/save3.out"'
 else
-	check max.prune "one more save (--max $max --force) exited $rc and left '$left'; want nothing removed: $(tr '\n' '|' <"$workdir/save3.out")" \
-		eval '[ $rc = 0 ] && [ "$(echo $left | wc -w)" = $((nkept + 1)) ] && ! grep -q "removed old dump" "$workdir/save3.out"'
+	check max.prune "one more save (--max $m --force) exited $rc and left '$left'; want '$newest' saved again and nothing removed: $(tr '\n' '|' <"$workdir/save3.out")" \
+		eval '[ $rc = 0 ] && [ -n "$newest" ] && [ -s "$workdir/crash-max/$newest/vmcore" ] && [ "$(echo $left | wc -w)" = 1 ] &&
+			! grep -q "removed old dump" "$workdir/save3.out"'
 fi
 
 # --- timings ------------------------------------------------------------------------------
