@@ -3,6 +3,10 @@
 # real reboots: boot 1 saves nothing, arms and crashes; the crash kernel
 # captures and reboots; boot 2 saves dump 1, arms and crashes again; boot 3
 # saves dump 2 and powers off (--cycles N: N crashes, boot N+1 powers off).
+# --fail-save N: boot N's save fails (a full /var/crash, or a read-only
+# /var); the device keeps dump N-1, boot N arms anyway, its crash goes after
+# the unsaved dump (dump 2 on the device), and boot N+1 saves both, oldest
+# first.
 # QEMU runs without -no-reboot: every reboot boots the same
 # -kernel/-initrd/-append again, and only the last boot's poweroff ends it.
 # The configuration comes from firmware only: kdumpinit.dev from an SMBIOS
@@ -18,10 +22,12 @@
 #                counter and /var/crash
 #   kdump-rawN   receives `dd if=/proc/vmcore` in the crash kernel of boot
 #                N, the reference of dump N (for the cycles in --raw)
+# "Dump k" is the crash of boot k; its place on the dump disk is 1, or
+# after the dumps there that were not saved (--fail-save).
 #
 # Afterwards the host reads the console log and the disks: the sequence,
-# the settings' sources, the watchdog's takeover, each saved dump's
-# identity (the mark its boot wrote into the kernel log) and completeness,
+# the settings' sources, the watchdog's takeover, the failed saves and
+# where the next capture went, each saved dump's identity (the mark its boot wrote into the kernel log) and completeness,
 # the dumps with a raw reference byte for byte (kdcmp.py), --max, and the
 # time from each panic to the reboot.
 # No pipefail: many checks end in grep -q, which may close the pipe early (SIGPIPE upstream).
@@ -36,7 +42,7 @@ usage() {
 usage: tests/cycle/run.sh [--workdir DIR] [--timeout SEC] [--cpu MODEL] [--cycles N]
                           [--max N] [--raw LIST|all|none] [--watchdog SECONDS]
                           [--crashkernel SIZE] [--level N] [--cpus LIST] [--smp N]
-                          [--kernel-tree DIR] [-h]
+                          [--kernel-tree DIR] [--fail-save LIST] [-h]
 
   --workdir DIR       where disks, logs and dumps go (default build/cycle)
   --timeout SEC       overall QEMU timeout (default 900); a timeout is a FAIL
@@ -58,13 +64,22 @@ usage: tests/cycle/run.sh [--workdir DIR] [--timeout SEC] [--cpu MODEL] [--cycle
   --smp N             the guest's CPUs (default 2)
   --kernel-tree DIR   boot the kernel of an extracted kernel package (as
                       tests/e2e/run.sh --kernel-tree) instead of /boot's
+  --fail-save LIST    the boots whose save fails (comma list, 2..cycles; an
+                      item N or N:full, N:ro): full: stage 1 mounts a full
+                      filesystem on /var/crash; ro: /var is read-only. The
+                      device keeps the dumps, the boot arms anyway, the crash
+                      goes after them, and the next boot whose save works
+                      saves them all, oldest first. Adds no boot
+
+Environment: CYCLE_KDUMPINIT=FILE, the binary to test instead of
+build/kdumpinit (its images are then cached in the workdir).
 USAGE
 }
 
-workdir='' tmo=900 cpu=max,la57=off cycles=2 max='' raw='' wd=120 ck=256M level=1 cpus='' smp=2 ktree=''
+workdir='' tmo=900 cpu=max,la57=off cycles=2 max='' raw='' wd=120 ck=256M level=1 cpus='' smp=2 ktree='' failsave=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--workdir | --timeout | --cpu | --cycles | --max | --raw | --watchdog | --crashkernel | --level | --cpus | --smp | --kernel-tree)
+	--workdir | --timeout | --cpu | --cycles | --max | --raw | --watchdog | --crashkernel | --level | --cpus | --smp | --kernel-tree | --fail-save)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -80,6 +95,7 @@ while [ $# -gt 0 ]; do
 	--cpus) cpus=$2; shift ;;
 	--smp) smp=$2; shift ;;
 	--kernel-tree) ktree=$2; shift ;;
+	--fail-save) failsave=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$prog: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -101,6 +117,38 @@ none) raw= ;;
 *[!0-9,]*) echo "$prog: --raw needs a comma list of cycles, all or none" >&2; exit 2 ;;
 esac
 israw() { case ",$raw," in *",$1,"*) return 0 ;; esac; return 1; }
+# The boots whose save fails, and how (full or ro).
+declare -A failhow=()
+for f in $(echo "$failsave" | tr ',' ' '); do
+	n=${f%%:*} how=full
+	case $f in *:*) how=${f#*:} ;; esac
+	case $n:$how in
+	*[!0-9]*:* | :*) echo "$prog: --fail-save needs a comma list of boots, each N, N:full or N:ro" >&2; exit 2 ;;
+	*:full | *:ro) ;;
+	*) echo "$prog: --fail-save: $f: the way is full or ro" >&2; exit 2 ;;
+	esac
+	# Boot 1 has nothing to save; the last boot's save must work, or a
+	# dump would be left unsaved and unchecked.
+	[ "$n" -ge 2 ] && [ "$n" -le "$cycles" ] ||
+		{ echo "$prog: --fail-save: boot $n is not one of 2..$cycles (boot 1 saves nothing, boot $((cycles + 1)) saves the rest)" >&2; exit 2; }
+	[ -z "${failhow[$n]:-}" ] || { echo "$prog: --fail-save: boot $n twice" >&2; exit 2; }
+	failhow[$n]=$how
+done
+fails() { [ -n "${failhow[$1]:-}" ]; }
+# Dump k (boot k's crash) is saved by the first boot after k whose save
+# works, savedby[k]; when boot k's crash comes, the device holds before[k]
+# dumps not yet saved (those since the last boot up to k whose save
+# worked), and dump k goes after them, as dump before[k]+1 on the device.
+declare -A savedby=() before=()
+lastok=1
+for k in $(seq 1 "$cycles"); do
+	fails "$k" || lastok=$k
+	before[$k]=$((k - lastok))
+	j=$((k + 1))
+	while fails "$j"; do j=$((j + 1)); done
+	savedby[$k]=$j
+done
+plural() { [ "$1" = 1 ] || echo s; }
 
 # The guest: 1 GiB; boot cycles+1 is the last.
 mem=1G boots=$((cycles + 1))
@@ -116,7 +164,7 @@ else
 	kernel=/boot/vmlinuz-$kver
 fi
 busybox=/bin/busybox
-kdumpinit=$top/build/kdumpinit
+kdumpinit=${CYCLE_KDUMPINIT:-$top/build/kdumpinit}
 mkinitramfs=$top/initramfs/mkinitramfs
 python=/usr/bin/python3
 kdcmp=$top/tests/tools/kdcmp.py
@@ -125,6 +173,8 @@ elfend=$top/tests/tools/elfend.py
 kdcheck=$here/kdcheck.py
 cache=$top/build/cycle
 [ -n "$workdir" ] || workdir=$cache
+# Another binary's images do not replace the cached ones of build/kdumpinit.
+[ -z "${CYCLE_KDUMPINIT:-}" ] || cache=$workdir
 
 npass=0 nfail=0
 pass() { echo "ok $*"; npass=$((npass + 1)); }
@@ -226,7 +276,7 @@ dropcaches=0 zerofree=
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 cycle.max=$max cycle.boots=$boots cycle.wd=$wd cycle.raw=${raw:-none} cycle.cpus=$cpus cycle.dropcaches=$dropcaches$zerofree"
+	-append "console=ttyS0 crashkernel=$ck panic=10 cycle.max=$max cycle.boots=$boots cycle.wd=$wd cycle.raw=${raw:-none} cycle.cpus=$cpus cycle.dropcaches=$dropcaches cycle.failsave=${failsave:-none}$zerofree"
 	-smbios "type=11,value=io.systemd.credential:kdumpinit.dev=SERIAL=kdump-dump"
 	-fw_cfg "name=opt/io.systemd.credentials/kdumpinit.level,string=$level"
 	"${drives[@]}")
@@ -287,7 +337,8 @@ bootline() { grep -a -o "cycle-stage1: boot $1: $2.*" "$workdir/boot$1.log" | he
 saverc() { bootline "$1" "save exit" | grep -o '[0-9]*$'; }
 statusrc() { bootline "$1" "status exit" | grep -o '[0-9]*$'; }
 # The directory is the crash time, colons included: "saved /var/crash/NAME: N pages".
-savedname() { grep -a -o "cycle-save: kdumpinit: saved /var/crash/[^ ]*" "$workdir/boot$1.log" | sed 's|.*/var/crash/||; s|:$||' | head -n 1; }
+# Every directory boot N's save wrote, in the order it wrote them.
+savednames() { grep -a -o "cycle-save: kdumpinit: saved /var/crash/[^ ]*" "$workdir/boot$1.log" | sed 's|.*/var/crash/||; s|:$||'; }
 # The mark boot N wrote into its kernel log before crashing.
 markof() { grep -a -o "cycle-mark: boot $1 id [0-9a-f-]*" "$workdir/boot$1.log" | head -n 1; }
 
@@ -309,8 +360,14 @@ settings="dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)"
 for b in $(seq 1 $cycles); do
 	check "boot$b.arm" "$(bootline "$b" "arm exit") $(bootline "$b" FAIL)" \
 		eval 'bootline '"$b"' "crash kernel armed" | grep -q .'
-	check "boot$b.status" "status exit '$(statusrc "$b")' (want 0 ready) or its device not from smbios: $(grep -a 'cycle-status:' "$workdir/boot$b.log" | tr '\n' '|')" \
-		eval '[ "$(statusrc '"$b"')" = 0 ] && grep -a "cycle-status: device" "$workdir/boot'"$b"'.log" | grep -q "SERIAL=kdump-dump (smbios)"'
+	if fails "$b"; then
+		# The save failed: armed, and a dump waits (8).
+		check "boot$b.status" "status exit '$(statusrc "$b")' (want 8: armed, a dump waits) or its device not from smbios or not 'not saved yet': $(grep -a 'cycle-status:' "$workdir/boot$b.log" | tr '\n' '|')" \
+			eval '[ "$(statusrc '"$b"')" = 8 ] && grep -a "cycle-status: device" "$workdir/boot'"$b"'.log" | grep "SERIAL=kdump-dump (smbios)" | grep -q "not saved yet"'
+	else
+		check "boot$b.status" "status exit '$(statusrc "$b")' (want 0 ready) or its device not from smbios: $(grep -a 'cycle-status:' "$workdir/boot$b.log" | tr '\n' '|')" \
+			eval '[ "$(statusrc '"$b"')" = 0 ] && grep -a "cycle-status: device" "$workdir/boot'"$b"'.log" | grep -q "SERIAL=kdump-dump (smbios)"'
+	fi
 	check "boot$b.crash" "no sysrq panic after boot $b" grep -a -q "Kernel panic - not syncing: sysrq triggered crash" "$workdir/boot$b.log"
 	# The crash kernel: its settings from firmware, the raw copy, the watchdog, the capture, the reboot.
 	sline=$(grep -a 'kdumpinit: settings' "$workdir/boot$b.log" | tail -n 1)
@@ -329,6 +386,14 @@ for b in $(seq 1 $cycles); do
 				sed -n "/sysrq triggered crash/,\$p" "$workdir/boot'"$b"'.log" |
 				grep -a -q "kdumpinit: watchdog: /dev/watchdog0\{0,1\} (i6300esb), timeout $wd s, petted while the capture progresses"'
 	fi
+	# After a failed save the capture finds the dumps not yet saved and
+	# goes after them (not over them), and says so.
+	u=${before[$b]}
+	if [ "$u" -gt 0 ]; then
+		want="holds $u dump$(plural "$u") not yet saved: this one goes after them, as dump $((u + 1))"
+		check "crash$b.after" "the capture did not say '$want': $(sed -n '/sysrq triggered crash/,$p' "$workdir/boot$b.log" | grep -a -e 'kdumpinit:.*\(target\|saved\|dump\)' | head -n 4 | tr '\n' '|')" \
+			eval 'sed -n "/sysrq triggered crash/,\$p" "$workdir/boot'"$b"'.log" | grep -a "kdumpinit: " | grep -a -q -F "$want"'
+	fi
 	check "crash$b.reboot" "no kdumpinit reboot line after boot $b's crash: $(grep -a 'kdumpinit:' "$workdir/boot$b.log" | tail -n 2 | tr '\n' '|')" \
 		eval 'sed -n "/sysrq triggered crash/,\$p" "$workdir/boot'"$b"'.log" | grep -a -q "kdumpinit:.*final action: reboot"'
 done
@@ -338,22 +403,42 @@ else
 	pass "no-other-panic: the only panics are the $cycles sysrq crashes"
 fi
 
-# Boot k+1 saves dump k (the crash of boot k) and marks it; every name is new.
+# Boot j saves every dump not yet saved, oldest first: dump j-1, and the
+# dumps before it that failed saves left on the device (savedby); every
+# name is new. A boot whose save fails saves nothing and leaves the device
+# as it was.
 declare -A dname=()
 seen=' '
-for k in $(seq 1 $cycles); do
-	j=$((k + 1))
-	dname[$k]=$(savedname $j)
-	check "boot$j.save" "save exit '$(saverc $j)' (want 0), saved '${dname[$k]}' (an earlier boot saved the same?$seen): $(grep -a 'cycle-save:' "$workdir/boot$j.log" | tr '\n' '|')" \
-		eval '[ "$(saverc $j)" = 0 ] && [ -n "${dname[$k]}" ] && case "$seen" in *" ${dname[$k]} "*) false ;; esac'
-	seen="$seen${dname[$k]} "
+isnew() { local n; for n in $1; do case "$seen" in *" $n "*) return 1 ;; esac; done; }
+for j in $(seq 2 $boots); do
+	names=$(savednames $j | tr '\n' ' ')
+	if fails "$j"; then
+		check "boot$j.savefail" "save exit '$(saverc $j)' (want 1: /var/crash ${failhow[$j]}), saved '$names' (want none) or no 'the device keeps': $(grep -a -e 'cycle-save:' -e 'save must fail' "$workdir/boot$j.log" | tr '\n' '|')" \
+			eval '[ "$(saverc $j)" = 1 ] && [ -z "$names" ] && grep -a "cycle-save: kdumpinit: error:" "$workdir/boot$j.log" | grep -q "the device keeps" &&
+				bootline $j "save must fail" | grep -q .'
+		continue
+	fi
+	ks=$(for k in $(seq 1 $cycles); do [ "${savedby[$k]}" != $j ] || echo $k; done | tr '\n' ' ')
+	i=0
+	for k in $ks; do
+		i=$((i + 1))
+		dname[$k]=$(echo "$names" | cut -d' ' -f$i)
+	done
+	nwant=$(echo $ks | wc -w)
+	# shellcheck disable=SC2086,SC2034 # words wanted; read by the check's eval
+	sorted=$(printf '%s\n' $names | sort | tr '\n' ' ')
+	check "boot$j.save" "save exit '$(saverc $j)' (want 0), saved '$names': want $nwant dump$(plural $nwant) (dump$(plural $nwant) ${ks% }), new names in crash order (an earlier boot saved the same?$seen): $(grep -a 'cycle-save:' "$workdir/boot$j.log" | tr '\n' '|')" \
+		eval '[ "$(saverc $j)" = 0 ] && [ "$(echo $names | wc -w)" = $nwant ] && [ "$sorted" = "$names" ] &&
+			isnew "$names"'
+	seen="$seen$names"
 	if [ $j -lt $boots ]; then
 		check "boot$j.marked" "after boot $j's save, status does not say the dump is saved: $(grep -a 'cycle-status: device' "$workdir/boot$j.log")" \
 			eval 'grep -a "cycle-status: device" "$workdir/boot'"$j"'.log" | grep -q "holds a complete dump, saved"'
 	fi
 done
 # --max: the dumps kept, and those removed (oldest first, each by the save
-# that made the count exceed --max: dump k by boot k+max+1).
+# that made the count exceed --max: dump k by the boot that saved dump
+# k+max, boot k+max+1 when no save failed).
 keep_from=1
 [ "$max" -ge "$cycles" ] || keep_from=$((cycles - max + 1))
 if [ "$keep_from" = 1 ]; then
@@ -361,7 +446,7 @@ if [ "$keep_from" = 1 ]; then
 		eval '! grep -a -q "removed old dump" "$log"'
 else
 	for k in $(seq 1 $((keep_from - 1))); do
-		j=$((k + max + 1))
+		j=${savedby[$((k + max))]}
 		check "dump$k.pruned" "boot $j's save (--max $max) did not remove dump $k ('${dname[$k]}'): $(grep -a 'removed old dump' "$workdir/boot$j.log" | tr '\n' '|')" \
 			eval '[ -n "${dname[$k]}" ] && grep -a "removed old dump" "$workdir/boot'"$j"'.log" | grep -q -F "${dname[$k]}"'
 	done
@@ -372,6 +457,15 @@ check "boot$boots.poweroff" "boot $boots did not power off: $(tail -n 2 "$workdi
 "$kdumpinit" save "$dump" --check >"$workdir/check.out" 2>&1
 rc=$?
 check device.saved "save --check on the dump disk exited $rc (want 1: no dump waits)" [ $rc = 1 ]
+# The dump disk holds the last crash's dump after the dumps that were not
+# saved when it came (1 + before[cycles] in all), every one saved now.
+ndev=$((before[$cycles] + 1))
+"$kdumpinit" info "$dump" >"$workdir/info.out" 2>&1
+rc=$?
+ninfo=$(grep -c '^state ' "$workdir/info.out") nsaved=$(grep -c '^state .*, saved' "$workdir/info.out")
+check device.dumps "info exited $rc and lists $ninfo dump(s), $nsaved saved; want $ndev, all saved: $(grep -e '^dump  ' -e '^state ' "$workdir/info.out" | tr '\n' '|')" \
+	eval '[ $rc = 0 ] && [ "$ninfo" = $ndev ] && [ "$nsaved" = $ndev ] &&
+		{ [ $ndev = 1 ] || grep -q "^dump  *$ndev of $ndev on the device, oldest first" "$workdir/info.out"; }'
 
 # --- the /var disk -------------------------------------------------------------------
 cnt=$(debugfs -R "cat /boot-count" "$var" 2>/dev/null)
@@ -394,6 +488,11 @@ done
 # and their count is what the capture reported (kdcheck.py).
 t_cmp=$(now)
 for k in $(seq $keep_from $cycles); do
+	if [ -z "${dname[$k]}" ]; then
+		failed "dump$k.mark: no save wrote dump $k (boot ${savedby[$k]} should have)"
+		failed "dump$k.complete: no save wrote dump $k"
+		continue
+	fi
 	mark=$(markof $k) d=$cdir/${dname[$k]}
 	check "dump$k.mark" "boot $k printed '$mark'; the dump's kernel log has: $(grep -a -o 'cycle-mark: .*' "$d/dmesg.txt" 2>/dev/null | tr '\n' '|')" \
 		eval '[ -n "$mark" ] && grep -a -q -F "$mark" "$d/dmesg.txt" && [ "$(grep -a -c "cycle-mark:" "$d/dmesg.txt")" = 1 ]'
@@ -402,8 +501,8 @@ for k in $(seq $keep_from $cycles); do
 	check "dump$k.complete" "kdcheck exited $rc: $(tr '\n' '|' <"$workdir/kdcheck$k.out")" [ $rc = 0 ]
 done
 # shellcheck disable=SC2034 # read by the check's eval
-sums=$(for k in $(seq $keep_from $cycles); do sha256sum <"$cdir/${dname[$k]}/vmcore"; done | sort)
-check dumps.unique "two saved vmcores are the same file" eval '[ "$(echo "$sums" | uniq | wc -l)" = $((cycles - keep_from + 1)) ]'
+sums=$(for k in $(seq $keep_from $cycles); do [ -z "${dname[$k]}" ] || sha256sum <"$cdir/${dname[$k]}/vmcore"; done | sort)
+check dumps.unique "want $((cycles - keep_from + 1)) different saved vmcores, there are $(echo "$sums" | grep -c .) of which $(echo "$sums" | uniq | grep -c .) differ" eval '[ "$(echo "$sums" | uniq | wc -l)" = $((cycles - keep_from + 1)) ]'
 
 # --- byte comparison against the raw references ----------------------------------------
 for b in $(echo "$raw" | tr ',' ' '); do
@@ -414,6 +513,7 @@ for b in $(echo "$raw" | tr ',' ' '); do
 		continue
 	fi
 	truncate -s "$end" "$r" && mv -f "$r" "$workdir/raw$b.vmcore"
+	[ -n "${dname[$b]}" ] || { failed "dump$b.bytes: no save wrote dump $b"; continue; }
 	"$python" "$kdcmp" "$cdir/${dname[$b]}/vmcore" "$workdir/raw$b.vmcore" >"$workdir/kdcmp$b.out" 2>&1
 	rc=$?
 	check "dump$b.bytes" "kdcmp exited $rc: $(tr '\n' '|' <"$workdir/kdcmp$b.out")" [ $rc = 0 ]
@@ -423,7 +523,7 @@ done
 # The dump disk still holds the last dump (saved, not erased): as ELF it
 # must match its reference too, page by page (vmcmp, as tests/e2e at level 1).
 if israw "$cycles"; then
-	"$kdumpinit" save "$dump" --output "$workdir/dump$cycles.elf" --format elf >"$workdir/save-elf.out" 2>&1 &&
+	"$kdumpinit" save "$dump" --dump "$ndev" --output "$workdir/dump$cycles.elf" --format elf >"$workdir/save-elf.out" 2>&1 &&
 		"$python" "$vmcmp" "$workdir/raw$cycles.vmcore" "$workdir/dump$cycles.elf" >"$workdir/vmcmp$cycles.out" 2>&1
 	rc=$?
 	check "dump$cycles.vmcmp" "save --format elf + vmcmp exited $rc: $(tail -n 5 "$workdir/vmcmp$cycles.out" "$workdir/save-elf.out" 2>/dev/null | tr '\n' '|')" [ $rc = 0 ]
@@ -437,19 +537,30 @@ done
 d_cmp=$(since "$t_cmp")
 
 # --- one more save prunes the oldest kept when --max is reached, on a copy ---------------
-# Hard links: save --max unlinks the oldest, which leaves the originals
-# alone, and the copy costs no disk (the soak's /var/crash is 1 GB).
-cp -al "$cdir" "$workdir/crash-max"
-"$kdumpinit" save "$dump" --dir "$workdir/crash-max" --max "$max" --force >"$workdir/save3.out" 2>&1
+# A copy of /var/crash without the newest dump, which one more save
+# (--force: the device has it marked saved) writes into it again; with
+# --max one less than the dumps then there, the save must remove the
+# oldest. (A copy that still held the newest dump would not get it again:
+# save --dir never saves a dump twice into DIR.) Hard links: save --max
+# unlinks the oldest, which leaves the originals alone, and the copy costs
+# no disk (the soak's /var/crash is 1 GB).
+nkept=$((cycles - keep_from + 1)) oldest=${dname[$keep_from]} newest=${dname[$cycles]}
+mkdir -p "$workdir/crash-max" && chmod 0700 "$workdir/crash-max"
+for k in $(seq $keep_from $((cycles - 1))); do
+	[ -z "${dname[$k]}" ] || cp -al "$cdir/${dname[$k]}" "$workdir/crash-max/"
+done
+m=$((nkept > 1 ? nkept - 1 : 1))
+"$kdumpinit" save "$dump" --dir "$workdir/crash-max" --max "$m" --force >"$workdir/save3.out" 2>&1
 rc=$?
 left=$(cd "$workdir/crash-max" && ls | sort | tr '\n' ' ')
-nkept=$((cycles - keep_from + 1)) oldest=${dname[$keep_from]}
-if [ "$nkept" -ge "$max" ]; then
-	check max.prune "one more save (--max $max --force) exited $rc and left '$left'; want '$oldest' removed, $max left: $(tr '\n' '|' <"$workdir/save3.out")" \
-		eval '[ $rc = 0 ] && [ ! -e "$workdir/crash-max/$oldest" ] && [ "$(echo $left | wc -w)" = $max ] && grep -q "removed old dump.*$oldest" "$workdir/save3.out"'
+if [ "$nkept" -gt 1 ]; then
+	check max.prune "one more save (--max $m --force) exited $rc and left '$left'; want '$newest' saved again, '$oldest' removed, $m left: $(tr '\n' '|' <"$workdir/save3.out")" \
+		eval '[ $rc = 0 ] && [ -n "$newest" ] && [ -s "$workdir/crash-max/$newest/vmcore" ] && [ ! -e "$workdir/crash-max/$oldest" ] &&
+			[ "$(echo $left | wc -w)" = $m ] && grep -q "removed old dump.*$oldest" "$workdir/save3.out"'
 else
-	check max.prune "one more save (--max $max --force) exited $rc and left '$left'; want nothing removed: $(tr '\n' '|' <"$workdir/save3.out")" \
-		eval '[ $rc = 0 ] && [ "$(echo $left | wc -w)" = $((nkept + 1)) ] && ! grep -q "removed old dump" "$workdir/save3.out"'
+	check max.prune "one more save (--max $m --force) exited $rc and left '$left'; want '$newest' saved again and nothing removed: $(tr '\n' '|' <"$workdir/save3.out")" \
+		eval '[ $rc = 0 ] && [ -n "$newest" ] && [ -s "$workdir/crash-max/$newest/vmcore" ] && [ "$(echo $left | wc -w)" = 1 ] &&
+			! grep -q "removed old dump" "$workdir/save3.out"'
 fi
 
 # --- timings ------------------------------------------------------------------------------
