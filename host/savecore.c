@@ -828,6 +828,7 @@ struct savecore_run {
 	int dir_code;			/* -1 not opened yet, else open_run_dir's code */
 	char saved[KDI_CHAIN_MAX][128];
 	unsigned nsaved;
+	unsigned held;			/* a dump this run left unmarked (its position), or 0 */
 };
 
 static void run_init(struct savecore_run *run, const struct savecore_opts *o)
@@ -878,6 +879,24 @@ static void run_finish(struct savecore_run *run)
 	run->cd.fd = -1;
 }
 
+/* Marks d saved, unless an older dump of the device was left unmarked by
+ * this run: the claim names the newest dump saved and so covers every one
+ * before it, and marking d would mark that one too. d then waits in DIR;
+ * the next save finds it there and marks it after the older one. */
+static int mark_in_order(struct savecore_run *run, const char *src, const struct target *t,
+			 const struct dumpfile *d)
+{
+	if (run->held && d->position > run->held) {
+		msg("%s: dump %u not marked saved yet: dump %u before it is not, and a mark covers "
+		    "every dump before it (the next save marks both)", src, d->position, run->held);
+		return EXIT_OK;
+	}
+	int code = mark_device(src, t, d);
+	if (code != EXIT_OK && !run->held)
+		run->held = d->position ? d->position : 1;
+	return code;
+}
+
 /* This read of d holds more than the copy in DIR: the copy was incomplete
  * and a device read again (read errors that went away) can give more.
  * A dump cut short reads the same every time, and is not saved again. */
@@ -898,7 +917,7 @@ static int keep_copy(struct savecore_run *run, const char *src, const struct tar
 
 	msg("%s: its dump is already saved in %s/%s%s: not saved again", src, o->dir, copy->name,
 	    copy->m.complete ? "" : " (incomplete, and this read holds no more)");
-	return mark ? mark_device(src, t, d) : EXIT_OK;
+	return mark ? mark_in_order(run, src, t, d) : EXIT_OK;
 }
 
 /* Checks the space, saves d into DIR and marks the device; the exit code.
@@ -935,11 +954,13 @@ static int save_dump(struct savecore_run *run, const char *src, const struct tar
 	 * it, saved again (reread) or not (keep_copy). */
 	if (o->keep_device)
 		code = EXIT_OK;
-	else if (!complete && !o->mark_incomplete && !reread)
+	else if (!complete && !o->mark_incomplete && !reread) {
 		warn("%s: not marked saved, the dump is incomplete: the next save reads it once more, "
 		     "then marks it (--mark-incomplete marks it now)", src);
-	else
-		code = mark_device(src, t, d);
+		if (!run->held)
+			run->held = d->position ? d->position : 1;
+	} else
+		code = mark_in_order(run, src, t, d);
 	if (code == EXIT_OK && (!complete || res.bad_pages))
 		code = EXIT_INCOMPLETE;
 	return code;
@@ -983,6 +1004,48 @@ static int savecore_one(struct savecore_run *run, const char *src, const struct 
 	return save_dump(run, src, t, d, found > 0);
 }
 
+/* Keeps the worse of two exit codes: a failure over an incomplete dump
+ * over success. */
+static int worse(int a, int b)
+{
+	if (a == EXIT_OK || (a == EXIT_INCOMPLETE && b != EXIT_OK))
+		return b;
+	return a;
+}
+
+/* Saves d (the dump open_dump chose: the oldest not yet saved) and each
+ * dump after it on the device, oldest first, in one run, reloading t and d
+ * for each; the worst exit code. A dump that fails to save (DIR full, or
+ * unwritable) ends the run: the ones after it wait on the device, said. */
+static int save_each(struct savecore_run *run, const char *src, struct target *t,
+		     struct dumpfile *d, int *loaded)
+{
+	unsigned n = d->ndumps;
+	int code = savecore_one(run, src, t, d);
+
+	for (unsigned k = d->position + 1; d->position && k <= n; k++) {
+		if (code != EXIT_OK && code != EXIT_INCOMPLETE) {
+			err("%s: dump%s %u%s not saved by this run; the device keeps %s", src,
+			    k < n ? "s" : "", k, k < n ? " and after" : "", k < n ? "them" : "it");
+			break;
+		}
+		dumpfile_free(d);
+		target_close(t);
+		int c = EXIT_OK, r = open_dump_nth(src, k, t, d, &c);
+		*loaded = r == 0 || r == -EBADMSG;
+		if (c == EXIT_INCOMPLETE)
+			dump_unreadable(t, d, r);
+		if (r == 0)
+			c = savecore_one(run, src, t, d);
+		if (r != 0 && !run->held)
+			run->held = k;	/* never marked: nor is any after it */
+		code = worse(code, c);
+		if (!*loaded)
+			break;
+	}
+	return code;
+}
+
 int savecore(const char *src, const struct savecore_opts *o)
 {
 	struct target t;
@@ -1004,9 +1067,12 @@ int savecore(const char *src, const struct savecore_opts *o)
 		code = (r == 0 || r == -EBADMSG) && !dump_saved(&t, &d) ? 0 : 1;
 	} else if (r == 0) {
 		struct savecore_run run;
+		int loaded = 1;
 		run_init(&run, o);
-		code = savecore_one(&run, src, &t, &d);
+		code = save_each(&run, src, &t, &d, &loaded);
 		run_finish(&run);
+		if (!loaded)
+			r = -ENOENT;	/* nothing left to free */
 	}
 	/* else said above, or by open_dump: not again. */
 	if (r == 0 || r == -EBADMSG)

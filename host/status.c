@@ -23,6 +23,7 @@
 #include "../config/config.h"
 #include "../config/firmware.h"
 #include "../config/target.h"
+#include "../dump/chain.h"
 #include "../dump/dumpfile.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
@@ -85,10 +86,11 @@ static const char status_help[] =
 	"armed under another kernel release, changed since, older than the kernel or\n"
 	"than " DEFAULTS ", built from other contents than its manifest (IMAGE.manifest:\n"
 	"/init, the kernel, the modules, the device) says, armed for another device than\n"
-	"the one configured, or not the image --image (KDUMPINIT_IMAGE) names;\n"
+	"the one configured, or not the image --image (KDUMPINIT_IMAGE) names; the\n"
+	"crash header's CPUs and memory against the machine's now (hotplug);\n"
 	"the dump device the crash kernel will look for (kdumpinit.dev= of the armed\n"
-	"command line, parsed as PID 1 parses it), present and claimed; a dump on it\n"
-	"not saved yet.\n"
+	"command line, parsed as PID 1 parses it), present and claimed; the dumps on\n"
+	"it not saved yet, and the room left after them.\n"
 	"  --dev SEL     the dump device (default: KDUMPINIT_DEVICE in " DEFAULTS ",\n"
 	"                else the firmware credential kdumpinit.dev)\n"
 	"  --image FILE  the image that should be armed (default: KDUMPINIT_IMAGE, %v\n"
@@ -97,7 +99,8 @@ static const char status_help[] =
 	"  --configured  only print the configured dump device and where it came from\n"
 	"                (" DEFAULTS ", else firmware); exit 4 when there is none\n"
 	"Exit: 0 ready, 1 error, 2 usage, 4 device missing or unclaimed, 6 not armed\n"
-	"(no reservation or nothing loaded), 7 armed image stale, 8 a dump waits to be\n"
+	"(no reservation or nothing loaded), 7 armed image or crash header stale, 8 a\n"
+	"dump waits to be\n"
 	"saved; when several hold, the first of 1 6 4 7 8.\n";
 
 struct status {
@@ -234,6 +237,17 @@ static void image_state(const char *root, const char *want, const char *want_fro
 	st->stale = why[0] != 0;
 	show("image", "%s%s%s", why[0] ? "stale: " : "current", why[0] ? why : "",
 	     !why[0] && !checked ? " (no manifest beside it: its contents not checked)" : "");
+	/* The crash header names the machine's CPUs and memory as they were
+	 * when armed: hotplug since then (without the kernel's own update)
+	 * leaves CPUs or memory out of the dump. */
+	struct armed_header h;
+	char line[400];
+	int hr = armed_header_current(root, &a, &h);
+	const char *say = armed_header_say(&a, &h, hr, line, sizeof line);
+	const char *pre = "crash header: ";
+	show("crash header", "%s", strncmp(say, pre, strlen(pre)) ? say : say + strlen(pre));
+	if (hr == 0)
+		st->stale = 1;
 }
 
 /* The device the crash kernel will look for: kdumpinit.dev= of the command
@@ -283,6 +297,35 @@ static const char *configured_device(const char *root, const char *text, char *d
 	if (!from)
 		dev[0] = 0;
 	return from;
+}
+
+/* A device holding several dumps (a crash came before the dump of the one
+ * before was saved): how many, how many wait, and whether the next crash
+ * still finds room after them. d is the one save takes next. */
+static void dumps_state(const struct target *t, const char *dev, const char *from,
+			const char *path, const struct dumpfile *d, struct status *st)
+{
+	struct chain c;
+	struct chain_place p;
+	unsigned unsaved = 0;
+
+	if (chain_walk(t->fd, t->base, t->limit, &c) < 0) {
+		err("out of memory reading the dumps on %s", path);
+		st->error = 1;
+		return;
+	}
+	for (unsigned i = 0; i < c.n; i++)
+		unsaved += !chain_saved(&c, i, t->sb.saved_dump_id);
+	show("device", "%s (%s): %s, claimed, holds %u dumps, %u not saved yet%s", dev, from, path,
+	     c.n, unsaved, unsaved ? " (kdumpinit-save.service)" : "");
+	if (unsaved)
+		show("next dump", "dump %u is %s; the next save takes it first", d->position,
+		     dumpfile_complete(d) ? "complete" : "incomplete");
+	st->unsaved = unsaved != 0;
+	chain_place(&c, t->base, t->limit, t->sb.saved_dump_id, CHAIN_FULL_KEEP, &p);
+	if (p.refused)
+		show("room", "none after the unsaved dumps: a crash now is not captured under "
+		     "kdumpinit.full=keep (the default; overwrite writes over them): save them");
 }
 
 static void device_state(const char *root, const char *dev, const char *from, struct status *st)
@@ -337,6 +380,8 @@ static void device_state(const char *root, const char *dev, const char *from, st
 	r = open_dump(path, &t, &d, &code);
 	if (r == -ENOENT && code == EXIT_OK) {
 		show("device", "%s (%s): %s, claimed, no dump", dev, from, path);
+	} else if (r >= 0 && d.ndumps > 1) {
+		dumps_state(&t, dev, from, path, &d, st);
 	} else if (r >= 0) {
 		int saved = dump_saved(&t, &d);
 		show("device", "%s (%s): %s, claimed, holds a %s dump, %s", dev, from, path,

@@ -16,7 +16,7 @@
 # ONLY="NAME..." runs only the suites so named (make check-docs, check-deb).
 # T=GLOB (make check-unit T='C.end_signature_*') runs only the cases it
 # names, in the suites that select cases by name (unit, savecore,
-# savecore-safety); the other suites are left out, and a suite with no
+# savecore-safety, savecore-chain); the other suites are left out, and a suite with no
 # case of that name reports "0 passed, 0 failed, 0 skipped".
 #
 # Every suite ends with "N passed, N failed, N skipped" ("N passed, N
@@ -40,7 +40,7 @@ pass=0 fail=0 skip=0 skipped=
 
 wanted() {	# NAME: is this suite to run (ONLY, T)?
 	if [ -n "$T" ]; then
-		case $1 in unit | savecore | savecore-safety) ;; *) return 1 ;; esac
+		case $1 in unit | savecore | savecore-safety | savecore-chain) ;; *) return 1 ;; esac
 	fi
 	[ -z "$only" ] && return 0
 	case " $only " in *" $1 "*) return 0 ;; esac
@@ -134,6 +134,7 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite unit env WORK="$PWD/$BUILD/tests/unit" bash tests/unit/run.sh
 	run_suite savecore bash tests/unit/savecore.sh
 	run_suite savecore-safety bash tests/unit/savecore_safety.sh
+	run_suite savecore-chain bash tests/unit/savecore_chain.sh
 	run_suite modules bash tests/unit/modules.sh
 	run_suite status bash tests/unit/status.sh
 	# arm64: make ARCH=arm64 and kdumpinit arm's kexec-tools fallback.

@@ -346,6 +346,10 @@ K capture --vmcore "$W/v64.core" --output "$W/re.img"
 rc_is 0
 cp --sparse=always "$W/re.img" "$W/re-first.img"
 big_end=$(stream_end "$W/re.img")
+# Saved, so the next capture writes over it from the start (an unsaved
+# dump would be kept, and the next one written after it).
+K save "$W/re.img" --dir "$W/re-saved"
+rc_is 0
 K capture --vmcore "$W/v16.core" --output "$W/re.img"
 rc_is 0
 small_end=$(stream_end "$W/re.img")
@@ -735,13 +739,14 @@ for off in 4096 65536 $((64 << 20)); do
 	err_has 'damaged'
 done
 # The lowest accepted offset takes a capture, and the next one too (the
-# first capture's stream is not "data written since the claim").
+# first capture's stream is not "data written since the claim"; the
+# device has no room for a second dump, so it is written over the first).
 K format "$W/doff.img" --size 8M --force
 rc_is 0
 ck "devsig.py reoffset failed" "$PY" "$DEVSIG" reoffset "$W/doff.img" $((128 << 10))
 K capture --vmcore "$W/v16.core" --output "$W/doff.img"
 rc_is 0
-K capture --vmcore "$W/v16.core" --output "$W/doff.img"
+K capture --vmcore "$W/v16.core" --output "$W/doff.img" --full overwrite
 rc_is 0
 K info "$W/doff.img"
 rc_is 0

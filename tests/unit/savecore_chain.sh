@@ -98,6 +98,17 @@ check "info: dump 1 incomplete, dump 2 complete" \
 check "the dump after a cut one is whole" same "$W/cut.img" 2 "$W/v2.core"
 "$K" save "$W/cut.img" --dump 1 --output "$W/c1.elf" --format elf >/dev/null 2>&1; rc=$?
 check "the cut dump still saves its intact part (exit 5)" test $rc = 5 -a -s "$W/c1.elf"
+# save --dir saves both; the cut dump is left unmarked (read once more
+# next time), so the whole one after it is not marked either: the mark
+# covers every dump before the one it names.
+"$K" save "$W/cut.img" --dir "$W/crash3" >"$W/o" 2>&1; rc=$?
+check "save --dir, a cut dump then a whole one: both saved, exit 5" \
+	eval 'test $rc = 5 -a "$(ls "$W/crash3" | wc -l)" = 2'
+check "the whole dump after an unmarked cut one is not marked (said)" \
+	eval 'grep -q "dump 2 not marked saved yet: dump 1 before it is not" "$W/o" && test "$("$K" info "$W/cut.img" | grep -c "^state .*, saved")" = 0'
+"$K" save "$W/cut.img" --dir "$W/crash3" >"$W/o" 2>&1; rc=$?
+check "the next save --dir saves neither again and marks both" \
+	eval 'test "$(ls "$W/crash3" | wc -l)" = 2 && test "$(grep -c "not saved again" "$W/o")" = 2 && ! "$K" save "$W/cut.img" --check >/dev/null 2>&1'
 
 # 7. A stale dump further on is never taken for one that follows: dump 2
 # of an earlier round stays on the device after dump 1 is written over

@@ -164,9 +164,32 @@ if "$MK" -o "$W/v.core" --mem 16M --segments 1 --seed 3 >/dev/null 2>&1 &&
 	else
 		bad "status: save --dir" "save failed"
 	fi
+	# Two crashes before a save: both wait, the older goes first; a
+	# device with no room after them says the next crash is lost.
+	"$K" format "$W/two.img" --size 30M --label two >/dev/null 2>&1
+	for i in 1 2; do
+		"$K" capture --vmcore "$W/v.core" --output "$W/two.img" --level 0 >/dev/null 2>&1 ||
+			bad "status: capture $i onto two.img" "capture failed"
+	done
+	expect "status: two unsaved dumps: exit 8, both counted" 8 'holds 2 dumps, 2 not saved yet' st --dev "$W/two.img"
+	expect "status: the next save takes dump 1" 8 '^next dump +dump 1 is complete' st --dev "$W/two.img"
+	expect "status: room after them for another (30M device): no room line" 8 '' st --dev "$W/two.img"
+	grep -q '^room' "$W/out" && bad "status: no room line while there is room" "$(grep '^room' "$W/out")" ||
+		ok "status: no room line while there is room"
+	for i in 3 4 5 6 7 8; do	# until the device refuses one
+		"$K" capture --vmcore "$W/v.core" --output "$W/two.img" --level 0 >/dev/null 2>&1 || break
+	done
+	expect "status: no room after the unsaved dumps: said, exit 8" 8 '^room +none after the unsaved dumps: a crash now is not captured' \
+		st --dev "$W/two.img"
+	"$K" save "$W/two.img" --dir "$W/crash-two" >/dev/null 2>&1
+	expect "status: all saved: exit 0, 0 not saved" 0 'holds [0-9]+ dumps, 0 not saved yet' st --dev "$W/two.img"
 else
 	bad "status: unsaved dump" "mkvmcore or capture failed ($MK)"
 fi
+# The crash header line: a record without the machine's fingerprint (an
+# older arm) cannot tell, and is not stale.
+expect "status: a record without a header fingerprint: not recorded, not stale" 0 \
+	'^crash header +not recorded \(armed by an older kdumpinit\)' st --dev "$dev"
 expect "status --help: exit 0, names the exit codes" 0 '6 not armed' "$K" status --help
 expect "status: an unknown option is a usage error (2)" 2 '' "$K" status --frob
 expect "status: an argument is a usage error (2)" 2 '' "$K" status extra
