@@ -205,14 +205,13 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# the pages is gone around (GAP), the rest of the dump kept.
 	run_suite faults-blkdebug bash tests/faults/blkdebug.sh early --workdir "$BUILD/faults/early"
 	# A power cut (QEMU killed) late in a level-1 capture: drgn opens what
-	# is left (the kernel's pages go first); the same on a guest whose
-	# kernel KASLR placed high (memmap=, ~2 min): the dump shows the image
-	# above where the cut pfn-order pass stopped, drgn reads init_uts_ns
-	# and the kernel log from both saves; a level-1 capture onto a disk
+	# is left (the kernel's pages go first; check-full does the same on a
+	# guest whose kernel KASLR placed high, memmap=, ~2 min: the dump shows
+	# the image above where the cut pfn-order pass stopped, drgn reads
+	# init_uts_ns and the kernel log from both saves); a level-1 capture onto a disk
 	# 1.25 times the level-31 dump keeps every page level 31 does; cuts
 	# inside the metadata and the kernel log, on a real vmcore's dump.
 	run_suite faults-powercut bash tests/faults/powercut.sh late --workdir "$BUILD/faults/cut-late"
-	run_suite faults-powercut-high bash tests/faults/powercut.sh high --workdir "$BUILD/faults/cut-high"
 	run_suite faults-kernelfirst bash tests/faults/kernelfirst.sh --workdir "$BUILD/faults/kernelfirst"
 	run_if "$raws/raw-6.1-4level.vmcore" faults-cutfile bash tests/faults/cutfile.sh \
 		"$raws/raw-6.1-4level.vmcore" --workdir "$BUILD/faults/cutfile"
@@ -229,8 +228,13 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# kernel's own floor: it runs out of memory at 52M), level 31 (~1 min).
 	run_suite e2e-arm64-56M bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 56M \
 		--workdir "$BUILD/arm64/e2e/56M"
-	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --save-kdump --no-also --levels "1 2 4 8 16 31" \
-		"$raws"/raw-*.vmcore
+	# Every level's page set; the kdump-format save (its reading back is
+	# most of the time) at levels 1 and 31 here, at every level under
+	# check-full.
+	kdlevels="1 31"
+	[ -z "${FULL:-}" ] || kdlevels="1 2 4 8 16 31"
+	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --no-also --levels "1 2 4 8 16 31" \
+		--save-kdump-levels "$kdlevels" "$raws"/raw-*.vmcore
 	# Damaged kernel memory: faults put into a copy of the
 	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
 	# fault under check-full).
@@ -257,6 +261,8 @@ if [ -n "${FULL:-}" ]; then
 	# capture gives up, keeps what came before, runs its final action).
 	run_suite faults-blkdebug-late bash tests/faults/blkdebug.sh late --workdir "$BUILD/faults/late"
 	run_suite faults-blkdebug-after bash tests/faults/blkdebug.sh after --workdir "$BUILD/faults/after"
+	# The power cut on a guest whose kernel KASLR placed high (~2 min).
+	run_suite faults-powercut-high bash tests/faults/powercut.sh high --workdir "$BUILD/faults/cut-high"
 	# Power cuts before the first write, early and in the middle of the
 	# pages, while END is written, and a new capture onto a cut dump.
 	for c in before early middle end replace; do
