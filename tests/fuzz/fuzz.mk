@@ -84,8 +84,8 @@ $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_
 	@echo "  FUZZ    $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LDLIBS)
 
-# fuzz_fdt includes arm/kexec_arm64.c itself (arm/ is not in the archive).
-$(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c
+# fuzz_fdt includes arm/kexec_arm64.c and arm/machine.c itself (arm/ is not in the archive).
+$(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c arm/machine.c
 
 fuzz-build: $(FUZZ_BINS)
 
