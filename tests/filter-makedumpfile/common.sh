@@ -33,8 +33,9 @@ fverify() {
 }
 
 # fapt ARG...: apt-get with everything it writes under $filter_build/apt.
-# The suites: trixie (Debian 13: kernel 6.12, makedumpfile 1.7.6) and sid
-# (makedumpfile 1.7.8), binaries for amd64 and sources.
+# The suites: trixie (Debian 13: kernel 6.12, makedumpfile 1.7.6), sid
+# (makedumpfile 1.7.8) and trixie-backports (the newest kernels, 6.16 to
+# 7.3), binaries for amd64, and trixie's and sid's sources.
 fapt() {
 	apt-get -q -c "$filter_apt/apt.conf" \
 		-o Dir::Etc::SourceList="$filter_apt/sources.list" \
@@ -58,6 +59,7 @@ fapt_ready() {
 	{
 		echo "deb [arch=amd64 signed-by=$_k] $_m trixie main"
 		echo "deb [arch=amd64 signed-by=$_k] $_m sid main"
+		echo "deb [arch=amd64 signed-by=$_k] $_m trixie-backports main"
 		echo "deb-src [signed-by=$_k] $_m trixie main"
 		echo "deb-src [signed-by=$_k] $_m sid main"
 	} >"$filter_apt/sources.list"
