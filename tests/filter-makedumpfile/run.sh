@@ -160,12 +160,56 @@ t_all=$(now)
 	echo "# from 'kdumpinit info'. 'kept' = non-zero pages kept, counted by mdcmp."
 } >"$report"
 
+# judge_copy VMCORE COPY: COPY is VMCORE with VMCOREINFO's
+# OFFSET(page.compound_info) named OFFSET(page.compound_head), in place
+# (the same length), in the ELF notes before the first PT_LOAD's bytes: the
+# name a makedumpfile older than 7.1's rename reads. Exit 1 when VMCORE has
+# no such key (no copy made).
+judge_copy() {
+	"$python" - "$1" "$2" <<'EOF'
+import shutil, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+with open(src, "rb") as f:
+    eh = f.read(64)
+    phoff, = struct.unpack_from("<Q", eh, 32)
+    phentsize, phnum = struct.unpack_from("<HH", eh, 54)
+    f.seek(phoff)
+    ph = f.read(phentsize * phnum)
+    loads = [struct.unpack_from("<Q", ph, i * phentsize + 8)[0] for i in range(phnum)
+             if struct.unpack_from("<I", ph, i * phentsize)[0] == 1]
+    f.seek(0)
+    head = f.read(min(loads) if loads else 0)
+old, new = b"OFFSET(page.compound_info)=", b"OFFSET(page.compound_head)="
+at = head.find(old)
+if at < 0:
+    sys.exit(1)
+if head.find(old, at + 1) >= 0:
+    sys.exit("two OFFSET(page.compound_info) keys: not renamed")
+shutil.copyfile(src, dst)
+with open(dst, "r+b") as f:
+    f.seek(at)
+    f.write(new)
+EOF
+}
+
 for v in "${vmcores[@]}"; do
 	name=$(basename "$v" .vmcore)
 	read -r osrel paging < <(vmcore_info "$v") || osrel=unknown
 	echo "== $name: kernel $osrel, $paging paging, $(($(stat -c %s "$v") >> 20)) MB"
 	echo "" >>"$report"
 	echo "== $v: kernel $osrel, $paging paging" >>"$report"
+	# The judge. 7.1 renamed page.compound_head to compound_info (bit 0
+	# still marks a tail page); a reference that predates the rename
+	# reads every tail as a page of its own. It then judges a copy of
+	# the vmcore whose key bears the old name, and says so.
+	ref_v=$v judge="makedumpfile $ref_ver"
+	rm -f "$workdir/$name.judge.vmcore"
+	if ! grep -qa 'compound_info' "$ref_mdf" && judge_copy "$v" "$workdir/$name.judge.vmcore"; then
+		ref_v=$workdir/$name.judge.vmcore
+		judge="makedumpfile $ref_ver on a copy whose VMCOREINFO names OFFSET(page.compound_info) compound_head (it predates 7.1's rename)"
+	fi
+	echo "judge: $judge"
+	echo "judge: $judge" >>"$report"
 	for lvl in $levels; do
 		case_name="$name level $lvl"
 		w=$workdir/$name-L$lvl
@@ -174,7 +218,7 @@ for v in "${vmcores[@]}"; do
 
 		# The reference. makedumpfile refuses an existing output file.
 		t=$(now)
-		"$ref_mdf" -d "$lvl" --message-level 22 "$v" "$w/ref.kdump" >"$w/ref.log" 2>&1
+		"$ref_mdf" -d "$lvl" --message-level 22 "$ref_v" "$w/ref.kdump" >"$w/ref.log" 2>&1
 		rc=$? times+="md $(since "$t")s"
 		[ $rc = 0 ] || why="makedumpfile $ref_ver exited $rc: $(grep -m1 -i 'error\|fail\|can.t' "$w/ref.log")"
 
@@ -243,7 +287,7 @@ for v in "${vmcores[@]}"; do
 		for m in ${also[@]+"${also[@]}"}; do
 			mv_=$(mdf_version "$m")
 			rm -f "$w/also.kdump"
-			if ! "$m" -d "$lvl" --message-level 22 "$v" "$w/also.kdump" >"$w/also-$mv_.log" 2>&1; then
+			if ! "$m" -d "$lvl" --message-level 22 "$ref_v" "$w/also.kdump" >"$w/also-$mv_.log" 2>&1; then
 				notes+=("makedumpfile $mv_ failed: $(grep -m1 -i 'error\|can.t' "$w/also-$mv_.log")")
 				continue
 			fi
@@ -257,7 +301,7 @@ for v in "${vmcores[@]}"; do
 			rm -f "$w/also.kdump"
 		done
 		if [ $elf = 1 ]; then
-			if "$ref_mdf" -E -d "$lvl" --message-level 22 "$v" "$w/ref.elf" >"$w/ref-elf.log" 2>&1 &&
+			if "$ref_mdf" -E -d "$lvl" --message-level 22 "$ref_v" "$w/ref.elf" >"$w/ref-elf.log" 2>&1 &&
 				[ -f "$w/kd.elf" ]; then
 				"$python" "$mdcmp" "$w/ref.elf" "$w/kd.elf" >"$w/elf.mdcmp" 2>&1
 				notes+=("makedumpfile -E vs kdumpinit: $(grep -E '^(only-in-A|only-in-B|byte mismatches): ' "$w/elf.mdcmp" | sed 's/only-in-A/only in -E/; s/only-in-B/only in kdumpinit/' | paste -sd';' | sed 's/;/; /g')")
@@ -300,6 +344,7 @@ for v in "${vmcores[@]}"; do
 			rm -f "$w/kd.img"  # the ELF, the reference and the logs are what a failure needs
 		fi
 	done
+	rm -f "$workdir/$name.judge.vmcore"
 done
 
 echo "report: $report (total $(since "$t_all")s)"
