@@ -238,10 +238,6 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# by the arm64 kdumpinit's own kexec_load loader, settings from the DT,
 	# checked on this x86_64 host and against arm64 makedumpfile (~2 min).
 	run_suite e2e-arm64 bash tests/e2e-arm64/run.sh --workdir "$BUILD/arm64/e2e/run"
-	# The arm64 floor: kdumpinit the only init at crashkernel=56M (the
-	# kernel's own floor: it runs out of memory at 52M), level 31 (~1 min).
-	run_suite e2e-arm64-56M bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 56M \
-		--workdir "$BUILD/arm64/e2e/56M"
 	# Every level's page set; the kdump-format save (its reading back is
 	# most of the time) at levels 1 and 31 here, at every level under
 	# check-full.
@@ -290,6 +286,10 @@ if [ -n "${FULL:-}" ]; then
 	# crash reads a page missing from a kdump file as an error (measured:
 	# "seek error ... memory section"; the ELF save opens, as zeros).
 	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-high,cut-middle,kernelfirst,early,late,after}
+	# The arm64 floor: kdumpinit the only init at crashkernel=56M (the
+	# kernel's own floor: it runs out of memory at 52M), level 31 (~1 min).
+	run_suite e2e-arm64-56M bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 56M \
+		--workdir "$BUILD/arm64/e2e/56M"
 	# arm64 armed through kexec-tools instead (its _stext fix): ~3.5 min.
 	run_suite e2e-arm64-kexec-tools bash tests/e2e-arm64/run.sh --loader kexec-tools \
 		--workdir "$BUILD/arm64/e2e/kexec-tools"
