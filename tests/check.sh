@@ -152,7 +152,7 @@ fi
 if [ -z "${SKIP_E2E:-}" ]; then
 	# The filter suite compares the raw vmcores these runs store: never one
 	# a failed or earlier run left behind.
-	for r in 6.1-4level 6.1-5level 6.12-4level 7.3-4level; do
+	for r in 6.1-4level 6.1-5level 6.12-4level 6.18-4level 7.3-4level; do
 		wanted "e2e-$r" && rm -f "$raws/raw-$r.vmcore"
 	done
 	run_suite e2e-6.1-4level bash tests/e2e/run.sh --cpu max,la57=off \
@@ -187,6 +187,19 @@ if [ -z "${SKIP_E2E:-}" ]; then
 				--raw-out "$raws/raw-7.3-4level.vmcore" --workdir "$BUILD/e2e/7.3-4level"
 		else
 			echo "check: Debian's 7.3 kernel could not be fetched: counted as a failure"
+			fail=$((fail + 1))
+		fi
+	fi
+	# check-full: 6.18, the LTS before 7.x (trixie-backports' linux-image,
+	# the old layout), end to end; its raw vmcore joins the filter suite.
+	if [ -n "${FULL:-}" ] && wanted e2e-6.18-4level; then
+		lts=$(TRIXIE_KVER=6.18.15+deb13-amd64 TRIXIE_KPKGVER=6.18.15-1~bpo13+1 \
+			tests/filter-makedumpfile/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
+		if [ -n "$lts" ]; then
+			run_suite e2e-6.18-4level bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$lts" \
+				--raw-out "$raws/raw-6.18-4level.vmcore" --workdir "$BUILD/e2e/6.18-4level"
+		else
+			echo "check: Debian's 6.18 kernel could not be fetched: counted as a failure"
 			fail=$((fail + 1))
 		fi
 	fi

@@ -26,7 +26,8 @@ filter_here=$(cd "$(dirname "$0")" && pwd)
 kver=${TRIXIE_KVER:-6.12.117+deb13-amd64}
 pkgver=${TRIXIE_KPKGVER:-6.12.117-1}
 deb=linux-image-${kver}_${pkgver}_amd64.deb
-tree=$filter_build/trixie
+# Another kernel gets a tree of its own (6.12 and 6.18 may both be wanted).
+tree=$filter_build/trixie${TRIXIE_KVER:+-$kver}
 
 case ${1:-} in
 '') ;;
