@@ -166,7 +166,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	run_suite e2e-6.1-5level bash tests/e2e/run.sh --cpu max \
 		--raw-out "$raws/raw-6.1-5level.vmcore" ${first:+--after "$first"}
 	tree=
-	{ wanted e2e-6.12-4level || wanted e2e-firmware-6.12; } && tree=$(tests/filter-makedumpfile/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
+	{ wanted e2e-6.12-4level || wanted e2e-firmware-6.12; } && tree=$(tests/filter-makedumpfile/get-kernel.sh 6.12 | sed -n 's/^MODROOT=//p')
 	if ! wanted e2e-6.12-4level; then
 		:
 	elif [ -n "$tree" ]; then
@@ -181,7 +181,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# of its own crash kernel, its .ko.xz modules; its raw vmcore joins the
 	# filter suite (7.1 renamed page.compound_head to compound_info).
 	if wanted e2e-7.3-4level; then
-		newtree=$(tests/filter-makedumpfile/get-new-kernel.sh | sed -n 's/^MODROOT=//p')
+		newtree=$(tests/filter-makedumpfile/get-kernel.sh 7.3 | sed -n 's/^MODROOT=//p')
 		if [ -n "$newtree" ]; then
 			run_suite e2e-7.3-4level bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$newtree" \
 				--raw-out "$raws/raw-7.3-4level.vmcore" --workdir "$BUILD/e2e/7.3-4level"
@@ -193,8 +193,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# check-full: 6.18, the LTS before 7.x (trixie-backports' linux-image,
 	# the old layout), end to end; its raw vmcore joins the filter suite.
 	if [ -n "${FULL:-}" ] && wanted e2e-6.18-4level; then
-		lts=$(TRIXIE_KVER=6.18.15+deb13-amd64 TRIXIE_KPKGVER=6.18.15-1~bpo13+1 \
-			tests/filter-makedumpfile/get-trixie-kernel.sh | sed -n 's/^MODROOT=//p')
+		lts=$(tests/filter-makedumpfile/get-kernel.sh 6.18 | sed -n 's/^MODROOT=//p')
 		if [ -n "$lts" ]; then
 			run_suite e2e-6.18-4level bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$lts" \
 				--raw-out "$raws/raw-6.18-4level.vmcore" --workdir "$BUILD/e2e/6.18-4level"
