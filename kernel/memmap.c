@@ -580,8 +580,12 @@ static size_t say_keys(struct memmap *m, char *out, size_t sz)
 		enum vi_policy p = vi_policy((enum vi_key)k);
 		if (!m->key_missing[k] || (p != VI_P_KEEP && p != VI_P_DERIVED))
 			continue;
-		PUT(out, n, sz, "%s%s", any ? ", " : "VMCOREINFO lacks ", vi_name((enum vi_key)k));
-		PUT(names, kn, nsz, "%s%s", any ? ", " : "", vi_name((enum vi_key)k));
+		/* Both names of a renamed key: either would have done. */
+		const char *alias = vi_alias((enum vi_key)k);
+		PUT(out, n, sz, "%s%s%s%s", any ? ", " : "VMCOREINFO lacks ", vi_name((enum vi_key)k),
+		    alias ? " or " : "", alias ? alias : "");
+		PUT(names, kn, nsz, "%s%s%s%s", any ? ", " : "", vi_name((enum vi_key)k),
+		    alias ? " or " : "", alias ? alias : "");
 		any = 1;
 	}
 	if (!any)
