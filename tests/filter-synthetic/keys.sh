@@ -23,8 +23,9 @@
 #   synthetic  mkvmcore --mm 6.1, 6.12 (5-level, 4k leaves), 7.1 (1g
 #              leaves) and 6.12 arm64: 96 MiB each
 #   real       the raw vmcores given as arguments, or those the e2e suites
-#              leave (build/check/raw-*.vmcore, build/e2e/*/raw.vmcore), one
-#              per kernel release; "skip real: ..." when there is none
+#              leave (build/check/raw-*.vmcore, build/e2e/*/raw.vmcore): the
+#              first of each kernel release; "skip real: ..." when there is
+#              none
 #
 # usage: keys.sh [--no-synthetic] [--no-real] [VMCORE...]
 # Environment (paths relative to the repository top):
@@ -143,9 +144,8 @@ if [ "$real" = 1 ]; then
 		l5=$(head -c 4M "$f" | grep -a -o -m1 'NUMBER(pgtable_l5_enabled)=[0-9]*' | head -n1)
 		l5=${l5##*=}
 		[ "${l5:-0}" = 1 ] && depth=l5 || depth=l4
-		# one per release by default (5-level tables: the synthetic ones)
+		# one per release (5-level tables: the synthetic ones)
 		id=$rel
-		[ ${#given[@]} -gt 0 ] && id=$rel-$depth
 		case $seen in *" $id "*) continue ;; esac
 		seen="$seen$id "
 		SETS+=("$f|real-${rel%%[-+]*}-$depth")
