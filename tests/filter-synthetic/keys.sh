@@ -8,8 +8,9 @@
 #                      flipped to lower case, the file otherwise the same
 #                      bytes): `kdumpinit capture` must exit 0, keep every
 #                      page the capture of the untouched vmcore keeps, and
-#                      name the key on the console (not a QUIET key: one
-#                      that kernels without the feature lack);
+#                      name the key on the console and, when the filter ran
+#                      at all, in `info` (not a QUIET key: one that kernels
+#                      without the feature lack);
 #   NAME/dL/KEY=OTHER  a key a kernel renamed (7.1's OFFSET(page.compound_info),
 #                      OFFSET(page.compound_head) before), spelled the other
 #                      way: the very same pages, and nothing said.
@@ -231,6 +232,9 @@ run_set() {
 				fail="${out%% pages missing*} pages the full key set keeps were dropped ($out)"
 			elif [ "$policy" != QUIET ] && ! grep -qF "$key" "$d/k.log"; then
 				fail="the console does not name $key"
+			elif [ "$policy" != QUIET ] && ! grep -q 'only zero pages filtered' "$d/k.log" &&
+				! "$KDUMPINIT" info "$d/k.img" 2>&1 | grep '^settings .*VMCOREINFO lacks' | grep -qF "$key"; then
+				fail="info does not name $key"
 			fi
 			if [ -n "$fail" ]; then
 				echo "FAIL $c: $fail"
