@@ -639,6 +639,10 @@ static int setup(struct memmap *m, const struct vmcore *vc, const struct arch_op
 		if (k != VI_NKEYS) {
 			m->key_missing[k] = 1;
 			KEYS();
+			/* A DERIVED key whose fallback failed too (no kernel-text
+			 * PT_LOAD for phys_base): its meaning is not what happened. */
+			if (strcmp(vi_miss(k) ? vi_miss(k) : "", VI_WALK) && wn < whysz)
+				wn += snprintf(why + wn, whysz - wn, "%s; ", VI_WALK);
 		} else {
 			KEYS();
 			WHY("VMCOREINFO lacks %s (needed to walk page tables)", m->km.missing);
