@@ -69,7 +69,7 @@
 	X(NUM_SECTION_SIZE_BITS, "NUMBER(SECTION_SIZE_BITS)", 0, NULL, KEEP, VI_STRUCT) \
 	X(NUM_MAX_PHYSMEM_BITS, "NUMBER(MAX_PHYSMEM_BITS)", 0, NULL, KEEP, VI_STRUCT) \
 	X(NUM_PHYS_BASE, "NUMBER(phys_base)", 0, NULL, DERIVED,		\
-	  "taken from the kernel-text PT_LOAD, if the dump has one")				\
+	  "taken from the kernel-text PT_LOAD, if the dump has one") \
 	X(NUM_L5_ENABLED, "NUMBER(pgtable_l5_enabled)", 0, NULL, KEEP, VI_WALK) \
 	X(NUM_SME_MASK, "NUMBER(sme_mask)", 0, NULL, KEEP, VI_WALK)	\
 	X(NUM_KIMAGE_VOFFSET, "NUMBER(kimage_voffset)", 0, NULL, KEEP, VI_WALK) \
