@@ -834,9 +834,17 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 	if (!r)
 		r = writer_put(wr, KDI_CH_SEGMENTS, vc->seg,
 			       (size_t)vc->nr_seg * sizeof *vc->seg, NULL, 0, NULL, 0);
-	if (!r && rq->settings && rq->settings[0])
-		r = writer_put(wr, KDI_CH_SETTINGS, rq->settings, strlen(rq->settings),
-			       NULL, 0, NULL, 0);
+	/* The filter's VMCOREINFO keys the note lacked go with the settings,
+	 * which `info` shows: what the level could not exclude is then
+	 * explained by the dump itself. Under 4 KiB, as readers expect. */
+	char settings[4000];
+	const char *miss = in->filter && in->filter->missing_keys[0] ? in->filter->missing_keys : NULL;
+	const char *set = rq->settings && rq->settings[0] ? rq->settings : NULL;
+	snprintf(settings, sizeof settings, "%s%s%s%s%s", set ? set : "", set && miss ? "; " : "",
+		 miss ? "filter: VMCOREINFO lacks " : "", miss ? miss : "",
+		 miss ? " (their pages kept)" : "");
+	if (!r && settings[0])
+		r = writer_put(wr, KDI_CH_SETTINGS, settings, strlen(settings), NULL, 0, NULL, 0);
 	/* The log goes before the pages: a dump cut short still explains the
 	 * crash. A log too large for one chunk keeps its newest part. */
 	if (!r && in->dmesg && in->dmesg_len) {

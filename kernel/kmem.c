@@ -5,8 +5,12 @@
 
 static int env_number(const struct arch_env *env, const char *key, uint64_t *v)
 {
-	const struct kmem *km = env->ctx;
-	return vmcoreinfo_number(&km->vi, km->vi_text, key, v);
+	struct kmem *km = env->ctx;
+	int r = vmcoreinfo_number(&km->vi, km->vi_text, key, v);
+	enum vi_key k = vi_lookup(key);
+	if (r < 0 && k != VI_NKEYS)
+		km->asked_missing[k] = 1;
+	return r;
 }
 
 static int env_read(const struct arch_env *env, uint64_t pa, void *buf, size_t len)
@@ -35,6 +39,13 @@ int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *a
 			km->missing = "page-table data";
 		return 0;
 	}
+	/* A default the arch fell back to is a guess about the page tables
+	 * (4 levels, no encryption bit): with a KEEP key missing, no walk. */
+	for (int k = 0; k < VI_NKEYS; k++)
+		if (km->asked_missing[k] && vi_policy((enum vi_key)k) == VI_P_KEEP) {
+			km->missing = vi_name((enum vi_key)k);
+			return 0;
+		}
 	km->ok = 1;
 	return 0;
 }

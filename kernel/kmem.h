@@ -19,6 +19,10 @@ struct kmem {
 	struct arch_ctx ac;
 	int ok;			/* translation available */
 	const char *missing;	/* the VMCOREINFO key that stopped it */
+	/* Keys the arch asked for that the note lacks (kmem_init's walk
+	 * setup): each is said, and one whose policy is KEEP stops
+	 * translation (vmcoreinfo.h). */
+	uint8_t asked_missing[VI_NKEYS];
 };
 
 /* 0 (km->ok says whether translation works), or -ENOMEM. */

@@ -239,7 +239,11 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 	int hugetlb = 0;
 
 	*nr = 1;
-	/* a tail: decided with its head, if at all */
+	if (r->none)
+		return MM_KEEP;
+	/* a tail: decided with its head, if at all. Bit 0 marks it in both
+	 * compound_head and 7.1's compound_info (whose other bits are a
+	 * mask, not a pointer, under HVO: never read here). */
 	if (field64(sp, r->o_head) & 1)
 		return MM_KEEP;
 	if (tail && (flags & r->head_mask)) {
@@ -248,7 +252,7 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 			/* 6.9+: order in the low byte of the first tail's flags,
 			 * hugetlb a page type of the head. */
 			order = load_le64(tail + r->o_flags) & 0xff;
-			hugetlb = mapcount == r->hugetlb_type;
+			hugetlb = r->hugetlb_known && mapcount == r->hugetlb_type;
 			break;
 		case MM_HUGE_FLAG1: {
 			/* 6.6-6.8: the same order byte, hugetlb a tail flag. */
@@ -260,7 +264,7 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 		case MM_HUGE_DTOR:
 			if (m->order_off >= 0)
 				order = tail[m->order_off];
-			if (m->dtor_off >= 0 && r->dtor_known)
+			if (r->hugetlb_known)
 				hugetlb = tail[m->dtor_off] == r->hugetlb_dtor;
 			break;
 		}
@@ -270,7 +274,9 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 	}
 
 	uint32_t lv = m->level;
-	int slab = is_slab(r, flags, mapcount);
+	/* Without a slab marker every page might be slab: has_buddy and
+	 * has_offline are off then, and mapping bit 0 means "maybe anon". */
+	int slab = r->slab_known ? is_slab(r, flags, mapcount) : 1;
 	if ((lv & DL_FREE) && m->has_buddy && !slab && mapcount == r->buddy_type) {
 		uint64_t private = field64(sp, r->o_private);
 		if ((m->max_order && private >= m->max_order) || private >= 32)
@@ -285,14 +291,17 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 	}
 	*nr = 1ull << order;
 	/* PG_swapcache aliases another bit unless PG_swapbacked is set
-	 * (kernels since 4.10 have PG_swapbacked). */
+	 * (kernels since 4.10 have PG_swapbacked; without it the alias
+	 * cannot be told apart, and only PG_lru counts). */
 	int cache = (flags & r->lru) ||
-		    ((!r->swapbacked_known || (flags & r->swapbacked)) && (flags & r->swapcache));
-	int anon = (field64(sp, r->o_mapping) & 1) && !slab;
+		    (r->swapbacked_known && (flags & r->swapbacked) && (flags & r->swapcache));
+	int mbit = (field64(sp, r->o_mapping) & 1) != 0;
+	int anon = mbit && !slab;			/* proven anonymous */
+	int maybe_anon = mbit && (!slab || !r->slab_known);
 	int priv = (flags & r->private_) != 0;
-	if ((lv & DL_CACHE) && cache && !priv && !anon)
+	if ((lv & DL_CACHE) && cache && !priv && !maybe_anon)
 		return KDI_EX_CACHE;
-	if ((lv & DL_CACHE_PRI) && cache && !anon)
+	if ((lv & DL_CACHE_PRI) && cache && !maybe_anon)
 		return priv ? KDI_EX_CACHE_PRIVATE : KDI_EX_CACHE;
 	if ((lv & DL_USER) && (anon || hugetlb))
 		return KDI_EX_USER;
@@ -300,7 +309,9 @@ static uint8_t classify_one(const struct memmap *m, uint64_t pfn, const uint8_t 
 		return KDI_EX_HWPOISON;
 	if (m->has_offline && !slab && mapcount == r->offline_type)
 		return KDI_EX_OFFLINE;
-	*nr = 1;
+	/* Kept. With no tail marker a head keeps its tails as one run, as
+	 * the marker would have kept them one by one. */
+	*nr = r->tails_by_head ? 1ull << order : 1;
 	return MM_KEEP;
 }
 
@@ -362,7 +373,7 @@ static void classify_run(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t 
 				cl = MM_KEEP;
 			}
 			cls[i] = cl;
-			if (cl != MM_KEEP && nr > 1) {
+			if (nr > 1) {
 				c->carry = (struct mm_carry){ .end = p + nr, .cls = cl };
 				i++;
 				break;	/* the run's pfns in one go */
@@ -440,11 +451,15 @@ static long offset_or_absent(const struct vmcoreinfo *vi, enum vi_key k)
 	return vi_has(vi, k) ? (long)vi_u(vi, k) : -1;
 }
 
-/* The lookups classify_one would make per pfn, made once. */
+/* The lookups classify_one would make per pfn, made once, and which of
+ * its decisions the note gives the inputs for (the rest keep their
+ * pages). Marks the keys whose absence costs a decision. */
 static void set_rules(struct memmap *m)
 {
 	const struct vmcoreinfo *vi = &m->km.vi;
 	struct mm_rules *r = &m->r;
+	uint8_t *miss = m->key_missing;
+	int has_mapcount = vi_has(vi, VI_OFF_PAGE_MAPCOUNT);
 
 	r->o_flags = (long)vi_u(vi, VI_OFF_PAGE_FLAGS);
 	r->o_mapping = (long)vi_u(vi, VI_OFF_PAGE_MAPPING);
@@ -457,41 +472,146 @@ static void set_rules(struct memmap *m)
 	r->swapbacked_known = vi_has(vi, VI_NUM_PG_SWAPBACKED);
 	r->swapbacked = flag_mask(vi, VI_NUM_PG_SWAPBACKED);
 	r->private_ = flag_mask(vi, VI_NUM_PG_PRIVATE);
-	r->slab = flag_mask(vi, VI_NUM_PG_SLAB);
 	r->hwpoison = m->has_hwpoison ? flag_mask(vi, VI_NUM_PG_HWPOISON) : 0;
 	r->slab_type_known = vi_has(vi, VI_NUM_SLAB_MAPCOUNT);
 	r->slab_type = (uint32_t)vi_u(vi, VI_NUM_SLAB_MAPCOUNT);
 	r->buddy_type = (uint32_t)vi_u(vi, VI_NUM_BUDDY_MAPCOUNT);
 	r->offline_type = (uint32_t)vi_u(vi, VI_NUM_OFFLINE_MAPCOUNT);
-	r->unaccepted_known = vi_has(vi, VI_NUM_UNACCEPTED_MAPCOUNT);
+	r->unaccepted_known = has_mapcount && vi_has(vi, VI_NUM_UNACCEPTED_MAPCOUNT);
 	r->unaccepted_type = (uint32_t)vi_u(vi, VI_NUM_UNACCEPTED_MAPCOUNT);
 	r->hugetlb_type = (uint32_t)vi_u(vi, VI_NUM_HUGETLB_MAPCOUNT);
+	r->hugetlb_dtor = vi_u(vi, VI_NUM_HUGETLB_DTOR);
+
+	/* Slab: a page type from 6.10, PG_slab before. With the type, a
+	 * missing PG_slab means bit 7, as makedumpfile reads it (FILTERING.md
+	 * Q1: it only makes fewer pages anonymous). With neither, or the
+	 * type without _mapcount to compare it with, no page is proven not
+	 * slab. */
+	if (vi_has(vi, VI_NUM_SLAB_MAPCOUNT)) {
+		r->slab_known = has_mapcount;
+		r->slab = vi_has(vi, VI_NUM_PG_SLAB) ? flag_mask(vi, VI_NUM_PG_SLAB) : 1ull << 7;
+	} else if (vi_has(vi, VI_NUM_PG_SLAB)) {
+		r->slab_known = 1;
+		r->slab = flag_mask(vi, VI_NUM_PG_SLAB);
+	} else {
+		miss[VI_NUM_PG_SLAB] = miss[VI_NUM_SLAB_MAPCOUNT] = 1;
+	}
+
+	/* Hugetlb and the compound order: which generation the note is,
+	 * by the keys it has (6.9+ page type, 6.6-6.8 flag, before that
+	 * the destructor byte beside the order byte in the first tail). */
+	int order_known = 1;
 	if (vi_has(vi, VI_NUM_HUGETLB_MAPCOUNT)) {
 		r->huge = MM_HUGE_TYPE;
+		r->hugetlb_known = has_mapcount;
 	} else if (vi_has(vi, VI_NUM_PG_HUGETLB)) {
 		r->huge = MM_HUGE_FLAG1;
 		r->hugetlb_flag1 = flag_mask(vi, VI_NUM_PG_HUGETLB);
+		r->hugetlb_known = 1;
 	} else {
 		r->huge = MM_HUGE_DTOR;
+		order_known = m->order_off >= 0;
+		if (!order_known)
+			miss[VI_OFF_FOLIO_ORDER] = miss[VI_OFF_PAGE_COMPOUND_ORDER] = 1;
+		if (!vi_has(vi, VI_NUM_HUGETLB_DTOR))
+			miss[VI_NUM_HUGETLB_MAPCOUNT] = miss[VI_NUM_PG_HUGETLB] =
+				miss[VI_NUM_HUGETLB_DTOR] = 1;
+		else if (m->dtor_off < 0)
+			miss[VI_OFF_FOLIO_DTOR] = miss[VI_OFF_PAGE_COMPOUND_DTOR] = 1;
+		r->hugetlb_known = m->dtor_off >= 0 && vi_has(vi, VI_NUM_HUGETLB_DTOR);
 	}
-	r->dtor_known = vi_has(vi, VI_NUM_HUGETLB_DTOR);
-	r->hugetlb_dtor = vi_u(vi, VI_NUM_HUGETLB_DTOR);
+
+	/* Tails: bit 0 of compound_head (compound_info from 7.1). Without
+	 * it a tail looks like a page of its own and its fields (a folio's
+	 * counters where mapping is) decide wrongly; its head can still
+	 * keep it, when heads and their order can be told. */
+	if (!vi_has(vi, VI_OFF_PAGE_COMPOUND_HEAD)) {
+		miss[VI_OFF_PAGE_COMPOUND_HEAD] = 1;
+		if (r->head_mask && order_known)
+			r->tails_by_head = 1;
+		else
+			r->none = 1;
+	}
+	if (!vi_has(vi, VI_NUM_PG_HEAD_MASK))
+		miss[VI_NUM_PG_HEAD_MASK] = 1;
 }
 
-static int need(const struct vmcoreinfo *vi, const enum vi_key *keys, size_t n, const char **missing)
+static int need(const struct vmcoreinfo *vi, const enum vi_key *keys, size_t n, uint8_t *miss)
 {
+	int ok = 1;
+
 	for (size_t i = 0; i < n; i++)
 		if (!vi_has(vi, keys[i])) {
-			*missing = vi_name(keys[i]);
-			return 0;
+			miss[keys[i]] = 1;
+			ok = 0;
 		}
-	return 1;
+	return ok;
 }
 
-int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops *arch,
-		uint32_t level, uint32_t *applied, char *why, size_t whysz)
+/* "kernel 7.4: newer than the newest tested, 7.3; " when OSRELEASE says
+ * so. Only said: the keys decide what is filtered, never the version. */
+static size_t say_release(const struct vmcoreinfo *vi, char *out, size_t sz)
 {
-	const char *missing = NULL;
+	unsigned maj, min;
+
+	if (!vi->have_osrelease || sscanf(vi->osrelease, "%u.%u", &maj, &min) != 2)
+		return 0;
+	if (maj < MM_NEWEST_TESTED_MAJOR ||
+	    (maj == MM_NEWEST_TESTED_MAJOR && min <= MM_NEWEST_TESTED_MINOR))
+		return 0;
+	int n = snprintf(out, sz, "kernel %u.%u: newer than the newest tested, %u.%u; ", maj, min,
+			 MM_NEWEST_TESTED_MAJOR, MM_NEWEST_TESTED_MINOR);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+/* The missing keys, once: "VMCOREINFO lacks A, B: what A means; what B
+ * means; " (each meaning once), and the names alone in missing_keys. */
+static size_t say_keys(struct memmap *m, char *out, size_t sz)
+{
+	size_t n = 0, kn = 0;
+	char *names = m->missing_keys;
+	const size_t nsz = sizeof m->missing_keys;
+	int any = 0;
+
+#define PUT(buf, len, size, ...) ((len) += snprintf((buf) + ((len) < (size) ? (len) : (size)), \
+					(len) < (size) ? (size) - (len) : 0, __VA_ARGS__))
+	names[0] = 0;
+	for (int k = 0; k < VI_NKEYS; k++) {
+		enum vi_policy p = vi_policy((enum vi_key)k);
+		if (!m->key_missing[k] || (p != VI_P_KEEP && p != VI_P_DERIVED))
+			continue;
+		/* Both names of a renamed key: either would have done. */
+		const char *alias = vi_alias((enum vi_key)k);
+		PUT(out, n, sz, "%s%s%s%s", any ? ", " : "VMCOREINFO lacks ", vi_name((enum vi_key)k),
+		    alias ? " or " : "", alias ? alias : "");
+		PUT(names, kn, nsz, "%s%s%s%s", any ? ", " : "", vi_name((enum vi_key)k),
+		    alias ? " or " : "", alias ? alias : "");
+		any = 1;
+	}
+	if (!any)
+		return 0;
+	PUT(out, n, sz, ": ");
+	for (int k = 0; k < VI_NKEYS; k++) {
+		enum vi_policy p = vi_policy((enum vi_key)k);
+		const char *t = vi_miss((enum vi_key)k);
+		if (!m->key_missing[k] || (p != VI_P_KEEP && p != VI_P_DERIVED) || !t)
+			continue;
+		int dup = 0;
+		for (int j = 0; j < k && !dup; j++)
+			dup = m->key_missing[j] && vi_miss((enum vi_key)j) &&
+			      !strcmp(vi_miss((enum vi_key)j), t);
+		if (!dup)
+			PUT(out, n, sz, "%s; ", t);
+	}
+#undef PUT
+	if (kn >= nsz)
+		snprintf(names + nsz - 5, 5, "...");
+	return n < sz ? n : sz;
+}
+
+static int setup(struct memmap *m, const struct vmcore *vc, const struct arch_ops *arch,
+		 uint32_t level, uint32_t *applied, char *why, size_t whysz)
+{
 	struct vmcoreinfo *vi = &m->km.vi;
 	size_t wn = 0;
 
@@ -501,24 +621,41 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 	*applied = level & DL_ZERO;
 	uint32_t want = level & (DL_CACHE | DL_CACHE_PRI | DL_USER | DL_FREE);
 	/* The scan runs at every level, 0 included: hwpoison and offline
-	 * pages are always excluded (makedumpfile does the same). Reasons are
-	 * only reported when the level asked for more than that. */
+	 * pages are always excluded (makedumpfile does the same). Missing
+	 * keys are said at every level; reasons for dropping level bits
+	 * only when the level asked for more than that. */
 #define WHY(...) (want ? (wn += snprintf(why + wn, wn < whysz ? whysz - wn : 0, __VA_ARGS__)) : 0)
+#define KEYS() (wn += say_release(vi, why + (wn < whysz ? wn : whysz), wn < whysz ? whysz - wn : 0), \
+		wn += say_keys(m, why + (wn < whysz ? wn : whysz), wn < whysz ? whysz - wn : 0))
 
 	int r = kmem_init(&m->km, vc, arch);
 	if (r < 0)
 		return r;
+	for (int k = 0; k < VI_NKEYS; k++)
+		if (m->km.asked_missing[k])
+			m->key_missing[k] = 1;
 	if (!m->km.ok) {
-		WHY("VMCOREINFO lacks %s (needed to walk page tables)", m->km.missing);
+		enum vi_key k = m->km.missing ? vi_lookup(m->km.missing) : VI_NKEYS;
+		if (k != VI_NKEYS) {
+			m->key_missing[k] = 1;
+			KEYS();
+			/* A DERIVED key whose fallback failed too (no kernel-text
+			 * PT_LOAD for phys_base): its meaning is not what happened. */
+			if (strcmp(vi_miss(k) ? vi_miss(k) : "", VI_WALK) && wn < whysz)
+				wn += snprintf(why + wn, whysz - wn, "%s; ", VI_WALK);
+		} else {
+			KEYS();
+			WHY("VMCOREINFO lacks %s (needed to walk page tables)", m->km.missing);
+		}
 		return 0;
 	}
 	static const enum vi_key base[] = {
 		VI_SYM_MEM_SECTION, VI_SIZE_MEM_SECTION, VI_OFF_MEM_SECTION_MAP,
 		VI_NUM_SECTION_SIZE_BITS, VI_NUM_MAX_PHYSMEM_BITS, VI_SIZE_PAGE,
-		VI_OFF_PAGE_FLAGS, VI_OFF_PAGE_REFCOUNT, VI_OFF_PAGE_MAPPING,
+		VI_OFF_PAGE_FLAGS, VI_OFF_PAGE_MAPPING,
 	};
-	if (!need(vi, base, sizeof base / sizeof base[0], &missing)) {
-		WHY("VMCOREINFO lacks %s (needed to find struct pages)", missing);
+	if (!need(vi, base, sizeof base / sizeof base[0], m->key_missing)) {
+		KEYS();
 		return 0;
 	}
 	m->shift = log2_pow2(vc->page_size);
@@ -526,8 +663,7 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 	m->spage = vi_u(vi, VI_SIZE_PAGE);
 	m->ms_size = vi_u(vi, VI_SIZE_MEM_SECTION);
 	m->ms_map_off = vi_u(vi, VI_OFF_MEM_SECTION_MAP);
-	uint64_t offs[] = { vi_u(vi, VI_OFF_PAGE_FLAGS), vi_u(vi, VI_OFF_PAGE_REFCOUNT),
-			    vi_u(vi, VI_OFF_PAGE_MAPPING),
+	uint64_t offs[] = { vi_u(vi, VI_OFF_PAGE_FLAGS), vi_u(vi, VI_OFF_PAGE_MAPPING),
 			    vi_has(vi, VI_OFF_PAGE_MAPCOUNT) ? vi_u(vi, VI_OFF_PAGE_MAPCOUNT) : 0,
 			    vi_has(vi, VI_OFF_PAGE_PRIVATE) ? vi_u(vi, VI_OFF_PAGE_PRIVATE) : 0,
 			    vi_has(vi, VI_OFF_PAGE_COMPOUND_HEAD) ? vi_u(vi, VI_OFF_PAGE_COMPOUND_HEAD) : 0 };
@@ -538,6 +674,7 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 	for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
 		sane = sane && offs[i] <= m->spage - 8;
 	if (!sane) {
+		KEYS();
 		WHY("VMCOREINFO struct sizes are out of range (corrupt?)");
 		return 0;
 	}
@@ -571,35 +708,44 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 	if (m->dtor_off >= (long)m->spage)
 		m->dtor_off = -1;
 
-	m->has_buddy = vi_has(vi, VI_OFF_PAGE_PRIVATE) && vi_has(vi, VI_OFF_PAGE_MAPCOUNT) &&
-		       vi_has(vi, VI_NUM_BUDDY_MAPCOUNT);
-	m->has_offline = vi_has(vi, VI_OFF_PAGE_MAPCOUNT) && vi_has(vi, VI_NUM_OFFLINE_MAPCOUNT);
 	m->has_hwpoison = vi_has(vi, VI_NUM_PG_HWPOISON);
+	set_rules(m);
+	static const enum vi_key buddykeys[] = {
+		VI_OFF_PAGE_MAPCOUNT, VI_OFF_PAGE_PRIVATE, VI_NUM_BUDDY_MAPCOUNT,
+	};
+	static const enum vi_key offlinekeys[] = { VI_OFF_PAGE_MAPCOUNT, VI_NUM_OFFLINE_MAPCOUNT };
+	static const enum vi_key cachekeys[] = { VI_NUM_PG_LRU, VI_NUM_PG_SWAPCACHE, VI_NUM_PG_PRIVATE };
+	static const enum vi_key otherkeys[] = {
+		VI_NUM_PG_SWAPBACKED, VI_NUM_PG_HWPOISON, VI_LEN_FREE_AREA, VI_LEN_MEM_SECTION,
+	};
+	m->has_buddy = need(vi, buddykeys, 3, m->key_missing) && m->r.slab_known;
+	m->has_offline = need(vi, offlinekeys, 2, m->key_missing) && m->r.slab_known;
+	int cache_ok = need(vi, cachekeys, 3, m->key_missing);
+	(void)need(vi, otherkeys, 4, m->key_missing);
+	KEYS();
 
 	uint32_t ok = want;
-	if ((want & DL_FREE) && !m->has_buddy) {
+	if (m->r.none) {
+		ok = 0;
+		m->has_buddy = m->has_offline = m->has_hwpoison = 0;
+		m->r.hwpoison = 0;
+		WHY("tail pages cannot be told: no page excluded by its struct page; ");
+	}
+	if ((ok & DL_FREE) && !m->has_buddy) {
 		ok &= ~DL_FREE;
-		WHY("free pages kept: VMCOREINFO lacks the buddy marker; ");
+		WHY("free pages kept; ");
 	}
-	static const enum vi_key cachekeys[] = { VI_NUM_PG_LRU, VI_NUM_PG_SWAPCACHE, VI_NUM_PG_PRIVATE };
-	if ((want & (DL_CACHE | DL_CACHE_PRI)) && !need(vi, cachekeys, 3, &missing)) {
+	if ((ok & (DL_CACHE | DL_CACHE_PRI)) && !cache_ok) {
 		ok &= ~(DL_CACHE | DL_CACHE_PRI);
-		WHY("cache pages kept: VMCOREINFO lacks %s; ", missing);
+		WHY("cache pages kept; ");
 	}
-	/* From 6.10 PG_slab is gone from VMCOREINFO (slab became a page
-	 * type). makedumpfile then falls back to bit 7, its historical
-	 * PG_slab; we do the same so the kept sets agree (docs/FILTERING.md
-	 * Q1). It only ever makes fewer pages count as anonymous. */
-	if (!vi_has(vi, VI_NUM_PG_SLAB)) {
-		vi->v[VI_NUM_PG_SLAB] = 7;
-		vi->have[VI_NUM_PG_SLAB] = 1;
+	if ((ok & DL_USER) && !m->r.slab_known && !m->r.hugetlb_known) {
+		ok &= ~DL_USER;
+		WHY("user pages kept; ");
 	}
-	if (!vi_has(vi, VI_NUM_PG_HEAD_MASK))
-		WHY("compound pages judged page by page: no PG_head_mask; ");
 	*applied |= ok;
 	m->level = ok;
 	m->active = 1;
-	set_rules(m);
 
 	/* A first probe: if not one section can be found, the root array
 	 * was not where VMCOREINFO said; keep everything rather than guess. */
@@ -615,7 +761,22 @@ int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops
 		WHY("no mem_section could be read: struct pages not found, filtering only zero pages");
 	}
 	return 0;
+#undef KEYS
 #undef WHY
+}
+
+int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops *arch,
+		uint32_t level, uint32_t *applied, char *why, size_t whysz)
+{
+	if (!whysz)
+		return -EINVAL;
+	int r = setup(m, vc, arch, level, applied, why, whysz);
+	/* One line: no separator left at its end. */
+	size_t len = strnlen(why, whysz - 1);
+	why[len] = 0;
+	while (len >= 2 && why[len - 2] == ';' && why[len - 1] == ' ')
+		why[len -= 2] = 0;
+	return r;
 }
 
 void memmap_fini(struct memmap *m)

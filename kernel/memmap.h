@@ -53,6 +53,13 @@ struct memmap {
 		uint64_t head_mask, lru, swapcache, swapbacked, private_, slab, hwpoison;
 		int swapbacked_known;
 		int slab_type_known, unaccepted_known;
+		/* Decisions whose inputs the note lacks make no exclusion:
+		 * slab_known 0 leaves every page that might be slab (free,
+		 * offline, anonymous) kept; hugetlb_known 0 every hugetlb
+		 * head; tails_by_head: no tail marker, so a kept head keeps
+		 * its tails as a run; none: tails cannot be told at all, no
+		 * struct page decides anything. */
+		int slab_known, hugetlb_known, tails_by_head, none;
 		uint32_t slab_type, buddy_type, offline_type, unaccepted_type, hugetlb_type;
 		/* where a compound head's order and hugetlb mark are */
 		enum { MM_HUGE_DTOR, MM_HUGE_FLAG1, MM_HUGE_TYPE } huge;
@@ -65,7 +72,16 @@ struct memmap {
 	uint64_t no_memmap;	/* of those, pfns whose section has no (valid) mem_map */
 	uint64_t implausible;	/* pfns kept because their struct page made no sense */
 	int no_view;		/* cursors read struct pages with pread only */
+	/* The filter's keys the note lacks (vmcoreinfo.h's policy KEEP or
+	 * DERIVED), and their names joined by ", " for the dump's record. */
+	uint8_t key_missing[VI_NKEYS];
+	char missing_keys[256];
 };
+
+/* The newest kernel whose layout kdumpinit was tested on: a newer one is
+ * named on the console (its keys are checked all the same). */
+#define MM_NEWEST_TESTED_MAJOR 7
+#define MM_NEWEST_TESTED_MINOR 3
 
 /* A run that carries on past the pfn that began it: pfns below end take
  * cls. end <= pfn means none. */
@@ -102,8 +118,10 @@ struct mm_cursor {
 };
 
 /* Sets up the walker for `level`. Returns the levels it can apply in
- * *applied (bits it cannot prove stay off) and a reason for each bit it
- * dropped in why (one line). 0, or -ENOMEM. */
+ * *applied (bits it cannot prove stay off) and in why (one line) a kernel
+ * newer than MM_NEWEST_TESTED, the filter's VMCOREINFO keys the note
+ * lacks with what that keeps (at any level), and a reason for each level
+ * bit it dropped. 0, or -ENOMEM. */
 int memmap_init(struct memmap *m, const struct vmcore *vc, const struct arch_ops *arch,
 		uint32_t level, uint32_t *applied, char *why, size_t whysz);
 void memmap_fini(struct memmap *m);

@@ -5,10 +5,12 @@
 #include <string.h>
 
 static const struct {
-	const char *text;
+	const char *text, *alias;
 	int base;
+	enum vi_policy policy;
+	const char *miss;
 } keys[VI_NKEYS] = {
-#define VI_ROW(id, t, b) [VI_##id] = { t, b },
+#define VI_ROW(id, t, b, a, p, m) [VI_##id] = { t, a, b, VI_P_##p, m },
 	VI_KEYS(VI_ROW)
 #undef VI_ROW
 };
@@ -16,6 +18,36 @@ static const struct {
 const char *vi_name(enum vi_key k)
 {
 	return (unsigned)k < VI_NKEYS ? keys[k].text : "?";
+}
+
+const char *vi_alias(enum vi_key k)
+{
+	return (unsigned)k < VI_NKEYS ? keys[k].alias : NULL;
+}
+
+enum vi_policy vi_policy(enum vi_key k)
+{
+	return (unsigned)k < VI_NKEYS ? keys[k].policy : VI_P_NONE;
+}
+
+const char *vi_miss(enum vi_key k)
+{
+	return (unsigned)k < VI_NKEYS ? keys[k].miss : NULL;
+}
+
+static int key_is(int k, const char *p, size_t len)
+{
+	const char *a = keys[k].alias;
+	return (strlen(keys[k].text) == len && !memcmp(keys[k].text, p, len)) ||
+	       (a && strlen(a) == len && !memcmp(a, p, len));
+}
+
+enum vi_key vi_lookup(const char *text)
+{
+	for (int k = 0; k < VI_NKEYS; k++)
+		if (key_is(k, text, strlen(text)))
+			return (enum vi_key)k;
+	return VI_NKEYS;
 }
 
 /* Whole-value parse. Base 16 fields are printed without 0x; NUMBER()s
@@ -49,7 +81,8 @@ static int parse_value(const char *s, size_t len, int base, uint64_t *out)
 void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 {
 	/* A key given twice keeps its first value, as vmcoreinfo_get and
-	 * makedumpfile read it: both views of one note must agree. */
+	 * makedumpfile read it: both views of one note must agree. A key
+	 * under its old name and its new one counts as given twice. */
 	unsigned char seen[VI_NKEYS] = { 0 };
 	int seen_rel = 0;
 
@@ -67,7 +100,7 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 				vi->osrelease[n] = 0;
 			}
 			for (int k = 0; k < VI_NKEYS; k++) {
-				if (strlen(keys[k].text) != kl || memcmp(keys[k].text, p, kl))
+				if (!key_is(k, p, kl))
 					continue;
 				if (seen[k])
 					break;
@@ -85,13 +118,13 @@ void vmcoreinfo_parse(struct vmcoreinfo *vi, const char *text)
 
 int vmcoreinfo_number(const struct vmcoreinfo *vi, const char *text, const char *key, uint64_t *v)
 {
-	for (int k = 0; k < VI_NKEYS; k++)
-		if (!strcmp(keys[k].text, key)) {
-			if (!vi->have[k])
-				return -ENOENT;
-			*v = vi->v[k];
-			return 0;
-		}
+	enum vi_key k = vi_lookup(key);
+	if (k != VI_NKEYS) {
+		if (!vi->have[k])
+			return -ENOENT;
+		*v = vi->v[k];
+		return 0;
+	}
 	/* Not in the table: read the line itself, as the table would. */
 	char buf[40];
 	if (!text || vmcoreinfo_get(text, key, buf, sizeof buf) < 0)

@@ -126,11 +126,18 @@ for layout in 6.1 6.12 6.16; do
 done
 add "clean-6.1-l4-2m-levels" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 40" "0 3 5 6 9 12 17 24 27 30" 0
 add "clean-6.16-l5-4k-levels" "--mm 6.16 --levels 5 --leaf 4k --ram $RAM2 --zero-pct 5 --seed 41" "0 3 7 10 18 20 23 25 28" 0
+# 7.1: the tail marker is OFFSET(page.compound_info), and a tail holds a
+# mask, not its head's address; first tails look anonymous on their own.
+add "clean-7.1-l4-2m" "--mm 7.1 --levels 4 --leaf 2m --ram $RAM2 --zero-pct 5 --seed 42" \
+	"1 2 4 8 16 31" 0 "$THREADS"
+add "clean-7.1-l5-4k" "--mm 7.1 --levels 5 --leaf 4k --ram $RAM2 --zero-pct 5 --seed 43 --sme-bit 48" \
+	"1 2 4 8 16 31" 0
 # A 1 GiB hugetlb page: head at 1 GiB, RAM there and just below 2 GiB,
 # nothing in between (it spans 8 sections, 6 of them without RAM).
 BIG=0x1000:40M,1G:24M,2032M:32M
 add "gigantic-6.12-l4-1g" "--mm 6.12 --levels 4 --leaf 1g --ram $BIG --zero-pct 5 --seed 50" "1 8 16 31" 0 "$THREADS"
 add "gigantic-6.1-l5-2m" "--mm 6.1 --levels 5 --leaf 2m --ram $BIG --zero-pct 5 --seed 51" "1 8 16 31" 0 "$THREADS"
+add "gigantic-7.1-l4-2m" "--mm 7.1 --levels 4 --leaf 2m --ram $BIG --zero-pct 5 --seed 52" "1 8 16 31" 0
 # Runs across every block and span boundary there is room for, and one
 # free block with a stale head inside it at span boundaries (memmap_join).
 # A third range close after the second: pfns the capture's spans cut at
@@ -139,6 +146,7 @@ STR=0x1000:56M,128M:72M,202M:20M
 add "straddle-6.1-l4-2m" "--mm 6.1 --ram $STR --zero-pct 5 --seed 90 --straddle" "1 8 16 31" 0 "$THREADS"
 add "straddle-6.12-l4-4k" "--mm 6.12 --leaf 4k --ram $STR --zero-pct 5 --seed 91 --straddle" "1 16 31" 0 "$THREADS"
 add "straddle-6.16-l5-1g" "--mm 6.16 --levels 5 --leaf 1g --ram $STR --zero-pct 5 --seed 92 --straddle" "1 16 31" 0 "$THREADS"
+add "straddle-7.1-l4-1g" "--mm 7.1 --leaf 1g --ram $STR --zero-pct 5 --seed 93 --straddle" "1 8 16 31" 0 "$THREADS"
 
 c() { add "corrupt-$1-$2-l$3-$4" "--mm $2 --levels $3 --leaf $4 --ram ${6:-$RAM2} --zero-pct 5 --seed $5 --corrupt $1" "1 2 8 16 31" 1; }
 c vmemmap-pgd 6.1 4 2m 60
@@ -164,6 +172,8 @@ c head-511 6.1 4 2m 78
 c head-511 6.12 4 2m 79
 c random-bytes 6.1 4 2m 80
 c random-bytes 6.16 5 4k 81
+c head-511 7.1 4 2m 84
+c order-misaligned 7.1 5 4k 85
 add "corrupt-random-bytes-6.12-l4-2m-threads" "--mm 6.12 --ram $RAM2 --zero-pct 5 --seed 82 --corrupt random-bytes" "1 31" 1 "$THREADS"
 add "corrupt-buddy-order-6.1-l4-2m-threads" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 83 --corrupt buddy-order" "31" 1 "$THREADS"
 
@@ -180,6 +190,7 @@ a64 6.1-va39-2m "--mm 6.1 --va-bits 39 --leaf 2m" 202 "" host
 a64 6.12-va52-4k "--mm 6.12 --va-bits 52 --leaf 4k" 203 "" host
 a64 6.12-va52on48-1g "--mm 6.12 --va-bits 52 --cpu-va-bits 48 --leaf 1g" 204 "" host
 a64 6.16-va48-1g "--mm 6.16 --va-bits 48 --leaf 1g" 205
+a64 7.1-va48-2m "--mm 7.1 --va-bits 48 --leaf 2m" 211
 # a third range close after the second, runs across block and span ends
 a64 6.12-va48-2m-straddle "--mm 6.12 --va-bits 48 --leaf 2m --straddle" 206 \
 	0x40000000:56M,0x48000000:72M,0x4ca00000:20M

@@ -13,7 +13,7 @@
  * Without --mm the memory holds no real kernel structures (page tables,
  * mem_section, struct page): only zero-page exclusion can be tested
  * against it. With --mm LAYOUT the generator builds, inside the synthetic
- * physical memory, what a 6.1, 6.12 or 6.16 x86_64 kernel would leave
+ * physical memory, what a 6.1, 6.12, 6.16 or 7.1 x86_64 kernel would leave
  * there: 4- or 5-level page tables reachable from SYMBOL(init_top_pgt), a
  * direct map, SPARSEMEM_EXTREME mem_section arrays, a vmemmap and one
  * struct page per pfn, filled with every class the dump levels tell apart
@@ -909,6 +909,12 @@ struct kver {
 	int dtor;		/* 6.1: compound_dtor/order bytes in the first tail */
 	int export_unaccepted;	/* 6.16: NUMBER(PAGE_UNACCEPTED_MAPCOUNT_VALUE) */
 	int print_unsigned;	/* page-type NUMBERs printed as unsigned */
+	/* 7.1: the field is OFFSET(page.compound_info) (kernel d50569612c29),
+	 * and with HVO and a power-of-2 struct page a tail holds a mask that
+	 * turns its own address into its head's, not the head's address
+	 * (8c846c879e22): GENMASK(63, order + log2(sizeof(struct page))) | 1.
+	 * Bit 0 still marks a tail. */
+	int compound_info;
 };
 
 /* The flag bits and page types of 6.1 but PG_hwpoison, which x86 and
@@ -950,6 +956,14 @@ static const struct kver kv616 = {
 	.name = "6.16", .release = "6.16.0-mkvmcore",
 	KV612_LAYOUT,
 	.export_unaccepted = 1, .print_unsigned = 1,
+};
+
+/* 7.1: 6.16's layout (flags, page types, unaccepted) with compound_info;
+ * its page-type numbers printed signed, as 6.12 does. */
+static const struct kver kv71 = {
+	.name = "7.1", .release = "7.1.0-mkvmcore",
+	KV612_LAYOUT,
+	.export_unaccepted = 1, .compound_info = 1,
 };
 
 /* arm64 6.1 numbers its flags as x86 does up to PG_mlocked (21), but has
@@ -1369,7 +1383,10 @@ static void put_compound(struct mm *m, uint64_t h, unsigned k, uint64_t hflags,
 			continue;
 		memset(p, 0, SPAGE);
 		wr_u64(p + SP_FLAGS, zone_bits(t));
-		wr_u64(p + SP_HEAD, head_va | 1);
+		if (kv->compound_info)
+			wr_u64(p + SP_HEAD, (~0ull << (k + 6 < 64 ? k + 6 : 63)) | 1);
+		else
+			wr_u64(p + SP_HEAD, head_va | 1);
 		wr_u64(p + SP_MAPPING, TAIL_MAPPING);
 		wr_u32(p + SP_MAPCOUNT, 0xffffffff);
 		if (i == 1) {
@@ -1382,6 +1399,14 @@ static void put_compound(struct mm *m, uint64_t h, unsigned k, uint64_t hflags,
 				/* folio->_flags_1: the order in its low byte */
 				wr_u64(p + SP_FLAGS, zone_bits(t) | order_byte);
 				wr_u32(p + 16, 0xffffffff);	/* _large_mapcount */
+				/* Counters where a page has mapping (6.12's
+				 * _nr_pages_mapped, partly mapped: odd): bit 0
+				 * set, so this tail judged as a page of its own
+				 * looks anonymous. Only the tail marker keeps it
+				 * with its head. */
+				wr_u32(p + 20, 0xffffffff);	/* _entire_mapcount */
+				wr_u32(p + SP_MAPPING, 1 + 2 * (uint32_t)((h >> 1) % 256));
+				wr_u32(p + SP_MAPPING + 4, 0);	/* _pincount */
 			}
 		}
 	}
@@ -2351,7 +2376,7 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
 	if (kv->dtor)
 		blob_printf(t, "OFFSET(page.compound_dtor)=16\n"
 			    "OFFSET(page.compound_order)=17\n");
-	blob_printf(t, "OFFSET(page.compound_head)=8\n"
+	blob_printf(t, "OFFSET(page.%s)=8\n"
 		    "OFFSET(pglist_data.node_zones)=0\n"
 		    "OFFSET(pglist_data.nr_zones)=171552\n"
 		    "OFFSET(pglist_data.node_start_pfn)=171560\n"
@@ -2370,6 +2395,7 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
 		    "NUMBER(PG_private)=%d\n"
 		    "NUMBER(PG_swapcache)=%d\n"
 		    "NUMBER(PG_swapbacked)=%d\n",
+		    kv->compound_info ? "compound_info" : "compound_head",
 		    kv->types ? 160 : 144, kv->lru, kv->private_, kv->swapcache, kv->swapbacked);
 	if (kv->slab >= 0)
 		blob_printf(t, "NUMBER(PG_slab)=%d\n", kv->slab);
@@ -2662,7 +2688,10 @@ static void j_setup(struct judge *J)
 	J->off_mapping = j_num(J, "OFFSET(page.mapping)");
 	J->off_mapcount = j_num(J, "OFFSET(page._mapcount)");
 	J->off_private = j_num(J, "OFFSET(page.private)");
+	/* 7.1 renamed the field; bit 0 marks a tail under either name */
 	J->off_head = j_num(J, "OFFSET(page.compound_head)");
+	if (J->off_head == J_NOTFOUND)
+		J->off_head = j_num(J, "OFFSET(page.compound_info)");
 	J->size_page = j_num(J, "SIZE(page)");
 	J->pg_lru = j_or(j_num(J, "NUMBER(PG_lru)"), 5);
 	J->pg_private = j_or(j_num(J, "NUMBER(PG_private)"), 11);
@@ -3484,7 +3513,7 @@ static void usage(FILE *f)
 		"  --ram LIST        explicit RAM ranges START:SIZE, comma-separated, sorted\n"
 		"                    (replaces --mem, --segments and --sparse-gap)\n"
 		"  --mm LAYOUT       build page tables, mem_section and struct pages as\n"
-		"                    kernel LAYOUT would (6.1, 6.12, 6.16) and write\n"
+		"                    kernel LAYOUT would (6.1, 6.12, 6.16, 7.1) and write\n"
 		"                    FILE.expect, the pfns each dump level must exclude\n"
 		"  --levels N        page-table levels, 4 or 5 (4)\n"
 		"  --leaf SIZE       largest leaf of the direct map and vmemmap (2m)\n"
@@ -3607,6 +3636,8 @@ static int parse_mm(const char *s, struct opts *o)
 		o->mm = &kv612;
 	else if (!strcmp(s, "6.16"))
 		o->mm = &kv616;
+	else if (!strcmp(s, "7.1"))
+		o->mm = &kv71;
 	else
 		return -1;
 	return 0;
