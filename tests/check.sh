@@ -127,6 +127,10 @@ run_if() {	# FILE NAME COMMAND...
 	fi
 }
 
+# The key property test's dump levels (keys-synthetic, keys-real).
+klevels="31"
+[ -z "${FULL:-}" ] || klevels="31 17"
+
 if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite tools bash tests/tools/vmcmp_selftest.sh
 	run_suite tools-scale bash tests/tools/scale_selftest.sh
@@ -140,6 +144,9 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	# arm64: make ARCH=arm64 and kdumpinit arm's kexec-tools fallback.
 	run_suite arm64 bash tests/e2e-arm64/host.sh
 	run_if tests/filter-synthetic/run.sh filter-synthetic bash tests/filter-synthetic/run.sh
+	# The same property on the synthetic kernels (6.1, 6.12 5-level, 7.1,
+	# arm64 6.12).
+	run_suite keys-synthetic env LEVELS="$klevels" bash tests/filter-synthetic/keys.sh --no-real
 	run_suite dmesg-rings bash tests/corrupt/rings.sh
 	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
@@ -255,8 +262,17 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# check-full.
 	kdlevels="1 31"
 	[ -z "${FULL:-}" ] || kdlevels="1 2 4 8 16 31"
+	# The 5-level vmcore is the 6.1 kernel again with other page tables:
+	# e2e-6.1-5level checks every page of it (level 1, vmcmp), and
+	# check-full filters it here too.
+	fvm=("$raws"/raw-*.vmcore)
+	[ -n "${FULL:-}" ] || fvm=("$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore)
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --no-also --levels "1 2 4 8 16 31" \
-		--save-kdump-levels "$kdlevels" "$raws"/raw-*.vmcore
+		--save-kdump-levels "$kdlevels" "${fvm[@]}"
+	# Each VMCOREINFO key the filter reads made unknown in turn, on one
+	# real vmcore per kernel release: every page the full key set keeps is
+	# still kept, and the key is named (level 31; 17 too under check-full).
+	run_suite keys-real env LEVELS="$klevels" bash tests/filter-synthetic/keys.sh --no-synthetic "$raws"/raw-*.vmcore
 	# Damaged kernel memory: faults put into a copy of the
 	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
 	# fault under check-full).
