@@ -4,7 +4,7 @@
 usage:
   pfnmap.py pfns VMCORE STRACELOG          > PFNS   (one pfn a line, sorted)
   pfnmap.py classify VMCORE FACTS PFNS...  > TABLE
-  pfnmap.py level31 VMCORE FACTS           > PFNS   (what the level-31 pass keeps; optional)
+  pfnmap.py recommend VMCORE PFNS...       > TABLE
 
 `pfns` turns an strace log of a debugger's reads of VMCORE (pread64, or
 lseek then read, traced with -P VMCORE -y -s 0) into the pfns those bytes
@@ -19,6 +19,7 @@ offsets from gdb); everything else comes from the dump itself: VMCOREINFO,
 the PRSTATUS notes and the old kernel's page tables, walked here from
 SYMBOL(init_top_pgt).
 """
+import bisect
 import collections
 import re
 import struct
@@ -149,6 +150,7 @@ class Vmcore:
         """Every table page under init_top_pgt, and the leaves outside the
         direct map as (va, pa, size)."""
         tables, leaves = set(), []
+        self.leaf_flags = {}
 
         def rec(table, lvl, vbase):
             tables.add(table >> 12)
@@ -166,17 +168,51 @@ class Vmcore:
                 if lvl == 1 or (lvl <= 3 and e & HUGE):
                     size = 1 << shift
                     leaves.append((va, e & PTE_ADDR & ~(size - 1), size))
+                    self.leaf_flags[va] = e
                 else:
                     rec(e & PTE_ADDR, lvl - 1, va)
         rec(self.top, self.levels, 0)
         return tables, leaves
 
 
+class KdumpMap:
+    """File offset -> pfn for a kdump-compressed file (the 2nd bitmap says
+    which pfns were dumped; their page_desc entries follow in pfn order)."""
+
+    def __init__(self, path):
+        f = open(path, "rb")
+        h = f.read(464)
+        bs, sub, bmb, mapnr = struct.unpack_from("<iiII", h, 428)
+        f.seek(bs)
+        s = f.read(104)
+        if struct.unpack_from("<Q", s, 96)[0]:
+            mapnr = struct.unpack_from("<Q", s, 96)[0]
+        half = bmb // 2 * bs
+        f.seek((1 + sub) * bs + half)
+        bm = f.read(half)
+        pfns = [i * 8 + b for i, byte in enumerate(bm) if byte for b in range(8) if byte >> b & 1]
+        pfns = [p for p in pfns if p < mapnr]
+        f.seek((1 + sub + bmb) * bs)
+        descs = f.read(24 * len(pfns))
+        count = collections.Counter()
+        runs = []
+        for i, p in enumerate(pfns):
+            off, size = struct.unpack_from("<qI", descs, 24 * i)
+            runs.append((off, size, p))
+            count[off] += 1
+        # the zero page is one block shared by every zero pfn: not a pfn
+        self.runs = sorted(r for r in runs if count[r[0]] == 1)
+        self.starts = [r[0] for r in self.runs]
+
+
 def cmd_pfns(vmcore, log):
+    with open(vmcore, "rb") as f:
+        kd = f.read(8) == b"KDUMP   "
+    if kd:
+        return cmd_pfns_kdump(vmcore, log)
     vc = Vmcore(vmcore)
     pos = {}
     pfns, outside = set(), 0
-    rx = re.compile(r"^(?:\[pid\s+)?(\d+)\]?\s+(pread64|read|lseek|openat)\((\d+|AT_FDCWD)<[^>]*>, (.*)\) += (-?\d+)")
 
     def cover(off, n):
         nonlocal outside
@@ -191,14 +227,7 @@ def cmd_pfns(vmcore, log):
                 step = min(step, PAGE - (pa & (PAGE - 1)))
             off += step
 
-    for line in open(log, errors="replace"):
-        m = rx.match(line)
-        if not m:
-            continue
-        _pid, call, fd, args, ret = m.groups()
-        ret = int(ret)
-        if ret < 0:
-            continue
+    for call, fd, off, ret in syscalls(log):
         if call == "openat":
             pos[str(ret)] = 0
         elif call == "lseek":
@@ -207,13 +236,54 @@ def cmd_pfns(vmcore, log):
             if ret:
                 cover(pos.get(fd, 0), ret)
             pos[fd] = pos.get(fd, 0) + ret
-        else:
-            off = int(args.rsplit(",", 1)[1])
-            if ret:
-                cover(off, ret)
+        elif ret:
+            cover(off, ret)
     for p in sorted(pfns):
         print(p)
     print(f"pfnmap: {log}: {len(pfns)} pfns, {outside} bytes outside the PT_LOADs", file=sys.stderr)
+
+
+def syscalls(log):
+    rx = re.compile(r"^(?:\[pid\s+)?(\d+)\]?\s+(pread64|read|lseek|openat)\((\d+|AT_FDCWD)<[^>]*>, (.*)\) += (-?\d+)")
+    for line in open(log, errors="replace"):
+        m = rx.match(line)
+        if not m:
+            continue
+        _pid, call, fd, args, ret = m.groups()
+        ret = int(ret)
+        if ret < 0:
+            continue
+        off = int(args.rsplit(",", 1)[1]) if call == "pread64" else None
+        yield call, fd, off, ret
+
+
+def cmd_pfns_kdump(dump, log):
+    km = KdumpMap(dump)
+    pos, pfns = {}, set()
+
+    def cover(off, n):
+        # every page whose stored bytes overlap [off, off + n)
+        i = max(0, bisect.bisect_right(km.starts, off) - 1)
+        while i < len(km.runs) and km.runs[i][0] < off + n:
+            o, size, p = km.runs[i]
+            if o + size > off:
+                pfns.add(p)
+            i += 1
+
+    for call, fd, off, ret in syscalls(log):
+        if call == "openat":
+            pos[str(ret)] = 0
+        elif call == "lseek":
+            pos[fd] = ret
+        elif call == "read":
+            if ret:
+                cover(pos.get(fd, 0), ret)
+            pos[fd] = pos.get(fd, 0) + ret
+        elif ret:
+            cover(off, ret)
+    for p in sorted(pfns):
+        print(p)
+    print(f"pfnmap: {log}: {len(pfns)} pfns (kdump-compressed)", file=sys.stderr)
 
 
 def load_facts(path):
@@ -344,13 +414,14 @@ class Classifier:
 
     def image(self):
         f, vc = self.f, self.vc
+        # The init sections and the gaps that align text and rodata to 2 MiB
+        # are freed after boot and reused by anything: page_kind() says
+        # what they hold now.
         spans = [("_text", "_etext", "image text"),
-                 ("__start_rodata", "__end_rodata", "image rodata"),
+                 ("__start_rodata", "__end_rodata", "image rodata (and ro_after_init)"),
                  ("_sdata", "_edata", "image data"),
-                 ("__init_begin", "__init_end", "image init (freed after boot)"),
                  ("__bss_start", "__bss_stop", "image bss"),
                  ("__bss_stop", "_end", "image brk"),
-                 ("__end_rodata", "_sdata", "image rodata"),
                  ("_edata", "__init_begin", "image data")]
         pb = vc.phys_base
         # "in the kernel image": the PT_LOAD that maps the kernel's text
@@ -426,8 +497,8 @@ class Classifier:
 ORDER = ["page tables (init_top_pgt tree)", "mem_section root", "mem_section arrays",
          "mem_section usage maps", "printk ring", "per-CPU areas",
          "stacks of the CPUs' tasks (prstatus rsp)", "other task stacks", "task_structs",
-         "image text", "image rodata", "image data", "image bss", "image brk",
-         "image init (freed after boot)", "struct page array (vmemmap)", "modules",
+         "image text", "image rodata (and ro_after_init)", "image data", "image bss",
+         "image brk", "struct page array (vmemmap)", "modules",
          "cpu_entry_area", "other vmalloc", "slab", "other (PG_reserved)", "other (free)",
          "other (LRU: page cache, anon)",
          "other (no slab, LRU or reserved mark)", "no struct page"]
@@ -439,6 +510,8 @@ def cmd_classify(vmcore, factsfile, files):
     sets = [set(int(x) for x in open(p) if x.strip()) for p in files]
     counts = [collections.Counter(cl.classify(p) for p in s) for s in sets]
     inimg = [sum(1 for p in s if p in cl.image_pfns) for s in sets]
+    freed = [sum(1 for p in s if p in cl.image_pfns and not cl.cls[p].startswith(("image", "page tables", "printk", "mem_section")))
+             for s in sets]
     names = [p.rsplit("/", 1)[-1].removesuffix(".pfns") for p in files]
     print(f"# {vc.vi.get('OSRELEASE')}: {len(vc.prstatus)} CPUs, {cl.ntasks} tasks, "
           f"per-CPU unit {cl.percpu_unit} bytes, {len(cl.sections)} present sections")
@@ -450,13 +523,232 @@ def cmd_classify(vmcore, factsfile, files):
             print(f"| {c} | " + " | ".join(str(k[c]) for k in counts) + " |")
     print("| **total** | " + " | ".join(str(len(s)) for s in sets) + " |")
     print("| in the kernel image | " + " | ".join(str(k) for k in inimg) + " |")
+    print("| of which in its freed parts (init, alignment gaps), reused | " + " | ".join(str(k) for k in freed) + " |")
     print("| outside it | " + " | ".join(str(len(s) - k) for s, k in zip(sets, inimg)) + " |")
+
+
+class Recommend:
+    """The first pass as kdumpinit could find it with no vmlinux: from
+    VMCOREINFO, the PRSTATUS notes, the PT_LOADs and the old kernel's page
+    tables only. Each part is a set of pfns."""
+
+    def __init__(self, vc):
+        self.vc = vc
+        tables, self.leaves = vc.walk_all()
+        self.parts = collections.OrderedDict()
+        img = [(pa, fsz) for _o, va, pa, fsz in vc.loads if va >= START_KERNEL_MAP]
+        self.image = set()
+        for pa, fsz in img:
+            self.image.update(range(pa >> 12, (pa + fsz + PAGE - 1) >> 12))
+        rw, ro, x = self.image_by_permission()
+        P = self.parts
+        P["page tables"] = set(tables)
+        P["mem_section root, arrays, usage maps"] = self.mem_section()
+        P["node_data, the pglist_data of each node"] = self.node_data()
+        P["printk ring"] = self.printk()
+        P["CPUs' stacks (prstatus rsp, 16 KiB)"] = self.stacks()
+        P["per-CPU areas: cpu_entry_area pages, 128 KiB below, 256 KiB above"] = self.percpu()
+        P["modules' memory (module area mappings)"] = self.region(0xffffffffc0000000, 0xffffffffff000000)
+        P["image, writable (data, bss)"] = rw
+        P["one pointer hop from the parts above (direct map, vmalloc)"] = self.hop(set().union(*P.values()) - P["page tables"])
+        P["image, read-only not executable (rodata, ro_after_init)"] = ro
+        P["image, executable (text)"] = x
+        P["struct page array (vmemmap)"] = self.vmemmap()
+        P["slab pages"] = self.slab()
+
+    def hop(self, src):
+        # Every aligned word of the source pages that is the address of a
+        # page in the direct map (its base: a PT_LOAD's vaddr - paddr) or in
+        # the vmalloc/vmemmap part of the kernel half (through the page
+        # tables) names a page that is added. Zero pages add nothing.
+        vc = self.vc
+        po = min((va - pa for _o, va, pa, _f in vc.loads if va < START_KERNEL_MAP), default=None)
+        top = max(pa + f for _o, _va, pa, f in vc.loads)
+        out = set()
+        for p in sorted(src):
+            b = vc.readp(p << 12, PAGE)
+            if b is None or b.count(0) == PAGE:
+                continue
+            for w in struct.unpack("<512Q", b):
+                if w < 0xff00000000000000 or w >= START_KERNEL_MAP:
+                    continue
+                if po is not None and po <= w < po + top:
+                    out.add((w - po) >> 12)
+                elif w >= 0xffffc00000000000:
+                    pa = vc.vtop(w)
+                    if pa is not None:
+                        out.add(pa >> 12)
+        return out
+
+    def node_data(self):
+        vc = self.vc
+        out = set()
+        arr = vc.sym("node_data")
+        for i in range(vc.num("LENGTH(node_data)", 1)):
+            p = vc.u64(arr + i * 8)
+            if p:
+                out |= self.range_va(arr + i * 8, 8) | self.range_va(p, vc.num("SIZE(pglist_data)"))
+        return out
+
+    def range_va(self, va, n):
+        out = set()
+        pg = va & ~(PAGE - 1)
+        while pg < va + n:
+            pa = self.vc.vtop(pg)
+            if pa is not None:
+                out.add(pa >> 12)
+            pg += PAGE
+        return out
+
+    def mem_section(self):
+        vc = self.vc
+        root, ssize = vc.sym("mem_section"), vc.num("SIZE(mem_section)")
+        out = self.range_va(root, vc.num("LENGTH(mem_section)") * 8)
+        self.sections = []
+        for i in range(vc.num("LENGTH(mem_section)")):
+            p = vc.u64(root + i * 8)
+            if not p:
+                continue
+            out |= self.range_va(p, PAGE)
+            for j in range(PAGE // ssize):
+                smm = vc.u64(p + j * ssize)
+                if smm:
+                    self.sections.append((i * (PAGE // ssize) + j, smm))
+                    u = vc.u64(p + j * ssize + 8)
+                    if u:
+                        out |= self.range_va(u, 64)
+        return out
+
+    def printk(self):
+        vc = self.vc
+        o = lambda k: vc.num(f"OFFSET({k})")  # noqa: E731
+        rb = vc.u64(vc.sym("prb"))
+        out = self.range_va(vc.sym("prb"), 8) | self.range_va(rb, vc.num("SIZE(printk_ringbuffer)"))
+        dr = rb + o("printk_ringbuffer.desc_ring")
+        tr = rb + o("printk_ringbuffer.text_data_ring")
+        n = 1 << vc.u32(dr + o("prb_desc_ring.count_bits"))
+        out |= self.range_va(vc.u64(dr + o("prb_desc_ring.descs")), n * vc.num("SIZE(prb_desc)"))
+        out |= self.range_va(vc.u64(dr + o("prb_desc_ring.infos")), n * vc.num("SIZE(printk_info)"))
+        out |= self.range_va(vc.u64(tr + o("prb_data_ring.data")), 1 << vc.u32(tr + o("prb_data_ring.size_bits")))
+        return out
+
+    def stacks(self):
+        # THREAD_SIZE is 16 KiB on x86_64 (with KASAN 32: not Debian's)
+        out = set()
+        for r in self.vc.prstatus:
+            out |= self.range_va(r["rsp"] & ~0x3fff, 0x4000)
+        return out
+
+    def image_by_permission(self):
+        rw, ro, x = set(), set(), set()
+        for va, pa, size in self.leaves:
+            if not START_KERNEL_MAP <= va < 0xffffffffc0000000:
+                continue
+            e = self.vc.leaf_flags[va]
+            for p in range(pa >> 12, (pa + size) >> 12):
+                if p not in self.image:
+                    continue
+                if not e >> 63 & 1:
+                    x.add(p)
+                elif e & 2:
+                    rw.add(p)
+                else:
+                    ro.add(p)
+        return rw, ro, x
+
+    def region(self, lo, hi):
+        out = set()
+        for va, pa, size in self.leaves:
+            if lo <= va < hi:
+                out.update(range(pa >> 12, (pa + size) >> 12))
+        return out
+
+    def percpu(self):
+        # The cpu_entry_area maps, per CPU, pages of that CPU's static
+        # per-CPU area (GDT, TSS, entry and exception stacks); the area's
+        # other variables lie around them.
+        out = set()
+        for p in self.region(0xfffffe0000000000, 0xffffff0000000000):
+            if p in self.image:
+                continue
+            out.update(range(p - 32, p + 64))
+        return out
+
+    def vmemmap(self):
+        # section_mem_map, its flag bits cleared, is the struct page of pfn 0
+        # (the vmemmap base) in every section
+        vc = self.vc
+        out = set()
+        psz = vc.num("SIZE(page)")
+        per = 1 << (vc.num("NUMBER(SECTION_SIZE_BITS)") - 12)
+        for nr, smm in self.sections:
+            base = (smm & ~0x3f) + nr * per * psz
+            out |= self.range_va(base, per * psz)
+        self.vmemmap_base = self.sections[0][1] & ~0x3f if self.sections else 0
+        return out
+
+    def slab(self):
+        vc = self.vc
+        psz = vc.num("SIZE(page)")
+        out = set()
+        per = 1 << (vc.num("NUMBER(SECTION_SIZE_BITS)") - 12)
+        o_mc = vc.num("OFFSET(page._mapcount)")
+        o_ch = vc.num("OFFSET(page.compound_head)", 8) if "OFFSET(page.compound_head)" in vc.vi else None
+        for nr, _smm in self.sections:
+            raw = vc.read(self.vmemmap_base + nr * per * psz, per * psz)
+            if raw is None:
+                continue
+            for i in range(per):
+                sp = raw[i * psz:(i + 1) * psz]
+                flags, = struct.unpack_from("<Q", sp, 0)
+                if o_ch is not None:
+                    ch, = struct.unpack_from("<Q", sp, o_ch)
+                    if ch & 1:
+                        continue          # tails follow their head below
+                if "NUMBER(PG_slab)" in vc.vi:
+                    is_slab = flags >> vc.num("NUMBER(PG_slab)") & 1
+                else:
+                    is_slab = struct.unpack_from("<I", sp, o_mc)[0] >> 24 == 0xf5
+                if is_slab:
+                    order = 0
+                    if flags & vc.num("NUMBER(PG_head_mask)", 1 << 16) and i + 1 < per:
+                        t = raw[(i + 1) * psz:(i + 2) * psz]
+                        order = t[vc.num("OFFSET(page.compound_order)", 17)] if "OFFSET(page.compound_order)" in vc.vi else struct.unpack_from("<Q", t, 0)[0] & 0xff
+                    out.update(range(nr * per + i, nr * per + i + (1 << order)))
+        return out
+
+
+def cmd_recommend(vmcore, files):
+    vc = Vmcore(vmcore)
+    r = Recommend(vc)
+    # vmemmap() found the sections; slab() needs its base: keep the order
+    sets = [set(int(x) for x in open(p) if x.strip()) for p in files]
+    names = [p.rsplit("/", 1)[-1].removesuffix(".pfns") for p in files]
+    print("| part (cumulative) | pages | non-zero | " + " | ".join(names) + " |")
+    print("|---|---:|---:|" + "---:|" * len(names))
+    cum = set()
+    for name, part in r.parts.items():
+        new = part - cum
+        nz = 0
+        for p in new:
+            b = vc.readp(p << 12, PAGE)
+            nz += b is not None and b.count(0) != PAGE
+        cum |= part
+        cov = [f"{100 * len(s & cum) / max(1, len(s)):.0f} %" for s in sets]
+        print(f"| + {name} | {len(new)} | {nz} | " + " | ".join(cov) + " |")
+    print("| (pfns measured) | | | " + " | ".join(str(len(s)) for s in sets) + " |")
+    for n, s in zip(names, sets):
+        miss = sorted(s - cum)
+        if miss:
+            print(f"# {n}: {len(miss)} pfns outside: " + " ".join(str(p) for p in miss[:40]) + (" ..." if len(miss) > 40 else ""))
 
 
 def main():
     a = sys.argv[1:]
     if len(a) == 3 and a[0] == "pfns":
         cmd_pfns(a[1], a[2])
+    elif len(a) >= 3 and a[0] == "recommend":
+        cmd_recommend(a[1], a[2:])
     elif len(a) >= 4 and a[0] == "classify":
         cmd_classify(a[1], a[2], a[3:])
     else:

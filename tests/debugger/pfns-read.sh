@@ -13,6 +13,8 @@
 #   *.strace, *.out                   the raw trace and the debugger's output
 #   facts                             what the vmlinux told (symbols, offsets)
 #   table.md                          every pfn classified (pfnmap.py classify)
+#   recommend.md                      how much of each set a first pass found
+#                                     without the vmlinux would hold (pfnmap.py recommend)
 #   level31.txt                       `kdumpinit info` of a level-31 capture
 #
 # Method: each debugger runs on RAW under strace, tracing only that file
@@ -33,6 +35,15 @@
 # root file system at DIR (a sid chroot: crash 9.0.2, drgn 0.3.0) through
 # its own dynamic loader, without chroot or mounts, into OUTDIR default
 # build/debugger/KVER-sid. SKIP_CRASH=1, SKIP_DRGN=1 leave one out.
+#
+# FORMAT=kdump traces the readers on a kdump-compressed file instead:
+# RAW captured by kdumpinit at level 31 and saved with --format kdump
+# (zero pages share one block there and are not counted); file offsets
+# go to pfns through its bitmap and page descriptors. On a raw ELF drgn
+# reads the direct map and the kernel image through the PT_LOADs' virtual
+# addresses; on a kdump-compressed file it walks the page tables, which
+# is what it does on what `kdumpinit save` writes. OUTDIR then defaults to
+# build/debugger/KVER[-sid]-kdump.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -44,12 +55,13 @@ if [ -n "${READERS_ROOT:-}" ]; then
 	ld="$r/lib64/ld-linux-x86-64.so.2 --library-path $r/usr/lib/x86_64-linux-gnu:$r/lib/x86_64-linux-gnu"
 	crash="$ld $r/usr/bin/crash"
 	py="env PYTHONHOME=$r/usr $ld $(ls "$r"/usr/bin/python3.* | grep -E 'python3\.[0-9]+$' | head -n 1)"
-	out=${3:-$bdir/$kver-sid}
+	out=${3:-$bdir/$kver-sid${FORMAT:+-$FORMAT}}
 else
 	crash=/usr/bin/crash
 	py=/usr/bin/python3
-	out=${3:-$bdir/$kver}
+	out=${3:-$bdir/$kver${FORMAT:+-$FORMAT}}
 fi
+case ${FORMAT:-} in ''|kdump) ;; *) die "FORMAT is kdump or unset" ;; esac
 K=${KDUMPINIT:-$top/build/kdumpinit}
 [ -x "$K" ] || K=/work/main/build/kdumpinit
 die() { echo "pfns-read: $*" >&2; exit 1; }
@@ -119,20 +131,36 @@ if [ ! -s "$out/facts" ]; then
 	mv "$out/facts.tmp" "$out/facts"
 fi
 
+# --- the level-31 dump: its size for scale, the kdump-compressed file -----
+if [ ! -s "$out/level31.txt" ] || { [ "${FORMAT:-}" = kdump ] && [ ! -s "$out/level31.kdump" ]; }; then
+	rm -f "$out/level31.dump"
+	"$K" capture --vmcore "$raw" --output "$out/level31.dump" --level 31 >"$out/level31.capture" 2>&1 ||
+		die "kdumpinit capture failed (see $out/level31.capture)"
+	"$K" info "$out/level31.dump" >"$out/level31.txt" 2>&1 || true
+	if [ "${FORMAT:-}" = kdump ]; then
+		rm -f "$out/level31.kdump"
+		"$K" save "$out/level31.dump" --output "$out/level31.kdump" --format kdump >"$out/level31.save" 2>&1 ||
+			die "kdumpinit save failed (see $out/level31.save)"
+	fi
+	rm -f "$out/level31.dump"
+fi
+target=$raw
+[ "${FORMAT:-}" = kdump ] && target=$out/level31.kdump
+
 # --- the runs ------------------------------------------------------------
-trace() { # NAME CMD...: run CMD under strace, tracing RAW only
+trace() { # NAME CMD...: run CMD under strace, tracing the dump file only
 	name=$1; shift
-	strace -f -y -s 0 -P "$raw" -e trace=openat,pread64,read,lseek,mmap,preadv,preadv2,readv \
+	strace -f -y -s 0 -P "$target" -e trace=openat,pread64,read,lseek,mmap,preadv,preadv2,readv \
 		-o "$out/$name.strace" "$@" >"$out/$name.out" 2>&1 || true
 	if grep -q ' mmap(' "$out/$name.strace"; then
-		die "$name mapped $raw: reads through the mapping are not in the trace"
+		die "$name mapped $target: reads through the mapping are not in the trace"
 	fi
-	/usr/bin/python3 "$here/pfnmap.py" pfns "$raw" "$out/$name.strace" >"$out/$name.pfns"
+	/usr/bin/python3 "$here/pfnmap.py" pfns "$target" "$out/$name.strace" >"$out/$name.pfns"
 }
 
 crash_step() { # NAME COMMANDS
 	printf '%s\nquit\n' "$2" >"$out/$1.cmds"
-	trace "$1" timeout 900 $crash -s "$vml" "$raw" -i "$out/$1.cmds"
+	trace "$1" timeout 300 $crash -s "$vml" "$target" -i "$out/$1.cmds"
 }
 if [ "${SKIP_CRASH:-}" != 1 ]; then
 	crash_step crash-startup ''
@@ -146,7 +174,7 @@ fi
 
 if [ "${SKIP_DRGN:-}" != 1 ]; then
 	for step in open release printk tasks; do
-		trace "drgn-$step" timeout 900 $py "$here/drgnsteps.py" "$raw" "$vml" "$step"
+		trace "drgn-$step" timeout 300 $py "$here/drgnsteps.py" "$target" "$vml" "$step"
 		grep -q '^drgnsteps: ok' "$out/drgn-$step.out" || say "drgn $step failed: $(tail -n 1 "$out/drgn-$step.out")"
 	done
 fi
@@ -157,14 +185,8 @@ for who in crash drgn; do
 	sort -nu "$out/$who"-*.pfns >"$out/all-$who.pfns"
 done
 sort -nu "$out"/all-*.pfns >"$out/union.pfns"
-if [ ! -s "$out/level31.txt" ]; then
-	rm -f "$out/level31.dump"
-	"$K" capture --vmcore "$raw" --output "$out/level31.dump" --level 31 >"$out/level31.capture" 2>&1 ||
-		die "kdumpinit capture failed (see $out/level31.capture)"
-	"$K" info "$out/level31.dump" >"$out/level31.txt" 2>&1 || true
-	rm -f "$out/level31.dump"
-fi
 files=$(ls "$out"/crash-*.pfns "$out"/drgn-*.pfns "$out"/all-*.pfns "$out/union.pfns" 2>/dev/null)
 /usr/bin/python3 "$here/pfnmap.py" classify "$raw" "$out/facts" $files >"$out/table.md"
-cat "$out/table.md"
+/usr/bin/python3 "$here/pfnmap.py" recommend "$raw" $files >"$out/recommend.md"
+cat "$out/table.md" "$out/recommend.md"
 grep -iE 'pages|stored|kept' "$out/level31.txt" | head -n 5
