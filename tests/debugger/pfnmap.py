@@ -255,6 +255,13 @@ def syscalls(log):
             continue
         off = int(args.rsplit(",", 1)[1]) if call == "pread64" else None
         yield call, fd, off, ret
+    # A mapping of the file counts as a read of all it maps (crash maps a
+    # kdump-compressed file's bitmaps, not its pages).
+    mx = re.compile(r"^(?:\[pid\s+)?\d+\]?\s+mmap\([^,]*, (\d+), [^,]*, [^,]*, (\d+)<[^>]*>, (0x[0-9a-f]+|\d+)\)")
+    for line in open(log, errors="replace"):
+        m = mx.match(line)
+        if m:
+            yield "pread64", m.group(2), int(m.group(3), 0), int(m.group(1))
 
 
 def cmd_pfns_kdump(dump, log):
@@ -724,9 +731,9 @@ def cmd_recommend(vmcore, files):
     # vmemmap() found the sections; slab() needs its base: keep the order
     sets = [set(int(x) for x in open(p) if x.strip()) for p in files]
     names = [p.rsplit("/", 1)[-1].removesuffix(".pfns") for p in files]
-    print("| part (cumulative) | pages | non-zero | " + " | ".join(names) + " |")
-    print("|---|---:|---:|" + "---:|" * len(names))
-    cum = set()
+    print("| part (cumulative) | pages | non-zero | non-zero so far | " + " | ".join(names) + " |")
+    print("|---|---:|---:|---:|" + "---:|" * len(names))
+    cum, cumnz = set(), 0
     for name, part in r.parts.items():
         new = part - cum
         nz = 0
@@ -734,9 +741,10 @@ def cmd_recommend(vmcore, files):
             b = vc.readp(p << 12, PAGE)
             nz += b is not None and b.count(0) != PAGE
         cum |= part
-        cov = [f"{100 * len(s & cum) / max(1, len(s)):.0f} %" for s in sets]
-        print(f"| + {name} | {len(new)} | {nz} | " + " | ".join(cov) + " |")
-    print("| (pfns measured) | | | " + " | ".join(str(len(s)) for s in sets) + " |")
+        cumnz += nz
+        cov = [f"{100 * len(s & cum) / len(s):.0f} %" if s else "-" for s in sets]
+        print(f"| + {name} | {len(new)} | {nz} | {cumnz} ({cumnz * PAGE / 1e6:.1f} MB) | " + " | ".join(cov) + " |")
+    print("| (pfns measured) | | | | " + " | ".join(str(len(s)) for s in sets) + " |")
     for n, s in zip(names, sets):
         miss = sorted(s - cum)
         if miss:
