@@ -374,10 +374,15 @@ class Classifier:
         ncpu = vc.u32(f["nr_cpu_ids"] + vc.koff)
         unit = vc.u32(f["pcpu_unit_size"] + vc.koff)
         self.percpu_offsets = []
+        # zero-based (an absolute 0) until 6.14; from 6.15 a kernel-image
+        # address, which KASLR moves
+        start = f.get("__per_cpu_start", 0)
+        if start:
+            start += vc.koff
         for cpu in range(ncpu):
             off = vc.u64(f["__per_cpu_offset"] + vc.koff + cpu * 8)
             self.percpu_offsets.append(off)
-            self.put_va(off + f.get("__per_cpu_start", 0), unit, "per-CPU areas")
+            self.put_va(off + start, unit, "per-CPU areas")
         self.percpu_unit = unit
 
     def stacks_and_tasks(self):
