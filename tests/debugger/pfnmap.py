@@ -7,9 +7,11 @@ usage:
   pfnmap.py recommend VMCORE PFNS...       > TABLE
 
 `pfns` turns an strace log of a debugger's reads of VMCORE (pread64, or
-lseek then read, traced with -P VMCORE -y -s 0) into the pfns those bytes
-lie in, through the ELF's PT_LOAD headers. Bytes outside every PT_LOAD
-(ELF header, program headers, notes) are counted on stderr, not listed.
+lseek then read, or mmap; traced with -P VMCORE -y -s 0) into the pfns
+those bytes lie in: through the PT_LOAD headers of an ELF vmcore (bytes
+outside every PT_LOAD, headers and notes, are counted on stderr), or
+through the bitmap and page descriptors of a kdump-compressed file (the
+zero block that all zero pages share is no pfn).
 
 `classify` puts every pfn of each PFNS file in one class (the first that
 matches, in the order of CLASSES below) and prints one table: a row per
@@ -18,6 +20,10 @@ pfns-read.sh gets from the vmlinux (symbol addresses before KASLR, struct
 offsets from gdb); everything else comes from the dump itself: VMCOREINFO,
 the PRSTATUS notes and the old kernel's page tables, walked here from
 SYMBOL(init_top_pgt).
+
+`recommend` builds a first pass from the dump alone (no FACTS: what
+kdumpinit has at capture time), part by part, and prints how much of
+each PFNS file the parts hold so far (class Recommend).
 """
 import bisect
 import collections
