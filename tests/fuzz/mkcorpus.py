@@ -203,6 +203,9 @@ def base_keys(kind, direct, ms_sym, phys_base, l5):
         ('OFFSET(page.compound_head)', str(L['head'])),
         ('LENGTH(zone.free_area)', '11'),
         ('NUMBER(pgtable_l5_enabled)', '1' if l5 else '0'),
+        # Every x86_64 kernel since 4.16 exports it; without it (or
+        # pgtable_l5_enabled) kdumpinit does not walk the page tables.
+        ('NUMBER(sme_mask)', '0'),
     ]
     if kind == '61':
         keys += [
