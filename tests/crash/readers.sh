@@ -33,6 +33,7 @@
 # DIR/out/READER.VMCORE.FILE (default DIR: build/readers); the saved
 # files of one vmcore are removed before the next (KEEP=1 keeps them).
 set -u
+caller=$PWD
 cd "$(dirname "$0")/../.." || exit 1
 # tests/lib/chroot.sh: top, BUILD (absolute), chroot_fresh, chroot_drop.
 . tests/lib/chroot.sh
@@ -230,9 +231,17 @@ drgn_why() {
 # --- set-up ------------------------------------------------------------------
 mkdir -p "$work/out" "$dbg" || { bad "setup: cannot create $work"; finish; }
 cp "$here/drgnprobe.py" "$work/drgnprobe.py"
+# The raw vmcores by absolute name, links resolved: the chroot sees
+# their directories.
+raws=()
+for r in "$@"; do
+	case $r in /*) ;; *) r=$caller/$r ;; esac
+	raws+=("$(readlink -f "$r")")
+done
+set -- "${raws[@]}"
 rawdirs=()
 for r in "$@"; do
-	d=$(cd "$(dirname "$r")" && pwd) || continue
+	d=${r%/*}
 	case " ${rawdirs[*]} " in *" $d "*) ;; *) rawdirs+=("$d") ;; esac
 done
 
