@@ -318,6 +318,12 @@ if [ -n "${FULL:-}" ]; then
 	# kernel's own floor: it runs out of memory at 52M), level 31 (~1 min).
 	run_suite e2e-arm64-56M bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 56M \
 		--workdir "$BUILD/arm64/e2e/56M"
+	# Which crash and drgn read the saves (tests/crash/README.md): Debian 12's
+	# crash 8.0.2 and drgn 0.0.22, sid's crash 9.0.2 and drgn 0.3.0 (a
+	# debootstrap chroot cached in build/chroot/sid-readers), levels 31 and 1,
+	# both formats; each kernel's -dbg vmlinux is pinned (about 3 GB, once).
+	run_suite readers bash tests/crash/readers.sh "$raws"/raw-6.1-4level.vmcore \
+		"$raws"/raw-6.1-5level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore
 	# arm64 armed through kexec-tools instead (its _stext fix): ~3.5 min.
 	run_suite e2e-arm64-kexec-tools bash tests/e2e-arm64/run.sh --loader kexec-tools \
 		--workdir "$BUILD/arm64/e2e/kexec-tools"
