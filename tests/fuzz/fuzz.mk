@@ -5,7 +5,7 @@
 #   make fuzz         builds every target, then fuzzes each in turn for
 #                     FUZZ_SECONDS (default 60), one at a time
 #   make fuzz-smoke   each target runs its committed corpus, then fuzzes
-#                     for FUZZ_SMOKE_SECONDS (8); prints "ok"/"FAIL" lines
+#                     for FUZZ_SMOKE_SECONDS (5); prints "ok"/"FAIL" lines
 #                     and the closing line "N passed, N failed"
 #   make fuzz-build   only builds them
 #
@@ -22,7 +22,7 @@
 BUILD ?= build
 FUZZ_CC ?= clang-14
 FUZZ_SECONDS ?= 60
-FUZZ_SMOKE_SECONDS ?= 8
+FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_LZ4_SRC ?= $(BUILD)/src/lz4/lib
 FUZZ_LIBELF ?= -lelf
 FUZZ_LIBZ ?= -lz
