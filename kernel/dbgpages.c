@@ -1,7 +1,6 @@
 #include "dbgpages.h"
 
 #include <elf.h>
-#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -49,21 +49,30 @@ static int nbyte(struct names *nm, uint8_t *b)
 	return 0;
 }
 
-/* The address of symbol i: kallsyms_offsets are relative to
- * kallsyms_relative_base, or with KALLSYMS_ABSOLUTE_PERCPU (x86_64 before
- * 6.15) absolute when not negative. */
-static uint64_t address(int absolute_percpu, uint64_t base, int32_t off)
+/* The address of symbol i, whose offset is off: kallsyms_offsets hold
+ * it relative to kallsyms_relative_base (ENC_BASE), or with
+ * KALLSYMS_ABSOLUTE_PERCPU (x86_64 before 6.15) absolute when not
+ * negative (ENC_PERCPU), or, in kernels without kallsyms_relative_base,
+ * relative to the entry's own place (ENC_PLACE: 7.x). */
+enum enc { ENC_BASE, ENC_PERCPU, ENC_PLACE, ENC_N };
+
+static uint64_t address(enum enc e, uint64_t base, uint64_t va_off, uint32_t i, int32_t off)
 {
-	if (!absolute_percpu)
+	switch (e) {
+	case ENC_BASE:
 		return base + (uint32_t)off;
-	return off >= 0 ? (uint64_t)off : base - 1 - (uint64_t)(int64_t)off;
+	case ENC_PERCPU:
+		return off >= 0 ? (uint64_t)off : base - 1 - (uint64_t)(int64_t)off;
+	default:
+		return va_off + 4ull * i + (uint64_t)(int64_t)off;
+	}
 }
 
 int ksyms_lookup(struct kmem *km, const char *const *names, uint64_t *addr, unsigned n)
 {
 	uint64_t va_names, va_num, va_off, va_base, va_tt, va_ti, stext = 0;
 	uint32_t num;
-	uint64_t base;
+	uint64_t base = 0;
 	uint16_t ti[256];
 	char *tt = NULL;
 	struct names nm = { .km = km };
@@ -81,14 +90,15 @@ int ksyms_lookup(struct kmem *km, const char *const *names, uint64_t *addr, unsi
 	if (sym(km, "SYMBOL(kallsyms_names)", &va_names) < 0 ||
 	    sym(km, "SYMBOL(kallsyms_num_syms)", &va_num) < 0 ||
 	    sym(km, "SYMBOL(kallsyms_offsets)", &va_off) < 0 ||
-	    sym(km, "SYMBOL(kallsyms_relative_base)", &va_base) < 0 ||
 	    sym(km, "SYMBOL(kallsyms_token_table)", &va_tt) < 0 ||
 	    sym(km, "SYMBOL(kallsyms_token_index)", &va_ti) < 0 || !km->ok) {
 		r = -ENOENT;
 		goto out;
 	}
 	int have_stext = sym(km, "SYMBOL(_stext)", &stext) == 0;
-	if (kmem_read(km, va_num, &num, 4) < 0 || kmem_read(km, va_base, &base, 8) < 0 ||
+	int have_base = sym(km, "SYMBOL(kallsyms_relative_base)", &va_base) == 0;
+	if ((!have_base && !have_stext) || kmem_read(km, va_num, &num, 4) < 0 ||
+	    (have_base && kmem_read(km, va_base, &base, 8) < 0) ||
 	    kmem_read(km, va_ti, ti, sizeof ti) < 0) {
 		r = -EFAULT;
 		goto out;
@@ -160,30 +170,30 @@ int ksyms_lookup(struct kmem *km, const char *const *names, uint64_t *addr, unsi
 		}
 	}
 	/* Which encoding: the one that puts _stext where VMCOREINFO says;
-	 * without it, the one that puts the first name found in the kernel
-	 * half. */
-	int abs_percpu = -1;
-	for (int m = 0; m < 2 && abs_percpu < 0; m++) {
+	 * without SYMBOL(_stext), the one that puts the first name found in
+	 * the kernel half. */
+	int enc = -1;
+	for (int m = have_base ? ENC_BASE : ENC_PLACE; m < ENC_N && enc < 0; m++) {
 		for (unsigned q = 0; q <= n; q++) {
 			int32_t off;
 			if (!have[q] || (q == n) != have_stext)
 				continue;
 			if (kmem_read(km, va_off + 4ull * idx[q], &off, 4) < 0)
 				continue;
-			uint64_t a = address(m, base, off);
+			uint64_t a = address((enum enc)m, base, va_off, idx[q], off);
 			if (q == n ? a == stext : a >= km->ac.ops->kva_min)
-				abs_percpu = m;
+				enc = m;
 			break;
 		}
 	}
-	if (abs_percpu < 0) {
-		r = have[n] || !have_stext ? -ENOENT : 0;
+	if (enc < 0) {
+		r = -ENOENT;
 		goto out;
 	}
 	for (unsigned q = 0; q < n; q++) {
 		int32_t off;
 		if (have[q] && kmem_read(km, va_off + 4ull * idx[q], &off, 4) == 0) {
-			addr[q] = address(abs_percpu, base, off);
+			addr[q] = address((enum enc)enc, base, va_off, idx[q], off);
 			found++;
 		}
 	}
