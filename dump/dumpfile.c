@@ -697,3 +697,54 @@ int dumpfile_page(struct dump_cursor *dc, uint64_t pfn, uint8_t *out)
 	int n = LZ4_decompress_safe((const char *)src, (char *)out, sz, ps);
 	return n == (int)ps ? 0 : -EBADMSG;
 }
+
+/* Pfns the segments describe below pfn (each once). */
+static uint64_t pfns_below(const struct dumpfile *d, uint64_t pfn, uint64_t *total)
+{
+	uint64_t t, below = 0, reach;
+
+	/* scan_pfns answers the other way round: search the count. */
+	if (scan_pfns(d, 0, &t, &reach) < 0)
+		return 0;
+	*total = t;
+	uint64_t lo = 0, hi = t;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+		if (scan_pfns(d, mid, &t, &reach) < 0)
+			break;
+		if (reach <= pfn)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	below = lo;
+	return below;
+}
+
+static int pct(uint64_t part, uint64_t total)
+{
+	return total ? (int)(part * 100 / total) : 100;
+}
+
+void dumpfile_progress(const struct dumpfile *d, struct dump_progress *p)
+{
+	uint64_t total = 0, below;
+
+	p->early = d->nearly || d->have_dbg ? 1 : -1;
+	p->early_last = d->nearly ? d->blocks[d->nearly - 1].pfn + d->blocks[d->nearly - 1].count : 0;
+	p->first_pct = p->later_pct = -1;
+	/* The EARLY pass is whole once anything after it was read. */
+	if (p->early == 1 && d->nfirst == d->nearly && d->nblocks == d->nfirst && !d->have_end)
+		p->early = 0;
+	if (d->nfirst > d->nearly) {
+		const struct page_block *b = &d->blocks[d->nfirst - 1];
+		below = pfns_below(d, b->pfn + b->count, &total);
+		p->first_pct = pct(below, total);
+	}
+	if (d->nblocks > d->nfirst) {
+		const struct page_block *b = &d->blocks[d->nblocks - 1];
+		below = pfns_below(d, b->pfn + b->count, &total);
+		p->first_pct = 100;
+		p->later_pct = pct(below, total);
+	}
+}

@@ -105,6 +105,16 @@ void dumpfile_free(struct dumpfile *d);
  * END's counts (chunks, stream bytes, pages stored, pfns scanned) are
  * those of the stream read; a disagreement is in why. */
 int dumpfile_complete(const struct dumpfile *d);
+/* How far the capture got, pass by pass: what `info` says of a dump cut
+ * short. Percentages are of the pfns the segments describe, up to the
+ * end of the pass's last chunk read; -1 where the pass was not reached
+ * (or the dump has none). */
+struct dump_progress {
+	int early;		/* -1 no EARLY pass, 0 cut inside it, 1 whole */
+	uint64_t early_last;	/* pfn after its last chunk read */
+	int first_pct, later_pct;
+};
+void dumpfile_progress(const struct dumpfile *d, struct dump_progress *p);
 /* Is pfn stored? Returns the block or NULL; *idx is its bit index. */
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx);
 /* The first stored pfn >= pfn, or UINT64_MAX. */
