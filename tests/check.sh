@@ -316,8 +316,9 @@ if [ -n "${FULL:-}" ]; then
 	# The power cut on a guest whose kernel KASLR placed high (~2 min).
 	run_suite faults-powercut-high bash tests/faults/powercut.sh high --workdir "$BUILD/faults/cut-high"
 	# Power cuts before the first write, early and in the middle of the
-	# pages, while END is written, and a new capture onto a cut dump.
-	for c in before early middle end replace; do
+	# pages, while END is written, in a level-31 capture past the
+	# debugger's pages, and a new capture onto a cut dump.
+	for c in before early middle end l31 replace; do
 		run_suite faults-powercut-$c bash tests/faults/powercut.sh $c --workdir "$BUILD/faults/cut-$c"
 	done
 	# crash (with the matching vmlinux: the 858 MB -dbg package, fetched
@@ -325,7 +326,7 @@ if [ -n "${FULL:-}" ]; then
 	# debugger's pages: power cuts after them (cut-end, level 31, too:
 	# its debugger's pages go first like every level's), the full device,
 	# write errors.
-	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-high,cut-middle,cut-end,kernelfirst,early,late,after}
+	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-high,cut-middle,cut-end,cut-l31,kernelfirst,early,late,after}
 	# The arm64 floor: kdumpinit the only init at crashkernel=56M (the
 	# kernel's own floor: it runs out of memory at 52M), level 31 (~1 min).
 	run_suite e2e-arm64-56M bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 56M \
