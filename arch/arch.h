@@ -38,6 +38,26 @@ struct arch_ctx {
 	uint64_t cache_va, cache_pa, cache_len;	/* last leaf translated */
 };
 
+/* What a leaf of the kernel's page tables maps, by its virtual address. */
+enum arch_va_kind {
+	ARCH_VA_OTHER,		/* direct map, vmalloc, vmemmap, ... */
+	ARCH_VA_IMAGE,		/* the kernel image's own mapping */
+	ARCH_VA_MODULES,	/* module memory */
+	ARCH_VA_CPU_AREA,	/* per-CPU entry areas (pages of each CPU's per-CPU data) */
+};
+#define ARCH_PROT_W 1u		/* writable */
+#define ARCH_PROT_X 2u		/* executable */
+
+/* The walker's callbacks: every table page it reads, the top one
+ * included, and every present leaf. A non-zero return stops the walk. */
+struct arch_walk {
+	int (*table)(void *arg, uint64_t pa);
+	int (*leaf)(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned prot,
+		    enum arch_va_kind kind);
+	void *arg;
+	uint64_t max_tables;	/* bound on the table pages read (a corrupt tree) */
+};
+
 struct arch_ops {
 	const char *name;
 	uint16_t e_machine;
@@ -56,6 +76,15 @@ struct arch_ops {
 	/* Physical address of a kernel-image symbol without page tables
 	 * (for readers that only have the dump's pages). -ENOENT. */
 	int (*kimg_to_phys)(const struct arch_env *env, uint64_t vaddr, uint64_t *paddr);
+	/* Walks the kernel half of the page tables (see struct arch_walk).
+	 * 0; -E2BIG past max_tables; the callbacks' non-zero return. NULL
+	 * where not written yet: the debugger's first pass then holds only
+	 * what needs no walk. */
+	int (*walk)(struct arch_ctx *ctx, const struct arch_walk *w);
+	/* The stack pointer in an NT_PRSTATUS note's payload: 0, or -ENOENT
+	 * for a note too short. And the size of a kernel stack. */
+	int (*prstatus_sp)(const uint8_t *desc, size_t len, uint64_t *sp);
+	uint64_t thread_size;
 };
 
 extern const struct arch_ops arch_x86_64;

@@ -4,6 +4,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <string.h>
 
 #ifndef EM_AARCH64
 #define EM_AARCH64		183
@@ -173,6 +174,17 @@ static int arm64_kimg_to_phys(const struct arch_env *env, uint64_t va, uint64_t 
 	return 0;
 }
 
+/* struct elf_prstatus: pr_reg at 112, user_pt_regs' sp after x0-x30. */
+static int arm64_prstatus_sp(const uint8_t *desc, size_t len, uint64_t *sp)
+{
+	const size_t off = 112 + 31 * 8;
+
+	if (len < off + 8)
+		return -ENOENT;
+	memcpy(sp, desc + off, 8);
+	return 0;
+}
+
 const struct arch_ops arch_arm64 = {
 	.name = "arm64",
 	.e_machine = EM_AARCH64,
@@ -183,4 +195,6 @@ const struct arch_ops arch_arm64 = {
 	.init = arm64_init,
 	.vtop = arm64_vtop,
 	.kimg_to_phys = arm64_kimg_to_phys,
+	.prstatus_sp = arm64_prstatus_sp,
+	.thread_size = 16384,
 };

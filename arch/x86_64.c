@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <string.h>
 
 
 #define START_KERNEL_MAP	0xffffffff80000000ull
@@ -92,6 +93,86 @@ static int x86_64_kimg_to_phys(const struct arch_env *env, uint64_t va, uint64_t
 	return 0;
 }
 
+/* The fixed parts of the kernel half, the same with 4 and 5 levels
+ * (Documentation/arch/x86/x86_64/mm.rst): the image mapping (1 GiB with
+ * KASLR), the modules after it, and the cpu_entry_area. */
+#define MODULES_VADDR		0xffffffffc0000000ull
+#define MODULES_END		0xffffffffff000000ull
+#define CPU_ENTRY_AREA		0xfffffe0000000000ull
+#define CPU_ENTRY_AREA_END	0xfffffe8000000000ull
+#define PTE_RW			0x2ull
+#define PTE_NX			(1ull << 63)
+
+static enum arch_va_kind x86_64_kind(uint64_t va)
+{
+	if (va >= START_KERNEL_MAP && va < MODULES_VADDR)
+		return ARCH_VA_IMAGE;
+	if (va >= MODULES_VADDR && va < MODULES_END)
+		return ARCH_VA_MODULES;
+	if (va >= CPU_ENTRY_AREA && va < CPU_ENTRY_AREA_END)
+		return ARCH_VA_CPU_AREA;
+	return ARCH_VA_OTHER;
+}
+
+static int walk_level(struct arch_ctx *c, const struct arch_walk *w, uint64_t table, int level,
+		      uint64_t va_base, uint64_t *left)
+{
+	uint64_t e[512];
+
+	if (!*left)
+		return -E2BIG;
+	(*left)--;
+	int r = w->table ? w->table(w->arg, table) : 0;
+	if (r)
+		return r;
+	/* A table outside the dump holds nothing we can follow. */
+	if (c->env->read(c->env, table, e, sizeof e) < 0)
+		return 0;
+	unsigned shift = 12 + 9 * (level - 1);
+	/* The top level: the kernel half only. */
+	for (unsigned i = level == c->levels ? 256 : 0; i < 512; i++) {
+		if (!(e[i] & PTE_PRESENT))
+			continue;
+		uint64_t va = va_base + ((uint64_t)i << shift);
+		if (level == c->levels)	/* sign-extend past the top index */
+			va |= ~0ull << (12 + 9 * c->levels);
+		uint64_t addr = e[i] & c->pte_pfn_mask;
+		if (level == 1 || ((level == 2 || level == 3) && (e[i] & PTE_LARGE))) {
+			uint64_t size = 1ull << shift;
+			unsigned prot = (e[i] & PTE_RW ? ARCH_PROT_W : 0) |
+					(e[i] & PTE_NX ? 0 : ARCH_PROT_X);
+			r = w->leaf ? w->leaf(w->arg, va, addr & ~(size - 1), size, prot,
+					      x86_64_kind(va)) : 0;
+		} else if (level > 3 && (e[i] & PTE_LARGE)) {
+			continue;	/* no leaves above 1 GiB: corrupt entry */
+		} else {
+			r = walk_level(c, w, addr, level - 1, va, left);
+		}
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int x86_64_walk(struct arch_ctx *c, const struct arch_walk *w)
+{
+	uint64_t left = w->max_tables;
+
+	return walk_level(c, w, c->pgd, c->levels, 0, &left);
+}
+
+/* struct elf_prstatus: pr_reg at 112, user_regs_struct's sp is its 20th
+ * word (r15 ... orig_ax, ip, cs, flags, sp). */
+static int x86_64_prstatus_sp(const uint8_t *desc, size_t len, uint64_t *sp)
+{
+	const size_t off = 112 + 19 * 8;
+
+	if (len < off + 8)
+		return -ENOENT;
+	memcpy(sp, desc + off, 8);
+	return 0;
+}
+
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.e_machine = EM_X86_64,
@@ -102,4 +183,7 @@ const struct arch_ops arch_x86_64 = {
 	.init = x86_64_init,
 	.vtop = x86_64_vtop,
 	.kimg_to_phys = x86_64_kimg_to_phys,
+	.walk = x86_64_walk,
+	.prstatus_sp = x86_64_prstatus_sp,
+	.thread_size = 16384,
 };

@@ -104,6 +104,9 @@ struct span {
 	/* With the kernel's pages first (in->kernel): its decisions too. */
 	struct mm_carry kout;
 	uint8_t kcls[SPAN_PAGES], kfl[SPAN_PAGES];
+	/* With in->early: in the EARLY pass, 1 for a pfn of the debugger's
+	 * set; after it, 1 for a pfn the EARLY pass decided (wrote). */
+	uint8_t efl[SPAN_PAGES];
 	struct blocksum sum[SPAN_BLOCKS];	/* by (pfn % SPAN_PAGES) / BLOCK_PAGES */
 };
 
@@ -121,9 +124,14 @@ struct spans {
 	uint64_t it_pfn;
 	struct mm_carry carry;		/* the run carrying into span it_seq */
 	struct mm_carry kcarry;		/* ... in->kernel's */
-	/* 1, or 2 for the LATER pass: what the rest of the dump level keeps,
+	/* 0 for the EARLY pass (the debugger's pages, with in->early); 1;
+	 * or 2 for the LATER pass: what the rest of the dump level keeps,
 	 * once the first has written the pages in->kernel keeps. */
 	int pass;
+	/* The pfn ranges this pass walks: the vmcore's, or in the EARLY pass
+	 * the struct-page windows that hold the debugger's pages. */
+	const struct range *rl;
+	uint32_t nrl;
 	struct skipped pending;		/* folded blocks not yet given to a job */
 	unsigned folded;		/* ... how many */
 	uint64_t unread;		/* pfns kept for an unreadable struct page */
@@ -162,6 +170,14 @@ struct pipe {
 	struct range *ranges;
 	uint32_t nranges;
 	uint64_t total_pfns;
+	/* With in->early: the windows the EARLY pass walks, where each of
+	 * in->early's runs starts in w0, and w0, a bit per pfn of the set:
+	 * written by the EARLY pass (set under the ring's lock as its blocks
+	 * are taken, read-only once it is over). */
+	struct range *eranges;
+	uint32_t neranges;
+	uint64_t *eoff;
+	uint8_t *w0;
 
 	/* The ring's lock also covers the two iterators (below): a worker
 	 * takes, under it, either a span to classify or the next block to
@@ -206,7 +222,63 @@ struct worker {
  * it around its block's touches of the mapping and classifies no pfn in
  * between, so the two uses never nest. */
 
+/* The DEBUGGER record's part bits are the finder's. */
+_Static_assert(KDI_DBG_PGTABLES == 1u << DBG_PGTABLES && KDI_DBG_MEMSECTION == 1u << DBG_MEMSECTION &&
+	       KDI_DBG_LOG == 1u << DBG_LOG && KDI_DBG_STACKS == 1u << DBG_STACKS &&
+	       KDI_DBG_PERCPU == 1u << DBG_PERCPU && KDI_DBG_MODULES == 1u << DBG_MODULES &&
+	       KDI_DBG_IMAGE == 1u << DBG_IMAGE && KDI_DBG_UTS == 1u << DBG_UTS &&
+	       KDI_DBG_TASKS == 1u << DBG_TASKS,
+	       "DEBUGGER part bits");
+
 /* ---- layout ---- */
+
+/* The EARLY pass walks whole struct-page windows: a pfn's decision can
+ * depend on the struct pages before it in its window (a compound page's
+ * head), never on those of another window unless a run of pages larger
+ * than a window crosses into it. So the debugger's pages are judged as a
+ * walk of every window would judge them; the rare run that crosses in
+ * from a window not walked keeps its pages (never drops one). */
+static int early_layout(struct pipe *p)
+{
+	const struct dbg_pages *e = p->in->early;
+	uint32_t n = 0;
+
+	p->eranges = calloc(e->n, sizeof *p->eranges);
+	p->eoff = calloc(e->n, sizeof *p->eoff);
+	p->w0 = calloc((e->pfns + 7) / 8 + 1, 1);
+	if (!p->eranges || !p->eoff || !p->w0)
+		return -ENOMEM;
+	uint64_t off = 0;
+	for (uint32_t k = 0; k < e->n; k++) {
+		p->eoff[k] = off;
+		off += e->r[k].hi - e->r[k].lo;
+		uint64_t lo = e->r[k].lo - e->r[k].lo % SPAN_PAGES;
+		uint64_t hi = (e->r[k].hi + SPAN_PAGES - 1) / SPAN_PAGES * SPAN_PAGES;
+		if (n && lo <= p->eranges[n - 1].hi)
+			p->eranges[n - 1].hi = hi > p->eranges[n - 1].hi ? hi : p->eranges[n - 1].hi;
+		else
+			p->eranges[n++] = (struct range){ lo, hi };
+	}
+	/* ... inside the memory the vmcore has (both lists sorted). */
+	struct range *out = calloc(n + p->nranges, sizeof *out);
+	uint32_t m = 0, i = 0, j = 0;
+	if (!out)
+		return -ENOMEM;
+	while (i < n && j < p->nranges) {
+		uint64_t lo = p->eranges[i].lo > p->ranges[j].lo ? p->eranges[i].lo : p->ranges[j].lo;
+		uint64_t hi = p->eranges[i].hi < p->ranges[j].hi ? p->eranges[i].hi : p->ranges[j].hi;
+		if (lo < hi)
+			out[m++] = (struct range){ lo, hi };
+		if (p->eranges[i].hi < p->ranges[j].hi)
+			i++;
+		else
+			j++;
+	}
+	free(p->eranges);
+	p->eranges = out;
+	p->neranges = m;
+	return 0;
+}
 
 static int build_layout(struct pipe *p)
 {
@@ -239,7 +311,7 @@ static int build_layout(struct pipe *p)
 	}
 	for (uint32_t i = 0; i < p->nranges; i++)
 		p->total_pfns += p->ranges[i].hi - p->ranges[i].lo;
-	return 0;
+	return p->in->early && p->in->early->n ? early_layout(p) : 0;
 }
 
 #define SKIP_MAX 256u		/* blocks folded into one: progress still ticks */
@@ -251,11 +323,11 @@ static int span_step(struct pipe *p, uint64_t *lo, uint64_t *hi)
 
 	if (ss->cl_done)
 		return 0;
-	if (ss->cl_range >= p->nranges) {
+	if (ss->cl_range >= ss->nrl) {
 		ss->cl_done = 1;
 		return 0;
 	}
-	const struct range *r = &p->ranges[ss->cl_range];
+	const struct range *r = &ss->rl[ss->cl_range];
 	if (ss->cl_pfn < r->lo)
 		ss->cl_pfn = r->lo;
 	uint64_t end = (ss->cl_pfn / SPAN_PAGES + 1) * SPAN_PAGES;
@@ -266,8 +338,8 @@ static int span_step(struct pipe *p, uint64_t *lo, uint64_t *hi)
 	ss->cl_pfn = end;
 	if (end == r->hi) {
 		ss->cl_range++;
-		if (ss->cl_range < p->nranges)
-			ss->cl_pfn = p->ranges[ss->cl_range].lo;
+		if (ss->cl_range < ss->nrl)
+			ss->cl_pfn = ss->rl[ss->cl_range].lo;
 		else
 			ss->cl_done = 1;
 	}
@@ -291,13 +363,55 @@ _Static_assert(KDI_EX_NCLASSES < CLS_OTHER && CLS_OTHER != MM_KEEP, "CLS_OTHER i
  * filter drops (a free-block head of no believable order stops its
  * rules before the hwpoison test that drops the page at the filter's
  * level). */
-static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k)
+static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k, uint8_t e)
 {
+	/* The EARLY pass writes the debugger's pages the filter keeps; the
+	 * passes after it leave those alone (e: written early). */
+	if (pass == 0)
+		return c == MM_KEEP && e ? MM_KEEP : CLS_OTHER;
+	if (e)
+		return CLS_OTHER;
 	if (!two)
 		return c;
 	if (pass == 1)
 		return c != MM_KEEP ? c : k == MM_KEEP ? MM_KEEP : CLS_OTHER;
 	return c == MM_KEEP && k != MM_KEEP ? MM_KEEP : CLS_OTHER;
+}
+
+/* sp->efl for its pass: the debugger's set in the EARLY pass, what that
+ * pass wrote in the others. */
+static void span_marks(const struct pipe *p, struct span *sp)
+{
+	const struct dbg_pages *e = p->in->early;
+
+	memset(sp->efl, 0, sp->hi - sp->lo);
+	if (!e || !e->n)
+		return;
+	for (uint32_t k = dbg_pages_seek(e, sp->lo); k < e->n && e->r[k].lo < sp->hi; k++) {
+		uint64_t lo = e->r[k].lo > sp->lo ? e->r[k].lo : sp->lo;
+		uint64_t hi = e->r[k].hi < sp->hi ? e->r[k].hi : sp->hi;
+		for (uint64_t pfn = lo; pfn < hi; pfn++) {
+			uint64_t b = p->eoff[k] + (pfn - e->r[k].lo);
+			sp->efl[pfn - sp->lo] = sp->pass == 0 ? 1 : (p->w0[b / 8] >> (b % 8)) & 1;
+		}
+	}
+}
+
+/* Under the ring's lock, as the EARLY pass takes a block: what it will
+ * write, for the passes after it. */
+static void w0_mark(struct pipe *p, uint64_t pfn, uint32_t count, const uint8_t *cls)
+{
+	const struct dbg_pages *e = p->in->early;
+
+	for (uint32_t k = dbg_pages_seek(e, pfn); k < e->n && e->r[k].lo < pfn + count; k++) {
+		uint64_t lo = e->r[k].lo > pfn ? e->r[k].lo : pfn;
+		uint64_t hi = e->r[k].hi < pfn + count ? e->r[k].hi : pfn + count;
+		for (uint64_t q = lo; q < hi; q++)
+			if (cls[q - pfn] == MM_KEEP) {
+				uint64_t b = p->eoff[k] + (q - e->r[k].lo);
+				p->w0[b / 8] |= (uint8_t)(1u << (b % 8));
+			}
+	}
 }
 
 /* Counts the blocks of sp that meet [lo, hi) afresh. */
@@ -316,7 +430,7 @@ static void span_count(struct span *sp, uint64_t lo, uint64_t hi, int two, int p
 		struct blocksum *s = sum_of(sp, bs);
 		memset(s, 0, sizeof *s);
 		for (uint64_t q = bs - sp->lo; q < be - sp->lo; q++) {
-			uint8_t c = decide(two, pass, sp->cls[q], sp->kcls[q]);
+			uint8_t c = decide(two, pass, sp->cls[q], sp->kcls[q], sp->efl[q]);
 			if (c == MM_KEEP) {
 				s->keep++;
 				s->unread += sp->fl[q] & MM_FL_UNREAD ? 1 : 0;
@@ -348,11 +462,13 @@ static void span_classify(struct worker *w, struct span *sp)
 		memset(sp->fl, 0, n);
 		sp->out = (struct mm_carry){ 0 };
 	}
-	if (p->in->kernel) {
+	/* The EARLY pass decides by the filter alone. */
+	if (p->in->kernel && sp->pass) {
 		w->mk.carry = (struct mm_carry){ 0 };
 		memmap_classify(&w->mk, sp->lo, n, sp->kcls, sp->kfl);
 		sp->kout = w->mk.carry;
 	}
+	span_marks(p, sp);
 	span_count(sp, sp->lo, sp->hi, p->in->kernel != NULL, sp->pass);
 }
 
@@ -366,7 +482,7 @@ static void span_join(struct worker *w, struct span *sp)
 	if (w->p->in->filter)
 		memmap_join(&w->mc, ss->carry, sp->lo, (uint32_t)(sp->hi - sp->lo), sp->cls, sp->fl,
 			    &sp->out, &touched);
-	if (w->p->in->kernel) {
+	if (w->p->in->kernel && sp->pass) {
 		uint32_t kt = 0;
 		memmap_join(&w->mk, ss->kcarry, sp->lo, (uint32_t)(sp->hi - sp->lo), sp->kcls,
 			    sp->kfl, &sp->kout, &kt);
@@ -420,12 +536,11 @@ static int take_block(struct worker *w, struct span *sp)
 	w->pfn = pfn;
 	w->count = count;
 	w->pass = ss->pass;
-	if (w->p->in->kernel)
-		for (uint32_t i = 0; i < count; i++)
-			w->cls[i] = decide(1, ss->pass, sp->cls[pfn - sp->lo + i],
-					   sp->kcls[pfn - sp->lo + i]);
-	else
-		memcpy(w->cls, sp->cls + (pfn - sp->lo), count);
+	for (uint32_t i = 0; i < count; i++)
+		w->cls[i] = decide(w->p->in->kernel != NULL, ss->pass, sp->cls[pfn - sp->lo + i],
+				   sp->kcls[pfn - sp->lo + i], sp->efl[pfn - sp->lo + i]);
+	if (ss->pass == 0)
+		w0_mark(w->p, pfn, count, w->cls);
 	w->sk = ss->pending;
 	memset(&ss->pending, 0, sizeof ss->pending);
 	ss->folded = 0;
@@ -481,6 +596,18 @@ static int next_job(void *arg, uint64_t *idx)
 		}
 		if (ss->it_seq == ss->cl_seq) {
 			/* the end: the last folded blocks still go in order */
+			if (!ss->pending.scanned && ss->pass == 0) {
+				/* The first pass: every window, from no carry. */
+				ss->pass = 1;
+				ss->rl = p->ranges;
+				ss->nrl = p->nranges;
+				ss->cl_range = 0;
+				ss->cl_pfn = 0;
+				ss->cl_done = 0;
+				ss->carry = ss->kcarry = (struct mm_carry){ 0 };
+				ss->folded = 0;
+				continue;
+			}
 			if (!ss->pending.scanned && p->in->kernel && ss->pass == 1) {
 				/* The LATER pass: the same spans again, from
 				 * no carry, with the other decision. */
@@ -719,7 +846,8 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	memset(sl->zbitmap, 0, sizeof sl->zbitmap);
 	memcpy(sl->excluded, sk->excluded, sizeof sl->excluded);
 	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count,
-				      .flags = KDI_PAGES_LINKED | (w->pass == 2 ? KDI_PAGES_LATER : 0) };
+				      .flags = KDI_PAGES_LINKED | (w->pass == 2 ? KDI_PAGES_LATER :
+								     w->pass == 0 ? KDI_PAGES_EARLY : 0) };
 	sl->data_len = 0;
 	sl->scanned = sk->scanned;
 	for (uint32_t k = 0; k < count; k++)
@@ -845,6 +973,13 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 		 miss ? " (their pages kept)" : "");
 	if (!r && settings[0])
 		r = writer_put(wr, KDI_CH_SETTINGS, settings, strlen(settings), NULL, 0, NULL, 0);
+	/* What the EARLY pass is to cover, for info on a dump cut short. */
+	if (!r && in->early && in->early->n) {
+		const struct dbg_pages *e = in->early;
+		struct kdi_debugger dbg = { .pfns = e->pfns, .last_pfn = e->r[e->n - 1].hi - 1,
+					    .parts = e->parts, .ranges = e->n };
+		r = writer_put(wr, KDI_CH_DEBUGGER, &dbg, sizeof dbg, NULL, 0, NULL, 0);
+	}
 	/* The log goes before the pages: a dump cut short still explains the
 	 * crash. A log too large for one chunk keeps its newest part. */
 	if (!r && in->dmesg && in->dmesg_len) {
@@ -891,7 +1026,10 @@ static int spans_init(struct pipe *p, unsigned threads)
 	struct spans *ss = &p->sp;
 
 	ss->n = spans_wanted(threads);
-	ss->pass = 1;
+	/* The EARLY pass first when there is one to walk. */
+	ss->pass = p->neranges ? 0 : 1;
+	ss->rl = p->neranges ? p->eranges : p->ranges;
+	ss->nrl = p->neranges ? p->neranges : p->nranges;
 	ss->s = calloc(ss->n, sizeof *ss->s);
 	if (!ss->s)
 		return -ENOMEM;
@@ -1082,10 +1220,12 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		snprintf(why, sizeof why, cpu_bound && t == rq->cpus ? " (of %u asked: %u CPUs)" :
 			 " (of %u asked: memory-bound)", want, rq->cpus);
 	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %s, "
-		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used%s",
+		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used%s%s",
 		 mem_avail / 1e6, t, t == 1 ? "" : "s", why,
 		 rd, (unsigned)(block >> 10), t > 1 ? SLOTS_PER_WORKER * t : 1, nwb, wb >> 20, peak / 1e6,
-		 in->kernel ? "; the kernel's pages (level 31) first, then the rest" : "");
+		 in->early && in->early->n ? "; the debugger's pages first" : "",
+		 in->kernel ? (in->early && in->early->n ? ", then the kernel's (level 31), then the rest" :
+			       "; the kernel's pages (level 31) first, then the rest") : "");
 }
 
 int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct capture_plan *pl,
@@ -1200,6 +1340,9 @@ out:
 	free(p.order);
 	free(p.maxend);
 	free(p.ranges);
+	free(p.eranges);
+	free(p.eoff);
+	free(p.w0);
 	free(wbuf);
 	ring_fini(&p.ring);
 	spans_fini(&p);

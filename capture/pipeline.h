@@ -8,6 +8,7 @@
 
 #include "../dump/chain.h"
 #include "../dump/format.h"
+#include "../kernel/dbgpages.h"
 #include "../kernel/memmap.h"
 #include "../kernel/vmcore.h"
 
@@ -53,6 +54,12 @@ struct capture_in {
 	 * a LATER pass (FORMAT.md): a dump cut short anywhere after the first
 	 * pass still opens. NULL when filter drops all that level 31 does. */
 	struct memmap *kernel;
+	/* The pages a debugger reads to open the kernel (kernel/dbgpages.h),
+	 * or NULL. With it those the filter keeps go first, in an EARLY pass
+	 * before every other: a dump cut short anywhere after it still opens
+	 * in crash and drgn, whatever the level. Only the order changes: the
+	 * dump holds the same pages. */
+	const struct dbg_pages *early;
 	/* Where the dump sits among those on the device (dump/chain.h),
 	 * written right after START. */
 	struct kdi_chain_rec chain;

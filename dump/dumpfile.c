@@ -37,16 +37,16 @@ static int bit(const uint8_t *bm, uint32_t i)
 	return bm && ((bm[i / 8] >> (i % 8)) & 1);
 }
 
-/* A LATER chunk may only hold pfns the first pass left for later: none
- * that a first-pass chunk stored or recorded as zero. */
-static int overlaps_first(const struct dumpfile *d, const struct kdi_pages_view *v)
+/* Does the chunk store (or record as zero) a pfn that one of b[0, n),
+ * an earlier pass, did? The passes are disjoint. */
+static int overlaps(const struct page_block *b, size_t n, const struct kdi_pages_view *v)
 {
-	for (uint32_t i = 0; i < v->count; i++) {
+	for (uint32_t i = 0; n && i < v->count; i++) {
 		if (!bit(v->bitmap, i) && !bit(v->zbitmap, i))
 			continue;
-		const struct page_block *b = block_in(d->blocks, d->nfirst, v->pfn + i);
-		uint32_t j = b ? v->pfn + i - b->pfn : 0;
-		if (b && (bit(b->bitmap, j) || bit(b->zbitmap, j)))
+		const struct page_block *o = block_in(b, n, v->pfn + i);
+		uint32_t j = o ? v->pfn + i - o->pfn : 0;
+		if (o && (bit(o->bitmap, j) || bit(o->zbitmap, j)))
 			return 1;
 	}
 	return 0;
@@ -56,17 +56,26 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 		     uint64_t off, const struct kdi_chunk *h, size_t *cap)
 {
 	int later = (v->flags & KDI_PAGES_LATER) != 0;
+	int early = (v->flags & KDI_PAGES_EARLY) != 0;
+	/* where this chunk's pass starts in blocks[] */
+	size_t lo = early ? 0 : later ? d->nfirst : d->nearly;
 
 	if (later && d->start.format_version < 2)
 		return -EBADMSG;	/* version 1 has one pass */
+	if (early && d->start.format_version < 3)
+		return -EBADMSG;	/* ... version 2 no EARLY one */
+	if (early && d->nearly != d->nblocks)
+		return -EBADMSG;	/* the EARLY pass ended with the first other chunk */
 	if (!later && d->nfirst != d->nblocks)
 		return -EBADMSG;	/* the first pass ended with the first LATER chunk */
-	if (d->nblocks > (later ? d->nfirst : 0)) {
+	if (d->nblocks > lo) {
 		const struct page_block *prev = &d->blocks[d->nblocks - 1];
 		if (v->pfn < prev->pfn + prev->count)
 			return -EBADMSG;	/* pfns must strictly increase, per pass */
 	}
-	if (later && overlaps_first(d, v))
+	if (!early && overlaps(d->blocks, d->nearly, v))
+		return -EBADMSG;
+	if (later && overlaps(d->blocks + d->nearly, d->nfirst - d->nearly, v))
 		return -EBADMSG;
 	if (d->nblocks == *cap) {
 		size_t nc = *cap ? *cap * 2 : 1024;
@@ -98,6 +107,8 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	b->payload_len = h->len;
 	b->payload_hash = h->payload_hash;
 	d->nblocks++;
+	if (early)
+		d->nearly = d->nblocks;
 	if (!later)
 		d->nfirst = d->nblocks;
 	d->pages_stored += v->nstored;
@@ -215,8 +226,15 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 		d->pfn_limit = UINT64_MAX;
 		return 0;
 	}
+	/* The first pass got as far as its last chunk; the EARLY pass's
+	 * pages lie anywhere, and what it stored is vouched for too. */
 	if (d->nfirst) {
 		const struct page_block *b = &d->blocks[d->nfirst - 1];
+		if (b->pfn + b->count > reach)
+			reach = b->pfn + b->count;
+	}
+	if (d->nearly) {
+		const struct page_block *b = &d->blocks[d->nearly - 1];
 		if (b->pfn + b->count > reach)
 			reach = b->pfn + b->count;
 	}
@@ -319,6 +337,14 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			d->nr_seg = h.len / sizeof(struct kdi_segment);
 			break;
 		}
+		case KDI_CH_DEBUGGER:
+			/* Only what info says of a cut dump: a record that does
+			 * not fit is left unsaid, never a reason to stop. */
+			if (h.len == sizeof d->dbg && !d->have_dbg && !d->nblocks) {
+				memcpy(&d->dbg, buf, sizeof d->dbg);
+				d->have_dbg = d->dbg.pfns && d->dbg.ranges && d->dbg.ranges <= d->dbg.pfns;
+			}
+			break;
 		case KDI_CH_PAGES: {
 			struct kdi_pages_view v;
 			e = pages_parse(buf, h.len, d->start.page_size, &v);
@@ -420,19 +446,32 @@ static const struct page_block *block_in(const struct page_block *b, size_t n, u
 	return NULL;
 }
 
-/* The block holding pfn's decision (stored or zero), first pass first;
- * else the first-pass block that covers it, or NULL. */
+/* The block holding pfn's decision (stored or zero), EARLY pass first;
+ * else a block that covers it, or NULL. */
 static const struct page_block *block_of(const struct dumpfile *d, uint64_t pfn)
 {
-	const struct page_block *b = block_in(d->blocks, d->nfirst, pfn);
-	uint32_t i = b ? pfn - b->pfn : 0;
+	const size_t cut[DUMP_PASSES + 1] = { 0, d->nearly, d->nfirst, d->nblocks };
+	const struct page_block *any = NULL;
 
-	if (b && (bit(b->bitmap, i) || bit(b->zbitmap, i)))
-		return b;
-	if (d->nblocks == d->nfirst)
-		return b;	/* no LATER pass (and maybe no blocks: no pointer to offset) */
-	const struct page_block *l = block_in(d->blocks + d->nfirst, d->nblocks - d->nfirst, pfn);
-	return l ? l : b;
+	for (int k = 0; k < DUMP_PASSES; k++) {
+		if (cut[k + 1] == cut[k])
+			continue;
+		const struct page_block *b = block_in(d->blocks + cut[k], cut[k + 1] - cut[k], pfn);
+		uint32_t i = b ? pfn - b->pfn : 0;
+		if (b && (bit(b->bitmap, i) || bit(b->zbitmap, i)))
+			return b;
+		if (!any)
+			any = b;
+	}
+	return any;
+}
+
+/* Which pass b is in: 0 EARLY, 1 first, 2 LATER. */
+static int pass_of(const struct dumpfile *d, const struct page_block *b)
+{
+	size_t k = (size_t)(b - d->blocks);
+
+	return k < d->nearly ? 0 : k < d->nfirst ? 1 : 2;
 }
 
 int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn)
@@ -464,11 +503,16 @@ static uint64_t next_in(const struct page_block *b, size_t n, uint64_t pfn)
 
 uint64_t dumpfile_next_stored(const struct dumpfile *d, uint64_t pfn)
 {
-	uint64_t a = next_in(d->blocks, d->nfirst, pfn);
-	uint64_t b = d->nblocks > d->nfirst ?
-		     next_in(d->blocks + d->nfirst, d->nblocks - d->nfirst, pfn) : UINT64_MAX;
+	const size_t cut[DUMP_PASSES + 1] = { 0, d->nearly, d->nfirst, d->nblocks };
+	uint64_t best = UINT64_MAX;
 
-	return a < b ? a : b;
+	for (int k = 0; k < DUMP_PASSES; k++) {
+		uint64_t a = cut[k + 1] > cut[k] ?
+			     next_in(d->blocks + cut[k], cut[k + 1] - cut[k], pfn) : UINT64_MAX;
+		if (a < best)
+			best = a;
+	}
+	return best;
 }
 
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx)
@@ -485,22 +529,28 @@ const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, u
 void cursor_init(struct dump_cursor *c, const struct dumpfile *d)
 {
 	c->d = d;
-	c->cur = NULL;
-	c->stale = NULL;
-	c->payload = NULL;
-	c->payload_cap = 0;
-	c->cur_data = NULL;
-	c->decoded = NULL;
-	c->decoded_cap = 0;
+	for (int k = 0; k < DUMP_PASSES; k++) {
+		struct dump_slot *s = &c->s[k];
+		s->cur = NULL;
+		s->stale = NULL;
+		s->payload = NULL;
+		s->payload_cap = 0;
+		s->cur_data = NULL;
+		s->decoded = NULL;
+		s->decoded_cap = 0;
+	}
 }
 
 void cursor_fini(struct dump_cursor *c)
 {
-	free(c->payload);
-	free(c->decoded);
-	c->payload = NULL;
-	c->decoded = NULL;
-	c->cur = NULL;
+	for (int k = 0; k < DUMP_PASSES; k++) {
+		struct dump_slot *s = &c->s[k];
+		free(s->payload);
+		free(s->decoded);
+		s->payload = NULL;
+		s->decoded = NULL;
+		s->cur = NULL;
+	}
 }
 
 /* Size word of a page in a decoded linked chunk that did not decode. */
@@ -510,9 +560,8 @@ void cursor_fini(struct dump_cursor *c)
  * pages before it as its dictionary: decode them all into one buffer, and
  * point the per-page table at it as raw pages. A page that fails spoils
  * the pages after it (they may copy from it), never those before. */
-static int decode_linked(struct dump_cursor *c, const struct kdi_pages_view *v)
+static int decode_linked(struct dump_slot *c, uint32_t ps, const struct kdi_pages_view *v)
 {
-	uint32_t ps = c->d->start.page_size;
 	size_t need = (size_t)v->nstored * ps;	/* <= KDI_LINKED_MAX (pages_parse) */
 	int failed = 0;
 
@@ -571,10 +620,13 @@ static int same_block(const struct page_block *b, const uint8_t *p, const struct
  * changed since it was loaded (another capture, a write by someone
  * else): a payload that is not the one indexed is refused whole, as
  * its offsets and counts would not be the index's. */
-static int load_block(struct dump_cursor *c, const struct page_block *b)
+static int load_block(struct dump_cursor *dc, const struct page_block *b, struct dump_slot **slot)
 {
-	const struct dumpfile *d = c->d;
+	const struct dumpfile *d = dc->d;
+	struct dump_slot *c = &dc->s[pass_of(d, b)];
 	struct kdi_pages_view v;
+
+	*slot = c;
 
 	if (c->cur == b)
 		return 0;
@@ -614,7 +666,7 @@ static int load_block(struct dump_cursor *c, const struct page_block *b)
 	}
 	c->cur_data = v.data;
 	if (v.flags & KDI_PAGES_LINKED) {
-		int r = decode_linked(c, &v);
+		int r = decode_linked(c, d->start.page_size, &v);
 		if (r < 0)
 			return r;
 	}
@@ -622,14 +674,15 @@ static int load_block(struct dump_cursor *c, const struct page_block *b)
 	return 0;
 }
 
-int dumpfile_page(struct dump_cursor *c, uint64_t pfn, uint8_t *out)
+int dumpfile_page(struct dump_cursor *dc, uint64_t pfn, uint8_t *out)
 {
-	uint32_t idx, ps = c->d->start.page_size;
-	const struct page_block *b = dumpfile_find(c->d, pfn, &idx);
+	uint32_t idx, ps = dc->d->start.page_size;
+	const struct page_block *b = dumpfile_find(dc->d, pfn, &idx);
+	struct dump_slot *c;
 
 	if (!b)
 		return -ENOENT;
-	int r = load_block(c, b);
+	int r = load_block(dc, b, &c);
 	if (r < 0)
 		return r;
 	uint32_t w = c->page_word[idx];
@@ -643,4 +696,55 @@ int dumpfile_page(struct dump_cursor *c, uint64_t pfn, uint8_t *out)
 	}
 	int n = LZ4_decompress_safe((const char *)src, (char *)out, sz, ps);
 	return n == (int)ps ? 0 : -EBADMSG;
+}
+
+/* Pfns the segments describe below pfn (each once). */
+static uint64_t pfns_below(const struct dumpfile *d, uint64_t pfn, uint64_t *total)
+{
+	uint64_t t, below = 0, reach;
+
+	/* scan_pfns answers the other way round: search the count. */
+	if (scan_pfns(d, 0, &t, &reach) < 0)
+		return 0;
+	*total = t;
+	uint64_t lo = 0, hi = t;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+		if (scan_pfns(d, mid, &t, &reach) < 0)
+			break;
+		if (reach <= pfn)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	below = lo;
+	return below;
+}
+
+static int pct(uint64_t part, uint64_t total)
+{
+	return total ? (int)(part * 100 / total) : 100;
+}
+
+void dumpfile_progress(const struct dumpfile *d, struct dump_progress *p)
+{
+	uint64_t total = 0, below;
+
+	p->early = d->nearly || d->have_dbg ? 1 : -1;
+	p->early_last = d->nearly ? d->blocks[d->nearly - 1].pfn + d->blocks[d->nearly - 1].count : 0;
+	p->first_pct = p->later_pct = -1;
+	/* The EARLY pass is whole once anything after it was read. */
+	if (p->early == 1 && d->nfirst == d->nearly && d->nblocks == d->nfirst && !d->have_end)
+		p->early = 0;
+	if (d->nfirst > d->nearly) {
+		const struct page_block *b = &d->blocks[d->nfirst - 1];
+		below = pfns_below(d, b->pfn + b->count, &total);
+		p->first_pct = pct(below, total);
+	}
+	if (d->nblocks > d->nfirst) {
+		const struct page_block *b = &d->blocks[d->nblocks - 1];
+		below = pfns_below(d, b->pfn + b->count, &total);
+		p->first_pct = 100;
+		p->later_pct = pct(below, total);
+	}
 }

@@ -42,11 +42,15 @@ struct dumpfile {
 	size_t dmesg_len;
 	struct kdi_segment *seg;
 	uint32_t nr_seg;
-	/* PAGES chunks in stream order: blocks[0, nfirst) the first pass,
-	 * the rest the LATER pass; each part in strictly increasing pfn
-	 * order, and no pfn stored (or zero) in both. */
+	/* PAGES chunks in stream order: blocks[0, nearly) the EARLY pass
+	 * (the debugger's pages), [nearly, nfirst) the first pass, the rest
+	 * the LATER pass; each part in strictly increasing pfn order, and no
+	 * pfn stored (or zero) in two of them. */
 	struct page_block *blocks;
-	size_t nblocks, nfirst;
+	size_t nblocks, nearly, nfirst;
+	/* What the EARLY pass was to cover (a DEBUGGER chunk), if said. */
+	struct kdi_debugger dbg;
+	int have_dbg;
 	uint64_t pages_stored;		/* counted from the blocks */
 	uint64_t pages_zero;		/* pages recorded as all zero */
 	uint64_t bytes_stored;		/* payload bytes of PAGES chunks */
@@ -70,10 +74,8 @@ struct dumpfile {
 	char gap_why[200];		/* the first: where, and what broke */
 };
 
-/* One reader of pages: each thread of `save` has its own, so the loaded
- * dump itself stays read-only and shared. Holds one block's payload. */
-struct dump_cursor {
-	const struct dumpfile *d;
+/* One block loaded for its pages. */
+struct dump_slot {
 	const struct page_block *cur;
 	const struct page_block *stale;		/* changed since loading: refused */
 	uint8_t *payload;
@@ -85,6 +87,16 @@ struct dump_cursor {
 	size_t decoded_cap;
 };
 
+/* One reader of pages: each thread of `save` has its own, so the loaded
+ * dump itself stays read-only and shared. Holds one block's payload per
+ * pass: readers go in pfn order, and the passes interleave there, so one
+ * block for all would be loaded again at every switch. */
+#define DUMP_PASSES 3
+struct dump_cursor {
+	const struct dumpfile *d;
+	struct dump_slot s[DUMP_PASSES];
+};
+
 /* 0: loaded (complete or not: see have_end/why). -ENOENT: no dump in the
  * stream (empty). -EBADMSG: not even the metadata is intact. */
 int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit);
@@ -93,6 +105,16 @@ void dumpfile_free(struct dumpfile *d);
  * END's counts (chunks, stream bytes, pages stored, pfns scanned) are
  * those of the stream read; a disagreement is in why. */
 int dumpfile_complete(const struct dumpfile *d);
+/* How far the capture got, pass by pass: what `info` says of a dump cut
+ * short. Percentages are of the pfns the segments describe, up to the
+ * end of the pass's last chunk read; -1 where the pass was not reached
+ * (or the dump has none). */
+struct dump_progress {
+	int early;		/* -1 no EARLY pass, 0 cut inside it, 1 whole */
+	uint64_t early_last;	/* pfn after its last chunk read */
+	int first_pct, later_pct;
+};
+void dumpfile_progress(const struct dumpfile *d, struct dump_progress *p);
 /* Is pfn stored? Returns the block or NULL; *idx is its bit index. */
 const struct page_block *dumpfile_find(const struct dumpfile *d, uint64_t pfn, uint32_t *idx);
 /* The first stored pfn >= pfn, or UINT64_MAX. */

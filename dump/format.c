@@ -425,7 +425,8 @@ int pages_parse(const void *payload, size_t len, uint32_t page_size,
 		return -EBADMSG;
 	memcpy(&p, payload, sizeof p);
 	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count ||
-	    p.nzero > p.count - p.nstored || (p.flags & ~(KDI_PAGES_LINKED | KDI_PAGES_LATER)) ||
+	    p.nzero > p.count - p.nstored || (p.flags & ~(KDI_PAGES_LINKED | KDI_PAGES_LATER | KDI_PAGES_EARLY)) ||
+	    (p.flags & (KDI_PAGES_LATER | KDI_PAGES_EARLY)) == (KDI_PAGES_LATER | KDI_PAGES_EARLY) ||
 	    ((p.flags & KDI_PAGES_LINKED) && (uint64_t)p.nstored * page_size > KDI_LINKED_MAX) ||
 	    p.pfn > (UINT64_MAX / page_size) - p.count)
 		return -EBADMSG;

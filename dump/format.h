@@ -55,6 +55,7 @@ enum kdi_chunk_type {
 	KDI_CH_SETTINGS = 9,	/* text: the capture's settings and where each came from */
 	KDI_CH_GAP = 10,	/* struct kdi_gap: the stream resumes here after a write error */
 	KDI_CH_CHAIN = 11,	/* struct kdi_chain_rec: where this dump sits among those on the device */
+	KDI_CH_DEBUGGER = 12,	/* struct kdi_debugger: what the EARLY pass covers */
 };
 
 struct kdi_chunk {
@@ -70,9 +71,10 @@ struct kdi_chunk {
 };
 _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
 
-/* Version 2 added the LATER pass (KDI_PAGES_LATER); a version-1 dump is
- * version 2 without it, so both are read. */
-#define KDI_FORMAT_VERSION 2
+/* Version 2 added the LATER pass (KDI_PAGES_LATER), version 3 the EARLY
+ * pass (KDI_PAGES_EARLY); a dump of an older version is a newer one
+ * without those passes, so all are read. */
+#define KDI_FORMAT_VERSION 3
 #define KDI_FORMAT_MIN 1
 
 struct kdi_start {
@@ -121,6 +123,34 @@ _Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
  * strictly increasing pfn order; a LATER chunk stores no pfn that a
  * first-pass chunk stored or recorded as zero. */
 #define KDI_PAGES_LATER		0x2u
+/* The chunk belongs to the debugger pass (format version 3), written
+ * before every other PAGES chunk: the pages a debugger reads to open the
+ * kernel (page tables, mem_section, the log, the CPUs' stacks and per-CPU
+ * areas, module memory, the image, the tasks), in strictly increasing pfn
+ * order. No later chunk stores or records as zero a pfn an EARLY chunk
+ * did. Never with LATER. */
+#define KDI_PAGES_EARLY		0x4u
+
+/* DEBUGGER payload: what the EARLY pass was to cover, so that `info` can
+ * say how far a cut dump got. Written before the pages. */
+struct kdi_debugger {
+	uint64_t pfns;			/* pfns of the set (each once) */
+	uint64_t last_pfn;		/* its highest pfn */
+	uint32_t parts;			/* KDI_DBG_* found */
+	uint32_t ranges;		/* runs of pfns */
+};
+_Static_assert(sizeof(struct kdi_debugger) == 24, "debugger layout");
+enum {
+	KDI_DBG_PGTABLES = 1u << 0,	/* the kernel's page-table pages */
+	KDI_DBG_MEMSECTION = 1u << 1,	/* mem_section root and arrays */
+	KDI_DBG_LOG = 1u << 2,		/* the printk ring */
+	KDI_DBG_STACKS = 1u << 3,	/* the crashing CPUs' stacks */
+	KDI_DBG_PERCPU = 1u << 4,	/* the per-CPU areas */
+	KDI_DBG_MODULES = 1u << 5,	/* module memory */
+	KDI_DBG_IMAGE = 1u << 6,	/* the kernel image */
+	KDI_DBG_UTS = 1u << 7,		/* init_uts_ns */
+	KDI_DBG_TASKS = 1u << 8,	/* the task_structs, from init_task's lists */
+};
 
 #define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */
 #define KDI_PAGE_SIZEMASK 0x00ffffffu

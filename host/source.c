@@ -186,6 +186,42 @@ int dump_saved(const struct target *t, const struct dumpfile *d)
 	return t->sb.saved_dump_id && t->sb.saved_dump_id == d->dump_id;
 }
 
+/* How far a dump cut short got: whether the debugger's pages (the EARLY
+ * pass, what crash and drgn need to open it) are whole, then how much of
+ * the memory each pass after it covered. */
+static void print_progress(FILE *f, const struct dumpfile *d)
+{
+	struct dump_progress p;
+	char line[300];
+	size_t n = 0;
+
+	dumpfile_progress(d, &p);
+	line[0] = 0;
+	if (p.early == 1)
+		n += snprintf(line + n, sizeof line - n, "the debugger's pages: complete");
+	else if (p.early == 0 && d->have_dbg)
+		n += snprintf(line + n, sizeof line - n,
+			      "the debugger's pages: cut short (up to pfn %#llx of %#llx): crash and "
+			      "drgn may not open it", (unsigned long long)p.early_last,
+			      (unsigned long long)d->dbg.last_pfn);
+	else if (p.early == 0)
+		n += snprintf(line + n, sizeof line - n, "the debugger's pages: cut short");
+	const char *sep = n ? "; " : "";
+	if (p.later_pct >= 0)
+		n += snprintf(line + n, sizeof line - n, "%sthe kernel's pages: complete; the rest: "
+			      "%d %% of the memory", sep, p.later_pct);
+	else if (p.first_pct >= 0)
+		/* Below level 31 (some of bits 2-16 clear) the kernel's pages
+		 * go first and the rest in a LATER pass. */
+		n += snprintf(line + n, sizeof line - n, "%s%s: %d %% of the memory", sep,
+			      (d->start.dump_level & 30) != 30 ? "the kernel's pages" :
+			      p.early >= 0 ? "the rest" : "pages", p.first_pct);
+	else if (p.early == 1)
+		n += snprintf(line + n, sizeof line - n, "%sthe rest: not reached", sep);
+	if (line[0])
+		fprintf(f, "%-12s %s\n", "written", line);
+}
+
 /* What `info` prints, also written as info.txt by save --dir. r is what
  * open_dump returned. Returns the exit code info uses. */
 int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r)
@@ -224,6 +260,8 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	else
 		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
 			d->why[0] ? d->why : "stream ends without one", saved);
+	if (!complete)
+		print_progress(f, d);
 	if (d->gaps)
 		fprintf(f, "%-12s %u region%s lost to %s (%.1f MB, %llu chunks); the first: %s\n",
 			"gaps", d->gaps, d->gaps == 1 ? "" : "s",

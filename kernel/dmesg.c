@@ -372,3 +372,54 @@ out:
 	free(data);
 	return r;
 }
+
+int dmesg_areas(struct kmem *km, struct kva_area a[5], unsigned *n)
+{
+	const struct vmcoreinfo *vi = &km->vi;
+	static const enum vi_key need[] = {
+		VI_SYM_PRB, VI_SIZE_PRB, VI_OFF_PRB_DESC_RING, VI_OFF_PRB_TEXT_RING,
+		VI_OFF_DR_COUNT_BITS, VI_OFF_DR_DESCS, VI_OFF_DR_INFOS, VI_SIZE_PRB_DESC,
+		VI_SIZE_PRINTK_INFO, VI_OFF_TR_SIZE_BITS, VI_OFF_TR_DATA,
+	};
+	uint8_t prb[4096];
+
+	*n = 0;
+	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+		if (!vi_has(vi, need[i]))
+			return -ENOENT;
+	if (!km->ok)
+		return -EFAULT;
+	uint64_t prb_sz = vi_u(vi, VI_SIZE_PRB), dsz = vi_u(vi, VI_SIZE_PRB_DESC),
+		 isz = vi_u(vi, VI_SIZE_PRINTK_INFO);
+	uint64_t dro = vi_u(vi, VI_OFF_PRB_DESC_RING), trg = vi_u(vi, VI_OFF_PRB_TEXT_RING);
+	/* The bounds dmesg_read holds them to. */
+	if (prb_sz > sizeof prb || prb_sz < 16 || dsz > 256 || isz > 1024 ||
+	    dro > prb_sz - 16 || trg > prb_sz - 16 ||
+	    vi_u(vi, VI_OFF_DR_COUNT_BITS) > prb_sz - 4 - dro ||
+	    vi_u(vi, VI_OFF_DR_DESCS) > prb_sz - 8 - dro ||
+	    vi_u(vi, VI_OFF_DR_INFOS) > prb_sz - 8 - dro ||
+	    vi_u(vi, VI_OFF_TR_SIZE_BITS) > prb_sz - 4 - trg ||
+	    vi_u(vi, VI_OFF_TR_DATA) > prb_sz - 8 - trg)
+		return -EBADMSG;
+	uint64_t prb_va;
+	int r = kmem_read(km, vi_u(vi, VI_SYM_PRB), &prb_va, 8);
+	if (!r)
+		r = kmem_read(km, prb_va, prb, prb_sz);
+	if (r < 0)
+		return r;
+	const uint8_t *dr = prb + dro, *tr = prb + trg;
+	uint32_t cbits = load_le32(dr + vi_u(vi, VI_OFF_DR_COUNT_BITS));
+	uint32_t sbits = load_le32(tr + vi_u(vi, VI_OFF_TR_SIZE_BITS));
+	if (cbits > MAX_COUNT_BITS || sbits > MAX_SIZE_BITS || sbits < 4)
+		return -EBADMSG;
+	uint64_t count = 1ull << cbits;
+	if (count * dsz > MAX_TABLE || count * isz > MAX_TABLE)
+		return -EBADMSG;
+	a[0] = (struct kva_area){ vi_u(vi, VI_SYM_PRB), 8 };
+	a[1] = (struct kva_area){ prb_va, prb_sz };
+	a[2] = (struct kva_area){ load_le64(dr + vi_u(vi, VI_OFF_DR_DESCS)), count * dsz };
+	a[3] = (struct kva_area){ load_le64(dr + vi_u(vi, VI_OFF_DR_INFOS)), count * isz };
+	a[4] = (struct kva_area){ load_le64(tr + vi_u(vi, VI_OFF_TR_DATA)), 1ull << sbits };
+	*n = 5;
+	return 0;
+}

@@ -31,4 +31,11 @@ struct dmesg_stat {
  * more than budget bytes of memory; -ENODATA as above. */
 int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struct dmesg_stat *st);
 
+/* Where the ring lives in the crashed kernel: the prb pointer, the ring
+ * struct, its descriptors, infos and text, as kernel virtual [va, va+len)
+ * (what a debugger reads for the log: the capture writes those pages
+ * first). Fills up to 5, *n of them: 0, or dmesg_read's errors. */
+struct kva_area { uint64_t va, len; };
+int dmesg_areas(struct kmem *km, struct kva_area a[5], unsigned *n);
+
 #endif

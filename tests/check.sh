@@ -266,6 +266,15 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# real vmcore per kernel release: every page the full key set keeps is
 	# still kept, and the key is named (level 31; 17 too under check-full).
 	run_suite keys-real env LEVELS="$klevels" bash tests/filter-synthetic/keys.sh --no-synthetic "$raws"/raw-*.vmcore
+	# A dump cut short opens in the debuggers once the debugger's pages,
+	# written first, are on the device: level 31 cut at 10-90 % of its
+	# bytes and onto a device too small, level 17 cut twice, level 1 cut
+	# inside its kernel-first pass, on the oldest, the LTS and the newest
+	# kernel (tests/debugger/cuts.sh). drgn here, with each kernel's -dbg
+	# vmlinux (about 1.5 minutes of downloads, once); crash as well under
+	# check-full.
+	run_suite debugger-cuts env ${FULL:+CRASH=1} bash tests/debugger/cuts.sh --workdir "$BUILD/debugger/cuts" \
+		"$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore
 	# Damaged kernel memory: faults put into a copy of the
 	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
 	# fault under check-full).
@@ -307,18 +316,17 @@ if [ -n "${FULL:-}" ]; then
 	# The power cut on a guest whose kernel KASLR placed high (~2 min).
 	run_suite faults-powercut-high bash tests/faults/powercut.sh high --workdir "$BUILD/faults/cut-high"
 	# Power cuts before the first write, early and in the middle of the
-	# pages, while END is written, and a new capture onto a cut dump.
-	for c in before early middle end replace; do
+	# pages, while END is written, in a level-31 capture past the
+	# debugger's pages, and a new capture onto a cut dump.
+	for c in before early middle end l31 replace; do
 		run_suite faults-powercut-$c bash tests/faults/powercut.sh $c --workdir "$BUILD/faults/cut-$c"
 	done
 	# crash (with the matching vmlinux: the 858 MB -dbg package, fetched
-	# once into build/crash/) on every fault dump that holds the kernel's
-	# pages: power cuts after them, the full device, write errors. Not
-	# cut-end: that level-31 capture is all kernel pages, one pass in pfn
-	# order, so its cut can take mem_section at the top of memory, and
-	# crash reads a page missing from a kdump file as an error (measured:
-	# "seek error ... memory section"; the ELF save opens, as zeros).
-	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-high,cut-middle,kernelfirst,early,late,after}
+	# once into build/crash/) on every fault dump that holds the
+	# debugger's pages: power cuts after them (cut-end, level 31, too:
+	# its debugger's pages go first like every level's), the full device,
+	# write errors.
+	run_suite crash-faults bash tests/crash/faults.sh "$BUILD"/faults/{cut-late,cut-high,cut-middle,cut-end,cut-l31,kernelfirst,early,late,after}
 	# The arm64 floor: kdumpinit the only init at crashkernel=56M (the
 	# kernel's own floor: it runs out of memory at 52M), level 31 (~1 min).
 	run_suite e2e-arm64-56M bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 56M \

@@ -24,6 +24,8 @@
 #            the kernel log from the kdump and the ELF save
 #   end      level 31, the dump disk slowed to 3 MB/s, at 100 %: END in
 #            flight, every page written (no raw copy: drgn is the check)
+#   l31      level 31, the same disk, at 20-29 MB written: past the
+#            debugger's pages (written first), before the end
 #   replace  a cut at 50 %, then a new crash captured onto the same disk
 #            and cut at 30-99 MB: the old one is kept, the new one goes after it
 # KASLR high (case high): the decompressor's KASLR never puts the kernel
@@ -77,8 +79,11 @@ high)
 	cut=$(written '19[0-9]|2[0-9][0-9]|[3-9][0-9][0-9]')
 	extra=("${slow[@]}" --mem "${mem}M" --append-first "memmap=$((mem - 32 - 96))M!32M memmap=4P%32M-12+1") ;;
 end) cut=$(progress '100') extra=(--slow-disk 3000000 --no-raw) level=31 ;;
+# Level 31 is one pass in pfn order after the debugger's pages (17-24 MB
+# of its 33-39 MB): a cut at 20-29 MB comes after them, before the end.
+l31) cut=$(written '2[0-9]') extra=(--slow-disk 3000000 --no-raw) level=31 ;;
 replace) cut=$(written '1[3-9][0-9]') extra=("${slow[@]}") ;;
-*) echo "usage: tests/faults/powercut.sh before|early|middle|late|high|end|replace [--workdir DIR]" >&2; exit 2 ;;
+*) echo "usage: tests/faults/powercut.sh before|early|middle|late|high|end|l31|replace [--workdir DIR]" >&2; exit 2 ;;
 esac
 
 run() { # CUT-ERE [run.sh options]
@@ -121,7 +126,7 @@ after_cut() { # LABEL
 	# (the first pass: about a fifth of the progress at level 1): a cut
 	# past the middle keeps them all, whatever KASLR did. An early cut may
 	# come inside that pass: reported, not judged.
-	if [ "$case" = end ] || [ "$case" = middle ] || [ "$case" = late ] || [ "$case" = high ] ||
+	if [ "$case" = end ] || [ "$case" = l31 ] || [ "$case" = middle ] || [ "$case" = late ] || [ "$case" = high ] ||
 		{ [ "$case" = replace ] && [ "$1" = replace ]; }; then
 		"$python" "$top/tests/tools/drgnopen.py" "$workdir/saved.kdump" >"$workdir/drgn.out" 2>&1 &&
 			pass "$1: $(cat "$workdir/drgn.out")" ||

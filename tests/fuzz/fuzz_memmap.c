@@ -8,12 +8,17 @@
  * FZ_MAX_PFNS pfns per input. Then as the pipeline does: the same pfns in
  * spans, each classified from no carry by another cursor, in reverse
  * order, and joined in pfn order (memmap_join); the decisions and the
- * unreadable marks must be the in-order pass's, whatever the memory. */
+ * unreadable marks must be the in-order pass's, whatever the memory.
+ * And as run_capture does before the pages: the debugger's pages
+ * (kernel/dbgpages.c: a page-table walk, kallsyms, init_task's lists, the
+ * pid IDR), which must come back sorted, disjoint, inside the memory and
+ * within the budget. */
 #include "fuzz_vmcore_mem.h"
 
 #include <assert.h>
 #include <errno.h>
 
+#include "../../kernel/dbgpages.h"
 #include "../../kernel/memmap.h"
 
 #define FZ_MAX_PFNS (1u << 16)
@@ -124,6 +129,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			assert(sp_cls[i] == seq_cls[i]);
 			assert((sp_fl[i] & MM_FL_UNREAD) == seq_fl[i]);
 		}
+	}
+	if (r == 0) {
+		struct dbg_pages dp;
+		const uint64_t budget = 1u << 14;
+		int dr = dbg_pages_find(&dp, vc, arch_lookup(vc->e_machine), &mm, budget);
+		assert(dr == 0 || dr == -ENOMEM);
+		uint64_t sum = 0;
+		for (uint32_t i = 0; dr == 0 && i < dp.n; i++) {
+			assert(dp.r[i].lo < dp.r[i].hi);
+			assert(!i || dp.r[i].lo > dp.r[i - 1].hi);
+			sum += dp.r[i].hi - dp.r[i].lo;
+			int inside = 0;
+			for (uint32_t k = 0; k < nseg; k++)
+				if (f.seg[k].filesz && dp.r[i].lo >= f.seg[k].paddr / ps &&
+				    dp.r[i].lo < (f.seg[k].paddr + f.seg[k].filesz + ps - 1) / ps)
+					inside = 1;
+			assert(inside);
+			assert(dbg_pages_seek(&dp, dp.r[i].lo) == i);
+		}
+		assert(dr != 0 || (sum == dp.pfns && dp.pfns <= budget));
+		dbg_pages_free(&dp);
 	}
 	memmap_cursor_fini(&cur);
 	memmap_cursor_fini(&cur2);

@@ -3,7 +3,7 @@
 against the raw vmcore it came from, page by page.
 
 usage: pagecheck.py REFERENCE SAVED [--require all|prefix|some]
-                    [--min N] [--max N] [--less]
+                    [--min N] [--max N] [--less] [--early DUMP]
 
 tests/tools/vmcmp.py demands that every non-zero page be there; a dump
 cut short (device full, truncated vmcore, damaged chunk) holds only some.
@@ -24,7 +24,11 @@ are taken as not available, not as zero.
 What must be present (non-zero reference pages, by pfn):
   --require all     every one (default)
   --require prefix  those present are exactly the first P in pfn order
-                    (a dump stops at a point and keeps what came before)
+                    (a dump stops at a point and keeps what came before);
+                    with --early DUMP, the pages DUMP's EARLY chunks hold
+                    (the debugger's pages, written before the rest:
+                    docs/FORMAT.md) are left out of that order, and must
+                    all be present
   --require some    no rule beyond the byte checks
   --min N / --max N bounds on P;  --less: P < the number of non-zero pages
 Exit 0 when all holds, 1 otherwise.
@@ -220,10 +224,21 @@ def check(ref, sav, args):
 
     present = [p for p in nonzero if state.get(p) == "in"]
     n, total = len(present), len(nonzero)
+    early = early_pfns(args.early) if args.early else set()
+    if early:
+        lost = [p for p in nonzero if p in early and state.get(p) != "in"]
+        if lost:
+            problems.append(f"{len(lost)} pages of the EARLY pass missing (first pfn {lost[0]:#x})")
+        order = [p for p in nonzero if p not in early]
+        rest = [p for p in order if state.get(p) == "in"]
+        if args.require == "prefix" and rest != order[:len(rest)]:
+            gap = next(p for p in order[:len(rest)] if state.get(p) != "in")
+            problems.append(f"present pages after the EARLY pass are not a prefix: pfn {gap:#x} "
+                            f"missing, pfn {rest[-1]:#x} present")
     if args.require == "all" and n != total:
         missing = [p for p in nonzero if state.get(p) != "in"]
         problems.append(f"{total - n} non-zero pages missing (first pfn {missing[0]:#x})")
-    if args.require == "prefix" and present != nonzero[:n]:
+    if args.require == "prefix" and not early and present != nonzero[:n]:
         gap = next(p for p in nonzero[:n] if state.get(p) != "in")
         problems.append(f"present pages are not a prefix: pfn {gap:#x} missing, "
                         f"pfn {present[-1]:#x} present")
@@ -236,6 +251,35 @@ def check(ref, sav, args):
     return problems, n, total
 
 
+def early_pfns(path):
+    """The pfns a kdumpinit dump's EARLY PAGES chunks store or record as
+    zero (flags bit 2; docs/FORMAT.md), following the chunk stream from
+    data_offset as tests/tools/chunks.py does."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out = set()
+    if data[:8] != b"KDUMPINT":
+        return out
+    off = struct.unpack_from("<Q", data, 104)[0]
+    while off + 48 <= len(data):
+        magic, typ, _hs, length = struct.unpack_from("<4sHHI", data, off)
+        if magic != b"KDCK" or off + 48 + length > len(data):
+            break
+        if typ == 5 and length >= 24:
+            pfn, count, _ns, nzero, flags = struct.unpack_from("<QIIII", data, off + 48)
+            if flags & 4:
+                bl = (count + 31) // 32 * 4
+                bm = data[off + 72:off + 72 + bl]
+                zb = data[off + 72 + bl:off + 72 + 2 * bl] if nzero else bytes(bl)
+                for i in range(count):
+                    if (bm[i // 8] | zb[i // 8]) >> (i % 8) & 1:
+                        out.add(pfn + i)
+        if typ == 7:
+            break
+        off += (48 + length + 7) & ~7
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("reference")
@@ -244,6 +288,7 @@ def main():
     ap.add_argument("--min", type=int)
     ap.add_argument("--max", type=int)
     ap.add_argument("--less", action="store_true")
+    ap.add_argument("--early")
     args = ap.parse_args()
     try:
         ref = Elf(args.reference, strict=False)

@@ -819,7 +819,7 @@ out_has '^state +incomplete \(device was full\)'
 K save "$W/small.img" --output "$W/small.elf" --format elf
 rc_is 5
 present "$W/small.elf"
-pc "$W/v64.core" "$W/small.elf" --require prefix --min 100 --less
+pc "$W/v64.core" "$W/small.elf" --require prefix --early "$W/small.img" --min 100 --less
 end; fi
 
 # A block device is written with O_DIRECT and several writes in flight
@@ -856,7 +856,7 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null &&
 	out_has '^state +incomplete \(device was full'
 	K save "$bds" --output "$W/bds.elf" --format elf --keep-device
 	rc_is 5
-	pc "$W/v64.core" "$W/bds.elf" --require prefix --min 100 --less
+	pc "$W/v64.core" "$W/bds.elf" --require prefix --early "$bds" --min 100 --less
 	end
 else
 	skip C.block_device_direct_io "no loop devices here (needs root and losetup)"
@@ -901,7 +901,7 @@ if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/d
 	out_has '^state +incomplete \(device was full'
 	K save "$W/full.img" --output "$W/full.elf" --format elf
 	rc_is 5
-	pc "$W/v32.core" "$W/full.elf" --require prefix --min 100 --less
+	pc "$W/v32.core" "$W/full.elf" --require prefix --early "$W/full.img" --min 100 --less
 	end
 else
 	skip C.new_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
@@ -925,7 +925,7 @@ if timeout 10 unshare -m sh -c "mount -t tmpfs -o size=3M kdi-unit '$W/mnt'" >/d
 	out_has '^state +incomplete \(device was full\)'
 	K save "$W/sparse.img" --output "$W/sparse.elf" --format elf
 	rc_is 5
-	pc "$W/v32.core" "$W/sparse.elf" --require prefix --min 100 --less
+	pc "$W/v32.core" "$W/sparse.elf" --require prefix --early "$W/sparse.img" --min 100 --less
 	end
 else
 	skip C.claimed_sparse_file_on_full_filesystem "cannot mount a tmpfs in a mount namespace here"
@@ -953,7 +953,7 @@ K save "$W/dflip.img" --output "$W/dflip.elf" --format elf
 rc_is 5
 err_has 'incomplete'
 present "$W/dflip.elf"
-pc "$W/v32.core" "$W/dflip.elf" --require prefix --min 100 --less
+pc "$W/v32.core" "$W/dflip.elf" --require prefix --early "$W/dflip.img" --min 100 --less
 end; fi
 
 if begin D.zeroed_start_chunk; then
@@ -977,7 +977,7 @@ out_has '^state +incomplete'
 K save "$W/dcut.img" --output "$W/dcut.elf" --format elf
 rc_is 5
 present "$W/dcut.elf"
-pc "$W/v32.core" "$W/dcut.elf" --require prefix --min 100 --less
+pc "$W/v32.core" "$W/dcut.elf" --require prefix --early "$W/dcut.img" --min 100 --less
 end; fi
 
 if begin D.damaged_superblock; then

@@ -31,7 +31,8 @@
 #define BASE 4096u		/* stream offset in the test file */
 #define MAXCH 64
 
-enum { T_START = 1, T_NOTES, T_VMCOREINFO, T_SEGMENTS, T_PAGES, T_DMESG, T_END, T_PAD };
+enum { T_START = 1, T_NOTES, T_VMCOREINFO, T_SEGMENTS, T_PAGES, T_DMESG, T_END, T_PAD,
+       T_DEBUGGER = 12 };
 
 /* ---------------- an encoder written from FORMAT.md ---------------- */
 
@@ -536,7 +537,7 @@ static void empty_and_start(void)
 
 	/* Out-of-range START fields. */
 	static const struct { uint32_t ver, ps, nseg; int want; } t[] = {
-		{ 3, PS, 1, -EPROTONOSUPPORT }, { 0, PS, 1, -EBADMSG }, { 2, PS, 1, 0 },
+		{ 4, PS, 1, -EPROTONOSUPPORT }, { 0, PS, 1, -EBADMSG }, { 2, PS, 1, 0 }, { 3, PS, 1, 0 },
 		{ 1, 1000, 1, -EBADMSG }, { 1, 256, 1, -EBADMSG },
 		{ 1, 131072, 1, -EBADMSG }, { 1, PS, 65537, -EBADMSG }, { 1, 0, 1, -EBADMSG },
 		{ 1, 65536, 65536, 0 },
@@ -860,7 +861,9 @@ static void pages_parse_rules(void)
 	MUT("nzero one more", put32(p + 16, nz + 1), len);
 	MUT("nzero > count - nstored", put32(p + 16, 40 - n + 1), len);
 	MUT("nzero 0 with a zero bitmap", put32(p + 16, 0), len);
-	MUT("flags: unknown bit", put32(p + 20, 4), len);
+	MUT("flags: unknown bit", put32(p + 20, 8), len);
+	MUT("flags: EARLY with LATER", put32(p + 20, 4 | 2), len);
+	MUT("flags: EARLY with LATER, linked", put32(p + 20, 4 | 2 | 1), len);
 	MUT("flags high bit", put32(p + 20, 0x80000000u), len);
 	MUT("bit past count", p[24 + 5] |= 0x01, len);		/* bit 40 */
 	MUT("bit in the pad word", p[24 + 7] |= 0x80, len);
@@ -883,6 +886,14 @@ static void pages_parse_rules(void)
 #undef MUT
 	memcpy(p, good, len);
 	CHECK(p[zb] & 0x10, "test premise: pfn 4 is a zero page");
+	/* Either pass flag alone is defined (versions 2 and 3); only the
+	 * pair is refused. */
+	put32(p + 20, 4);
+	CHECK_INT(pages_parse(p, len, PS, &v), 0);
+	CHECK_INT(v.flags, 4);
+	put32(p + 20, 2 | 1);
+	CHECK_INT(pages_parse(p, len, PS, &v), 0);
+	memcpy(p, good, len);
 	/* The largest count, nothing stored, nothing zero. */
 	uint8_t big[24 + 512];
 	memset(big, 0, sizeof big);
@@ -1330,7 +1341,8 @@ static int check_loaded(struct dumpfile *d, int r, uint64_t limit, char *why, si
 	for (size_t i = 0; i < d->nblocks; i++) {
 		const struct page_block *b = &d->blocks[i];
 		if (b->count < 1 || b->count > KDI_BLOCK_MAX || b->nstored > b->count ||
-		    (i && i != d->nfirst && b->pfn < d->blocks[i - 1].pfn + d->blocks[i - 1].count) ||
+		    (i && i != d->nearly && i != d->nfirst &&
+		     b->pfn < d->blocks[i - 1].pfn + d->blocks[i - 1].count) ||
 		    b->payload_off + b->payload_len > limit) {
 			snprintf(why, wsz, "block %zu invalid (pfn %llu count %u)", i,
 				 (unsigned long long)b->pfn, b->count);
@@ -1438,7 +1450,10 @@ static int two_pass_state(uint64_t pfn, int later)
 	return keep_later(i) && (base == 0 ? later >= 1 : later >= 2) ? 1 : 0;
 }
 
-static void check_two_pass(struct dumpfile *d, int later, const char *what)
+/* Every pfn of [0, 1100) reads as state(pfn, n) says (1 stored, with
+ * page_of's bytes; 2 zero; 0 absent), and dumpfile_next_stored finds
+ * the next stored one from each. */
+static void check_passes(struct dumpfile *d, int (*state)(uint64_t, int), int n, const char *what)
 {
 	struct dump_cursor *c = malloc(sizeof *c);
 	uint8_t page[PS], want[PS];
@@ -1446,7 +1461,7 @@ static void check_two_pass(struct dumpfile *d, int later, const char *what)
 
 	cursor_init(c, d);
 	for (uint64_t pfn = 0; pfn < 1100; pfn++) {
-		int st = two_pass_state(pfn, later);
+		int st = state(pfn, n);
 		int e = dumpfile_page(c, pfn, page);
 		page_of(pfn, want);
 		if (st == 1 && (e || memcmp(page, want, PS)))
@@ -1457,7 +1472,7 @@ static void check_two_pass(struct dumpfile *d, int later, const char *what)
 			wrong++;
 		uint64_t nx = UINT64_MAX;
 		for (uint64_t q = pfn; q < 1100; q++)
-			if (two_pass_state(q, later) == 1) {
+			if (state(q, n) == 1) {
 				nx = q;
 				break;
 			}
@@ -1482,7 +1497,7 @@ static void later_pass(void)
 	CHECK_INT(d.nfirst, 2);
 	CHECK_INT(d.pages_stored, 64);
 	CHECK_INT(d.pages_zero, 32);
-	check_two_pass(&d, 2, "two passes");
+	check_passes(&d, two_pass_state, 2, "two passes");
 	/* save --format kdump's room: a descriptor per stored or zero page */
 	uint64_t need = save_kdump_need(&d, 0);
 	CHECK(need < 2 * 1024 * 1024, "save_kdump_need %llu: descriptors counted twice?",
@@ -1497,7 +1512,7 @@ static void later_pass(void)
 	CHECK_INT(load(&d, &s, 0), 0);
 	CHECK(!dumpfile_complete(&d), "cut in the LATER pass reads as complete");
 	CHECK_INT(d.nblocks, 3);
-	check_two_pass(&d, 1, "cut in the LATER pass");
+	check_passes(&d, two_pass_state, 1, "cut in the LATER pass");
 	CHECK_INT(d.pfn_limit, 1100);
 	dumpfile_free(&d);
 	free(s.b);
@@ -1507,7 +1522,7 @@ static void later_pass(void)
 	build_two_pass(&s, LP_OK, 0, 0);
 	CHECK_INT(load(&d, &s, 0), 0);
 	CHECK_INT(d.nblocks, 2);
-	check_two_pass(&d, 0, "cut before the LATER pass");
+	check_passes(&d, two_pass_state, 0, "cut before the LATER pass");
 	dumpfile_free(&d);
 	free(s.b);
 
@@ -1527,6 +1542,266 @@ static void later_pass(void)
 		CHECK(strstr(d.why, "malformed") != NULL, "%s: why is '%s'", bad[k].what, d.why);
 		CHECK(d.nblocks == (size_t)bad[k].keep - 0, "%s: %zu blocks kept, want %d",
 		      bad[k].what, d.nblocks, bad[k].keep);
+		dumpfile_free(&d);
+		free(s.b);
+	}
+}
+
+/* ---------------- three passes: the debugger's pages first (version 3) ---------------- */
+
+/* Over the same two blocks, the EARLY pass stores what keep_early keeps
+ * and records zero_early's zeros, the first pass stores and zeroes
+ * others, the LATER pass stores others again: each pfn is decided by one
+ * pass only (i % 6 == 5 by none), so a page read from the wrong pass or
+ * a pass not consulted shows. */
+static int keep_early(uint32_t i) { return i % 6 == 0; }
+static int zero_early(uint32_t i) { return i % 6 == 1; }
+static int keep_first3(uint32_t i) { return i % 6 == 2; }
+static int zero_first3(uint32_t i) { return i % 6 == 3; }
+static int keep_later3(uint32_t i) { return i % 6 == 4; }
+/* Each breaks one rule over pfn 1000 + i, and only that one: */
+static int keep_first3_bad(uint32_t i) { return i % 6 == 2 || i == 6; }	/* +6: EARLY stored */
+static int zero_first3_bad(uint32_t i) { return i % 6 == 3 || i == 12; }	/* +12: EARLY stored */
+static int keep_later3_bad(uint32_t i) { return i % 6 == 4 || i == 7; }	/* +7: EARLY zero */
+
+enum { EP_OK, EP_V1, EP_V2, EP_EARLY_AFTER, EP_OVERLAP, EP_OVERLAP_ZERO, EP_LATER_ZERO,
+       EP_BACKWARDS, EP_BOTH };
+
+/* A DEBUGGER chunk for build_three_pass: its payload, and the PAGES
+ * chunk it goes before (0: before them all; past the last: after it). */
+struct dbg_chunk {
+	const uint8_t *p;
+	size_t len;
+	int at;
+};
+
+/* DEBUGGER's 24 bytes (FORMAT.md): pfns, last_pfn, parts, ranges. */
+static void debugger_payload(uint8_t *p, uint64_t pfns, uint64_t last, uint32_t parts, uint32_t ranges)
+{
+	put64(p, pfns);
+	put64(p + 8, last);
+	put32(p + 16, parts);
+	put32(p + 20, ranges);
+}
+
+/* Six PAGES chunks over two blocks (pfn 0 and 1000, 64 pfns each): an
+ * EARLY chunk for each, then a first-pass chunk for each, then a LATER
+ * one for each; only the first `upto` of them, then END if with_end. */
+static void build_three_pass(struct sb *s, int variant, int upto, int with_end,
+			     const struct dbg_chunk *dbg)
+{
+	uint8_t st[80], seg[40], end[120];
+	size_t len;
+	uint64_t pfns[2] = { 0, 1000 };
+	uint64_t stored = 0;
+
+	memset(s, 0, sizeof *s);
+	s->dump_id = 0x3030303030303030ull;
+	start_payload(st, variant == EP_V1 ? 1 : variant == EP_V2 ? 2 : 3, PS, 1);
+	segment(seg, 0, 1100 * PS, 1100 * PS);
+	chunk(s, T_START, st, 80);
+	chunk(s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	chunk(s, T_SEGMENTS, seg, sizeof seg);
+	for (int k = 0; k < upto; k++) {
+		int pass = k / 2, b = k % 2;	/* 0 EARLY, 1 first, 2 LATER */
+		int (*keep)(uint32_t) = pass == 0 ? keep_early : pass == 1 ? keep_first3 : keep_later3;
+		int (*zero)(uint32_t) = pass == 0 ? zero_early : pass == 1 ? zero_first3 : NULL;
+		uint32_t flags = pass == 0 ? 4 : pass == 2 ? 2 : 0;
+		uint64_t pfn = pfns[b];
+		if (variant == EP_BACKWARDS && pass == 0)
+			pfn = pfns[1 - b];
+		if (variant == EP_BOTH && k == 1)
+			flags = 4 | 2;
+		if (variant == EP_EARLY_AFTER && k == 3)
+			flags = 4;
+		if (variant == EP_OVERLAP && k == 3)
+			keep = keep_first3_bad;
+		if (variant == EP_OVERLAP_ZERO && k == 3)
+			zero = zero_first3_bad;
+		if (variant == EP_LATER_ZERO && k == 5)
+			keep = keep_later3_bad;
+		if (dbg && dbg->at == k)
+			chunk(s, T_DEBUGGER, dbg->p, dbg->len);
+		uint8_t *p = pages_payload(pfn, 64, keep, zero, &len);
+		put32(p + 20, get32(p + 20) | flags);
+		chunk(s, T_PAGES, p, len);
+		stored += get32(p + 12);
+		free(p);
+	}
+	if (dbg && dbg->at >= upto)
+		chunk(s, T_DEBUGGER, dbg->p, dbg->len);
+	if (with_end) {
+		end_counts(end, s, upto < 6 ? 1 : 0, 1100, stored);
+		chunk(s, T_END, end, 120);
+	}
+}
+
+/* What pfn should read as with the first `upto` PAGES chunks of
+ * build_three_pass (EP_OK) loaded: 1 stored, 2 zero, 0 absent. Chunk
+ * 2 * pass + block decides it. */
+static int three_pass_state(uint64_t pfn, int upto)
+{
+	int b = pfn >= 1000;
+	uint32_t i = pfn - (b ? 1000 : 0);
+	if (i >= 64)
+		return 0;
+	int pass = keep_early(i) || zero_early(i) ? 0 : keep_first3(i) || zero_first3(i) ? 1 :
+		   keep_later3(i) ? 2 : -1;
+	if (pass < 0 || 2 * pass + b >= upto)
+		return 0;
+	return keep_early(i) || keep_first3(i) || keep_later3(i) ? 1 : 2;
+}
+
+static void early_pass(void)
+{
+	struct sb s;
+	struct dumpfile d;
+
+	/* Whole: complete, every page from the pass that decided it. */
+	build_three_pass(&s, EP_OK, 6, 1, NULL);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "three passes: not complete: %s", d.why);
+	CHECK_INT(d.nearly, 2);
+	CHECK_INT(d.nfirst, 4);
+	CHECK_INT(d.nblocks, 6);
+	/* per block: 11 + 11 + 10 stored (i % 6 == 0, 2, 4 of 64), 11 + 11 zero */
+	CHECK_INT(d.pages_stored, 64);
+	CHECK_INT(d.pages_zero, 44);
+	CHECK(d.pfn_limit == UINT64_MAX, "three passes: pfn_limit %llu with END agreeing",
+	      (unsigned long long)d.pfn_limit);
+	CHECK_INT(d.have_dbg, 0);
+	check_passes(&d, three_pass_state, 6, "three passes");
+	/* A reader in pfn order goes EARLY, first, LATER, EARLY, ... in a
+	 * block: the cursor keeps one of each pass loaded, not one for all
+	 * that would be read again at every switch. */
+	struct dump_cursor *c = malloc(sizeof *c);
+	uint8_t page[PS];
+	cursor_init(c, &d);
+	CHECK(!dumpfile_page(c, 0, page) && !dumpfile_page(c, 2, page) && !dumpfile_page(c, 4, page),
+	      "pfn 0, 2, 4 of the three passes do not read");
+	CHECK(c->s[0].cur == &d.blocks[0] && c->s[1].cur == &d.blocks[2] && c->s[2].cur == &d.blocks[4],
+	      "the cursor does not hold a block of each pass: %td %td %td",
+	      c->s[0].cur ? c->s[0].cur - d.blocks : -1, c->s[1].cur ? c->s[1].cur - d.blocks : -1,
+	      c->s[2].cur ? c->s[2].cur - d.blocks : -1);
+	cursor_fini(c);
+	free(c);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Cut after the EARLY pass (no END): the debugger's pages there,
+	 * nothing else; the EARLY block at 1000 is vouched for although no
+	 * first-pass chunk got past pfn 0. */
+	build_three_pass(&s, EP_OK, 2, 0, NULL);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(!dumpfile_complete(&d), "cut after the EARLY pass reads as complete");
+	CHECK_INT(d.nearly, 2);
+	CHECK_INT(d.nfirst, 2);
+	CHECK_INT(d.nblocks, 2);
+	CHECK_INT(d.pages_stored, 22);
+	CHECK_INT(d.pages_zero, 22);
+	check_passes(&d, three_pass_state, 2, "cut after the EARLY pass");
+	CHECK_INT(d.pfn_limit, 1064);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Cut in the first pass, after its chunk at pfn 0: the first pass
+	 * reached pfn 64, the EARLY pass 1064, and the EARLY pages up there
+	 * must not fall outside pfn_limit (save_kdump's bitmaps end there). */
+	build_three_pass(&s, EP_OK, 3, 0, NULL);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(!dumpfile_complete(&d), "cut in the first pass reads as complete");
+	CHECK_INT(d.nearly, 2);
+	CHECK_INT(d.nfirst, 3);
+	CHECK_INT(d.nblocks, 3);
+	check_passes(&d, three_pass_state, 3, "cut in the first pass");
+	CHECK_INT(d.pfn_limit, 1064);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Cut in the LATER pass: the first pass had scanned every pfn. */
+	build_three_pass(&s, EP_OK, 5, 0, NULL);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK_INT(d.nblocks, 5);
+	check_passes(&d, three_pass_state, 5, "cut in the LATER pass of three");
+	CHECK_INT(d.pfn_limit, 1100);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Broken rules: the stream stops at the offending chunk, which is
+	 * not used; what came before is. */
+	static const struct { int variant, nearly, nfirst, keep; const char *what; } bad[] = {
+		{ EP_V1, 0, 0, 0, "an EARLY chunk in a version-1 dump" },
+		{ EP_V2, 0, 0, 0, "an EARLY chunk in a version-2 dump" },
+		{ EP_EARLY_AFTER, 2, 3, 3, "an EARLY chunk after a first-pass one" },
+		{ EP_OVERLAP, 2, 3, 3, "a first-pass chunk storing a pfn EARLY stored" },
+		{ EP_OVERLAP_ZERO, 2, 3, 3, "a first-pass chunk calling zero a pfn EARLY stored" },
+		{ EP_LATER_ZERO, 2, 4, 5, "a LATER chunk storing a pfn EARLY called zero" },
+		{ EP_BACKWARDS, 1, 1, 1, "EARLY chunks going back in pfn" },
+		{ EP_BOTH, 1, 1, 1, "a chunk both EARLY and LATER" },
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		build_three_pass(&s, bad[k].variant, 6, 1, NULL);
+		CHECK_INT(load(&d, &s, 0), 0);
+		CHECK(!dumpfile_complete(&d), "%s: read as complete", bad[k].what);
+		CHECK(strstr(d.why, "malformed") != NULL, "%s: why is '%s'", bad[k].what, d.why);
+		CHECK(d.nearly == (size_t)bad[k].nearly && d.nfirst == (size_t)bad[k].nfirst &&
+		      d.nblocks == (size_t)bad[k].keep,
+		      "%s: %zu/%zu/%zu blocks kept (EARLY, to first, all), want %d/%d/%d", bad[k].what,
+		      d.nearly, d.nfirst, d.nblocks, bad[k].nearly, bad[k].nfirst, bad[k].keep);
+		dumpfile_free(&d);
+		free(s.b);
+	}
+}
+
+/* DEBUGGER: what the EARLY pass was to cover, for info on a cut dump.
+ * Taken only whole and sane, before the pages; any other is left
+ * unsaid, and never stops the stream. */
+static void debugger_record(void)
+{
+	struct sb s;
+	struct dumpfile d;
+	uint8_t good[25];
+
+	memset(good, 0, sizeof good);
+	debugger_payload(good, 22, 1060, 0x1ff, 2);
+	build_three_pass(&s, EP_OK, 6, 1, &(struct dbg_chunk){ good, 24, 0 });
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "with DEBUGGER: not complete: %s", d.why);
+	CHECK_INT(d.have_dbg, 1);
+	CHECK_INT(d.dbg.pfns, 22);
+	CHECK_INT(d.dbg.last_pfn, 1060);
+	CHECK_INT(d.dbg.parts, 0x1ff);
+	CHECK_INT(d.dbg.ranges, 2);
+	CHECK_INT(d.nblocks, 6);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* As many ranges as pfns (none adjacent) is still sane. */
+	uint8_t edge[24];
+	debugger_payload(edge, 5, 1000, 1, 5);
+	build_three_pass(&s, EP_OK, 6, 1, &(struct dbg_chunk){ edge, 24, 0 });
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(d.have_dbg && d.dbg.ranges == 5, "DEBUGGER with ranges == pfns: have_dbg %d", d.have_dbg);
+	dumpfile_free(&d);
+	free(s.b);
+
+	uint8_t more[24], nopfn[24], norange[24];
+	debugger_payload(more, 4, 1000, 1, 5);
+	debugger_payload(nopfn, 0, 1000, 1, 1);
+	debugger_payload(norange, 4, 1000, 1, 0);
+	const struct { struct dbg_chunk c; const char *what; } ignored[] = {
+		{ { good, 23, 0 }, "23 bytes" }, { { good, 25, 0 }, "25 bytes" },
+		{ { more, 24, 0 }, "ranges > pfns" }, { { nopfn, 24, 0 }, "pfns 0" },
+		{ { norange, 24, 0 }, "ranges 0" }, { { good, 24, 1 }, "after a PAGES chunk" },
+		{ { good, 24, 6 }, "after the last PAGES chunk" },
+	};
+	for (size_t k = 0; k < sizeof ignored / sizeof *ignored; k++) {
+		build_three_pass(&s, EP_OK, 6, 1, &ignored[k].c);
+		CHECK_INT(load(&d, &s, 0), 0);
+		CHECK(!d.have_dbg, "DEBUGGER %s: taken", ignored[k].what);
+		CHECK(dumpfile_complete(&d) && d.nblocks == 6,
+		      "DEBUGGER %s: complete %d, %zu blocks, why '%s'", ignored[k].what,
+		      dumpfile_complete(&d), d.nblocks, d.why);
 		dumpfile_free(&d);
 		free(s.b);
 	}
@@ -1765,6 +2040,8 @@ int main(void)
 	RUN(changed_under_reader);
 	RUN(segment_rule);
 	RUN(later_pass);
+	RUN(early_pass);
+	RUN(debugger_record);
 	RUN(gap_resync);
 	RUN(fuzz_mutations);
 	return check_done();

@@ -1,0 +1,517 @@
+#include "dbgpages.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dmesg.h"
+#include "kallsyms.h"
+#include "memmap.h"
+
+const char *const dbg_part_name[DBG_NPARTS] = {
+	"page tables", "mem_section", "log", "stacks", "per-CPU", "modules", "image",
+	"init_uts_ns", "tasks",
+};
+
+/* Around each page cpu_entry_area maps (the GDT, TSS, entry and
+ * exception stacks: static per-CPU variables), this much of the per-CPU
+ * area: what crash and drgn read there lies within 32 pages below and 64
+ * above those pages on 6.1-7.3 (tests/debugger/README.md). */
+#define PERCPU_BELOW 32u
+#define PERCPU_ABOVE 64u
+/* Bounds against a corrupt tree or ring: no real kernel comes near. */
+#define MAX_TABLES (1u << 18)
+#define MAX_AREA (256ull << 20)
+
+struct runs {
+	struct pfn_run *r;
+	size_t n, cap;
+};
+
+static int runs_add(struct runs *s, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return 0;
+	if (s->n && lo >= s->r[s->n - 1].lo && lo <= s->r[s->n - 1].hi) {
+		if (hi > s->r[s->n - 1].hi)
+			s->r[s->n - 1].hi = hi;
+		return 0;
+	}
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 64;
+		struct pfn_run *nr = realloc(s->r, nc * sizeof *nr);
+		if (!nr)
+			return -ENOMEM;
+		s->r = nr;
+		s->cap = nc;
+	}
+	s->r[s->n++] = (struct pfn_run){ lo, hi };
+	return 0;
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+	const struct pfn_run *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sorted, overlapping and touching runs merged. */
+static void runs_norm(struct runs *s)
+{
+	size_t m = 0;
+
+	qsort(s->r, s->n, sizeof *s->r, run_cmp);
+	for (size_t i = 0; i < s->n; i++) {
+		if (m && s->r[i].lo <= s->r[m - 1].hi) {
+			if (s->r[i].hi > s->r[m - 1].hi)
+				s->r[m - 1].hi = s->r[i].hi;
+		} else {
+			s->r[m++] = s->r[i];
+		}
+	}
+	s->n = m;
+}
+
+static uint64_t runs_pfns(const struct runs *s)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		t += s->r[i].hi - s->r[i].lo;
+	return t;
+}
+
+/* out = a ∩ b, both normalised. */
+static int runs_and(struct runs *out, const struct runs *a, const struct runs *b)
+{
+	size_t i = 0, j = 0;
+
+	while (i < a->n && j < b->n) {
+		uint64_t lo = a->r[i].lo > b->r[j].lo ? a->r[i].lo : b->r[j].lo;
+		uint64_t hi = a->r[i].hi < b->r[j].hi ? a->r[i].hi : b->r[j].hi;
+		if (lo < hi && runs_add(out, lo, hi) < 0)
+			return -ENOMEM;
+		if (a->r[i].hi < b->r[j].hi)
+			i++;
+		else
+			j++;
+	}
+	return 0;
+}
+
+struct find {
+	struct kmem *km;
+	unsigned shift;
+	struct runs part[DBG_NPARTS];
+	int err;
+};
+
+/* The pages behind kernel virtual [va, va + len), as far as they
+ * translate: a hole is passed over, page by page. */
+static void add_area(struct find *f, enum dbg_part p, uint64_t va, uint64_t len)
+{
+	uint64_t ps = 1ull << f->shift;
+
+	if (len > MAX_AREA || va + len < va)
+		return;
+	for (uint64_t v = va & ~(ps - 1), end = va + len; v < end && !f->err;) {
+		uint64_t pa, span;
+		if (f->km->ac.ops->vtop(&f->km->ac, v, &pa, &span) < 0 || span == 0) {
+			v += ps;
+			continue;
+		}
+		uint64_t n = end - v < span ? end - v : span;
+		f->err = runs_add(&f->part[p], pa >> f->shift, (pa + n + ps - 1) >> f->shift);
+		v += (n + ps - 1) & ~(ps - 1);
+	}
+}
+
+static int on_table(void *arg, uint64_t pa)
+{
+	struct find *f = arg;
+
+	f->err = runs_add(&f->part[DBG_PGTABLES], pa >> f->shift, (pa >> f->shift) + 1);
+	return f->err;
+}
+
+static int on_leaf(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned prot,
+		   enum arch_va_kind kind)
+{
+	struct find *f = arg;
+	uint64_t lo = pa >> f->shift, hi = (pa + size) >> f->shift;
+
+	(void)va;
+	(void)prot;
+	switch (kind) {
+	case ARCH_VA_IMAGE:
+		/* All of it: crash reads page_offset_base in ro_after_init
+		 * first, and text at startup (its frame-pointer check). */
+		f->err = runs_add(&f->part[DBG_IMAGE], lo, hi);
+		break;
+	case ARCH_VA_MODULES:
+		f->err = runs_add(&f->part[DBG_MODULES], lo, hi);
+		break;
+	case ARCH_VA_CPU_AREA:
+		for (uint64_t q = lo; q < hi && !f->err; q++)
+			f->err = runs_add(&f->part[DBG_PERCPU], q > PERCPU_BELOW ? q - PERCPU_BELOW : 0,
+					  q + PERCPU_ABOVE);
+		break;
+	default:
+		break;
+	}
+	return f->err;
+}
+
+static void add_stacks(struct find *f, const struct vmcore *vc)
+{
+	const struct arch_ops *ops = f->km->ac.ops;
+	size_t off = 0;
+	struct note n;
+
+	if (!ops->prstatus_sp || !ops->thread_size)
+		return;
+	while (!f->err && note_next(vc->notes, vc->notes_len, &off, &n)) {
+		uint64_t sp;
+		if (n.type != NT_PRSTATUS || ops->prstatus_sp(n.desc, n.descsz, &sp) < 0 ||
+		    sp < ops->kva_min)
+			continue;
+		add_area(f, DBG_STACKS, sp & ~(ops->thread_size - 1), ops->thread_size);
+	}
+}
+
+static void add_memsection(struct find *f, const struct memmap *mm)
+{
+	if (!mm || !mm->active)
+		return;
+	if (mm->per_root <= 1) {	/* one static array of sections */
+		add_area(f, DBG_MEMSECTION, mm->roots_va, mm->nroots * mm->ms_size);
+		return;
+	}
+	add_area(f, DBG_MEMSECTION, mm->roots_va, mm->nroots * 8);
+	for (uint64_t i = 0; i < mm->nroots && !f->err; i++) {
+		uint64_t rp;
+		if (kmem_read(f->km, mm->roots_va + i * 8, &rp, 8) == 0 && rp >= f->km->ac.ops->kva_min)
+			add_area(f, DBG_MEMSECTION, rp, mm->per_root * mm->ms_size);
+	}
+}
+
+/* ---- the tasks ----
+ * crash reads every task_struct at startup and drgn walks them all for
+ * the task list; both start at init_task. Its offsets are not in
+ * VMCOREINFO, so they are found from init_task itself: the list_heads in
+ * it are the words whose next and prev point back at them. Every list
+ * through those heads is walked; a node whose container has valid list
+ * heads at (almost) every one of init_task's offsets is a task_struct,
+ * whose own lists are walked in turn (its threads, its children). */
+#define TASK_HEAD 12288u	/* bytes of a task_struct searched for list heads */
+#define TASK_BEFORE 4096u	/* around a task's node: its task_struct */
+#define TASK_AFTER 16384u
+#define MAX_TASKS 65536u
+#define MAX_HEADS 256u
+
+struct tasks {
+	struct find *f;
+	uint64_t kva_min;
+	uint32_t off[MAX_HEADS];	/* init_task's list-head offsets */
+	unsigned noff;
+	uint64_t *seen;			/* hash set of task bases and nodes */
+	size_t cap, n;
+	uint64_t *todo;			/* task bases whose lists are not walked yet */
+	size_t ntodo;
+	unsigned tasks;
+};
+
+static int kva(const struct tasks *t, uint64_t v)
+{
+	return v >= t->kva_min && !(v & 7);
+}
+
+/* 1 when v was not in the set (and is now). */
+static int seen_add(struct tasks *t, uint64_t v)
+{
+	if (2 * (t->n + 1) > t->cap)
+		return 0;	/* full: treat as seen, the walk ends */
+	size_t m = t->cap - 1, i = (size_t)((v * 0x9e3779b97f4a7c15ull) >> 20) & m;
+	while (t->seen[i]) {
+		if (t->seen[i] == v)
+			return 0;
+		i = (i + 1) & m;
+	}
+	t->seen[i] = v;
+	t->n++;
+	return 1;
+}
+
+/* A list_head at va: 1 non-empty and consistent, 0 empty, -1 neither. */
+static int head_ok(struct tasks *t, uint64_t va, uint64_t *next)
+{
+	uint64_t np[2], back;
+
+	if (kmem_read(t->f->km, va, np, sizeof np) < 0 || !kva(t, np[0]) || !kva(t, np[1]))
+		return -1;
+	*next = np[0];
+	if (np[0] == va && np[1] == va)
+		return 0;
+	if (kmem_read(t->f->km, np[0] + 8, &back, 8) < 0 || back != va ||
+	    kmem_read(t->f->km, np[1], &back, 8) < 0 || back != va)
+		return -1;
+	return 1;
+}
+
+/* Is base a task_struct: valid list heads at 2 of 3 of init_task's
+ * offsets? (Measured on 6.1: tasks 19 of 24, the heads past the end of
+ * a task_struct being another object's; other containers 1 to 6.) */
+static int is_task(struct tasks *t, uint64_t base)
+{
+	unsigned good = 0;
+	uint64_t nx;
+
+	for (unsigned k = 0; k < t->noff; k++)
+		good += head_ok(t, base + t->off[k], &nx) >= 0;
+	return good * 3 >= t->noff * 2;
+}
+
+/* A task_struct and one hop from it: the page of every kernel address
+ * it holds (its mm_struct, signal, pid, cred, files...: crash's ps reads
+ * them for every task). */
+static void task_found(struct tasks *t, uint64_t base)
+{
+	uint64_t w[TASK_HEAD / 8];
+
+	if (t->tasks >= MAX_TASKS || !seen_add(t, base | 1))
+		return;
+	t->tasks++;
+	t->todo[t->ntodo++] = base;
+	add_area(t->f, DBG_TASKS, base - TASK_BEFORE, TASK_BEFORE + TASK_AFTER);
+	if (kmem_read(t->f->km, base, w, sizeof w) < 0)
+		return;
+	for (size_t i = 0; i < TASK_HEAD / 8 && !t->f->err; i++)
+		if (kva(t, w[i]) && seen_add(t, w[i] & ~4095ull))
+			add_area(t->f, DBG_TASKS, w[i], 8);
+}
+
+/* Every list through base's heads: tasks found on them, and the page of
+ * every other node (a signal_struct's thread list head, ...). */
+static void walk_lists(struct tasks *t, uint64_t base)
+{
+	for (unsigned k = 0; k < t->noff && !t->f->err; k++) {
+		uint64_t head = base + t->off[k], n;
+		if (head_ok(t, head, &n) != 1 || !seen_add(t, n))
+			continue;	/* empty, broken, or a list walked already */
+		for (unsigned steps = 0; n != head && steps < 4 * MAX_TASKS && !t->f->err; steps++) {
+			uint64_t nx;
+			if (head_ok(t, n, &nx) < 0)
+				break;
+			if (is_task(t, n - t->off[k]))
+				task_found(t, n - t->off[k]);
+			else
+				add_area(t->f, DBG_TASKS, n, 8);
+			n = nx;
+			if (n != head && !seen_add(t, n))
+				break;	/* a cycle that does not come back to head */
+		}
+	}
+}
+
+/* The pid namespace's IDR, an xarray of struct pid: drgn's task list
+ * and crash's task table go through it (init_pid_ns.idr.idr_rt.xa_head
+ * at 8; an internal entry is a node pointer with low bits 2; a node's
+ * slots[64] at 40, since 4.20). */
+static void walk_xa(struct tasks *t, uint64_t entry, int depth)
+{
+	if (depth > 12 || t->f->err)
+		return;
+	if ((entry & 3) == 2 && entry > 4096) {
+		uint64_t node = entry - 2, slots[64];
+		if (!kva(t, node) || !seen_add(t, node | 2))
+			return;
+		add_area(t->f, DBG_TASKS, node, 40 + sizeof slots);
+		if (kmem_read(t->f->km, node + 40, slots, sizeof slots) < 0)
+			return;
+		for (int i = 0; i < 64; i++)
+			if (slots[i])
+				walk_xa(t, slots[i], depth + 1);
+	} else if ((entry & 3) == 0 && kva(t, entry)) {
+		add_area(t->f, DBG_TASKS, entry, 128);	/* a struct pid */
+	}
+}
+
+/* node_data[]: each node's pglist_data, which crash reads at startup. */
+static void add_nodes(struct find *f)
+{
+	uint64_t va, len, size;
+	struct kmem *km = f->km;
+
+	if (vmcoreinfo_number(&km->vi, km->vi_text, "SYMBOL(node_data)", &va) < 0 ||
+	    vmcoreinfo_number(&km->vi, km->vi_text, "LENGTH(node_data)", &len) < 0 ||
+	    vmcoreinfo_number(&km->vi, km->vi_text, "SIZE(pglist_data)", &size) < 0 ||
+	    len > 4096 || size > (1u << 20))
+		return;
+	add_area(f, DBG_MEMSECTION, va, len * 8);
+	for (uint64_t i = 0; i < len && !f->err; i++) {
+		uint64_t p;
+		if (kmem_read(km, va + i * 8, &p, 8) == 0 && p >= km->ac.ops->kva_min)
+			add_area(f, DBG_MEMSECTION, p, size);
+	}
+}
+
+static void add_tasks(struct find *f)
+{
+	static const char *const names[] = { "init_task", "init_pid_ns" };
+	uint64_t sy[2], init_task;
+	struct tasks t = { .f = f, .kva_min = f->km->ac.ops->kva_min, .cap = 1u << 20 };
+	uint8_t *w = malloc(TASK_HEAD);
+
+	if (!w || ksyms_lookup(f->km, names, sy, 2) < 1 || !(init_task = sy[0]) ||
+	    kmem_read(f->km, init_task, w, TASK_HEAD) < 0) {
+		free(w);
+		return;
+	}
+	for (uint32_t o = 0; o + 16 <= TASK_HEAD && t.noff < MAX_HEADS; o += 8) {
+		uint64_t nx;
+		if (head_ok(&t, init_task + o, &nx) >= 0)
+			t.off[t.noff++] = o;
+	}
+	free(w);
+	t.seen = calloc(t.cap, sizeof *t.seen);
+	t.todo = calloc(MAX_TASKS, sizeof *t.todo);
+	if (!t.seen || !t.todo || t.noff < 8) {
+		f->err = t.seen && t.todo ? 0 : -ENOMEM;
+		free(t.seen);
+		free(t.todo);
+		return;
+	}
+	task_found(&t, init_task);
+	while (t.ntodo && !f->err)
+		walk_lists(&t, t.todo[--t.ntodo]);
+	uint64_t head;
+	if (sy[1] && kmem_read(f->km, sy[1] + 8, &head, 8) == 0) {
+		add_area(f, DBG_TASKS, sy[1], 64);
+		walk_xa(&t, head, 0);
+	}
+	free(t.seen);
+	free(t.todo);
+}
+
+int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct arch_ops *arch,
+		   const struct memmap *mm, uint64_t budget)
+{
+	struct kmem *km = calloc(1, sizeof *km);
+	struct find f = { .km = km };
+	struct runs all = { 0 }, mem = { 0 }, out = { 0 };
+	int r = 0;
+
+	memset(dp, 0, sizeof *dp);
+	if (!km)
+		return -ENOMEM;
+	if (!arch || kmem_init(km, vc, arch) < 0 || !km->ok)
+		goto done;	/* no translation: an empty set */
+	for (f.shift = 0; (1u << f.shift) < vc->page_size; f.shift++)
+		;
+	if (arch->walk) {
+		struct arch_walk w = { .table = on_table, .leaf = on_leaf, .arg = &f,
+				       .max_tables = MAX_TABLES };
+		arch->walk(&km->ac, &w);	/* what it found before a stop still counts */
+	}
+	add_memsection(&f, mm);
+	struct kva_area a[5];
+	unsigned na = 0;
+	if (dmesg_areas(km, a, &na) == 0)
+		for (unsigned i = 0; i < na; i++)
+			add_area(&f, DBG_LOG, a[i].va, a[i].len);
+	add_stacks(&f, vc);
+	if (vi_has(&km->vi, VI_SYM_INIT_UTS_NS))
+		add_area(&f, DBG_UTS, vi_u(&km->vi, VI_SYM_INIT_UTS_NS), 512);
+	add_nodes(&f);
+	add_tasks(&f);
+	if (f.err) {
+		r = f.err;
+		goto done;
+	}
+
+	/* The memory the dump has: only those pfns can be written. */
+	for (uint32_t i = 0; i < vc->nr_seg; i++) {
+		const struct kdi_segment *s = &vc->seg[i];
+		if (s->filesz && runs_add(&mem, s->paddr >> f.shift,
+					  (s->paddr + s->filesz + vc->page_size - 1) >> f.shift) < 0) {
+			r = -ENOMEM;
+			goto done;
+		}
+	}
+	runs_norm(&mem);
+
+	/* Part by part, in order of need; one that would pass the budget is
+	 * left out whole. */
+	for (int p = 0; p < DBG_NPARTS; p++) {
+		struct runs in = { 0 }, next = { 0 };
+		runs_norm(&f.part[p]);
+		if (runs_and(&in, &f.part[p], &mem) < 0) {
+			free(in.r);
+			r = -ENOMEM;
+			goto done;
+		}
+		if (!in.n) {
+			free(in.r);
+			continue;
+		}
+		for (size_t i = 0; i < all.n && !r; i++)
+			r = runs_add(&next, all.r[i].lo, all.r[i].hi);
+		for (size_t i = 0; i < in.n && !r; i++)
+			r = runs_add(&next, in.r[i].lo, in.r[i].hi);
+		free(in.r);
+		if (r < 0) {
+			free(next.r);
+			goto done;
+		}
+		runs_norm(&next);
+		uint64_t before = runs_pfns(&all), after = runs_pfns(&next);
+		if (after > budget) {
+			dp->dropped |= 1u << p;
+			free(next.r);
+			continue;
+		}
+		free(all.r);
+		all = next;
+		dp->parts |= 1u << p;
+		dp->part_pfns[p] = after - before;
+	}
+	dp->r = all.r;
+	dp->n = (uint32_t)all.n;
+	dp->cap = (uint32_t)all.cap;
+	dp->pfns = runs_pfns(&all);
+	all.r = NULL;
+done:
+	for (int p = 0; p < DBG_NPARTS; p++)
+		free(f.part[p].r);
+	free(all.r);
+	free(mem.r);
+	free(out.r);
+	kmem_fini(km);
+	free(km);
+	if (r < 0)
+		dbg_pages_free(dp);
+	return r;
+}
+
+void dbg_pages_free(struct dbg_pages *dp)
+{
+	free(dp->r);
+	memset(dp, 0, sizeof *dp);
+}
+
+uint32_t dbg_pages_seek(const struct dbg_pages *dp, uint64_t pfn)
+{
+	uint32_t lo = 0, hi = dp->n;
+
+	/* the first run that ends after pfn */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (dp->r[mid].hi <= pfn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

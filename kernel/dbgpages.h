@@ -1,0 +1,54 @@
+/* The pages a debugger reads to open the crashed kernel, found at capture
+ * time from what kdumpinit already has (VMCOREINFO, the notes, the
+ * PT_LOADs and the old kernel's page tables; no vmlinux). The capture
+ * writes them first, so that a dump cut short anywhere after them still
+ * opens in crash and drgn (tests/debugger/README.md measures the set). */
+#ifndef KDI_DBGPAGES_H
+#define KDI_DBGPAGES_H
+
+#include <stdint.h>
+
+#include "kmem.h"
+#include "vmcore.h"
+
+struct pfn_run { uint64_t lo, hi; };	/* pfns [lo, hi) */
+
+/* The parts, in the order they are added (the order of need: what a
+ * debugger reads first to open the kernel). Bit p of `parts` is part p;
+ * the dump's DEBUGGER record uses the same bits (dump/format.h). */
+enum dbg_part {
+	DBG_PGTABLES,		/* the kernel half's page-table pages */
+	DBG_MEMSECTION,		/* mem_section's root and arrays */
+	DBG_LOG,		/* the printk ring */
+	DBG_STACKS,		/* each CPU's stack, from its PRSTATUS note */
+	DBG_PERCPU,		/* per-CPU areas, around what cpu_entry_area maps */
+	DBG_MODULES,		/* module memory */
+	DBG_IMAGE,		/* the kernel image: text, rodata, data, bss */
+	DBG_UTS,		/* init_uts_ns */
+	DBG_TASKS,		/* the tasks, from init_task's lists (kallsyms) */
+	DBG_NPARTS
+};
+extern const char *const dbg_part_name[DBG_NPARTS];
+
+struct dbg_pages {
+	struct pfn_run *r;	/* sorted, disjoint, not touching */
+	uint32_t n, cap;
+	uint64_t pfns;		/* sum of the runs */
+	uint32_t parts;		/* KDI_DBG_* found (dump/format.h) */
+	uint32_t dropped;	/* KDI_DBG_* left out for the budget */
+	uint64_t part_pfns[DBG_NPARTS];	/* pfns each part added (a pfn once) */
+};
+
+/* Finds the set for the memory vc describes (mm, when active, for where
+ * mem_section is);
+ * budget caps its pfns (parts are added in order of need, and a part that
+ * would pass the budget is left out whole, and said in dropped). An empty
+ * set (n 0) when translation is not available. 0, or -ENOMEM. */
+struct memmap;
+int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct arch_ops *arch,
+		   const struct memmap *mm, uint64_t budget);
+void dbg_pages_free(struct dbg_pages *dp);
+/* Index of the run holding pfn, or the first run after it (n: none). */
+uint32_t dbg_pages_seek(const struct dbg_pages *dp, uint64_t pfn);
+
+#endif

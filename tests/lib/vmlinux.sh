@@ -1,0 +1,66 @@
+# tests/lib/vmlinux.sh: sourced. The debug vmlinux of a Debian kernel, as
+# crash and drgn need it (readers.sh, debugger/cuts.sh).
+#
+# vmlinux_of KVER: print the path of KVER's debug vmlinux under $dbg
+# (the caller's directory, build/crash by convention: one copy for every
+# suite), fetching linux-image-KVER-dbg first if needed, pinned in
+# tests/crash/SHA256SUMS. 7.3's package (the new layout) holds it in
+# usr/lib/debug/lib/modules/KVER/vmlinux with boot/vmlinux-KVER a symlink
+# to it; 6.1's and 6.12's in boot/. Needs $top (the repository) and $dbg.
+vmlinux_of() {
+	local kver=$1 pkg=linux-image-$1-dbg deb ver tmp got p
+	local want=$dbg/usr/lib/debug/boot/vmlinux-$kver
+	[ -f "$want" ] && [ -s "$want" ] && { echo "$want"; return 0; }
+	deb=$(awk -v p="${pkg}_" 'index($2, p) == 1 { print $2; exit }' "$top/tests/crash/SHA256SUMS")
+	[ -n "$deb" ] || { echo "no $pkg pinned in tests/crash/SHA256SUMS" >&2; return 1; }
+	ver=${deb#"${pkg}_"}
+	ver=${ver%_*.deb}
+	ver=${ver//%3a/:}
+	tmp=$dbg/fetch.$$
+	rm -rf "$tmp" && mkdir -p "$tmp" || return 1
+	echo "readers: fetching $pkg=$ver (once)" >&2
+	# The private configuration reaches trixie, trixie-backports and sid;
+	# bookworm's packages come through the system's own apt.
+	(
+		filter_here=$top/tests/filter-makedumpfile
+		. "$filter_here/common.sh"
+		fapt_ready
+		cd "$tmp" && fapt download "$pkg=$ver"
+	) >"$dbg/fetch-$kver.log" 2>&1 ||
+		(cd "$tmp" && apt-get download "$pkg=$ver") >>"$dbg/fetch-$kver.log" 2>&1
+	got=$tmp/$deb
+	[ -f "$got" ] || { rm -rf "$tmp"; echo "apt could not fetch $pkg=$ver (see $dbg/fetch-$kver.log)" >&2; return 1; }
+	if [ "$(sha256sum "$got" | cut -d' ' -f1)" != "$(awk -v f="$deb" '$2 == f { print $1 }' "$top/tests/crash/SHA256SUMS")" ]; then
+		rm -rf "$tmp"
+		echo "$deb does not match its sha256 in tests/crash/SHA256SUMS" >&2
+		return 1
+	fi
+	# Only the vmlinux, and no further: the data is 4-6 GB of xz, and a
+	# stream read stops once the file is out (6.1 and 6.12 have it 11th,
+	# in boot/: 5 s instead of 30; 7.3 near the end, in lib/modules/KVER/,
+	# with boot/vmlinux-KVER a link to it, which is made here).
+	dpkg-deb --fsys-tarfile "$got" 2>/dev/null | /usr/bin/python3 -c '
+import os, sys, tarfile
+dest, kver = sys.argv[1], sys.argv[2]
+names = ("./usr/lib/debug/boot/vmlinux-" + kver, "./usr/lib/debug/lib/modules/" + kver + "/vmlinux")
+with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as t:
+    for m in t:
+        if m.name in names and m.isfile():
+            t.extract(m, dest, set_attrs=False)
+            if m.name == names[1]:
+                os.makedirs(dest + "/usr/lib/debug/boot", exist_ok=True)
+                os.symlink("../lib/modules/" + kver + "/vmlinux", dest + names[0][1:])
+            sys.exit(0)
+sys.exit(1)
+' "$tmp" "$kver" 2>>"$dbg/fetch-$kver.log"
+	rm -f "$got"
+	[ -f "$tmp/usr/lib/debug/boot/vmlinux-$kver" ] ||
+		{ rm -rf "$tmp"; echo "$deb holds no vmlinux-$kver" >&2; return 1; }
+	for p in "usr/lib/debug/lib/modules/$kver/vmlinux" "usr/lib/debug/boot/vmlinux-$kver"; do
+		[ -e "$tmp/$p" ] || [ -L "$tmp/$p" ] || continue
+		mkdir -p "$dbg/${p%/*}" && mv -f "$tmp/$p" "$dbg/$p" || { rm -rf "$tmp"; return 1; }
+	done
+	rm -rf "$tmp"
+	echo "$want"
+}
+
