@@ -596,22 +596,14 @@ static int next_job(void *arg, uint64_t *idx)
 		}
 		if (ss->it_seq == ss->cl_seq) {
 			/* the end: the last folded blocks still go in order */
-			if (!ss->pending.scanned && ss->pass == 0) {
-				/* The first pass: every window, from no carry. */
-				ss->pass = 1;
+			/* After the EARLY pass the first, over every
+			 * window; after it, with the kernel's pages first,
+			 * the LATER pass over the same spans with the other
+			 * decision. Each from no carry. */
+			if (!ss->pending.scanned && (ss->pass == 0 || (ss->pass == 1 && p->in->kernel))) {
+				ss->pass++;
 				ss->rl = p->ranges;
 				ss->nrl = p->nranges;
-				ss->cl_range = 0;
-				ss->cl_pfn = 0;
-				ss->cl_done = 0;
-				ss->carry = ss->kcarry = (struct mm_carry){ 0 };
-				ss->folded = 0;
-				continue;
-			}
-			if (!ss->pending.scanned && p->in->kernel && ss->pass == 1) {
-				/* The LATER pass: the same spans again, from
-				 * no carry, with the other decision. */
-				ss->pass = 2;
 				ss->cl_range = 0;
 				ss->cl_pfn = 0;
 				ss->cl_done = 0;

@@ -239,7 +239,14 @@ static int ends_valid(const struct ring *g, uint64_t head, uint64_t tail)
 	return (hs == head || hs == ((head - g->count) & DESC_ID_MASK)) && ts == tail;
 }
 
-int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struct dmesg_stat *st)
+/* The ring as VMCOREINFO places it, checked: every key there, every
+ * offset inside its struct (VMCOREINFO comes from the crashed kernel and is
+ * as corruptible as the rest of its memory; compared as "off <= size - n"
+ * so that no sum can wrap), the ring struct read into prb (SIZE(prb)
+ * bytes, at most 4 KiB) from where SYMBOL(prb), the pointer variable,
+ * points (*prb_va), and its two sizes in bits within bounds. */
+static int ring_open(struct kmem *km, uint8_t prb[4096], uint64_t *prb_va, uint32_t *cbits,
+		     uint32_t *sbits)
 {
 	const struct vmcoreinfo *vi = &km->vi;
 	static const enum vi_key need[] = {
@@ -249,13 +256,7 @@ int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struc
 		VI_OFF_LPOS_BEGIN, VI_OFF_LPOS_NEXT, VI_SIZE_PRINTK_INFO, VI_OFF_INFO_TS,
 		VI_OFF_INFO_TEXT_LEN, VI_OFF_TR_SIZE_BITS, VI_OFF_TR_DATA,
 	};
-	uint8_t *prb = NULL, *descs = NULL, *infos = NULL, *data = NULL;
-	struct out o = { 0 };
-	int r;
 
-	*text = NULL;
-	*len = 0;
-	memset(st, 0, sizeof *st);
 	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
 		if (!vi_has(vi, need[i]))
 			return -ENOENT;
@@ -263,9 +264,6 @@ int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struc
 		return -EFAULT;
 	uint64_t prb_sz = vi_u(vi, VI_SIZE_PRB), dsz = vi_u(vi, VI_SIZE_PRB_DESC),
 		 isz = vi_u(vi, VI_SIZE_PRINTK_INFO);
-	/* Every offset must land inside its struct: VMCOREINFO comes from the
-	 * crashed kernel and is as corruptible as the rest of its memory.
-	 * Compared as "off <= size - n" so that no sum can wrap. */
 	uint64_t ctr0 = vi_has(vi, VI_OFF_ATOMIC_COUNTER) ? vi_u(vi, VI_OFF_ATOMIC_COUNTER) : 0;
 	uint64_t dro = vi_u(vi, VI_OFF_PRB_DESC_RING), trg = vi_u(vi, VI_OFF_PRB_TEXT_RING);
 	uint64_t lpos = vi_u(vi, VI_OFF_DESC_TEXT_LPOS);
@@ -283,29 +281,41 @@ int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struc
 	    vi_u(vi, VI_OFF_LPOS_NEXT) > dsz - 8 - lpos ||
 	    vi_u(vi, VI_OFF_INFO_TS) > isz - 8 || vi_u(vi, VI_OFF_INFO_TEXT_LEN) > isz - 2)
 		return -EBADMSG;
-
-	/* SYMBOL(prb) is the pointer variable; follow it to the ring. */
-	uint64_t prb_va;
-	r = kmem_read(km, vi_u(vi, VI_SYM_PRB), &prb_va, 8);
-	if (!r) {
-		prb = malloc(prb_sz);
-		r = prb ? kmem_read(km, prb_va, prb, prb_sz) : -ENOMEM;
-	}
+	int r = kmem_read(km, vi_u(vi, VI_SYM_PRB), prb_va, 8);
+	if (!r)
+		r = kmem_read(km, *prb_va, prb, prb_sz);
 	if (r < 0)
-		goto out;
+		return r;
+	*cbits = load_le32(prb + dro + vi_u(vi, VI_OFF_DR_COUNT_BITS));
+	*sbits = load_le32(prb + trg + vi_u(vi, VI_OFF_TR_SIZE_BITS));
+	if (*cbits > MAX_COUNT_BITS || *sbits > MAX_SIZE_BITS || *sbits < 4)
+		return -EBADMSG;
+	uint64_t count = 1ull << *cbits;
+	if (count * dsz > MAX_TABLE || count * isz > MAX_TABLE)
+		return -EBADMSG;
+	return 0;
+}
+
+int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struct dmesg_stat *st)
+{
+	const struct vmcoreinfo *vi = &km->vi;
+	uint8_t prb[4096];
+	uint8_t *descs = NULL, *infos = NULL, *data = NULL;
+	struct out o = { 0 };
+	uint64_t prb_va;
+	uint32_t cbits, sbits;
+
+	*text = NULL;
+	*len = 0;
+	memset(st, 0, sizeof *st);
+	int r = ring_open(km, prb, &prb_va, &cbits, &sbits);
+	if (r < 0)
+		return r;
+	uint64_t prb_sz = vi_u(vi, VI_SIZE_PRB), dsz = vi_u(vi, VI_SIZE_PRB_DESC),
+		 isz = vi_u(vi, VI_SIZE_PRINTK_INFO);
 	const uint8_t *dr = prb + vi_u(vi, VI_OFF_PRB_DESC_RING);
 	const uint8_t *tr = prb + vi_u(vi, VI_OFF_PRB_TEXT_RING);
-	uint32_t cbits = load_le32(dr + vi_u(vi, VI_OFF_DR_COUNT_BITS));
-	uint32_t sbits = load_le32(tr + vi_u(vi, VI_OFF_TR_SIZE_BITS));
-	if (cbits > MAX_COUNT_BITS || sbits > MAX_SIZE_BITS || sbits < 4) {
-		r = -EBADMSG;
-		goto out;
-	}
 	uint64_t count = 1ull << cbits, size = 1ull << sbits;
-	if (count * dsz > MAX_TABLE || count * isz > MAX_TABLE) {
-		r = -EBADMSG;
-		goto out;
-	}
 	/* In a small reservation an allocation the kernel cannot back ends
 	 * in the OOM killer, and PID 1 killed is a panic: the log is worth
 	 * less than the pages, so it gets only what the caller can spare. */
@@ -366,7 +376,6 @@ int dmesg_read(struct kmem *km, uint64_t budget, char **text, size_t *len, struc
 	o.buf = NULL;
 out:
 	free(o.buf);
-	free(prb);
 	free(descs);
 	free(infos);
 	free(data);
@@ -376,49 +385,23 @@ out:
 int dmesg_areas(struct kmem *km, struct kva_area a[5], unsigned *n)
 {
 	const struct vmcoreinfo *vi = &km->vi;
-	static const enum vi_key need[] = {
-		VI_SYM_PRB, VI_SIZE_PRB, VI_OFF_PRB_DESC_RING, VI_OFF_PRB_TEXT_RING,
-		VI_OFF_DR_COUNT_BITS, VI_OFF_DR_DESCS, VI_OFF_DR_INFOS, VI_SIZE_PRB_DESC,
-		VI_SIZE_PRINTK_INFO, VI_OFF_TR_SIZE_BITS, VI_OFF_TR_DATA,
-	};
 	uint8_t prb[4096];
+	uint64_t prb_va;
+	uint32_t cbits, sbits;
 
 	*n = 0;
-	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
-		if (!vi_has(vi, need[i]))
-			return -ENOENT;
-	if (!km->ok)
-		return -EFAULT;
-	uint64_t prb_sz = vi_u(vi, VI_SIZE_PRB), dsz = vi_u(vi, VI_SIZE_PRB_DESC),
-		 isz = vi_u(vi, VI_SIZE_PRINTK_INFO);
-	uint64_t dro = vi_u(vi, VI_OFF_PRB_DESC_RING), trg = vi_u(vi, VI_OFF_PRB_TEXT_RING);
-	/* The bounds dmesg_read holds them to. */
-	if (prb_sz > sizeof prb || prb_sz < 16 || dsz > 256 || isz > 1024 ||
-	    dro > prb_sz - 16 || trg > prb_sz - 16 ||
-	    vi_u(vi, VI_OFF_DR_COUNT_BITS) > prb_sz - 4 - dro ||
-	    vi_u(vi, VI_OFF_DR_DESCS) > prb_sz - 8 - dro ||
-	    vi_u(vi, VI_OFF_DR_INFOS) > prb_sz - 8 - dro ||
-	    vi_u(vi, VI_OFF_TR_SIZE_BITS) > prb_sz - 4 - trg ||
-	    vi_u(vi, VI_OFF_TR_DATA) > prb_sz - 8 - trg)
-		return -EBADMSG;
-	uint64_t prb_va;
-	int r = kmem_read(km, vi_u(vi, VI_SYM_PRB), &prb_va, 8);
-	if (!r)
-		r = kmem_read(km, prb_va, prb, prb_sz);
+	int r = ring_open(km, prb, &prb_va, &cbits, &sbits);
 	if (r < 0)
 		return r;
-	const uint8_t *dr = prb + dro, *tr = prb + trg;
-	uint32_t cbits = load_le32(dr + vi_u(vi, VI_OFF_DR_COUNT_BITS));
-	uint32_t sbits = load_le32(tr + vi_u(vi, VI_OFF_TR_SIZE_BITS));
-	if (cbits > MAX_COUNT_BITS || sbits > MAX_SIZE_BITS || sbits < 4)
-		return -EBADMSG;
+	const uint8_t *dr = prb + vi_u(vi, VI_OFF_PRB_DESC_RING);
+	const uint8_t *tr = prb + vi_u(vi, VI_OFF_PRB_TEXT_RING);
 	uint64_t count = 1ull << cbits;
-	if (count * dsz > MAX_TABLE || count * isz > MAX_TABLE)
-		return -EBADMSG;
 	a[0] = (struct kva_area){ vi_u(vi, VI_SYM_PRB), 8 };
-	a[1] = (struct kva_area){ prb_va, prb_sz };
-	a[2] = (struct kva_area){ load_le64(dr + vi_u(vi, VI_OFF_DR_DESCS)), count * dsz };
-	a[3] = (struct kva_area){ load_le64(dr + vi_u(vi, VI_OFF_DR_INFOS)), count * isz };
+	a[1] = (struct kva_area){ prb_va, vi_u(vi, VI_SIZE_PRB) };
+	a[2] = (struct kva_area){ load_le64(dr + vi_u(vi, VI_OFF_DR_DESCS)),
+				  count * vi_u(vi, VI_SIZE_PRB_DESC) };
+	a[3] = (struct kva_area){ load_le64(dr + vi_u(vi, VI_OFF_DR_INFOS)),
+				  count * vi_u(vi, VI_SIZE_PRINTK_INFO) };
 	a[4] = (struct kva_area){ load_le64(tr + vi_u(vi, VI_OFF_TR_DATA)), 1ull << sbits };
 	*n = 5;
 	return 0;
