@@ -62,6 +62,9 @@ static void runs_norm(struct runs *s)
 {
 	size_t m = 0;
 
+	if (!s->n)
+		return;		/* qsort of no elements may not be handed NULL */
+
 	qsort(s->r, s->n, sizeof *s->r, run_cmp);
 	for (size_t i = 0; i < s->n; i++) {
 		if (m && s->r[i].lo <= s->r[m - 1].hi) {

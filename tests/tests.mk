@@ -1,4 +1,4 @@
-# Test targets. `make check` is the README's test command (about 15 min on
+# Test targets. `make check` is the README's test command (about 25 min on
 # 2 cores: unit tests, fuzz smoke runs, QEMU/TCG kdump runs, the
 # differential filter test against makedumpfile, the documentation and the
 # Debian package).
