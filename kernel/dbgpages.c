@@ -219,7 +219,10 @@ struct tasks {
 	uint64_t kva_min;
 	uint32_t off[MAX_HEADS];	/* init_task's list-head offsets */
 	unsigned noff;
-	uint64_t *seen;			/* hash set of task bases and nodes */
+	/* Hash set of what was visited, tagged in the low bits, which
+	 * aligned addresses leave clear: a list node as it is, a task base
+	 * | 1, an xarray node | 2, a page hopped to | 3. */
+	uint64_t *seen;
 	size_t cap, n;
 	uint64_t *todo;			/* task bases whose lists are not walked yet */
 	size_t ntodo;
@@ -291,7 +294,7 @@ static void task_found(struct tasks *t, uint64_t base)
 	if (kmem_read(t->f->km, base, w, sizeof w) < 0)
 		return;
 	for (size_t i = 0; i < TASK_HEAD / 8 && !t->f->err; i++)
-		if (kva(t, w[i]) && seen_add(t, w[i] & ~4095ull))
+		if (kva(t, w[i]) && seen_add(t, (w[i] & ~4095ull) | 3))
 			add_area(t->f, DBG_TASKS, w[i], 8);
 }
 
@@ -403,7 +406,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 {
 	struct kmem *km = calloc(1, sizeof *km);
 	struct find f = { .km = km };
-	struct runs all = { 0 }, mem = { 0 }, out = { 0 };
+	struct runs all = { 0 }, mem = { 0 };
 	int r = 0;
 
 	memset(dp, 0, sizeof *dp);
@@ -482,7 +485,6 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 	}
 	dp->r = all.r;
 	dp->n = (uint32_t)all.n;
-	dp->cap = (uint32_t)all.cap;
 	dp->pfns = runs_pfns(&all);
 	all.r = NULL;
 done:
@@ -490,7 +492,6 @@ done:
 		free(f.part[p].r);
 	free(all.r);
 	free(mem.r);
-	free(out.r);
 	kmem_fini(km);
 	free(km);
 	if (r < 0)

@@ -32,7 +32,7 @@ extern const char *const dbg_part_name[DBG_NPARTS];
 
 struct dbg_pages {
 	struct pfn_run *r;	/* sorted, disjoint, not touching */
-	uint32_t n, cap;
+	uint32_t n;
 	uint64_t pfns;		/* sum of the runs */
 	uint32_t parts;		/* KDI_DBG_* found (dump/format.h) */
 	uint32_t dropped;	/* KDI_DBG_* left out for the budget */

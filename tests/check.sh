@@ -156,6 +156,21 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite faults-readerr bash tests/faults/readerr.sh --workdir "$BUILD/faults/readerr"
 fi
 
+# e2e-VER-4level on a Debian kernel tests/filter-makedumpfile/get-kernel.sh
+# fetches (a tree the harness boots), its raw vmcore kept for the filter
+# suites.
+e2e_kernel() {	# VER
+	local tree
+	tree=$(tests/filter-makedumpfile/get-kernel.sh "$1" | sed -n 's/^MODROOT=//p')
+	if [ -n "$tree" ]; then
+		run_suite "e2e-$1-4level" bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$tree" \
+			--raw-out "$raws/raw-$1-4level.vmcore" --workdir "$BUILD/e2e/$1-4level"
+	else
+		echo "check: Debian's $1 kernel could not be fetched: counted as a failure"
+		fail=$((fail + 1))
+	fi
+}
+
 if [ -z "${SKIP_E2E:-}" ]; then
 	# The filter suite compares the raw vmcores these runs store: never one
 	# a failed or earlier run left behind.
@@ -187,28 +202,10 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# trixie-backports: linux-binary, -modules, -base): kdumpinit as PID 1
 	# of its own crash kernel, its .ko.xz modules; its raw vmcore joins the
 	# filter suite (7.1 renamed page.compound_head to compound_info).
-	if wanted e2e-7.3-4level; then
-		newtree=$(tests/filter-makedumpfile/get-kernel.sh 7.3 | sed -n 's/^MODROOT=//p')
-		if [ -n "$newtree" ]; then
-			run_suite e2e-7.3-4level bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$newtree" \
-				--raw-out "$raws/raw-7.3-4level.vmcore" --workdir "$BUILD/e2e/7.3-4level"
-		else
-			echo "check: Debian's 7.3 kernel could not be fetched: counted as a failure"
-			fail=$((fail + 1))
-		fi
-	fi
+	wanted e2e-7.3-4level && e2e_kernel 7.3
 	# check-full: 6.18, the LTS before 7.x (trixie-backports' linux-image,
 	# the old layout), end to end; its raw vmcore joins the filter suite.
-	if [ -n "${FULL:-}" ] && wanted e2e-6.18-4level; then
-		lts=$(tests/filter-makedumpfile/get-kernel.sh 6.18 | sed -n 's/^MODROOT=//p')
-		if [ -n "$lts" ]; then
-			run_suite e2e-6.18-4level bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$lts" \
-				--raw-out "$raws/raw-6.18-4level.vmcore" --workdir "$BUILD/e2e/6.18-4level"
-		else
-			echo "check: Debian's 6.18 kernel could not be fetched: counted as a failure"
-			fail=$((fail + 1))
-		fi
-	fi
+	[ -n "${FULL:-}" ] && wanted e2e-6.18-4level && e2e_kernel 6.18
 	# The floor: Debian 12's kernel at crashkernel=88M (22 MB for userspace),
 	# kdumpinit the crash kernel's only init, full filtering.
 	run_suite e2e-88M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \

@@ -44,27 +44,17 @@ finish() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" -eq 0 ]; 
 [ $# -gt 0 ] || { bad "setup: no raw vmcore given"; finish; }
 mkdir -p "$work" "$dbg" || { bad "setup: cannot create $work"; finish; }
 
-# Stream offsets from tests/tools/chunks.py (OFFSET TYPE LEN ...): where
-# the stream starts, where it ends, and where the EARLY pass ends (the
-# end of the last PAGES chunk whose flags, at byte 20 of the payload, have
-# bit 2: docs/FORMAT.md).
-layout() {	# IMG: prints "START END EARLY_END"
-	"$py" - "$1" "$top/tests/tools/chunks.py" <<'PY'
-import struct, subprocess, sys
-img, chunks = sys.argv[1], sys.argv[2]
-out = subprocess.run([sys.executable, chunks, img], capture_output=True, text=True).stdout
-start = end = early = None
-with open(img, "rb") as f:
-    for line in out.splitlines():
-        off, typ, ln = (int(x) for x in line.split()[:3])
-        start = off if start is None else start
-        end = off + 48 + ln
-        if typ == 5:
-            f.seek(off + 48 + 20)
-            if struct.unpack("<I", f.read(4))[0] & 4:
-                early = end
-print(start, end, early if early is not None else 0)
-PY
+# Stream offsets from tests/tools/chunks.py (OFFSET TYPE LEN SEQ ID
+# [FLAGS]): where the stream starts, where it ends, where the EARLY pass
+# ends (the last PAGES chunk with flag 4) and where the first pass ends
+# (the last PAGES chunk without LATER, flag 2; docs/FORMAT.md).
+layout() {	# IMG: prints "START END EARLY_END FIRST_END"
+	"$py" "$top/tests/tools/chunks.py" "$1" | awk '
+		NR == 1 { s = $1 }
+		{ e = $1 + 48 + $3 }
+		$2 == 5 && $6 % 8 >= 4 { early = e }
+		$2 == 5 && int($6 / 2) % 2 == 0 { first = e }
+		END { print s, e, early + 0, first + 0 }'
 }
 
 # drgn on FILE: "release R", "panic 0|1", "tasks N" or "error STEP: ...".
@@ -129,7 +119,7 @@ for raw in "$@"; do
 		rm -f "$img"
 		"$K" capture --vmcore "$raw" --output "$img" --level $level >"$d/L$level.out" 2>&1 ||
 			{ bad "$base/L$level: capture exited $?: $(tail -n 2 "$d/L$level.out")"; continue; }
-		read -r s e early < <(layout "$img")
+		read -r s e early fe < <(layout "$img")
 		[ "$early" -gt 0 ] 2>/dev/null ||
 			{ bad "$base/L$level: no EARLY pass in the capture ($(grep -m1 'debugger' "$d/L$level.out"))"; continue; }
 		case $level in
@@ -139,22 +129,8 @@ for raw in "$@"; do
 		esac
 		for c in $cuts; do
 			if [ "$c" = first ]; then
-				# the end of the first pass: the last chunk without LATER
-				fe=$("$py" - "$img" "$top/tests/tools/chunks.py" <<'PY'
-import struct, subprocess, sys
-img, chunks = sys.argv[1], sys.argv[2]
-out = subprocess.run([sys.executable, chunks, img], capture_output=True, text=True).stdout
-fe = 0
-with open(img, "rb") as f:
-    for line in out.splitlines():
-        off, typ, ln = (int(x) for x in line.split()[:3])
-        if typ == 5:
-            f.seek(off + 48 + 20)
-            if not struct.unpack("<I", f.read(4))[0] & 2:
-                fe = off + 48 + ln
-print(fe)
-PY
-)
+				# halfway between the end of the EARLY pass and the
+				# end of the first
 				at=$(((early + fe) / 2))
 				name=$base/L$level/first
 			else

@@ -20,14 +20,9 @@ over_old=$(over "$old") over_new=$(over "$new")
 ok() { echo "ok $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 chunks=$here/tests/tools/chunks.py
-# How many PAGES chunks carry the EARLY flag (docs/FORMAT.md: flags at
-# byte 20 of the payload, after the 48-byte chunk header).
+# How many PAGES chunks carry the EARLY flag (chunks.py's FLAGS, bit 4).
 nearly() {	# IMG
-	/usr/bin/python3 "$chunks" "$1" | while read -r off type len _; do
-		[ "$type" = 5 ] || continue
-		fl=$(od -An -tu4 -j $((off + 48 + 20)) -N4 "$1" | tr -d ' ')
-		[ $((fl & 4)) -ne 0 ] && echo x
-	done | wc -l
+	/usr/bin/python3 "$chunks" "$1" | awk '$2 == 5 && $6 % 8 >= 4 { n++ } END { print n + 0 }'
 }
 for v in "$@"; do
 	n=${v##*/}

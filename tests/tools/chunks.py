@@ -5,8 +5,10 @@ usage: chunks.py [--pages] IMAGE
 
 Prints one line per chunk header that has the chunk magic, following the
 lengths from the superblock's data_offset:
-    OFFSET TYPE LEN SEQ DUMP_ID
-(decimal; OFFSET is the header's device offset, DUMP_ID hex). Stops at the
+    OFFSET TYPE LEN SEQ DUMP_ID [FLAGS]
+(decimal; OFFSET is the header's device offset, DUMP_ID hex; FLAGS, for a
+PAGES chunk whose payload header is in the file, its pass flags: 1 LINKED,
+2 LATER, 4 EARLY). Stops at the
 first offset without the magic, after END, or at the end of the file.
 Hashes are not checked: this only finds where chunks are, so that tests
 can damage one on purpose.
@@ -40,7 +42,10 @@ def main():
         if magic != b"KDCK":
             break
         if not pages:
-            print(f"{off} {typ} {length} {seq} {dump_id:016x}")
+            fl = ""
+            if typ == 5 and off + HDR.size + 24 <= len(data):
+                fl = " %d" % struct.unpack_from("<I", data, off + HDR.size + 20)[0]
+            print(f"{off} {typ} {length} {seq} {dump_id:016x}{fl}")
         elif typ == 5:
             print(f"{length} {ph:016x}")
         if typ == 7:
