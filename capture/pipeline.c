@@ -77,7 +77,8 @@ struct skipped {
  * another test for "this block has pages to write" (the kernel
  * pages first) is a second walk of the same spans with another
  * block_keeps. */
-#define SPAN_PAGES MM_WINDOW
+#define SPAN_PAGES CAPTURE_SPAN_PFNS
+#define SPAN_VP_WORDS ((CAPTURE_SPAN_VPS + 63) / 64)
 #define SPAN_BLOCKS (SPAN_PAGES / BLOCK_PAGES)
 _Static_assert(SPAN_PAGES % BLOCK_PAGES == 0, "spans hold whole blocks");
 
@@ -107,6 +108,13 @@ struct span {
 	/* With in->early: in the EARLY pass, 1 for a pfn of the debugger's
 	 * set; after it, 1 for a pfn the EARLY pass decided (wrote). */
 	uint8_t efl[SPAN_PAGES];
+	/* With in->memmap: per pfn 0, or 1 for a page of struct pages (2 in
+	 * the LATER pass when one of the pfns it describes is kept); and in
+	 * the first pass the memory map's virtual pages from vneed_vp on
+	 * that hold a struct page of a pfn the filter keeps here. */
+	uint8_t vfl[SPAN_PAGES];
+	uint64_t vneed_vp;
+	uint64_t vneed[SPAN_VP_WORDS];
 	struct blocksum sum[SPAN_BLOCKS];	/* by (pfn % SPAN_PAGES) / BLOCK_PAGES */
 };
 
@@ -176,6 +184,10 @@ struct pipe {
 	 * are taken, read-only once it is over). */
 	struct range *eranges;
 	uint32_t neranges;
+	/* With in->memmap: the windows holding its pages, which the LATER
+	 * pass walks when it has nothing else to write. */
+	struct range *vranges;
+	uint32_t nvranges;
 	uint64_t *eoff;
 	uint8_t *w0;
 
@@ -238,46 +250,76 @@ _Static_assert(KDI_DBG_PGTABLES == 1u << DBG_PGTABLES && KDI_DBG_MEMSECTION == 1
  * than a window crosses into it. So the debugger's pages are judged as a
  * walk of every window would judge them; the rare run that crosses in
  * from a window not walked keeps its pages (never drops one). */
-static int early_layout(struct pipe *p)
+/* The whole spans that hold runs r[0, n) (sorted by lo), inside the
+ * memory the vmcore has: *out, *nout. */
+static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struct range **out,
+			uint32_t *nout)
 {
-	const struct dbg_pages *e = p->in->early;
-	uint32_t n = 0;
+	uint32_t w = 0;
 
-	p->eranges = calloc(e->n, sizeof *p->eranges);
-	p->eoff = calloc(e->n, sizeof *p->eoff);
-	p->w0 = calloc((e->pfns + 7) / 8 + 1, 1);
-	if (!p->eranges || !p->eoff || !p->w0)
-		return -ENOMEM;
-	uint64_t off = 0;
-	for (uint32_t k = 0; k < e->n; k++) {
-		p->eoff[k] = off;
-		off += e->r[k].hi - e->r[k].lo;
-		uint64_t lo = e->r[k].lo - e->r[k].lo % SPAN_PAGES;
-		uint64_t hi = (e->r[k].hi + SPAN_PAGES - 1) / SPAN_PAGES * SPAN_PAGES;
-		if (n && lo <= p->eranges[n - 1].hi)
-			p->eranges[n - 1].hi = hi > p->eranges[n - 1].hi ? hi : p->eranges[n - 1].hi;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t lo = r[k].lo - r[k].lo % SPAN_PAGES;
+		uint64_t hi = (r[k].hi + SPAN_PAGES - 1) / SPAN_PAGES * SPAN_PAGES;
+		if (w && lo <= r[w - 1].hi)
+			r[w - 1].hi = hi > r[w - 1].hi ? hi : r[w - 1].hi;
 		else
-			p->eranges[n++] = (struct range){ lo, hi };
+			r[w++] = (struct range){ lo, hi };
 	}
 	/* ... inside the memory the vmcore has (both lists sorted). */
-	struct range *out = calloc(n + p->nranges, sizeof *out);
+	struct range *o = calloc(w + p->nranges + 1, sizeof *o);
 	uint32_t m = 0, i = 0, j = 0;
-	if (!out)
+	if (!o)
 		return -ENOMEM;
-	while (i < n && j < p->nranges) {
-		uint64_t lo = p->eranges[i].lo > p->ranges[j].lo ? p->eranges[i].lo : p->ranges[j].lo;
-		uint64_t hi = p->eranges[i].hi < p->ranges[j].hi ? p->eranges[i].hi : p->ranges[j].hi;
+	while (i < w && j < p->nranges) {
+		uint64_t lo = r[i].lo > p->ranges[j].lo ? r[i].lo : p->ranges[j].lo;
+		uint64_t hi = r[i].hi < p->ranges[j].hi ? r[i].hi : p->ranges[j].hi;
 		if (lo < hi)
-			out[m++] = (struct range){ lo, hi };
-		if (p->eranges[i].hi < p->ranges[j].hi)
+			o[m++] = (struct range){ lo, hi };
+		if (r[i].hi < p->ranges[j].hi)
 			i++;
 		else
 			j++;
 	}
-	free(p->eranges);
-	p->eranges = out;
-	p->neranges = m;
+	*out = o;
+	*nout = m;
 	return 0;
+}
+
+static int early_layout(struct pipe *p)
+{
+	const struct dbg_pages *e = p->in->early;
+	struct range *r = calloc(e->n, sizeof *r);
+
+	p->eoff = calloc(e->n, sizeof *p->eoff);
+	p->w0 = calloc((e->pfns + 7) / 8 + 1, 1);
+	if (!r || !p->eoff || !p->w0) {
+		free(r);
+		return -ENOMEM;
+	}
+	uint64_t off = 0;
+	for (uint32_t k = 0; k < e->n; k++) {
+		p->eoff[k] = off;
+		off += e->r[k].hi - e->r[k].lo;
+		r[k] = (struct range){ e->r[k].lo, e->r[k].hi };
+	}
+	int ret = span_windows(p, r, e->n, &p->eranges, &p->neranges);
+	free(r);
+	return ret;
+}
+
+static int memmap_layout(struct pipe *p)
+{
+	const struct vmemmap *v = p->in->memmap;
+	struct range *r = calloc(v->nrun, sizeof *r);
+
+	if (!r)
+		return -ENOMEM;
+	/* Runs are sorted by b; aliased ones overlap, which the merge takes. */
+	for (uint32_t k = 0; k < v->nrun; k++)
+		r[k] = (struct range){ v->run[k].b, v->run[k].b + v->run[k].n };
+	int ret = span_windows(p, r, v->nrun, &p->vranges, &p->nvranges);
+	free(r);
+	return ret;
 }
 
 static int build_layout(struct pipe *p)
@@ -311,7 +353,10 @@ static int build_layout(struct pipe *p)
 	}
 	for (uint32_t i = 0; i < p->nranges; i++)
 		p->total_pfns += p->ranges[i].hi - p->ranges[i].lo;
-	return p->in->early && p->in->early->n ? early_layout(p) : 0;
+	int r = p->in->early && p->in->early->n ? early_layout(p) : 0;
+	if (!r && p->in->memmap && p->in->filter)
+		r = memmap_layout(p);
+	return r;
 }
 
 #define SKIP_MAX 256u		/* blocks folded into one: progress still ticks */
@@ -362,8 +407,10 @@ _Static_assert(KDI_EX_NCLASSES < CLS_OTHER && CLS_OTHER != MM_KEEP, "CLS_OTHER i
  * is in the dump: in->kernel only orders it, and may keep a page the
  * filter drops (a free-block head of no believable order stops its
  * rules before the hwpoison test that drops the page at the filter's
- * level). */
-static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k, uint8_t e)
+ * level). v: a page of struct pages (in->memmap), which the filter keeps
+ * and which waits for the LATER pass: kept there if a pfn it describes
+ * is (2), else left out as KDI_EX_MEMMAP. */
+static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k, uint8_t e, uint8_t v)
 {
 	/* The EARLY pass writes the debugger's pages the filter keeps; the
 	 * passes after it leave those alone (e: written early). */
@@ -371,8 +418,10 @@ static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k, uint8_t e)
 		return c == MM_KEEP && e ? MM_KEEP : CLS_OTHER;
 	if (e)
 		return CLS_OTHER;
+	if (v && c == MM_KEEP)
+		return pass == 1 ? CLS_OTHER : v == 2 ? MM_KEEP : KDI_EX_MEMMAP;
 	if (!two)
-		return c;
+		return pass == 1 ? c : CLS_OTHER;	/* the LATER pass: the memory map's only */
 	if (pass == 1)
 		return c != MM_KEEP ? c : k == MM_KEEP ? MM_KEEP : CLS_OTHER;
 	return c == MM_KEEP && k != MM_KEEP ? MM_KEEP : CLS_OTHER;
@@ -430,7 +479,7 @@ static void span_count(struct span *sp, uint64_t lo, uint64_t hi, int two, int p
 		struct blocksum *s = sum_of(sp, bs);
 		memset(s, 0, sizeof *s);
 		for (uint64_t q = bs - sp->lo; q < be - sp->lo; q++) {
-			uint8_t c = decide(two, pass, sp->cls[q], sp->kcls[q], sp->efl[q]);
+			uint8_t c = decide(two, pass, sp->cls[q], sp->kcls[q], sp->efl[q], sp->vfl[q]);
 			if (c == MM_KEEP) {
 				s->keep++;
 				s->unread += sp->fl[q] & MM_FL_UNREAD ? 1 : 0;
@@ -442,6 +491,35 @@ static void span_count(struct span *sp, uint64_t lo, uint64_t hi, int two, int p
 			s->scan += c != CLS_OTHER;
 		}
 		b = be;
+	}
+}
+
+static int vm_active(const struct pipe *p)
+{
+	return p->in->memmap && p->in->filter;
+}
+
+/* sp->vneed from the filter's decisions: the virtual pages of the memory
+ * map that hold the struct page of a pfn of sp it keeps (or keeps for
+ * not knowing: an unreadable struct page). */
+static void span_need(const struct pipe *p, struct span *sp)
+{
+	const struct vmemmap *v = p->in->memmap;
+	uint64_t a, b, last = UINT64_MAX;
+
+	memset(sp->vneed, 0, sizeof sp->vneed);
+	vmemmap_vps(v, sp->lo, &sp->vneed_vp, &b);
+	for (uint64_t q = 0; q < sp->hi - sp->lo; q++) {
+		if (sp->cls[q] != MM_KEEP)
+			continue;
+		vmemmap_vps(v, sp->lo + q, &a, &b);
+		if (a == last && b == last)
+			continue;
+		for (uint64_t x = a; x <= b; x++) {
+			uint64_t i = x - sp->vneed_vp;	/* < CAPTURE_SPAN_VPS: vmemmap_find's limit */
+			sp->vneed[i / 64] |= 1ull << (i % 64);
+		}
+		last = b;
 	}
 }
 
@@ -469,6 +547,13 @@ static void span_classify(struct worker *w, struct span *sp)
 		sp->kout = w->mk.carry;
 	}
 	span_marks(p, sp);
+	if (vm_active(p) && sp->pass) {
+		vmemmap_marks(p->in->memmap, sp->lo, n, sp->vfl, sp->pass == 2);
+		if (sp->pass == 1)
+			span_need(p, sp);
+	} else {
+		memset(sp->vfl, 0, n);
+	}
 	span_count(sp, sp->lo, sp->hi, p->in->kernel != NULL, sp->pass);
 }
 
@@ -492,6 +577,13 @@ static void span_join(struct worker *w, struct span *sp)
 	}
 	if (touched)
 		span_count(sp, sp->lo, sp->lo + touched, w->p->in->kernel != NULL, ss->pass);
+	/* What the first pass keeps, now final: the memory map's pages it
+	 * needs. All spans join before the LATER pass begins. */
+	if (vm_active(w->p) && ss->pass == 1) {
+		if (touched)
+			span_need(w->p, sp);
+		vmemmap_need_or(w->p->in->memmap, sp->vneed_vp, sp->vneed, CAPTURE_SPAN_VPS);
+	}
 	ss->carry = sp->out;
 	sp->joined = 1;
 }
@@ -538,7 +630,8 @@ static int take_block(struct worker *w, struct span *sp)
 	w->pass = ss->pass;
 	for (uint32_t i = 0; i < count; i++)
 		w->cls[i] = decide(w->p->in->kernel != NULL, ss->pass, sp->cls[pfn - sp->lo + i],
-				   sp->kcls[pfn - sp->lo + i], sp->efl[pfn - sp->lo + i]);
+				   sp->kcls[pfn - sp->lo + i], sp->efl[pfn - sp->lo + i],
+				   sp->vfl[pfn - sp->lo + i]);
 	if (ss->pass == 0)
 		w0_mark(w->p, pfn, count, w->cls);
 	w->sk = ss->pending;
@@ -600,10 +693,14 @@ static int next_job(void *arg, uint64_t *idx)
 			 * window; after it, with the kernel's pages first,
 			 * the LATER pass over the same spans with the other
 			 * decision. Each from no carry. */
-			if (!ss->pending.scanned && (ss->pass == 0 || (ss->pass == 1 && p->in->kernel))) {
+			if (!ss->pending.scanned &&
+			    (ss->pass == 0 || (ss->pass == 1 && (p->in->kernel || vm_active(p))))) {
 				ss->pass++;
-				ss->rl = p->ranges;
-				ss->nrl = p->nranges;
+				/* A LATER pass for the memory map alone walks
+				 * only the windows that hold it. */
+				int vm_only = ss->pass == 2 && !p->in->kernel;
+				ss->rl = vm_only ? p->vranges : p->ranges;
+				ss->nrl = vm_only ? p->nvranges : p->nranges;
 				ss->cl_range = 0;
 				ss->cl_pfn = 0;
 				ss->cl_done = 0;
@@ -937,6 +1034,7 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 		.dump_level = rq->level,
 		.start_time = (uint64_t)time(NULL),
 		.nr_segments = vc->nr_seg,
+		.flags = in->memmap && in->filter ? KDI_START_MEMMAP_EXCLUDED : 0,
 	};
 	memcpy(st.sb_uuid, in->sb_uuid, 16);
 	snprintf(st.tool, sizeof st.tool, "kdumpinit %s", KDI_VERSION);
@@ -1333,6 +1431,7 @@ out:
 	free(p.maxend);
 	free(p.ranges);
 	free(p.eranges);
+	free(p.vranges);
 	free(p.eoff);
 	free(p.w0);
 	free(wbuf);

@@ -11,6 +11,13 @@
 #include "../kernel/dbgpages.h"
 #include "../kernel/memmap.h"
 #include "../kernel/vmcore.h"
+#include "../kernel/vmemmap.h"
+
+/* The struct-page pass works on spans of this many pfns, and notes for
+ * each which of the memory map's virtual pages it needs in at most
+ * CAPTURE_SPAN_VPS bits (vmemmap_find's limits). */
+#define CAPTURE_SPAN_PFNS MM_WINDOW
+#define CAPTURE_SPAN_VPS 320u
 
 /* What the user asked for. */
 struct capture_req {
@@ -33,6 +40,9 @@ struct capture_req {
 	/* A device holding unsaved dumps with no room after them
 	 * (kdumpinit.full=): keep them and write nothing, or overwrite. */
 	enum chain_full full;
+	/* The pages of struct pages that describe only pages left out:
+	 * left out too (the default), or kept (kdumpinit.memmap=). */
+	enum memmap_mode { MEMMAP_EXCLUDE, MEMMAP_KEEP } memmap;
 };
 
 /* Where the dump goes, and what else it is made of: facts about the
@@ -60,6 +70,12 @@ struct capture_in {
 	 * in crash and drgn, whatever the level. Only the order changes: the
 	 * dump holds the same pages. */
 	const struct dbg_pages *early;
+	/* The memory map's own pages (kernel/vmemmap.h), or NULL. With it,
+	 * and a filter, a page of struct pages that describe only pages the
+	 * filter leaves out is left out too: those pages wait for the LATER
+	 * pass, when every pfn has been judged. Its need bits are filled in
+	 * by the run. */
+	struct vmemmap *memmap;
 	/* Where the dump sits among those on the device (dump/chain.h),
 	 * written right after START. */
 	struct kdi_chain_rec chain;

@@ -378,7 +378,13 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			d->have_chain = 1;
 			break;
 		case KDI_CH_END:
-			memcpy(&d->end, buf, sizeof d->end);
+			/* Its size is its version's (format.h). */
+			if (h.len != (d->start.format_version >= 4 ? sizeof d->end : KDI_END_V3_SIZE)) {
+				e = -EBADMSG;
+				break;
+			}
+			memset(&d->end, 0, sizeof d->end);
+			memcpy(&d->end, buf, h.len);
 			d->have_end = 1;
 			break;
 		default:

@@ -288,7 +288,7 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	r->pos += chunk_span(h->len);
 	r->next_seq++;
 	if (h->type == KDI_CH_END) {
-		if (h->len != sizeof(struct kdi_end)) {
+		if (h->len != sizeof(struct kdi_end) && h->len != KDI_END_V3_SIZE) {
 			r->pos -= chunk_span(h->len);
 			return stop(r, "END record has the wrong size");
 		}

@@ -72,9 +72,11 @@ struct kdi_chunk {
 _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
 
 /* Version 2 added the LATER pass (KDI_PAGES_LATER), version 3 the EARLY
- * pass (KDI_PAGES_EARLY); a dump of an older version is a newer one
- * without those passes, so all are read. */
-#define KDI_FORMAT_VERSION 3
+ * pass (KDI_PAGES_EARLY), version 4 the memory map's exclusion
+ * (KDI_START_MEMMAP_EXCLUDED, and its count in END, which grew by 8
+ * bytes); a dump of an older version is a newer one without those, so
+ * all are read. */
+#define KDI_FORMAT_VERSION 4
 #define KDI_FORMAT_MIN 1
 
 struct kdi_start {
@@ -86,11 +88,16 @@ struct kdi_start {
 	uint32_t dump_level;
 	uint64_t start_time;		/* unix seconds at capture start */
 	uint32_t nr_segments;
-	uint32_t flags;
+	uint32_t flags;			/* KDI_START_* */
 	uint8_t sb_uuid[16];		/* the claim this dump was written to */
 	char tool[32];			/* "kdumpinit VERSION", NUL-terminated */
 };
 _Static_assert(sizeof(struct kdi_start) == 80, "start layout");
+/* The capture leaves out the pages of struct pages that describe only
+ * pages it leaves out (kernel/vmemmap.h), counted in END's excluded[
+ * KDI_EX_MEMMAP]. They are written in the LATER pass, at any level: their
+ * decision waits for every pfn they describe (format version 4). */
+#define KDI_START_MEMMAP_EXCLUDED 0x1u
 
 #define KDI_BLOCK_MAX		4096u	/* pfns one PAGES chunk may cover */
 
@@ -177,6 +184,8 @@ struct kdi_end {
 	uint64_t excluded[KDI_EX_NCLASSES];
 };
 _Static_assert(sizeof(struct kdi_end) == 56 + 8 * KDI_EX_NCLASSES, "end layout");
+/* END before version 4: without excluded[KDI_EX_MEMMAP]. */
+#define KDI_END_V3_SIZE (sizeof(struct kdi_end) - 8)
 
 /* A write that failed loses the stream from where it began: the writer
  * resumes at the next KDI_GAP_ALIGN boundary with a GAP chunk, and a

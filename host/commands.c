@@ -59,6 +59,8 @@ static const char capture_help[] =
 	"  --full keep|overwrite  TARGET holds dumps not yet saved and has no room after\n"
 	"                  them: keep them and capture nothing (default), or write over\n"
 	"                  them (kdumpinit.full=). With room, the dump goes after them.\n"
+	"  --memmap exclude|keep  leave out the pages of struct pages that describe only\n"
+	"                  pages left out (default), or keep them (kdumpinit.memmap=)\n"
 	"Exit: 0 complete, 3 bad vmcore, 4 target refused, 5 incomplete, 1 I/O error.\n";
 
 int cmd_capture(int argc, char **argv)
@@ -66,7 +68,8 @@ int cmd_capture(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "vmcore", 1, 0, 'v' }, { "output", 1, 0, 'o' }, { "level", 1, 0, 'l' },
 		{ "threads", 1, 0, 't' }, { "no-mmap", 0, 0, 'M' }, { "mmap", 0, 0, 'm' },
-		{ "oversubscribe", 0, 0, 'O' }, { "full", 1, 0, 'F' }, { "help", 0, 0, 'h' },
+		{ "oversubscribe", 0, 0, 'O' }, { "full", 1, 0, 'F' }, { "memmap", 1, 0, 'e' },
+		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *vmcore = NULL, *output = NULL;
@@ -97,6 +100,11 @@ int cmd_capture(int argc, char **argv)
 			if (strcmp(optarg, "keep") && strcmp(optarg, "overwrite"))
 				return bad_value("--full", optarg);
 			rq.full = strcmp(optarg, "keep") ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP;
+			break;
+		case 'e':
+			if (strcmp(optarg, "keep") && strcmp(optarg, "exclude"))
+				return bad_value("--memmap", optarg);
+			rq.memmap = strcmp(optarg, "keep") ? MEMMAP_EXCLUDE : MEMMAP_KEEP;
 			break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);

@@ -270,6 +270,29 @@ static void find_debugger_pages(const struct vmcore *vc, const struct arch_ops *
 	    (unsigned long long)dbg->pfns, (double)dbg->pfns * vc->page_size / 1e6, dbg->n, parts);
 }
 
+/* The memory map's own pages, for leaving out those that describe only
+ * pages the filter leaves out (kernel/vmemmap.h). Said once; without
+ * them every page of struct pages is kept, as the level alone keeps it. */
+static void find_memmap_pages(const struct vmcore *vc, const struct memmap *mm,
+			      struct vmemmap *vm, struct capture_in *in)
+{
+	char why[200];
+	int r = vmemmap_find(vm, mm, vc, CAPTURE_SPAN_PFNS, CAPTURE_SPAN_VPS, why, sizeof why);
+
+	if (r == -ENOTSUP) {
+		msg("memory map: all of it kept: %s", why);
+		return;
+	}
+	if (r < 0) {
+		warn("memory map: all of it kept: %s", errstr(r));
+		return;
+	}
+	in->memmap = vm;
+	msg("memory map: %llu pages (%.1f MB) in %u pieces; those that describe only pages left "
+	    "out are left out (kdumpinit.memmap=keep keeps them)",
+	    (unsigned long long)vm->pages, (double)vm->pages * vc->page_size / 1e6, vm->nrun);
+}
+
 /* Plans and runs the capture of vc into the open target t. */
 static int capture_into(struct vmcore *vc, const struct capture_req *rq,
 			const struct capture_in *in, const struct capture_hooks *hk,
@@ -345,6 +368,9 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	find_debugger_pages(&vc, arch, mm, &dbg);
 	if (dbg.n)
 		in.early = &dbg;
+	struct vmemmap vm = { 0 };
+	if (in.filter && rq->memmap == MEMMAP_EXCLUDE)
+		find_memmap_pages(&vc, mm, &vm, &in);
 
 	struct target t;
 	code = open_output(&t, output, may_create, rq->full, &in);
@@ -372,6 +398,7 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	}
 	free(log);
 	dbg_pages_free(&dbg);
+	vmemmap_free(&vm);
 	vmcore_close(&vc);
 	return code;
 }

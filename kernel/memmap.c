@@ -798,6 +798,11 @@ int memmap_cursor_init(struct mm_cursor *c, const struct memmap *m)
 	return 0;
 }
 
+uint64_t memmap_section(struct mm_cursor *c, uint64_t nr)
+{
+	return section_map(c, nr);
+}
+
 void memmap_cursor_fini(struct mm_cursor *c)
 {
 	free(c->win);

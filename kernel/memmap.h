@@ -144,5 +144,9 @@ void memmap_classify(struct mm_cursor *c, uint64_t pfn, uint32_t n, uint8_t *cls
  * inside a run the first pass saw (never in a kernel's own memmap). */
 void memmap_join(struct mm_cursor *c, struct mm_carry in, uint64_t pfn, uint32_t n,
 		 uint8_t *cls, uint8_t *fl, struct mm_carry *out, uint32_t *touched);
+/* The coded mem_map of section nr, through c's caches: the struct page
+ * of pfn P is at it + P * SIZE(page). 0 when the section has none (or
+ * its entry is garbage). */
+uint64_t memmap_section(struct mm_cursor *c, uint64_t nr);
 
 #endif

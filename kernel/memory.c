@@ -9,6 +9,7 @@ const char *const kdi_class_name[KDI_EX_NCLASSES] = {
 	[KDI_EX_HWPOISON] = "hwpoison",
 	[KDI_EX_OFFLINE] = "offline",
 	[KDI_EX_UNREADABLE] = "unreadable",
+	[KDI_EX_MEMMAP] = "memmap",
 };
 
 int segment_valid(const struct kdi_segment *s)

@@ -54,6 +54,9 @@ enum kdi_class {
 	KDI_EX_HWPOISON,
 	KDI_EX_OFFLINE,
 	KDI_EX_UNREADABLE,	/* the vmcore would not give the bytes */
+	/* struct pages that describe only pages left out (format version 4;
+	 * kernel/vmemmap.h) */
+	KDI_EX_MEMMAP,
 	KDI_EX_NCLASSES
 };
 extern const char *const kdi_class_name[KDI_EX_NCLASSES];
