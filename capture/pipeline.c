@@ -413,9 +413,11 @@ _Static_assert(KDI_EX_NCLASSES < CLS_OTHER && CLS_OTHER != MM_KEEP, "CLS_OTHER i
 static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k, uint8_t e, uint8_t v)
 {
 	/* The EARLY pass writes the debugger's pages the filter keeps; the
-	 * passes after it leave those alone (e: written early). */
+	 * passes after it leave those alone (e: written early). A page of
+	 * struct pages is none of the debugger's parts, and waits for the
+	 * pages it describes even when a part's range holds it. */
 	if (pass == 0)
-		return c == MM_KEEP && e ? MM_KEEP : CLS_OTHER;
+		return c == MM_KEEP && e && !v ? MM_KEEP : CLS_OTHER;
 	if (e)
 		return CLS_OTHER;
 	if (v && c == MM_KEEP)
@@ -547,7 +549,7 @@ static void span_classify(struct worker *w, struct span *sp)
 		sp->kout = w->mk.carry;
 	}
 	span_marks(p, sp);
-	if (vm_active(p) && sp->pass) {
+	if (vm_active(p)) {
 		vmemmap_marks(p->in->memmap, sp->lo, n, sp->vfl, sp->pass == 2);
 		if (sp->pass == 1)
 			span_need(p, sp);

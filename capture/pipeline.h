@@ -18,6 +18,8 @@
  * CAPTURE_SPAN_VPS bits (vmemmap_find's limits). */
 #define CAPTURE_SPAN_PFNS MM_WINDOW
 #define CAPTURE_SPAN_VPS 320u
+/* MEMMAP_AUTO leaves out unneeded struct pages from this much memory map. */
+#define MEMMAP_AUTO_BYTES (1ull << 30)
 
 /* What the user asked for. */
 struct capture_req {
@@ -40,9 +42,11 @@ struct capture_req {
 	/* A device holding unsaved dumps with no room after them
 	 * (kdumpinit.full=): keep them and write nothing, or overwrite. */
 	enum chain_full full;
-	/* The pages of struct pages that describe only pages left out:
-	 * left out too (the default), or kept (kdumpinit.memmap=). */
-	enum memmap_mode { MEMMAP_EXCLUDE, MEMMAP_KEEP } memmap;
+	/* The pages of struct pages that describe only pages left out
+	 * (kdumpinit.memmap=): left out when the memory map is 1 GiB or
+	 * more (AUTO, the default: 64 GiB of memory with 4 KiB pages),
+	 * always, or never. */
+	enum memmap_mode { MEMMAP_AUTO, MEMMAP_EXCLUDE, MEMMAP_KEEP } memmap;
 };
 
 /* Where the dump goes, and what else it is made of: facts about the

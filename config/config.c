@@ -133,6 +133,17 @@ static int set_full(struct config *c, const char *v)
 	return 0;
 }
 
+static int set_memmap(struct config *c, const char *v)
+{
+	static const char *const n[] = { "auto", "exclude", "keep" };
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(v, n[i])) {
+			c->memmap = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /* Indexed by enum config_key. */
 static const struct {
 	const char *key;
@@ -148,6 +159,7 @@ static const struct {
 	[CFG_FINAL] = { "final", set_final, "reboot, poweroff or halt" },
 	[CFG_VERBOSE] = { "verbose", set_verbose, "0..9" },
 	[CFG_FULL] = { "full", set_full, "keep or overwrite" },
+	[CFG_MEMMAP] = { "memmap", set_memmap, "auto, exclude or keep" },
 };
 
 const char *final_action_name(enum final_action a)
@@ -314,6 +326,8 @@ static int show_value(const struct config *c, enum config_key k, char *buf, size
 	case CFG_FINAL: return snprintf(buf, size, "%s", final_action_name(c->final));
 	case CFG_VERBOSE: return snprintf(buf, size, "%d", c->verbose);
 	case CFG_FULL: return snprintf(buf, size, "%s", c->full_overwrite ? "overwrite" : "keep");
+	case CFG_MEMMAP:
+		return snprintf(buf, size, "%s", c->memmap == 1 ? "exclude" : c->memmap == 2 ? "keep" : "auto");
 	default: return snprintf(buf, size, "?");
 	}
 }

@@ -33,7 +33,7 @@ enum config_src {
 
 /* The settings, in the order config_format_sources lists them. */
 enum config_key { CFG_DEV, CFG_LEVEL, CFG_THREADS, CFG_WAIT, CFG_STALL, CFG_WATCHDOG,
-	CFG_FINAL, CFG_VERBOSE, CFG_FULL, CFG_NKEYS };
+	CFG_FINAL, CFG_VERBOSE, CFG_FULL, CFG_MEMMAP, CFG_NKEYS };
 
 /* kdumpinit.watchdog: the hardware's own timeout, or never open it. */
 #define WATCHDOG_KEEP 0u
@@ -52,6 +52,10 @@ struct config {
 	 * room after them. 0 keep them (this crash goes uncaptured), 1
 	 * overwrite them. */
 	int full_overwrite;
+	/* kdumpinit.memmap: the pages of struct pages that describe only
+	 * pages left out. 0 auto (left out from 1 GiB of them), 1 exclude,
+	 * 2 keep: capture/pipeline.h's enum memmap_mode. */
+	int memmap;
 	enum config_src src[CFG_NKEYS];	/* who set each key (config_defaults: DEFAULT) */
 	/* Problems found while parsing; the front door prints them. */
 	char warn[CONFIG_MAX_WARN][160];

@@ -21,6 +21,9 @@
 
 #define DUMP_DH_COMPRESSED_ZLIB		0x1
 #define DUMP_DH_COMPRESSED_INCOMPLETE	0x8
+/* Some struct pages are not in the dump: those of pages left out
+ * (makedumpfile -e; kdumpinit's memory-map exclusion). */
+#define DUMP_DH_EXCLUDED_VMEMMAP	0x10
 #define DUMP_PAGE_ZLIB			0x1
 
 struct disk_dump_header {
@@ -416,7 +419,8 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	h->tv_sec = vi_has(&vi, VI_CRASHTIME) ? vi_u(&vi, VI_CRASHTIME) : d->start.start_time;
 	int complete = dumpfile_complete(d);
 	h->status = (so->zlib ? DUMP_DH_COMPRESSED_ZLIB : 0) |
-		    (complete ? 0 : DUMP_DH_COMPRESSED_INCOMPLETE);
+		    (complete ? 0 : DUMP_DH_COMPRESSED_INCOMPLETE) |
+		    (d->start.flags & KDI_START_MEMMAP_EXCLUDED ? DUMP_DH_EXCLUDED_VMEMMAP : 0);
 	h->block_size = ps;
 	h->sub_hdr_size = sub_blocks;
 	h->bitmap_blocks = 2 * bm_blocks;

@@ -59,8 +59,9 @@ static const char capture_help[] =
 	"  --full keep|overwrite  TARGET holds dumps not yet saved and has no room after\n"
 	"                  them: keep them and capture nothing (default), or write over\n"
 	"                  them (kdumpinit.full=). With room, the dump goes after them.\n"
-	"  --memmap exclude|keep  leave out the pages of struct pages that describe only\n"
-	"                  pages left out (default), or keep them (kdumpinit.memmap=)\n"
+	"  --memmap auto|exclude|keep  leave out the pages of struct pages that describe\n"
+	"                  only pages left out: from 1 GiB of them (auto, the default),\n"
+	"                  always, or never (kdumpinit.memmap=)\n"
 	"Exit: 0 complete, 3 bad vmcore, 4 target refused, 5 incomplete, 1 I/O error.\n";
 
 int cmd_capture(int argc, char **argv)
@@ -102,9 +103,14 @@ int cmd_capture(int argc, char **argv)
 			rq.full = strcmp(optarg, "keep") ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP;
 			break;
 		case 'e':
-			if (strcmp(optarg, "keep") && strcmp(optarg, "exclude"))
+			if (!strcmp(optarg, "auto"))
+				rq.memmap = MEMMAP_AUTO;
+			else if (!strcmp(optarg, "exclude"))
+				rq.memmap = MEMMAP_EXCLUDE;
+			else if (!strcmp(optarg, "keep"))
+				rq.memmap = MEMMAP_KEEP;
+			else
 				return bad_value("--memmap", optarg);
-			rq.memmap = strcmp(optarg, "keep") ? MEMMAP_EXCLUDE : MEMMAP_KEEP;
 			break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);

@@ -576,6 +576,7 @@ void pid1_main(void)
 		.window = 64u << 20,
 		.settings = srcs,
 		.full = cfg.full_overwrite ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP,
+		.memmap = cfg.memmap == 1 ? MEMMAP_EXCLUDE : cfg.memmap == 2 ? MEMMAP_KEEP : MEMMAP_AUTO,
 	};
 	const struct capture_hooks hk = { .heartbeat = &wd.heartbeat, .progress = 1 };
 	wd.armed = 1;

@@ -274,9 +274,25 @@ static void find_debugger_pages(const struct vmcore *vc, const struct arch_ops *
  * pages the filter leaves out (kernel/vmemmap.h). Said once; without
  * them every page of struct pages is kept, as the level alone keeps it. */
 static void find_memmap_pages(const struct vmcore *vc, const struct memmap *mm,
-			      struct vmemmap *vm, struct capture_in *in)
+			      enum memmap_mode mode, struct vmemmap *vm, struct capture_in *in)
 {
 	char why[200];
+
+	/* Below 1 GiB of struct pages the saving is small (2 of 34 MB on a
+	 * 1 GiB guest at level 31), and keeping them keeps what readers do
+	 * with them: crash's kmem -f walks the free lists through the
+	 * struct pages of free blocks, kmem -i counts shared pages, and
+	 * makedumpfile can filter the saved dump again. Above, the memory
+	 * map is most of a level-31 dump (docs/FILTERING.md). */
+	uint64_t pfns = 0;
+	for (uint32_t i = 0; i < vc->nr_seg; i++)
+		pfns += vc->seg[i].filesz / vc->page_size;
+	if (mode == MEMMAP_AUTO && pfns * mm->spage < MEMMAP_AUTO_BYTES) {
+		msg("memory map: kept whole (%.0f MB of struct pages, under %u MB: "
+		    "kdumpinit.memmap=exclude leaves out what describes only pages left out)",
+		    (double)pfns * mm->spage / 1e6, (unsigned)(MEMMAP_AUTO_BYTES >> 20));
+		return;
+	}
 	int r = vmemmap_find(vm, mm, vc, CAPTURE_SPAN_PFNS, CAPTURE_SPAN_VPS, why, sizeof why);
 
 	if (r == -ENOTSUP) {
@@ -288,9 +304,10 @@ static void find_memmap_pages(const struct vmcore *vc, const struct memmap *mm,
 		return;
 	}
 	in->memmap = vm;
-	msg("memory map: %llu pages (%.1f MB) in %u pieces; those that describe only pages left "
-	    "out are left out (kdumpinit.memmap=keep keeps them)",
-	    (unsigned long long)vm->pages, (double)vm->pages * vc->page_size / 1e6, vm->nrun);
+	msg("memory map: %llu pages (%.1f MB) in %u pieces%s; those that describe only pages "
+	    "left out are left out (kdumpinit.memmap=keep keeps them)",
+	    (unsigned long long)vm->pages, (double)vm->pages * vc->page_size / 1e6, vm->nrun,
+	    vm->skipped ? ", sections with another mem_map left whole" : "");
 }
 
 /* Plans and runs the capture of vc into the open target t. */
@@ -369,8 +386,8 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (dbg.n)
 		in.early = &dbg;
 	struct vmemmap vm = { 0 };
-	if (in.filter && rq->memmap == MEMMAP_EXCLUDE)
-		find_memmap_pages(&vc, mm, &vm, &in);
+	if (in.filter && rq->memmap != MEMMAP_KEEP)
+		find_memmap_pages(&vc, mm, rq->memmap, &vm, &in);
 
 	struct target t;
 	code = open_output(&t, output, may_create, rq->full, &in);

@@ -129,49 +129,81 @@ int vmemmap_find(struct vmemmap *v, const struct memmap *m, const struct vmcore 
 		return ret;
 	}
 
-	/* Every section that holds a pfn of the dump, in order: its struct
-	 * pages' virtual range, leaf by leaf. */
-	uint64_t per_sec = 1ull << m->sec_shift, next_vp = 0, last_nr = UINT64_MAX;
-	uint64_t first_pfn = UINT64_MAX, end_pfn = 0;
+	/* Every section that holds a pfn of the dump, in order, with its
+	 * coded mem_map. */
+	struct sec { uint64_t nr, map; } *sec = NULL;
+	size_t nsec = 0, scap = 0;
+	uint64_t last_nr = UINT64_MAX;
 	for (uint32_t i = 0; i < nr && !ret; i++) {
-		for (uint64_t s = r[i].lo >> m->sec_shift; s <= (r[i].hi - 1) >> m->sec_shift && !ret; s++) {
+		for (uint64_t s = r[i].lo >> m->sec_shift; s <= (r[i].hi - 1) >> m->sec_shift; s++) {
 			if (s == last_nr)
 				continue;
 			last_nr = s;
 			uint64_t map = memmap_section(&c, s);
 			if (!map)
 				continue;
-			if (v->map && map != v->map) {
-				/* SPARSEMEM without VMEMMAP: each section's
-				 * array lies where it was allocated, beside
-				 * other data. */
-				snprintf(why, whysz, "the memory map is not one virtual array (no vmemmap)");
-				ret = -ENOTSUP;
-				break;
-			}
-			v->map = map;
-			if (s * per_sec < first_pfn)
-				first_pfn = s * per_sec;
-			end_pfn = (s + 1) * per_sec;
-			uint64_t va = map + s * per_sec * v->spage, va_end = va + per_sec * v->spage;
-			uint64_t vp = va >> v->shift, vp_end = (va_end + ps - 1) >> v->shift;
-			if (vp < next_vp)
-				vp = next_vp;	/* shared with the section before */
-			while (vp < vp_end && !ret) {
-				uint64_t pa, span, n = 1;
-				if (m->km.ac.ops->vtop(&c.ac, vp << v->shift, &pa, &span) == 0) {
-					n = span >> v->shift;
-					if (n == 0)
-						n = 1;
-					if (n > vp_end - vp)
-						n = vp_end - vp;
-					ret = add_run(v, &cap, pa >> v->shift, vp, n);
+			if (nsec == scap) {
+				size_t ns = scap ? 2 * scap : 64;
+				struct sec *x = realloc(sec, ns * sizeof *x);
+				if (!x) {
+					ret = -ENOMEM;
+					break;
 				}
-				vp += n;
+				sec = x;
+				scap = ns;
 			}
-			next_vp = vp_end;
+			sec[nsec++] = (struct sec){ s, map };
 		}
 	}
+	/* With SPARSEMEM_VMEMMAP every section codes the same map: one
+	 * virtual array. A section that says otherwise is corrupt, and its
+	 * struct pages are left out of the map (they stay in the dump); with
+	 * no majority there is no array (SPARSEMEM without VMEMMAP puts each
+	 * section's array where it was allocated, beside other data). */
+	size_t votes = 0;
+	for (size_t i = 0; i < nsec; i++) {
+		if (!votes)
+			v->map = sec[i].map;
+		votes += sec[i].map == v->map ? 1 : (size_t)-1;
+	}
+	size_t agree = 0;
+	for (size_t i = 0; i < nsec; i++)
+		agree += sec[i].map == v->map;
+	if (!ret && nsec && agree * 2 <= nsec) {
+		snprintf(why, whysz, "the memory map is not one virtual array (no vmemmap)");
+		ret = -ENOTSUP;
+	}
+	v->skipped = nsec - agree;
+
+	/* Their struct pages' virtual range, leaf by leaf. */
+	uint64_t per_sec = 1ull << m->sec_shift, next_vp = 0;
+	uint64_t first_pfn = UINT64_MAX, end_pfn = 0;
+	for (size_t i = 0; i < nsec && !ret; i++) {
+		uint64_t s = sec[i].nr;
+		if (sec[i].map != v->map)
+			continue;
+		if (s * per_sec < first_pfn)
+			first_pfn = s * per_sec;
+		end_pfn = (s + 1) * per_sec;
+		uint64_t va = v->map + s * per_sec * v->spage, va_end = va + per_sec * v->spage;
+		uint64_t vp = va >> v->shift, vp_end = (va_end + ps - 1) >> v->shift;
+		if (vp < next_vp)
+			vp = next_vp;	/* shared with the section before */
+		while (vp < vp_end && !ret) {
+			uint64_t pa, span, n = 1;
+			if (m->km.ac.ops->vtop(&c.ac, vp << v->shift, &pa, &span) == 0) {
+				n = span >> v->shift;
+				if (n == 0)
+					n = 1;
+				if (n > vp_end - vp)
+					n = vp_end - vp;
+				ret = add_run(v, &cap, pa >> v->shift, vp, n);
+			}
+			vp += n;
+		}
+		next_vp = vp_end;
+	}
+	free(sec);
 	memmap_cursor_fini(&c);
 	if (ret == -E2BIG)
 		snprintf(why, whysz, "the memory map is in more than %u pieces", VM_MAX_RUNS);

@@ -37,6 +37,7 @@ struct vmemmap {
 	uint32_t nrun;
 	uint64_t pages;		/* backing pfns, in the dump or not */
 	uint64_t aliased;	/* backing pfns mapped at several virtual pages: kept */
+	uint64_t skipped;	/* sections whose mem_map is not the array's (corrupt) */
 	/* Bit vp - vp0: the virtual page holds the struct page of a pfn the
 	 * dump keeps, or of one it does not have. Set before the capture for
 	 * pfns it does not have (and for aliased pages), then by the capture

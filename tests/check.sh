@@ -257,7 +257,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# check-full filters it here too.
 	fvm=("$raws"/raw-*.vmcore)
 	[ -n "${FULL:-}" ] || fvm=("$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore)
-	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --no-also --levels "1 2 4 8 16 31" \
+	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --no-also --levels "1 2 4 8 16 17 31" \
 		--save-kdump-levels "$kdlevels" "${fvm[@]}"
 	# Each VMCOREINFO key the filter reads made unknown in turn, on one
 	# real vmcore per kernel release: every page the full key set keeps is

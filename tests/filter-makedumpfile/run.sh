@@ -54,15 +54,21 @@ usage: tests/filter-makedumpfile/run.sh [--levels "L..."] [--makedumpfile FILE]
   --workdir DIR      scratch files (default build/filter/work); a case's
                      files are deleted when it passes, unless --keep
   --report FILE      per-class counts (default build/filter/report.txt)
+  --memmap-levels "L..."
+                     at these of the levels (default "17 31"; "" none), also
+                     capture with --memmap exclude and check it against the
+                     struct-page rules and makedumpfile -e (x86_64 vmcores;
+                     tests/tools/memmapcmp.py): a case of its own
   --keep             keep every case's files
 USAGE
 }
 
 levels="1 2 4 8 16 17 31" ref_mdf='' workdir='' report='' keep=0 elf=0 savekd=0 savekd_levels=''
+memmap_levels="17 31"
 also=() also_set=0 vmcores=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	--levels | --makedumpfile | --also | --workdir | --report | --save-kdump-levels)
+	--levels | --makedumpfile | --also | --workdir | --report | --save-kdump-levels | --memmap-levels)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -73,6 +79,7 @@ while [ $# -gt 0 ]; do
 	--elf) elf=1 ;;
 	--save-kdump) savekd=1 ;;
 	--save-kdump-levels) savekd=1 savekd_levels=$2; shift ;;
+	--memmap-levels) memmap_levels=$2; shift ;;
 	--workdir) workdir=$2; shift ;;
 	--report) report=$2; shift ;;
 	--keep) keep=1 ;;
@@ -257,6 +264,38 @@ for v in "${vmcores[@]}"; do
 			echo "FAIL $case_name: $why ($times)"
 			[ -f "$w/mdcmp.out" ] && grep -A3 -E '^(only-in-A|only-in-B|byte mismatches): [1-9]' "$w/mdcmp.out" | sed 's/^/       /'
 			nfail=$((nfail + 1))
+		fi
+
+		# The memory map's pages (kdumpinit.memmap=exclude) against the
+		# struct-page rules and makedumpfile -e (tests/tools/memmapcmp.py),
+		# at the levels of --memmap-levels.
+		if [[ " $memmap_levels " == *" $lvl "* ]]; then
+			mwhy='' t=$(now)
+			rm -f "$w/kept.kdump" "$w/ref-e.kdump"
+			mkdir -p "$w/e-work"
+			if ! "$ref_mdf" -d $((lvl & ~1)) "$ref_v" "$w/kept.kdump" >"$w/kept.log" 2>&1; then
+				mwhy="makedumpfile -d $((lvl & ~1)) failed: $(grep -m1 -i 'error\|can.t' "$w/kept.log")"
+			elif ! "$ref_mdf" -d "$lvl" -e --work-dir "$w/e-work" "$ref_v" "$w/ref-e.kdump" >"$w/ref-e.log" 2>&1; then
+				mwhy="makedumpfile -e failed: $(grep -m1 -i 'error\|can.t' "$w/ref-e.log")"
+			elif ! "$kdumpinit" capture --vmcore "$v" --output "$w/kd-e.img" --level "$lvl" --threads 2 \
+				--memmap exclude >"$w/capture-e.log" 2>&1; then
+				mwhy="capture --memmap exclude failed: $(tail -n 1 "$w/capture-e.log")"
+			elif ! "$kdumpinit" save "$w/kd-e.img" --output "$w/kd-e.elf" --format elf >"$w/save-e.log" 2>&1; then
+				mwhy="save failed: $(tail -n 1 "$w/save-e.log")"
+			elif ! "$python" "$top/tests/tools/memmapcmp.py" "$v" "$w/kept.kdump" "$w/ref.kdump" \
+				"$w/ref-e.kdump" "$w/kd-e.elf" >"$w/memmapcmp.out" 2>&1; then
+				mwhy="memmapcmp: $(grep -E '^(rule|-e FAIL)' "$w/memmapcmp.out" | paste -sd';' | sed 's/;/; /g')"
+				[ "$mwhy" != "memmapcmp: " ] || mwhy="memmapcmp: $(tail -n 1 "$w/memmapcmp.out")"
+			fi
+			if [ -z "$mwhy" ]; then
+				echo "ok   $case_name, memmap=exclude against makedumpfile -e ($(since "$t")s): $(grep -E '^memory map|^-e ' "$w/memmapcmp.out" | paste -sd';' | sed 's/;/; /g')"
+				npass=$((npass + 1))
+			else
+				echo "FAIL $case_name, memmap=exclude: $mwhy"
+				nfail=$((nfail + 1))
+			fi
+			cat "$w/memmapcmp.out" >>"$report" 2>/dev/null
+			rm -rf "$w/kept.kdump" "$w/ref-e.kdump" "$w/kd-e.img" "$w/kd-e.elf" "$w/e-work"
 		fi
 
 		# kdumpinit's kdump-compressed output, the same way (--save-kdump).

@@ -177,6 +177,16 @@ c order-misaligned 7.1 5 4k 85
 add "corrupt-random-bytes-6.12-l4-2m-threads" "--mm 6.12 --ram $RAM2 --zero-pct 5 --seed 82 --corrupt random-bytes" "1 31" 1 "$THREADS"
 add "corrupt-buddy-order-6.1-l4-2m-threads" "--mm 6.1 --ram $RAM2 --zero-pct 5 --seed 83 --corrupt buddy-order" "31" 1 "$THREADS"
 
+# The memory map's pages (--memmap exclude, which every case here runs):
+# pages of struct pages that describe a kept page and free blocks on
+# either side of span and section boundaries (the 2 MiB leaf of struct
+# pages ends there too), with 2 MiB and 4 KiB vmemmap leaves; the same
+# PAGES chunks at 1, 2, 3 and 8 threads.
+add "memmap-edges-6.12-l4-2m" "--mm 6.12 --levels 4 --leaf 2m --ram 0x1000:160M --zero-pct 5 --seed 60 --memmap-edges" \
+	"16 17 31" 0 "$THREADS"
+add "memmap-edges-6.1-l5-4k" "--mm 6.1 --levels 5 --leaf 4k --ram 0x1000:160M --zero-pct 5 --seed 61 --memmap-edges" \
+	"17 31" 0 "$THREADS"
+
 # arm64: RAM from PHYS_OFFSET 0x40000000 (QEMU virt), two ranges in two
 # sections. Debian 12's 6.1 (48-bit VA; --leaf 4k is rodata=full's page
 # mapped linear map), 39-bit VA, Debian 13's 6.12 (52-bit VA, LPA2), the
@@ -194,6 +204,7 @@ a64 7.1-va48-2m "--mm 7.1 --va-bits 48 --leaf 2m" 211
 # a third range close after the second, runs across block and span ends
 a64 6.12-va48-2m-straddle "--mm 6.12 --va-bits 48 --leaf 2m --straddle" 206 \
 	0x40000000:56M,0x48000000:72M,0x4ca00000:20M
+a64 6.12-va48-4k-memmap-edges "--mm 6.12 --va-bits 48 --leaf 4k --memmap-edges" 212 "0x40000000:160M"
 add "arm64-corrupt-pte-hole-6.12-va48-4k" "$A64 --mm 6.12 --leaf 4k --ram $ARAM --zero-pct 5 --seed 207 --corrupt pte-hole" "1 17 31" 1
 add "arm64-corrupt-random-bytes-6.12-va52-2m" "$A64 --mm 6.12 --va-bits 52 --ram $ARAM --zero-pct 5 --seed 208 --corrupt random-bytes" "1 17 31" 1
 add "arm64-corrupt-section-garbage-6.1-va48-2m" "$A64 --mm 6.1 --ram $ARAM --zero-pct 5 --seed 209 --corrupt section-garbage" "1 17 31" 1
@@ -212,7 +223,7 @@ same_threads() {
 	for t in "$@"; do
 		rm -f "$img.t"
 		timeout 60 "$KDUMPINIT" capture --vmcore "$v" --output "$img.t" --level "$L" \
-			--threads "$t" --oversubscribe >/dev/null 2>&1
+			--threads "$t" --oversubscribe --memmap exclude >/dev/null 2>&1
 		"$PY" tests/tools/chunks.py --pages "$img.t" 2>/dev/null | cmp -s - "$img.pages" ||
 			bad="$bad $t"
 	done
@@ -295,7 +306,7 @@ run_case() {
 	for L in $levels; do
 		# shellcheck disable=SC2086
 		timeout 60 "$KDUMPINIT" capture --vmcore "$d/v.core" --output "$d/d$L.img" \
-			--level "$L" $topt >"$d/d$L.log" 2>&1
+			--level "$L" --memmap exclude $topt >"$d/d$L.log" 2>&1
 		rc=$?
 		fail=
 		if [ $rc -eq 124 ]; then

@@ -33,7 +33,7 @@ import sys
 PAGE = 4096
 PT_LOAD = 1
 PN_XNUM = 0xFFFF
-CLASSES = ("zero", "cache", "cache-private", "user", "free", "hwpoison", "offline")
+CLASSES = ("zero", "cache", "cache-private", "user", "free", "hwpoison", "offline", "memmap")
 EXAMPLES = 8
 
 

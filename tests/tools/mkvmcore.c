@@ -150,6 +150,7 @@ struct opts {
 	uint64_t gap;
 	enum bad bad;
 	int straddle;		/* --straddle: place_straddle */
+	int memmap_edges;	/* --memmap-edges: place_memmap_edges */
 	/* scale mode (--mix, --no-expect; see "scale mode" below) */
 	int no_expect;
 	struct mix { int on; uint32_t free, cache, user, kernel, kzero; } mix; /* ppm */
@@ -1079,9 +1080,10 @@ static const char *const otype_names[O_NTYPES] = {
 };
 
 /* Classes, numbered as kdumpinit's "info" names them. */
-enum ecls { E_ZERO, E_CACHE, E_PRIV, E_USER, E_FREE, E_HWPOISON, E_OFFLINE, E_NCLS, E_KEEP = 0xff };
+enum ecls { E_ZERO, E_CACHE, E_PRIV, E_USER, E_FREE, E_HWPOISON, E_OFFLINE, E_MEMMAP, E_NCLS,
+	    E_KEEP = 0xff };
 static const char *const ecls_names[E_NCLS] = {
-	"zero", "cache", "cache-private", "user", "free", "hwpoison", "offline",
+	"zero", "cache", "cache-private", "user", "free", "hwpoison", "offline", "memmap",
 };
 
 struct mmsec {
@@ -1819,6 +1821,38 @@ static void place_straddle(struct mm *m)
 	}
 }
 
+/* Around a span (4096-pfn) or section (32768-pfn: a 2 MiB leaf of struct
+ * pages) boundary B, for the memory map's exclusion: the page of struct
+ * pages for [B-64, B) describes free blocks and one kernel page, at B-1,
+ * and the one for [B, B+64) a kernel page at B and free blocks: both are
+ * needed, whichever side of the boundary judges them. Beyond them, an
+ * order-6 free block on each side, whose page of struct pages describes
+ * only free pages. Up to 4 span boundaries per RAM range, and every
+ * section boundary with room. */
+static void place_memmap_edges(struct mm *m)
+{
+	for (size_t i = 0; i < m->L->nram; i++) {
+		const struct seg *s = &m->L->load[i];
+		uint64_t lo = s->paddr / PAGE_SIZE, hi = (s->paddr + s->filesz) / PAGE_SIZE;
+		unsigned spans = 0;
+
+		for (uint64_t b = align_up(lo + 128, 4096); b + 128 <= hi; b += 4096) {
+			int sec = b % SEC_PFNS == 0;
+			if ((!sec && spans >= 4) || !all_free(m, b - 128, 256))
+				continue;
+			spans += !sec;
+			put_obj(m, b - 128, 6, O_BUDDY);
+			for (unsigned k = 5, at = 64; k < 6; k--, at >>= 1)
+				put_obj(m, b - at, k, O_BUDDY);		/* b-64 .. b-2 */
+			put_obj(m, b - 1, 0, O_KERNEL);
+			put_obj(m, b, 0, O_KERNEL);
+			for (unsigned k = 0; k < 6; k++)
+				put_obj(m, b + (1ull << k), k, O_BUDDY);	/* b+1 .. b+63 */
+			put_obj(m, b + 64, 6, O_BUDDY);
+		}
+	}
+}
+
 /* ---- arm64: init_uts_ns and the printk ring ----
  *
  * What `kdumpinit info`, `dmesg` and drgn read by virtual address, in
@@ -2139,6 +2173,8 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 			place(m, singles[i], 0);
 	if (o->straddle)
 		place_straddle(m);
+	if (o->memmap_edges)
+		place_memmap_edges(m);
 	/* the mix is kept only for the expectation */
 	m->no_record = o->no_expect;
 	if (o->mix.on)
@@ -2496,6 +2532,7 @@ struct judge {
 	uint64_t max_mapnr, num_section;
 	uint8_t **secbuf;	/* [num_section] 32768 * SIZE(page) bytes, or NULL */
 	uint8_t **secok;	/* per pfn: struct page readable */
+	uint64_t *secmap;	/* [num_section] the virtual address of its struct pages, or 0 */
 	uint8_t *cls[32];	/* per bitmap1 pfn and level */
 	uint64_t unreadable[32];
 	int nosection;
@@ -2827,7 +2864,8 @@ static void j_sections(struct judge *J)
 	J->num_section = (J->max_mapnr + pps - 1) / pps;
 	J->secbuf = calloc(J->num_section, sizeof(*J->secbuf));
 	J->secok = calloc(J->num_section, sizeof(*J->secok));
-	if (!J->secbuf || !J->secok)
+	J->secmap = calloc(J->num_section, sizeof(*J->secmap));
+	if (!J->secbuf || !J->secok || !J->secmap)
 		die("out of memory");
 	J->nosection = 1;
 	for (uint64_t nr = 0; nr < J->num_section; nr++) {
@@ -2852,6 +2890,7 @@ static void j_sections(struct judge *J)
 		if (mem_map < J->page_offset)
 			continue;
 		J->nosection = 0;
+		J->secmap[nr] = mem_map;
 		uint64_t n = pps;
 		J->secbuf[nr] = calloc(n, SPAGE);
 		J->secok[nr] = calloc(n, 1);
@@ -3014,6 +3053,78 @@ static void j_ranges(FILE *f, const struct judge *J, int level, uint8_t c)
 		fputc('\n', f);
 }
 
+/* Does section nr hold a pfn of the vmcore? */
+static int j_sec_in_dump(const struct judge *J, uint64_t nr)
+{
+	for (size_t r = 0; r < J->nr; r++)
+		if (J->rlo[r] < (nr + 1) * SEC_PFNS && J->rhi[r] > nr * SEC_PFNS)
+			return 1;
+	return 0;
+}
+
+/* The memory map's own pages (kdumpinit's default, kernel/vmemmap.h): a
+ * page of struct pages that level l keeps is excluded as memmap when
+ * every pfn it describes is in the vmcore and excluded by a struct-page
+ * rule (a zero page is in the dump: its struct page stays). Judged from
+ * the level's decisions before this one; the page's place comes from the
+ * page tables, as the capture finds it. */
+static void j_memmap(struct judge *J, int l)
+{
+	uint64_t per_page = PAGE_SIZE / SPAGE;
+	uint64_t *drop = NULL, coded = 0, votes = 0, agree = 0, nsec = 0;
+	size_t n = 0, cap = 0;
+
+	/* The sections that hold a pfn of the vmcore vote on the one coded
+	 * map of the array; a section that disagrees (corrupt) is left out,
+	 * and with no majority there is no array. */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t nr = 0; nr < J->num_section; nr++) {
+			if (!J->secmap[nr] || !j_sec_in_dump(J, nr))
+				continue;
+			uint64_t c = J->secmap[nr] - nr * SEC_PFNS * SPAGE;
+			if (pass == 0) {
+				if (!votes)
+					coded = c;
+				votes += c == coded ? 1 : (uint64_t)-1;
+			} else {
+				agree += c == coded;
+				nsec++;
+			}
+		}
+	if (agree * 2 <= nsec)
+		return;
+	for (uint64_t nr = 0; nr < J->num_section; nr++) {
+		if (!J->secmap[nr] || !j_sec_in_dump(J, nr) ||
+		    J->secmap[nr] - nr * SEC_PFNS * SPAGE != coded)
+			continue;
+		for (uint64_t k = 0; k < SEC_PFNS / per_page; k++) {
+			uint64_t pa;
+			if (j_vtop(J, J->secmap[nr] + k * PAGE_SIZE, &pa) < 0)
+				continue;
+			int64_t bi = j_idx(J, pa / PAGE_SIZE);
+			if (bi < 0 || (J->cls[l][bi] != E_KEEP && J->cls[l][bi] != E_ZERO))
+				continue;
+			int need = 0;
+			for (uint64_t p = nr * SEC_PFNS + k * per_page; p < nr * SEC_PFNS + (k + 1) * per_page && !need; p++) {
+				int64_t i = j_idx(J, p);
+				need = i < 0 || J->cls[l][i] == E_KEEP || J->cls[l][i] == E_ZERO;
+			}
+			if (need)
+				continue;
+			if (n == cap && !(drop = realloc(drop, (cap = cap ? 2 * cap : 256) * sizeof *drop)))
+				die("out of memory");
+			drop[n++] = (uint64_t)bi;
+			/* kept for its own unreadable struct page no more */
+			uint64_t b = pa / PAGE_SIZE, bn = b / SEC_PFNS;
+			if (j_in_segs(J, b) && !(bn < J->num_section && J->secbuf[bn] && J->secok[bn][b % SEC_PFNS]))
+				J->unreadable[l]--;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		J->cls[l][drop[i]] = E_MEMMAP;
+	free(drop);
+}
+
 /* ---- intent: what the builder meant each object to be ---- */
 
 static uint8_t obj_intent(const struct mm *m, const struct mobj *ob, uint64_t pfn, int L)
@@ -3105,6 +3216,9 @@ static void write_expect(const struct opts *o, struct mm *m)
 		if (bad)
 			die("internal: the judge and the builder disagree on %zu decisions", bad);
 	}
+
+	for (int l = 0; l < 32; l++)
+		j_memmap(&J, l);
 
 	snprintf(path, sizeof(path), "%s.expect", o->out);
 	if (!(f = fopen(path, "w")))
@@ -3527,6 +3641,9 @@ static void usage(FILE *f)
 		"                    order-misaligned head-511 random-bytes\n"
 		"  --straddle        (--mm) runs across the capture's block and span\n"
 		"                    boundaries (place_straddle)\n"
+		"  --memmap-edges    (--mm) pages of struct pages that describe kept and\n"
+		"                    free pages, on each side of span and section\n"
+		"                    boundaries (place_memmap_edges)\n"
 		"  --mix ref|LIST    fill memory with the class mix of a real 6 GiB guest\n"
 		"                    (ref), or free=P,cache=P,user=P,kernel=P[,kzero=P] in\n"
 		"                    percent of pfns (kzero: zero share of kernel pages);\n"
@@ -3724,6 +3841,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "corrupt", required_argument, NULL, 'C' },
 		{ "sme-bit", required_argument, NULL, 'E' },
 		{ "straddle", no_argument, NULL, 'X' },
+		{ "memmap-edges", no_argument, NULL, 'Y' },
 		{ "mix", required_argument, NULL, 'Q' },
 		{ "no-expect", no_argument, NULL, 'N' },
 		{ "arch", required_argument, NULL, 'A' },
@@ -3742,6 +3860,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'o': o->out = optarg; break;
 		case 'a': o->text_alias = 1; break;
 		case 'X': o->straddle = 1; break;
+		case 'Y': o->memmap_edges = 1; break;
 		case 'N': o->no_expect = 1; break;
 		case 'Q': if (parse_mix(optarg, &o->mix)) return bad_arg(name, optarg); break;
 		case 'r': o->osrelease = optarg; break;

@@ -49,8 +49,8 @@ rm -f "$tmp/s2.core"
 # what the generator says it placed, against what the capture counts at
 # level 30 (kept = kernel) and 31 (the kernel's zero pages)
 placed=$(sed -n 's/.*mix placed.*: free \([0-9.]*\), cache \([0-9.]*\), user \([0-9.]*\), kernel \([0-9.]*\) .*/\1 \2 \3 \4/p' "$tmp/mk.err")
-sum30=$("$KDUMPINIT" capture --vmcore "$v" --output "$tmp/o30" --level 30 --threads 2 2>&1 | grep 'pages kept')
-sum31=$("$KDUMPINIT" capture --vmcore "$v" --output "$tmp/o31" --level 31 --threads 2 2>&1 | grep 'pages kept')
+sum30=$("$KDUMPINIT" capture --vmcore "$v" --output "$tmp/o30" --level 30 --threads 2 --memmap keep 2>&1 | grep 'pages kept')
+sum31=$("$KDUMPINIT" capture --vmcore "$v" --output "$tmp/o31" --level 31 --threads 2 --memmap keep 2>&1 | grep 'pages kept')
 rm -f "$tmp/o30" "$tmp/o31"
 num() { echo "$1" | grep -o "$2 [0-9]*" | head -n 1 | awk '{print $NF}'; }
 total=$(echo "$sum30" | sed -n 's/.* of \([0-9]*\) pages kept.*/\1/p')

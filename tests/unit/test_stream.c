@@ -537,7 +537,8 @@ static void empty_and_start(void)
 
 	/* Out-of-range START fields. */
 	static const struct { uint32_t ver, ps, nseg; int want; } t[] = {
-		{ 4, PS, 1, -EPROTONOSUPPORT }, { 0, PS, 1, -EBADMSG }, { 2, PS, 1, 0 }, { 3, PS, 1, 0 },
+		{ 5, PS, 1, -EPROTONOSUPPORT }, { 0, PS, 1, -EBADMSG }, { 2, PS, 1, 0 }, { 3, PS, 1, 0 },
+		{ 4, PS, 1, 0 },
 		{ 1, 1000, 1, -EBADMSG }, { 1, 256, 1, -EBADMSG },
 		{ 1, 131072, 1, -EBADMSG }, { 1, PS, 65537, -EBADMSG }, { 1, 0, 1, -EBADMSG },
 		{ 1, 65536, 65536, 0 },
@@ -669,10 +670,22 @@ static void stops_at_foreign_chunks(void)
 
 	/* END of the wrong size. */
 	build(&s, 0, C_END);
-	uint8_t end[128] = { 0 };
-	chunk(&s, T_END, end, 128);
+	uint8_t end[136] = { 0 };
+	chunk(&s, T_END, end, 136);
 	s.n = C_COUNT;
 	expect_prefix("END size", &s, 0, C_END, "size");
+	free(s.b);
+
+	/* END of version 4's size in a version 1 stream: not that dump's. */
+	build(&s, 0, C_END);
+	chunk(&s, T_END, end, 128);
+	s.n = C_COUNT;
+	{
+		struct dumpfile d;
+		load(&d, &s, 0);
+		CHECK(!d.have_end, "a 128-byte END taken in a version 1 stream");
+		dumpfile_free(&d);
+	}
 	free(s.b);
 
 	/* No END at all: incomplete, everything kept. */
@@ -1013,7 +1026,7 @@ static void writer_reserve_and_limit(void)
 	file_put(NULL, 0);
 	writer_init(&w, sfd, BASE, limit, wbuf, sizeof wbuf, 0);
 	CHECK(w.dump_id != 0, "dump_id 0");
-	start_payload(st, 1, PS, 0);
+	start_payload(st, KDI_FORMAT_VERSION, PS, 0);
 	CHECK_INT(writer_put(&w, T_START, st, 80, NULL, 0, NULL, 0), 0);
 	int r, n = 0;
 	while ((r = writer_put(&w, T_DMESG, payload, sizeof payload, NULL, 0, NULL, 0)) == 0)
