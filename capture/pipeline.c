@@ -1312,12 +1312,14 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		snprintf(why, sizeof why, cpu_bound && t == rq->cpus ? " (of %u asked: %u CPUs)" :
 			 " (of %u asked: memory-bound)", want, rq->cpus);
 	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %s, "
-		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used%s%s",
+		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used%s%s%s",
 		 mem_avail / 1e6, t, t == 1 ? "" : "s", why,
 		 rd, (unsigned)(block >> 10), t > 1 ? SLOTS_PER_WORKER * t : 1, nwb, wb >> 20, peak / 1e6,
 		 in->early && in->early->n ? "; the debugger's pages first" : "",
 		 in->kernel ? (in->early && in->early->n ? ", then the kernel's (level 31), then the rest" :
-			       "; the kernel's pages (level 31) first, then the rest") : "");
+			       "; the kernel's pages (level 31) first, then the rest") : "",
+		 in->memmap && in->filter ? "; the memory map's pages last, those that describe only pages "
+					    "left out left out" : "");
 }
 
 int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct capture_plan *pl,

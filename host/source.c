@@ -207,9 +207,15 @@ static void print_progress(FILE *f, const struct dumpfile *d)
 	else if (p.early == 0)
 		n += snprintf(line + n, sizeof line - n, "the debugger's pages: cut short");
 	const char *sep = n ? "; " : "";
+	/* The LATER pass holds the memory map's pages too (format version
+	 * 4), and at level 31 nothing else. */
+	int l31 = (d->start.dump_level & 30) == 30;
+	int mm = (d->start.flags & KDI_START_MEMMAP_EXCLUDED) != 0;
 	if (p.later_pct >= 0)
-		n += snprintf(line + n, sizeof line - n, "%sthe kernel's pages: complete; the rest: "
-			      "%d %% of the memory", sep, p.later_pct);
+		n += snprintf(line + n, sizeof line - n, "%s%s: complete; %s: %d %% of the memory", sep,
+			      l31 ? "the rest" : "the kernel's pages",
+			      l31 ? "the memory map's pages" : mm ? "the rest and the memory map's pages" :
+			      "the rest", p.later_pct);
 	else if (p.first_pct >= 0)
 		/* Below level 31 (some of bits 2-16 clear) the kernel's pages
 		 * go first and the rest in a LATER pass. */
@@ -278,6 +284,10 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	print_time(f, "crash time", vi_has(&vi, VI_CRASHTIME) ? vi_u(&vi, VI_CRASHTIME) : 0);
 	print_time(f, "captured", d->start.start_time);
 	fprintf(f, "%-12s %u\n", "dump level", d->start.dump_level);
+	/* kdumpinit.memmap: what a reader finds of the struct pages. */
+	fprintf(f, "%-12s %s\n", "memory map", d->start.flags & KDI_START_MEMMAP_EXCLUDED ?
+		"the struct pages of pages left out are left out where a whole page of them is" :
+		"whole");
 	fprintf(f, "%-12s %u bytes\n", "page size", d->start.page_size);
 	uint64_t mem = 0;
 	for (uint32_t i = 0; i < d->nr_seg; i++)
