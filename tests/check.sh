@@ -272,6 +272,10 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# check-full.
 	run_suite debugger-cuts env ${FULL:+CRASH=1} bash tests/debugger/cuts.sh --workdir "$BUILD/debugger/cuts" \
 		"$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore
+	# The memory map's exclusion (kdumpinit.memmap=exclude) in the real
+	# crash kernel: 6.1, level 31, the same pages as a host capture of the
+	# raw copy, opened by crash (log, bt, kmem -i) and drgn.
+	run_suite e2e-memmap bash tests/crash/memmap.sh --workdir "$BUILD/crash/memmap"
 	# Damaged kernel memory: faults put into a copy of the
 	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
 	# fault under check-full).

@@ -3,7 +3,7 @@
 # run, on the same vmcore files, alternating the tools and taking medians.
 # Reported as ratios; nothing here asserts a time.
 #
-# Sections (BENCH="cpu disk scale memory", the default, runs them all in
+# Sections (BENCH="cpu disk memmap scale memory", the default, runs them all in
 # that order; `make bench BENCH=cpu` or BENCH="cpu scale" picks some):
 #   cpu     the real vmcores copied into RAM and every output in RAM: what
 #           each tool costs in CPU. The speed-up from one CPU to two at
@@ -18,10 +18,15 @@
 #   disk    the real vmcores, outputs synced to $BENCH_OUT, every tool
 #           (makedumpfile -l, -c, --num-threads 2, cat, lz4 -1) and the
 #           disk's floor for kdumpinit's output
+#   memmap  the memory map's exclusion on the real vmcores in RAM, level
+#           31: kdumpinit --memmap keep and exclude at 1 and 2 threads
+#           beside makedumpfile -l and -l -e (docs/FILTERING.md §12)
 #   scale   synthetic kernels of 64 and 256 GiB (mkvmcore --mm 6.1 --mix ref
 #           --no-expect: the class mix of the real 6 GiB guest, sparse
 #           files), level 31, outputs in RAM: the filter's ns/pfn, time at
-#           1 and 2 threads, peak RSS, and a projection to 2 and 32 TB
+#           1 and 2 threads with the memory map kept and excluded, peak
+#           RSS, makedumpfile -l and -l -e on the 64 GiB kernel, and a
+#           projection to 2 and 32 TB beside SGI's makedumpfile -e figures
 #   memory  peak RSS as described memory grows (sparse vmcores without
 #           struct pages, level 1)
 # About 12 minutes on a quiet 2-core machine once the inputs exist (cpu 2,
@@ -80,14 +85,14 @@ make_input() {
 		{ echo "bench: could not make $1 (see $out/e2e-$2.log)"; rm -f "$1"; return 1; }
 	rm -rf "$out/e2e-$2"
 }
-SECTIONS=${BENCH:-cpu disk scale memory}
+SECTIONS=${BENCH:-cpu disk memmap scale memory}
 for sec in $SECTIONS; do
-	case $sec in cpu | disk | scale | memory) ;;
-	*) echo "bench: unknown section '$sec' (BENCH= cpu disk scale memory)" >&2; exit 2 ;;
+	case $sec in cpu | disk | memmap | scale | memory) ;;
+	*) echo "bench: unknown section '$sec' (BENCH= cpu disk memmap scale memory)" >&2; exit 2 ;;
 	esac
 done
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
-if want cpu || want disk; then
+if want cpu || want disk || want memmap; then
 	[ -f "$vmcore" ] || make_input "$vmcore" 1536M || exit 1
 	if [ ! -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
 		make_input "$large" 6G
@@ -441,6 +446,64 @@ section_disk() {
 	rm -f "$o"
 }
 
+# ---- memmap: the memory map's exclusion on the real vmcores ---------------
+
+# memmap_file LABEL VMCORE: alternating rounds at level 31, outputs in RAM.
+memmap_file() {
+	local label=$1 v=$2 r wd
+	local ROUNDS=$CPU_ROUNDS
+	res=$out/$label.results
+	: >"$res"
+	wd=$(dirname "$o")/wd
+	mkdir -p "$wd"
+	cat "$v" >/dev/null
+	for r in $(seq "$ROUNDS"); do
+		one makedumpfile-l makedumpfile -l -d 31 "$v" "$o"
+		one makedumpfile-l-e makedumpfile -l -d 31 -e --work-dir "$wd" "$v" "$o"
+		one keep-t1 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 1 --memmap keep
+		one keep-t2 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2 --memmap keep
+		one exclude-t1 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 1 --memmap exclude
+		one exclude-t2 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2 --memmap exclude
+	done
+	makedumpfile -l -d 31 -e --work-dir "$wd" "$v" "$o" 2>&1 | grep -o 'Excluded [0-9]* unused vmemmap pages' >"$out/$label.md-e"
+	rm -f "$o"
+	"$K" capture --vmcore "$v" --output "$o" --level 31 --memmap exclude 2>&1 |
+		grep -o 'memmap [0-9]*' | tail -n 1 >"$out/$label.kd-e"
+	rm -rf "$o" "$wd"
+	echo
+	echo "== $label: $v, level 31, outputs in RAM, medians of $ROUNDS alternating runs"
+	printf '%-32s %9s %9s %11s\n' run seconds peak-MB output-MB
+	local n
+	for n in makedumpfile-l makedumpfile-l-e keep-t1 keep-t2 exclude-t1 exclude-t2; do
+		printf '%-32s %9s %9s %11s\n' "$n" "$(stat_of $n 2)" \
+			"$(awk -v k="$(stat_of $n 3)" 'BEGIN{printf "%.1f", k/1024}')" \
+			"$(awk -v b="$(stat_of $n 4)" 'BEGIN{printf "%.1f", b/1048576}')"
+	done
+	echo "memory map pages left out: makedumpfile -e $(sed 's/Excluded \([0-9]*\).*/\1/' "$out/$label.md-e"), kdumpinit $(sed 's/memmap //' "$out/$label.kd-e")"
+	echo "ratios:"
+	echo "  makedumpfile -l -e time / kdumpinit exclude, 1 thread: $(ratio "$(stat_of makedumpfile-l-e 2)" "$(stat_of exclude-t1 2)")x, 2 threads: $(ratio "$(stat_of makedumpfile-l-e 2)" "$(stat_of exclude-t2 2)")x"
+	echo "  makedumpfile -l time / -l -e: $(ratio "$(stat_of makedumpfile-l 2)" "$(stat_of makedumpfile-l-e 2)")x; kdumpinit keep / exclude, 1 thread: $(ratio "$(stat_of keep-t1 2)" "$(stat_of exclude-t1 2)")x"
+	echo "  output: kdumpinit exclude / makedumpfile -l -e $(ratio "$(stat_of exclude-t1 4)" "$(stat_of makedumpfile-l-e 4)"), exclude / keep $(ratio "$(stat_of exclude-t1 4)" "$(stat_of keep-t1 4)")"
+}
+
+section_memmap() {
+	local ramdir v
+	echo
+	echo "######## memmap: the memory map's pages, real vmcores in RAM, level 31"
+	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
+	ramdirs="$ramdirs $ramdir"
+	o=$ramdir/o
+	v=$(in_ram "$vmcore" "$ramdir")
+	memmap_file memmap-1.5g "$v"
+	rm -f "$ramdir/vmcore"
+	if [ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
+		v=$(in_ram "$large" "$ramdir")
+		memmap_file memmap-6g "$v"
+	fi
+	rm -rf "$ramdir"
+	o=$out/o
+}
+
 # ---- scale: synthetic kernels of 64 and 256 GiB --------------------------
 
 # The filter's ns per pfn on VMCORE, 1 thread: the struct-page pass alone
@@ -463,8 +526,8 @@ section_scale() {
 	ramdirs="$ramdirs $ramdir"
 	o=$ramdir/o
 	: >"$out/scale.results"
-	printf '%-6s %10s %7s %9s %8s %7s %7s %8s %12s %10s %10s\n' memory pfns make-s file-GB disk-GB \
-		t1-s t2-s speedup peak-MB-t1/t2 filter-ns capture-ns
+	printf '%-12s %10s %7s %9s %8s %7s %7s %8s %12s %10s %10s %9s\n' memory pfns make-s file-GB disk-GB \
+		t1-s t2-s speedup peak-MB-t1/t2 filter-ns capture-ns output-MB
 	for m in $sizes; do
 		v=$out/scale-$m.vmcore
 		# about 3.6 % of the memory described is written (struct pages and
@@ -485,27 +548,45 @@ section_scale() {
 		# Warm the page cache with what level 31 reads (struct pages, kept
 		# pages), not the file: reading its holes would fill the cache
 		# with 256 GiB of zeros.
-		"$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2 >/dev/null 2>&1
+		"$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2 --memmap keep >/dev/null 2>&1
 		rm -f "$o"
-		res=$out/scale-$m.results
-		: >"$res"
-		for r in $(seq "$rounds"); do
-			one t1 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 1
-			one t2 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2
-		done
-		grep -h 'pages kept' "$out/err" | tail -n 1 >"$out/scale-$m.summary"
-		pfns=$(sed -n 's/.* \([0-9][0-9]*\) of \([0-9][0-9]*\) pages kept.*/\2/p' "$out/scale-$m.summary")
-		kept=$(sed -n 's/.* \([0-9][0-9]*\) of \([0-9][0-9]*\) pages kept.*/\1/p' "$out/scale-$m.summary")
-		t1s=$(stat_of t1 2) t2s=$(stat_of t2 2) outb=$(stat_of t1 4)
-		rss1=$(awk -v k="$(stat_of t1 3)" 'BEGIN { printf "%.1f", k / 1024 }')
-		rss2=$(awk -v k="$(stat_of t2 3)" 'BEGIN { printf "%.1f", k / 1024 }')
 		fns=$(filter_ns "$v")
-		cap=$(awk -v t="$t1s" -v p="$pfns" 'BEGIN { if (p > 0) printf "%.1f", t * 1e9 / p; else print "n/a" }')
-		sp=$(ratio "$t1s" "$t2s")
-		printf '%-6s %10s %7s %9.1f %8.2f %7s %7s %8s %12s %10s %10s\n' "$m" "${pfns:-?}" "$gen" \
-			"$(awk -v b="$size" 'BEGIN { print b / 1e9 }')" "$(awk -v k="$blocks" 'BEGIN { print k * 1024 / 1e9 }')" \
-			"$t1s" "$t2s" "${sp}x" "$rss1/$rss2" "${fns:--}" "$cap"
-		echo "$m ${pfns:-0} ${kept:-0} $t1s $t2s ${fns:--} $outb" >>"$out/scale.results"
+		# The memory map kept whole, and its unneeded pages left out
+		# (kdumpinit.memmap=; auto leaves them out from 64 GiB).
+		local mode
+		for mode in keep exclude; do
+			res=$out/scale-$m-$mode.results
+			: >"$res"
+			for r in $(seq "$rounds"); do
+				one t1 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 1 --memmap $mode
+				one t2 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2 --memmap $mode
+			done
+			grep -h 'pages kept' "$out/err" | tail -n 1 >"$out/scale-$m-$mode.summary"
+			pfns=$(sed -n 's/.* \([0-9][0-9]*\) of \([0-9][0-9]*\) pages kept.*/\2/p' "$out/scale-$m-$mode.summary")
+			kept=$(sed -n 's/.* \([0-9][0-9]*\) of \([0-9][0-9]*\) pages kept.*/\1/p' "$out/scale-$m-$mode.summary")
+			t1s=$(stat_of t1 2) t2s=$(stat_of t2 2) outb=$(stat_of t1 4)
+			rss1=$(awk -v k="$(stat_of t1 3)" 'BEGIN { printf "%.1f", k / 1024 }')
+			rss2=$(awk -v k="$(stat_of t2 3)" 'BEGIN { printf "%.1f", k / 1024 }')
+			cap=$(awk -v t="$t1s" -v p="$pfns" 'BEGIN { if (p > 0) printf "%.1f", t * 1e9 / p; else print "n/a" }')
+			sp=$(ratio "$t1s" "$t2s")
+			printf '%-12s %10s %7s %9.1f %8.2f %7s %7s %8s %12s %10s %10s %9.1f\n' "$m-$mode" "${pfns:-?}" "$gen" \
+				"$(awk -v b="$size" 'BEGIN { print b / 1e9 }')" "$(awk -v k="$blocks" 'BEGIN { print k * 1024 / 1e9 }')" \
+				"$t1s" "$t2s" "${sp}x" "$rss1/$rss2" "${fns:--}" "$cap" "$(awk -v b="$outb" 'BEGIN { print b / 1048576 }')"
+			echo "$m ${pfns:-0} ${kept:-0} $t1s $t2s ${fns:--} $outb $mode" >>"$out/scale.results"
+		done
+		# makedumpfile on the same kernel, once each (the smallest size
+		# only: it takes minutes beyond)
+		if [ "$m" = "${sizes%% *}" ] && command -v makedumpfile >/dev/null; then
+			res=$out/scale-$m-md.results
+			: >"$res"
+			mkdir -p "$(dirname "$o")/wd"
+			one md-l makedumpfile -l -d 31 "$v" "$o"
+			one md-l-e makedumpfile -l -d 31 -e --work-dir "$(dirname "$o")/wd" "$v" "$o"
+			rm -rf "$(dirname "$o")/wd"
+			echo "$m makedumpfile -l -d 31: $(stat_of md-l 2) s, $(awk -v b="$(stat_of md-l 4)" 'BEGIN { printf "%.1f", b / 1048576 }') MB;" \
+				"-l -d 31 -e: $(stat_of md-l-e 2) s, $(awk -v b="$(stat_of md-l-e 4)" 'BEGIN { printf "%.1f", b / 1048576 }') MB" \
+				"(kdumpinit, 1 thread: keep $(awk '$8 == "keep" { t = $4 } END { print t }' "$out/scale.results") s, exclude $(awk '$8 == "exclude" { t = $4 } END { print t }' "$out/scale.results") s)"
+		fi
 		[ -n "${BENCH_KEEP:-}" ] || rm -f "$v"
 		last=$m
 	done
@@ -514,10 +595,10 @@ section_scale() {
 	[ -n "$last" ] && project
 }
 
-# project: the largest synthetic kernel's figures carried to 2 and 32 TB.
+# project: the largest synthetic kernel's figures carried to 2 and 32 TB,
+# the memory map kept and excluded, beside SGI's makedumpfile figures.
 project() {
-	local row limit= s31=
-	row=$(tail -n 1 "$out/scale.results")
+	local limit= s31= mode row
 	# the 1 -> 2 thread level-31 speed-up on the real 1.5 GiB guest and the
 	# lz4 limit of the same rounds (cpu section), else this section's own
 	# speed-up against an ideal 2
@@ -529,31 +610,36 @@ project() {
 		# is in CPUs
 		[ -n "${c31:-}" ] && s31=$c31
 	fi
-	echo
-	echo "projection, level 31 (from $(echo "$row" | cut -d' ' -f1) synthetic):"
-	echo "$row" | awk -v s31="${s31:-}" -v limit="${limit:-}" '
-	{
-		P = $2; K = $3; t1 = $4; t2 = $5; f = $6; ob = $7
-		if (f == "-") { fns = t1 * 1e9 / P; cns = 0; how = "whole level-31 capture / pfns (no mmbench: filter not timed alone)" }
-		else { fns = f; cns = K > 0 ? (t1 * 1e9 - P * f) / K : 0; if (cns < 0) cns = 0; how = "mmbench, struct-page pass alone" }
-		if (s31 + 0 > 0 && limit + 0 > 0) { e = s31 / limit; src = sprintf("real 1.5 GiB guest, 1 CPU -> 2: %.2fx of a %.2fx lz4 limit", s31, limit) }
-		else { e = (t1 / t2) / 2; src = sprintf("this kernel: %.2fx of an ideal 2x", t1 / t2) }
-		if (e > 1) e = 1
-		kshare = K / P; obpp = ob / P
-		printf "  t(P, n) = (P x f + K x c) / (n x e), e = 1 for n = 1\n"
-		printf "  P pfns (4 KiB); f = %.1f ns/pfn (%s)\n", fns, how
-		printf "  K = P x %.4f kept pages (this mix at level 31), c = %.0f ns per kept page (read, zero\n", kshare, cns
-		printf "    check, LZ4: the rest of the 1-thread capture)\n"
-		printf "  e = %.2f: kdumpinit'"'"'s 1 -> 2 CPU speed-up over the machine limit (%s),\n", e, src
-		printf "    taken to hold at every n; output in RAM: add output / disk speed when the disk is slower\n"
-		printf "  %-6s %10s %14s %14s %14s %10s\n", "memory", "pfns", "1 CPU", "8 CPUs", "32 CPUs", "output"
-		split("2 32", tb, " ")
-		for (i = 1; i <= 2; i++) {
-			Pm = tb[i] * 2^40 / 4096
-			base = (Pm * fns + Pm * kshare * cns) / 1e9
-			printf "  %-6s %10.3g %13.1fs %13.1fs %13.1fs %8.1fGB\n", tb[i] "TB", Pm, base, base / (8 * e), base / (32 * e), Pm * obpp / 1e9
-		}
-	}'
+	for mode in keep exclude; do
+		row=$(awk -v m="$mode" '$8 == m' "$out/scale.results" | tail -n 1)
+		[ -n "$row" ] || continue
+		echo
+		echo "projection, level 31, memory map $mode (from $(echo "$row" | cut -d' ' -f1) synthetic):"
+		echo "$row" | awk -v s31="${s31:-}" -v limit="${limit:-}" -v mode="$mode" '
+		{
+			P = $2; K = $3; t1 = $4; t2 = $5; f = $6; ob = $7
+			if (f == "-") { fns = t1 * 1e9 / P; cns = 0; how = "whole level-31 capture / pfns (no mmbench: filter not timed alone)" }
+			else { fns = f; cns = K > 0 ? (t1 * 1e9 - P * f) / K : 0; if (cns < 0) cns = 0; how = "mmbench, struct-page pass alone" }
+			if (s31 + 0 > 0 && limit + 0 > 0) { e = s31 / limit; src = sprintf("real 1.5 GiB guest, 1 CPU -> 2: %.2fx of a %.2fx lz4 limit", s31, limit) }
+			else { e = (t1 / t2) / 2; src = sprintf("this kernel: %.2fx of an ideal 2x", t1 / t2) }
+			if (e > 1) e = 1
+			kshare = K / P; obpp = ob / P
+			printf "  t(P, n) = (P x f + K x c) / (n x e), e = 1 for n = 1\n"
+			printf "  P pfns (4 KiB); f = %.1f ns/pfn (%s)\n", fns, how
+			printf "  K = P x %.4f kept pages (this mix at level 31), c = %.0f ns per kept page (read, zero\n", kshare, cns
+			printf "    check, LZ4: the rest of the 1-thread capture)\n"
+			printf "  e = %.2f: kdumpinit'"'"'s 1 -> 2 CPU speed-up over the machine limit (%s),\n", e, src
+			printf "    taken to hold at every n; output in RAM: add output / disk speed when the disk is slower\n"
+			printf "  %-6s %10s %14s %14s %14s %10s   %s\n", "memory", "pfns", "1 CPU", "8 CPUs", "32 CPUs", "output", "SGI 2015, makedumpfile (UV)"
+			split("2 32", tb, " ")
+			split("526 s, with -e 128 s|about 7300 s, with -e about 1600 s", sgi, "|")
+			for (i = 1; i <= 2; i++) {
+				Pm = tb[i] * 2^40 / 4096
+				base = (Pm * fns + Pm * kshare * cns) / 1e9
+				printf "  %-6s %10.3g %13.1fs %13.1fs %13.1fs %8.1fGB   %s\n", tb[i] "TB", Pm, base, base / (8 * e), base / (32 * e), Pm * obpp / 1e9, sgi[i]
+			}
+		}'
+	done
 }
 
 # ---- memory: peak RSS as described memory grows --------------------------
