@@ -465,7 +465,8 @@ memmap_file() {
 		one exclude-t1 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 1 --memmap exclude
 		one exclude-t2 "$K" capture --vmcore "$v" --output "$o" --level 31 --threads 2 --memmap exclude
 	done
-	makedumpfile -l -d 31 -e --work-dir "$wd" "$v" "$o" 2>&1 | grep -o 'Excluded [0-9]* unused vmemmap pages' >"$out/$label.md-e"
+	rm -f "$o"	# makedumpfile writes no file that exists
+	makedumpfile -l -d 31 -e --work-dir "$wd" "$v" "$o" 2>&1 | grep -a -o 'Excluded [0-9]* unused vmemmap pages' >"$out/$label.md-e"
 	rm -f "$o"
 	"$K" capture --vmcore "$v" --output "$o" --level 31 --memmap exclude 2>&1 |
 		grep -o 'memmap [0-9]*' | tail -n 1 >"$out/$label.kd-e"

@@ -92,4 +92,32 @@ for L in 1 17 31; do
 	# The big files only stay when they are needed to see why.
 	[ $ok = 1 ] && rm -f "$mdf" "$ke"
 done
+
+# The memory map's exclusion on arm64 (kdumpinit.memmap=exclude; makedumpfile
+# -e is x86_64 only): at level 31 the pages of struct pages that describe
+# only pages left out go, and nothing else: the kept count falls by the
+# memmap count, and drgn still reads init_uts_ns.
+kx=$w/kd31-exclude.img kk=$w/kd31-keep.img
+rm -f "$kx" "$kk"
+if "$kd_host" capture --vmcore "$vmcore" --output "$kx" --level 31 --memmap exclude >"$w/kdx.log" 2>&1 &&
+	"$kd_host" capture --vmcore "$vmcore" --output "$kk" --level 31 --memmap keep >"$w/kdk.log" 2>&1; then
+	n=$(grep -a -o 'memmap [0-9]*' "$w/kdx.log" | tail -n 1 | cut -d' ' -f2)
+	ke=$(grep -a -o '[0-9]* of [0-9]* pages kept' "$w/kdx.log" | cut -d' ' -f1)
+	kk_=$(grep -a -o '[0-9]* of [0-9]* pages kept' "$w/kdk.log" | cut -d' ' -f1)
+	if [ "${n:-0}" -gt 0 ] && [ -n "$ke" ] && [ $((kk_ - ke)) = "$n" ]; then
+		pass "level 31, memmap=exclude: $n pages of struct pages left out ($ke kept, $kk_ with the memory map whole): $(grep -a -o 'memory map: [0-9]* pages ([0-9.]* MB) in [0-9]* pieces' "$w/kdx.log")"
+	else
+		failed "level 31, memmap=exclude: memmap '${n:-}', kept '$ke' against '$kk_' whole"
+	fi
+	if "$kd_host" save "$kx" --output "$w/kdx.kdump" --format kdump >"$w/kdx-save.log" 2>&1 &&
+		got=$("$python" "$here/drgnuts.py" "$w/kdx.kdump" 2>&1); then
+		pass "level 31, memmap=exclude: drgn reads the saved dump ($got)"
+	else
+		failed "level 31, memmap=exclude: save or drgn: $(tail -n 1 "$w/kdx-save.log") ${got:-}"
+	fi
+	rm -f "$w/kdx.kdump"
+else
+	failed "level 31, memmap=exclude: capture: $(tail -n 1 "$w/kdx.log") $(tail -n 1 "$w/kdk.log")"
+fi
+rm -f "$kx" "$kk"
 [ $nfail = 0 ]

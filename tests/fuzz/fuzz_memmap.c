@@ -12,11 +12,15 @@
  * And as run_capture does before the pages: the debugger's pages
  * (kernel/dbgpages.c: a page-table walk, kallsyms, init_task's lists, the
  * pid IDR), which must come back sorted, disjoint, inside the memory and
- * within the budget. */
+ * within the budget. And the memory map's own pages (kernel/vmemmap.c):
+ * its runs sorted by backing pfn, each inside the virtual pages it
+ * claims, and the marks of every pfn 0, 1 or 2. */
 #include "fuzz_vmcore_mem.h"
 
 #include <assert.h>
 #include <errno.h>
+
+#include "../../kernel/vmemmap.h"
 
 #include "../../kernel/dbgpages.h"
 #include "../../kernel/memmap.h"
@@ -150,6 +154,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		assert(dr != 0 || (sum == dp.pfns && dp.pfns <= budget));
 		dbg_pages_free(&dp);
+
+		struct vmemmap vm;
+		char vwhy[200];
+		int vr = vmemmap_find(&vm, &mm, vc, MM_WINDOW, 320, vwhy, sizeof vwhy);
+		assert(vr == 0 || vr == -ENOTSUP || vr == -ENOMEM);
+		assert(vr != -ENOTSUP || vwhy[0]);
+		if (vr == 0) {
+			uint64_t pages = 0;
+			for (uint32_t i = 0; i < vm.nrun; i++) {
+				assert(vm.run[i].n > 0);
+				assert(!i || vm.run[i].b >= vm.run[i - 1].b);
+				assert(vm.run[i].vp >= vm.vp0 && vm.run[i].vp + vm.run[i].n <= vm.vp0 + vm.nvp);
+				pages += vm.run[i].n;
+			}
+			assert(pages == vm.pages);
+			uint8_t f8[256];
+			vmemmap_marks(&vm, vm.run[0].b, 256, f8, 1);
+			for (int i = 0; i < 256; i++)
+				assert(f8[i] <= 2);
+			assert(f8[0] >= 1);
+			vmemmap_free(&vm);
+		}
 	}
 	memmap_cursor_fini(&cur);
 	memmap_cursor_fini(&cur2);

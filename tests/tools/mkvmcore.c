@@ -2116,8 +2116,17 @@ static void mm_build(struct mm *m, const struct opts *o, struct layout *L)
 			wr_u64(e + 8, m->po + usage);
 		}
 	}
-	if (o->arm64)
+	if (o->arm64) {
 		a64_uts_and_ring(m);
+	} else {
+		/* init_uts_ns, where the text mapping reaches it: what
+		 * makedumpfile checks OSRELEASE against */
+		const char *rel = o->osrelease ? o->osrelease : m->kv->release;
+		const char *uts[6] = { "Linux", "mkvmcore", rel, "#1 SMP Debian", "x86_64", "(none)" };
+		m->uts = pool_alloc(m, PAGE_SIZE, 0);
+		for (int i = 0; i < 6; i++)
+			memcpy(img_at(m, m->uts + 65 * i, 65), uts[i], strlen(uts[i]));
+	}
 
 	/* struct pages: everything reserved first, then the kernel region,
 	 * then the catalogue, then a random mix */
@@ -2374,11 +2383,11 @@ static int vmcoreinfo_mm(struct blob *t, const struct opts *o, int64_t phys_base
 			    voff + m->pgd, m->ktext + 0x10000);
 	} else {
 		blob_printf(t, "PAGESIZE=4096\n"
-			    "SYMBOL(init_uts_ns)=ffffffff81c14a20\n"
+			    "SYMBOL(init_uts_ns)=%" PRIx64 "\n"
 			    "OFFSET(uts_namespace.name)=0\n"
 			    "SYMBOL(node_online_map)=ffffffff81d3a7e8\n"
 			    "SYMBOL(swapper_pg_dir)=%" PRIx64 "\n"
-			    "SYMBOL(_stext)=ffffffff81000000\n", pgd_sym);
+			    "SYMBOL(_stext)=ffffffff81000000\n", m->ktext + (m->uts - o->kernel_at), pgd_sym);
 	}
 	if (kv->types && o->arm64)
 		blob_printf(t, "SYMBOL(vmemmap)=%" PRIx64 "\n", m->vmemmap);
