@@ -575,9 +575,8 @@ section_scale() {
 				"$t1s" "$t2s" "${sp}x" "$rss1/$rss2" "${fns:--}" "$cap" "$(awk -v b="$outb" 'BEGIN { print b / 1048576 }')"
 			echo "$m ${pfns:-0} ${kept:-0} $t1s $t2s ${fns:--} $outb $mode" >>"$out/scale.results"
 		done
-		# makedumpfile on the same kernel, once each (the smallest size
-		# only: it takes minutes beyond)
-		if [ "$m" = "${sizes%% *}" ] && command -v makedumpfile >/dev/null; then
+		# makedumpfile on the same kernel, once each
+		if command -v makedumpfile >/dev/null; then
 			res=$out/scale-$m-md.results
 			: >"$res"
 			mkdir -p "$(dirname "$o")/wd"
@@ -587,6 +586,7 @@ section_scale() {
 			echo "$m makedumpfile -l -d 31: $(stat_of md-l 2) s, $(awk -v b="$(stat_of md-l 4)" 'BEGIN { printf "%.1f", b / 1048576 }') MB;" \
 				"-l -d 31 -e: $(stat_of md-l-e 2) s, $(awk -v b="$(stat_of md-l-e 4)" 'BEGIN { printf "%.1f", b / 1048576 }') MB" \
 				"(kdumpinit, 1 thread: keep $(awk '$8 == "keep" { t = $4 } END { print t }' "$out/scale.results") s, exclude $(awk '$8 == "exclude" { t = $4 } END { print t }' "$out/scale.results") s)"
+			rm -f "$o"
 		fi
 		[ -n "${BENCH_KEEP:-}" ] || rm -f "$v"
 		last=$m
