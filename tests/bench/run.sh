@@ -413,13 +413,19 @@ in_ram() {
 	fi
 }
 
+# ram_dir: a fresh directory in RAM for a section ($ramdir, removed on
+# exit), the outputs going there ($o).
+ram_dir() {
+	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
+	ramdirs="$ramdirs $ramdir"
+	o=$ramdir/o
+}
+
 section_cpu() {
 	local ramdir v
 	echo
 	echo "######## cpu: real vmcores copied into RAM, every output in RAM (/dev/shm)"
-	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
-	ramdirs="$ramdirs $ramdir"
-	o=$ramdir/o
+	ram_dir || return 1
 	# the machine's limit runs over real memory: the 1.5 GiB guest's
 	# first 300 MiB
 	head -c 300M "$vmcore" >"$ramdir/lz4in"
@@ -491,9 +497,7 @@ section_memmap() {
 	local ramdir v
 	echo
 	echo "######## memmap: the memory map's pages, real vmcores in RAM, level 31"
-	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
-	ramdirs="$ramdirs $ramdir"
-	o=$ramdir/o
+	ram_dir || return 1
 	v=$(in_ram "$vmcore" "$ramdir")
 	memmap_file memmap-1.5g "$v"
 	rm -f "$ramdir/vmcore"
@@ -523,9 +527,7 @@ section_scale() {
 	echo
 	echo "######## scale: synthetic kernels (mkvmcore --mm 6.1 --mix ref --no-expect), level 31,"
 	echo "######## outputs in RAM, median of $rounds round(s)"
-	ramdir=$(mktemp -d /dev/shm/kdumpinit-bench.XXXXXX) || return 1
-	ramdirs="$ramdirs $ramdir"
-	o=$ramdir/o
+	ram_dir || return 1
 	: >"$out/scale.results"
 	printf '%-12s %10s %7s %9s %8s %7s %7s %8s %12s %10s %10s %9s\n' memory pfns make-s file-GB disk-GB \
 		t1-s t2-s speedup peak-MB-t1/t2 filter-ns capture-ns output-MB

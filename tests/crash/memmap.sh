@@ -13,9 +13,13 @@
 #    fewer pages than the same capture with --memmap keep, and every page
 #    the crash kernel's dump holds is the raw vmcore's (pagecheck.py).
 # 3. save --format kdump sets DUMP_DH_EXCLUDED_VMEMMAP (0x10).
-# 4. crash (on the kdump file): the panic in `log`, sysrq_handle_crash in
-#    `bt`, `kmem -i`'s TOTAL MEM as on the raw vmcore; drgn (on the ELF
-#    file): the release, the panic in the log, the tasks of the raw vmcore.
+# 4. crash (on the kdump file): its warning for DUMP_DH_EXCLUDED_VMEMMAP,
+#    the panic in `log`, sysrq_handle_crash in `bt`, `ps` and `kmem -i`'s
+#    TOTAL MEM as on the raw vmcore, and `kmem -p` of a page whose struct
+#    page was left out: zeros (crash reads excluded pages of a kdump file
+#    as zero), where the raw vmcore has its flags; drgn (on the ELF file):
+#    the release, the panic in the log, the tasks of the raw vmcore, and
+#    that struct page an excluded page (FaultError), not made-up bytes.
 # One line per case, then "N passed, N failed, N skipped".
 set -uo pipefail
 prog=memmap.sh
@@ -69,6 +73,8 @@ for m in exclude keep; do
 	"$K" capture --vmcore "$raw" --output "$work/host-$m.img" --level 31 --memmap "$m" >"$work/host-$m.log" 2>&1 ||
 		bad "host capture --memmap $m failed: $(tail -n 1 "$work/host-$m.log")"
 done
+"$K" save "$work/host-keep.img" --output "$work/host-keep.elf" --format elf --force >/dev/null 2>&1 ||
+	bad "save of the host capture with the memory map whole failed"
 "$py" tests/tools/chunks.py --pages "$dump" >"$work/dump.pages" 2>&1
 "$py" tests/tools/chunks.py --pages "$work/host-exclude.img" >"$work/host.pages" 2>&1
 if [ -s "$work/dump.pages" ] && cmp -s "$work/dump.pages" "$work/host.pages"; then
@@ -95,6 +101,25 @@ st=$(od -An -tu4 -j424 -N4 "$work/saved.kdump" 2>/dev/null | tr -d ' ')
 	ok "save --format kdump: DUMP_DH_EXCLUDED_VMEMMAP set (status $st)" ||
 	bad "save --format kdump: status '$st' lacks DUMP_DH_EXCLUDED_VMEMMAP (0x10)"
 
+# A pfn whose page of struct pages the dump left out (kept whole, it is
+# there): the first pfn that page describes (tests/tools/memmapcmp.py
+# finds the memory map from the raw vmcore's page tables).
+gone=$("$py" - "$raw" "$work/host-keep.elf" "$work/saved.elf" <<'EOF'
+import os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "tests/tools"))
+sys.path.insert(0, os.path.join(os.getcwd(), "tests/debugger"))
+from memmapcmp import backing, held_nonzero
+from pfnmap import Vmcore
+back, cmap, spage = backing(Vmcore(sys.argv[1]))
+left = sorted(b for b in held_nonzero(sys.argv[2]) - held_nonzero(sys.argv[3]) if b in back)
+if left:
+    vp = back[left[0]][0]
+    print(-(-(vp * 4096 - cmap) // spage))
+EOF
+)
+[ -n "$gone" ] && ok "the page of struct pages of pfn $gone is left out of the dump (kept whole, it is there)" ||
+	bad "no page of struct pages is missing from the dump that the whole capture holds"
+
 # 4. the readers
 if ! vml=$(vmlinux_of "$kver" 2>"$work/vmlinux.err"); then
 	bad "no vmlinux for $kver: $(tail -n 1 "$work/vmlinux.err")"
@@ -102,6 +127,23 @@ if ! vml=$(vmlinux_of "$kver" 2>"$work/vmlinux.err"); then
 fi
 probe() { "$py" "$top/tests/crash/drgnprobe.py" "$1" "$2" 2>&1; }
 want=$(probe "$raw" "$vml") got=$(probe "$work/saved.elf" "$vml")
+if [ -n "$gone" ]; then
+	pg=$("$py" - "$work/saved.elf" "$vml" "$gone" <<'EOF' 2>&1
+import sys
+import drgn
+from drgn.helpers.linux.mm import pfn_to_page
+prog = drgn.Program()
+prog.set_core_dump(sys.argv[1])
+prog.load_debug_info([sys.argv[2]])
+try:
+    print("flags", hex(pfn_to_page(prog, int(sys.argv[3])).flags.value_()))
+except drgn.FaultError as e:
+    print("fault", str(e).replace("\n", " ")[:120])
+EOF
+)
+	[[ "$pg" == fault* ]] && ok "drgn: the struct page of pfn $gone is an excluded page: $pg" ||
+		bad "drgn: the struct page of pfn $gone: '$pg' (want a FaultError)"
+fi
 rt=$(sed -n 's/^tasks //p' <<<"$want") gt=$(sed -n 's/^tasks //p' <<<"$got")
 if grep -q "^release $kver" <<<"$got" && grep -q '^panic 1' <<<"$got" && [ -n "$rt" ] && [ "$gt" = "$rt" ]; then
 	ok "drgn: the release, the panic in the log, $gt tasks as on the raw vmcore"
@@ -110,8 +152,24 @@ else
 fi
 if command -v crash >/dev/null; then
 	for f in "$work/saved.kdump" "$raw"; do
-		printf 'log\nbt\nkmem -i\nquit\n' | timeout 300 crash -s "$vml" "$f" >"$f.crash" 2>&1
+		printf 'log\nbt\nps\nkmem -i\nkmem -p %x\nquit\n' $((${gone:-0} * 4096)) |
+			timeout 300 crash -s "$vml" "$f" >"$f.crash" 2>&1
 	done
+	grep -q 'page structures associated with excluded pages' "$work/saved.kdump.crash" &&
+		ok "crash warns that page structures may be excluded (DUMP_DH_EXCLUDED_VMEMMAP)" ||
+		bad "crash does not warn of excluded page structures"
+	pscount() { grep -cE '^[> ] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9a-f]{16} ' "$1"; }
+	[ "$(pscount "$raw.crash")" -gt 0 ] && [ "$(pscount "$work/saved.kdump.crash")" = "$(pscount "$raw.crash")" ] &&
+		ok "crash: ps lists the $(pscount "$raw.crash") tasks it lists on the raw vmcore" ||
+		bad "crash: ps lists $(pscount "$work/saved.kdump.crash") tasks, $(pscount "$raw.crash") on the raw vmcore"
+	# kmem -p's line: PAGE PHYSICAL MAPPING INDEX CNT FLAGS
+	kp() { awk -v a="$(printf '%x' $((${gone:-0} * 4096)))" '$2 == a { print $NF }' "$1" | head -n 1; }
+	if [ -n "$gone" ] && [ "$(kp "$work/saved.kdump.crash")" = 0 ] && [ -n "$(kp "$raw.crash")" ] &&
+		[ "$(kp "$raw.crash")" != 0 ]; then
+		ok "crash: kmem -p of pfn $gone reads its left-out struct page as zeros (flags 0; the raw vmcore: $(kp "$raw.crash"))"
+	else
+		bad "crash: kmem -p of pfn ${gone:-?}: flags '$(kp "$work/saved.kdump.crash")', raw '$(kp "$raw.crash")'"
+	fi
 	tm() { grep -m1 'TOTAL MEM' "$1" | awk '{ print $3 }'; }
 	if grep -q 'sysrq triggered crash' "$work/saved.kdump.crash" &&
 		grep -q 'sysrq_handle_crash' "$work/saved.kdump.crash" &&
@@ -123,5 +181,5 @@ if command -v crash >/dev/null; then
 else
 	bad "crash is not installed"
 fi
-rm -f "$work/host-exclude.img" "$work/host-keep.img" "$work/saved.kdump" "$work"/*.crash
+rm -f "$work/host-exclude.img" "$work/host-keep.img" "$work/host-keep.elf" "$work/saved.kdump" "$work"/*.crash
 finish
