@@ -244,14 +244,8 @@ _Static_assert(KDI_DBG_PGTABLES == 1u << DBG_PGTABLES && KDI_DBG_MEMSECTION == 1
 
 /* ---- layout ---- */
 
-/* The EARLY pass walks whole struct-page windows: a pfn's decision can
- * depend on the struct pages before it in its window (a compound page's
- * head), never on those of another window unless a run of pages larger
- * than a window crosses into it. So the debugger's pages are judged as a
- * walk of every window would judge them; the rare run that crosses in
- * from a window not walked keeps its pages (never drops one). */
 /* The whole spans that hold runs r[0, n) (sorted by lo), inside the
- * memory the vmcore has: *out, *nout. */
+ * memory the vmcore has: *out, *nout. r is merged in place. */
 static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struct range **out,
 			uint32_t *nout)
 {
@@ -285,6 +279,12 @@ static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struc
 	return 0;
 }
 
+/* The EARLY pass walks whole struct-page windows: a pfn's decision can
+ * depend on the struct pages before it in its window (a compound page's
+ * head), never on those of another window unless a run of pages larger
+ * than a window crosses into it. So the debugger's pages are judged as a
+ * walk of every window would judge them; the rare run that crosses in
+ * from a window not walked keeps its pages (never drops one). */
 static int early_layout(struct pipe *p)
 {
 	const struct dbg_pages *e = p->in->early;
