@@ -55,7 +55,6 @@
 #define WRITE_BUF_MAX (4u << 20)
 #define WRITE_BUFS_MAX 4u
 
-struct range { uint64_t lo, hi; };	/* pfns [lo, hi) */
 struct progress;
 
 /* Pages already judged for a block: the all-excluded blocks before it,
@@ -138,7 +137,7 @@ struct spans {
 	int pass;
 	/* The pfn ranges this pass walks: the vmcore's, or in the EARLY pass
 	 * the struct-page windows that hold the debugger's pages. */
-	const struct range *rl;
+	const struct pfn_run *rl;
 	uint32_t nrl;
 	struct skipped pending;		/* folded blocks not yet given to a job */
 	unsigned folded;		/* ... how many */
@@ -175,18 +174,18 @@ struct pipe {
 	uint32_t *order;		/* segments with data, by paddr */
 	uint64_t *maxend;		/* running max of paddr+filesz over order[] */
 	uint32_t norder;
-	struct range *ranges;
+	struct pfn_run *ranges;
 	uint32_t nranges;
 	uint64_t total_pfns;
 	/* With in->early: the windows the EARLY pass walks, where each of
 	 * in->early's runs starts in w0, and w0, a bit per pfn of the set:
 	 * written by the EARLY pass (set under the ring's lock as its blocks
 	 * are taken, read-only once it is over). */
-	struct range *eranges;
+	struct pfn_run *eranges;
 	uint32_t neranges;
 	/* With in->memmap: the windows holding its pages, which the LATER
 	 * pass walks when it has nothing else to write. */
-	struct range *vranges;
+	struct pfn_run *vranges;
 	uint32_t nvranges;
 	uint64_t *eoff;
 	uint8_t *w0;
@@ -246,7 +245,7 @@ _Static_assert(KDI_DBG_PGTABLES == 1u << DBG_PGTABLES && KDI_DBG_MEMSECTION == 1
 
 /* The whole spans that hold runs r[0, n) (sorted by lo), inside the
  * memory the vmcore has: *out, *nout. r is merged in place. */
-static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struct range **out,
+static int span_windows(const struct pipe *p, struct pfn_run *r, uint32_t n, struct pfn_run **out,
 			uint32_t *nout)
 {
 	uint32_t w = 0;
@@ -257,10 +256,10 @@ static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struc
 		if (w && lo <= r[w - 1].hi)
 			r[w - 1].hi = hi > r[w - 1].hi ? hi : r[w - 1].hi;
 		else
-			r[w++] = (struct range){ lo, hi };
+			r[w++] = (struct pfn_run){ lo, hi };
 	}
 	/* ... inside the memory the vmcore has (both lists sorted). */
-	struct range *o = calloc(w + p->nranges + 1, sizeof *o);
+	struct pfn_run *o = calloc(w + p->nranges + 1, sizeof *o);
 	uint32_t m = 0, i = 0, j = 0;
 	if (!o)
 		return -ENOMEM;
@@ -268,7 +267,7 @@ static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struc
 		uint64_t lo = r[i].lo > p->ranges[j].lo ? r[i].lo : p->ranges[j].lo;
 		uint64_t hi = r[i].hi < p->ranges[j].hi ? r[i].hi : p->ranges[j].hi;
 		if (lo < hi)
-			o[m++] = (struct range){ lo, hi };
+			o[m++] = (struct pfn_run){ lo, hi };
 		if (r[i].hi < p->ranges[j].hi)
 			i++;
 		else
@@ -277,6 +276,13 @@ static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struc
 	*out = o;
 	*nout = m;
 	return 0;
+}
+
+/* The memory map's pages are decided apart (in->memmap) only where a
+ * filter says what the pages they describe are. */
+static int memmap_on(const struct capture_in *in)
+{
+	return in->memmap && in->filter;
 }
 
 /* The EARLY pass walks whole struct-page windows: a pfn's decision can
@@ -288,7 +294,7 @@ static int span_windows(const struct pipe *p, struct range *r, uint32_t n, struc
 static int early_layout(struct pipe *p)
 {
 	const struct dbg_pages *e = p->in->early;
-	struct range *r = calloc(e->n, sizeof *r);
+	struct pfn_run *r = calloc(e->n, sizeof *r);
 
 	p->eoff = calloc(e->n, sizeof *p->eoff);
 	p->w0 = calloc((e->pfns + 7) / 8 + 1, 1);
@@ -300,7 +306,7 @@ static int early_layout(struct pipe *p)
 	for (uint32_t k = 0; k < e->n; k++) {
 		p->eoff[k] = off;
 		off += e->r[k].hi - e->r[k].lo;
-		r[k] = (struct range){ e->r[k].lo, e->r[k].hi };
+		r[k] = e->r[k];
 	}
 	int ret = span_windows(p, r, e->n, &p->eranges, &p->neranges);
 	free(r);
@@ -310,13 +316,13 @@ static int early_layout(struct pipe *p)
 static int memmap_layout(struct pipe *p)
 {
 	const struct vmemmap *v = p->in->memmap;
-	struct range *r = calloc(v->nrun, sizeof *r);
+	struct pfn_run *r = calloc(v->nrun, sizeof *r);
 
 	if (!r)
 		return -ENOMEM;
 	/* Runs are sorted by b; aliased ones overlap, which the merge takes. */
 	for (uint32_t k = 0; k < v->nrun; k++)
-		r[k] = (struct range){ v->run[k].b, v->run[k].b + v->run[k].n };
+		r[k] = (struct pfn_run){ v->run[k].b, v->run[k].b + v->run[k].n };
 	int ret = span_windows(p, r, v->nrun, &p->vranges, &p->nvranges);
 	free(r);
 	return ret;
@@ -338,23 +344,12 @@ static int build_layout(struct pipe *p)
 		p->maxend[k] = k && p->maxend[k - 1] > e ? p->maxend[k - 1] : e;
 	}
 
-	/* Merge overlapping pfn ranges: the kernel-text PT_LOAD aliases
-	 * memory that a RAM PT_LOAD also covers; each pfn is stored once. */
-	for (uint32_t k = 0; k < p->norder; k++) {
-		const struct kdi_segment *s = &vc->seg[p->order[k]];
-		uint64_t lo = s->paddr >> p->shift;
-		uint64_t hi = (s->paddr + s->filesz + p->ps - 1) >> p->shift;
-		if (p->nranges && lo <= p->ranges[p->nranges - 1].hi) {
-			if (hi > p->ranges[p->nranges - 1].hi)
-				p->ranges[p->nranges - 1].hi = hi;
-		} else {
-			p->ranges[p->nranges++] = (struct range){ lo, hi };
-		}
-	}
+	/* Each pfn is stored once, however many segments hold it. */
+	p->nranges = segment_pfn_runs(vc->seg, p->order, p->norder, p->shift, p->ranges);
 	for (uint32_t i = 0; i < p->nranges; i++)
 		p->total_pfns += p->ranges[i].hi - p->ranges[i].lo;
 	int r = p->in->early && p->in->early->n ? early_layout(p) : 0;
-	if (!r && p->in->memmap && p->in->filter)
+	if (!r && memmap_on(p->in))
 		r = memmap_layout(p);
 	return r;
 }
@@ -372,7 +367,7 @@ static int span_step(struct pipe *p, uint64_t *lo, uint64_t *hi)
 		ss->cl_done = 1;
 		return 0;
 	}
-	const struct range *r = &ss->rl[ss->cl_range];
+	const struct pfn_run *r = &ss->rl[ss->cl_range];
 	if (ss->cl_pfn < r->lo)
 		ss->cl_pfn = r->lo;
 	uint64_t end = (ss->cl_pfn / SPAN_PAGES + 1) * SPAN_PAGES;
@@ -496,11 +491,6 @@ static void span_count(struct span *sp, uint64_t lo, uint64_t hi, int two, int p
 	}
 }
 
-static int vm_active(const struct pipe *p)
-{
-	return p->in->memmap && p->in->filter;
-}
-
 /* sp->vneed from the filter's decisions: the virtual pages of the memory
  * map that hold the struct page of a pfn of sp it keeps (or keeps for
  * not knowing: an unreadable struct page). */
@@ -549,7 +539,7 @@ static void span_classify(struct worker *w, struct span *sp)
 		sp->kout = w->mk.carry;
 	}
 	span_marks(p, sp);
-	if (vm_active(p)) {
+	if (memmap_on(p->in)) {
 		vmemmap_marks(p->in->memmap, sp->lo, n, sp->vfl, sp->pass == 2);
 		if (sp->pass == 1)
 			span_need(p, sp);
@@ -581,7 +571,7 @@ static void span_join(struct worker *w, struct span *sp)
 		span_count(sp, sp->lo, sp->lo + touched, w->p->in->kernel != NULL, ss->pass);
 	/* What the first pass keeps, now final: the memory map's pages it
 	 * needs. All spans join before the LATER pass begins. */
-	if (vm_active(w->p) && ss->pass == 1) {
+	if (memmap_on(w->p->in) && ss->pass == 1) {
 		if (touched)
 			span_need(w->p, sp);
 		vmemmap_need_or(w->p->in->memmap, sp->vneed_vp, sp->vneed, CAPTURE_SPAN_VPS);
@@ -696,7 +686,7 @@ static int next_job(void *arg, uint64_t *idx)
 			 * the LATER pass over the same spans with the other
 			 * decision. Each from no carry. */
 			if (!ss->pending.scanned &&
-			    (ss->pass == 0 || (ss->pass == 1 && (p->in->kernel || vm_active(p))))) {
+			    (ss->pass == 0 || (ss->pass == 1 && (p->in->kernel || memmap_on(p->in))))) {
 				ss->pass++;
 				/* A LATER pass for the memory map alone walks
 				 * only the windows that hold it. */
@@ -1036,7 +1026,7 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 		.dump_level = rq->level,
 		.start_time = (uint64_t)time(NULL),
 		.nr_segments = vc->nr_seg,
-		.flags = in->memmap && in->filter ? KDI_START_MEMMAP_EXCLUDED : 0,
+		.flags = memmap_on(in) ? KDI_START_MEMMAP_EXCLUDED : 0,
 	};
 	memcpy(st.sb_uuid, in->sb_uuid, 16);
 	snprintf(st.tool, sizeof st.tool, "kdumpinit %s", KDI_VERSION);
@@ -1318,7 +1308,7 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		 in->early && in->early->n ? "; the debugger's pages first" : "",
 		 in->kernel ? (in->early && in->early->n ? ", then the kernel's (level 31), then the rest" :
 			       "; the kernel's pages (level 31) first, then the rest") : "",
-		 in->memmap && in->filter ? "; the memory map's pages last, those that describe only pages "
+		 memmap_on(in) ? "; the memory map's pages last, those that describe only pages "
 					    "left out left out" : "");
 }
 

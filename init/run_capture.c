@@ -233,6 +233,17 @@ static int report(int r, const struct capture_result *res, const struct target *
 	return code;
 }
 
+/* Whole pages of memory the vmcore's segments hold: what the sizes of
+ * the debugger's set and of the memory map are judged against. */
+static uint64_t vmcore_pages(const struct vmcore *vc)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < vc->nr_seg; i++)
+		n += vc->seg[i].filesz / vc->page_size;
+	return n;
+}
+
 /* The pages a debugger reads to open the kernel, written first: a cap
  * of 1/64 of the memory, 128 MiB to 1 GiB of pages (measured: 53-65 MB
  * on 1 GiB guests of 6.1 to 7.3, most of it the kernel image, which
@@ -241,10 +252,7 @@ static int report(int r, const struct capture_result *res, const struct target *
 static void find_debugger_pages(const struct vmcore *vc, const struct arch_ops *arch,
 				const struct memmap *mm, struct dbg_pages *dbg)
 {
-	uint64_t pfns = 0;
-
-	for (uint32_t i = 0; i < vc->nr_seg; i++)
-		pfns += vc->seg[i].filesz / vc->page_size;
+	uint64_t pfns = vmcore_pages(vc);
 	uint64_t lo = (128ull << 20) / vc->page_size, hi = (1ull << 30) / vc->page_size;
 	uint64_t budget = pfns / 64 < lo ? lo : pfns / 64 > hi ? hi : pfns / 64;
 	int r = dbg_pages_find(dbg, vc, arch, mm, budget);
@@ -284,9 +292,7 @@ static void find_memmap_pages(const struct vmcore *vc, const struct memmap *mm,
 	 * struct pages of free blocks, kmem -i counts shared pages, and
 	 * makedumpfile can filter the saved dump again. Above, the memory
 	 * map is most of a level-31 dump (docs/FILTERING.md). */
-	uint64_t pfns = 0;
-	for (uint32_t i = 0; i < vc->nr_seg; i++)
-		pfns += vc->seg[i].filesz / vc->page_size;
+	uint64_t pfns = vmcore_pages(vc);
 	if (mode == MEMMAP_AUTO && pfns * mm->spage < MEMMAP_AUTO_BYTES) {
 		msg("memory map: kept whole (%.0f MB of struct pages, under %u MB: "
 		    "kdumpinit.memmap=exclude leaves out what describes only pages left out)",

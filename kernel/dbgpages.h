@@ -11,8 +11,6 @@
 #include "kmem.h"
 #include "vmcore.h"
 
-struct pfn_run { uint64_t lo, hi; };	/* pfns [lo, hi) */
-
 /* The parts, in the order they are added (the order of need: what a
  * debugger reads first to open the kernel). Bit p of `parts` is part p;
  * the dump's DEBUGGER record uses the same bits (dump/format.h). */

@@ -31,6 +31,27 @@ int segment_repair(struct kdi_segment *s)
 	return 1;
 }
 
+uint32_t segment_pfn_runs(const struct kdi_segment *seg, const uint32_t *order, uint32_t norder,
+			  unsigned shift, struct pfn_run *out)
+{
+	uint32_t n = 0;
+
+	/* The kernel-text PT_LOAD aliases memory that a RAM PT_LOAD also
+	 * covers: each pfn is counted once. */
+	for (uint32_t k = 0; k < norder; k++) {
+		const struct kdi_segment *s = &seg[order[k]];
+		uint64_t lo = s->paddr >> shift;
+		uint64_t hi = (s->paddr + s->filesz + (1ull << shift) - 1) >> shift;
+		if (n && lo <= out[n - 1].hi) {
+			if (hi > out[n - 1].hi)
+				out[n - 1].hi = hi;
+		} else {
+			out[n++] = (struct pfn_run){ lo, hi };
+		}
+	}
+	return n;
+}
+
 /* musl has no qsort_r before 1.2.3's; a tiny insertion sort over segment
  * indices is plenty (a vmcore has tens of PT_LOADs), and it is stable. */
 uint32_t segment_order(const struct kdi_segment *seg, uint32_t n, uint32_t *order)

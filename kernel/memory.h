@@ -43,6 +43,15 @@ int segment_repair(struct kdi_segment *s);
  * equal paddrs in index order. Returns how many. */
 uint32_t segment_order(const struct kdi_segment *seg, uint32_t n, uint32_t *order);
 
+struct pfn_run { uint64_t lo, hi; };	/* pfns [lo, hi) */
+
+/* The pfns the segments order[0, norder) hold data for (segment_order's
+ * order), each file part rounded out to whole pages of 1 << shift bytes,
+ * overlaps and touching runs merged: what a capture scans, in increasing
+ * pfn order, into out (room for norder). Returns how many runs. */
+uint32_t segment_pfn_runs(const struct kdi_segment *seg, const uint32_t *order, uint32_t norder,
+			  unsigned shift, struct pfn_run *out);
+
 /* What a page of the crashed kernel is, when it is not written: why the
  * filter left it out. Indexes the dump's kdi_end.excluded[]. */
 enum kdi_class {

@@ -7,35 +7,20 @@
 
 #include "memory.h"
 
-struct pr { uint64_t lo, hi; };		/* pfns [lo, hi) */
-
-/* The pfn ranges the dump has, merged, in order: what the capture walks. */
-static int dump_ranges(const struct vmcore *vc, unsigned shift, struct pr **out, uint32_t *n)
+/* The pfn runs the dump has: what the capture walks. */
+static int dump_runs(const struct vmcore *vc, unsigned shift, struct pfn_run **out, uint32_t *n)
 {
 	uint32_t *order = calloc(vc->nr_seg ? vc->nr_seg : 1, sizeof *order);
-	struct pr *r = calloc(vc->nr_seg ? vc->nr_seg : 1, sizeof *r);
-	uint32_t k = 0;
+	struct pfn_run *r = calloc(vc->nr_seg ? vc->nr_seg : 1, sizeof *r);
 
 	if (!order || !r) {
 		free(order);
 		free(r);
 		return -ENOMEM;
 	}
-	uint32_t no = segment_order(vc->seg, vc->nr_seg, order);
-	for (uint32_t i = 0; i < no; i++) {
-		const struct kdi_segment *s = &vc->seg[order[i]];
-		uint64_t lo = s->paddr >> shift;
-		uint64_t hi = (s->paddr + s->filesz + (1ull << shift) - 1) >> shift;
-		if (k && lo <= r[k - 1].hi) {
-			if (hi > r[k - 1].hi)
-				r[k - 1].hi = hi;
-		} else {
-			r[k++] = (struct pr){ lo, hi };
-		}
-	}
+	*n = segment_pfn_runs(vc->seg, order, segment_order(vc->seg, vc->nr_seg, order), shift, r);
 	free(order);
 	*out = r;
-	*n = k;
 	return 0;
 }
 
@@ -102,7 +87,7 @@ int vmemmap_find(struct vmemmap *v, const struct memmap *m, const struct vmcore 
 		 uint64_t span_pfns, unsigned max_vp_per_span, char *why, size_t whysz)
 {
 	struct mm_cursor c;
-	struct pr *r = NULL;
+	struct pfn_run *r = NULL;
 	uint32_t nr = 0, cap = 0;
 	int ret;
 
@@ -120,7 +105,7 @@ int vmemmap_find(struct vmemmap *v, const struct memmap *m, const struct vmcore 
 			 (unsigned long long)v->spage);
 		return -ENOTSUP;
 	}
-	ret = dump_ranges(vc, v->shift, &r, &nr);
+	ret = dump_runs(vc, v->shift, &r, &nr);
 	if (ret < 0)
 		return ret;
 	ret = memmap_cursor_init(&c, m);
@@ -318,16 +303,4 @@ void vmemmap_need_or(struct vmemmap *v, uint64_t vp, const uint64_t *w, unsigned
 		uint64_t bit = vp + i - v->vp0;
 		v->need[bit / 64] |= 1ull << (bit % 64);
 	}
-}
-
-uint64_t vmemmap_unneeded(const struct vmemmap *v)
-{
-	uint64_t n = 0;
-
-	for (uint32_t k = 0; k < v->nrun; k++)
-		for (uint64_t i = 0; i < v->run[k].n; i++) {
-			uint64_t bit = v->run[k].vp + i - v->vp0;
-			n += !((v->need[bit / 64] >> (bit % 64)) & 1);
-		}
-	return n;
 }

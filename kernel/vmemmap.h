@@ -72,8 +72,4 @@ void vmemmap_marks(const struct vmemmap *v, uint64_t lo, uint32_t n, uint8_t *vf
  * into v->need (those outside [vp0, vp0 + nvp) are dropped). */
 void vmemmap_need_or(struct vmemmap *v, uint64_t vp, const uint64_t *w, unsigned nbits);
 
-/* Backing pfns whose virtual page is not needed (after the capture has
- * judged every pfn): what the exclusion leaves out, at most. */
-uint64_t vmemmap_unneeded(const struct vmemmap *v);
-
 #endif
