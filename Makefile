@@ -4,6 +4,8 @@
 #   make check   unit tests and the QEMU end-to-end test
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deb     the Debian package, build/kdumpinit_VERSION_amd64.deb
+#   make crash-kernel  the dedicated crash kernel, kdumpinit inside, from
+#                Debian's linux-source (crash-kernel/README.md; ARCH=arm64 too)
 #   make ARCH=arm64  the same binary for aarch64, build/arm64/kdumpinit
 #                (cross gcc + musl-dev:arm64 unpacked privately: deps/arm64.mk)
 VERSION := 0.1.0
@@ -34,7 +36,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 # (docs/DESIGN.md): main -> host -> arm -> init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := main/main.c \
 	host/commands.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
-	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c \
+	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c \
 	init/pid1.c init/run_capture.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
@@ -115,11 +117,27 @@ deb:
 run-deb: $(DEPS_STAMP)
 	@BUILD=$(BUILD) VERSION=$(VERSION) dist/mkdeb.sh
 
+# make crash-kernel: $(BUILD)/crash-kernel/vmlinuz (x86_64) or Image
+# (ARCH=arm64), one file that captures for any first kernel of its
+# architecture. Cached per machine (crash-kernel/build.sh says how).
+CRASH_KERNEL_ARCH := $(if $(filter arm64,$(ARCH)),arm64,x86_64)
+CRASH_KERNEL_FILE := $(BUILD)/crash-kernel/$(if $(filter arm64,$(ARCH)),Image,vmlinuz)
+crash-kernel:
+	@$(SETUP) build crash-kernel $(if $(filter arm64,$(ARCH)),arm64)
+	@$(MAKE) --no-print-directory run-crash-kernel
+
+run-crash-kernel: $(BUILD)/kdumpinit
+	@crash-kernel/build.sh $(CRASH_KERNEL_ARCH) $(BUILD)/kdumpinit $(BUILD)/crash-kernel
+
+# Installed where kdumpinit-arm looks for it (KDUMPINIT_CRASH_KERNEL=auto).
+install-crash-kernel: run-crash-kernel
+	install -D -m 0644 $(CRASH_KERNEL_FILE) $(DESTDIR)$(LIBEXECDIR)/crash-kernel
+
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/kdumpinit $(BUILD)/tests
 
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all install deb run-deb clean distclean
+.PHONY: all install deb run-deb clean distclean crash-kernel run-crash-kernel install-crash-kernel
 $(BUILD)/obj/kernel/memmap.o: KDI_CFLAGS += -O2

@@ -19,6 +19,8 @@
 #include "../lib/util.h"
 #include "kexec_arm64.h"
 #include "kexec_tools.h"
+#include "kimage.h"
+#include "reserve.h"
 #include "unload.h"
 #include "armed.h"
 
@@ -28,6 +30,7 @@
 #error "this architecture has no kexec_file_load"
 #endif
 #define KEXEC_FILE_ON_CRASH	0x2
+#define KEXEC_FILE_NO_INITRAMFS	0x4
 
 /* What distros pass to a capture kernel: no device state carried over,
  * IRQ routing tolerant of the dead kernel's leftovers, and reboot ten
@@ -41,21 +44,28 @@
 #define CPUS_MAX 16
 
 static const char arm_help[] =
-	"usage: kdumpinit arm --kernel FILE --initramfs FILE [--append ARGS] [--cpus N|auto]\n"
-	"                     [--cmdline ARGS] [--dry-run] [--root DIR]\n"
+	"usage: kdumpinit arm --kernel FILE [--initramfs FILE] [--append ARGS] [--cpus N|auto]\n"
+	"                     [--cmdline ARGS] [--dry-run] [--root DIR] [--note TEXT]\n"
 	"       kdumpinit arm --unload [--root DIR]\n"
 	"\n"
 	"Loads the crash kernel (kexec_file_load, KEXEC_FILE_ON_CRASH). Its command line\n"
 	"is the console= arguments of the running kernel, then\n"
 	"  " CAPTURE_ARGS "\n"
 	"then --append ARGS (e.g. kdumpinit.dev=LABEL=dump). --cmdline replaces it all.\n"
-	"--cpus N puts nr_cpus=N there instead; auto: what the crashkernel= reservation\n"
-	"affords, by a rule measured on Debian's 6.1 (88M: 1, 96M: 2, 128M: 9, from 164M:\n"
-	"16; at most the online CPUs). --dry-run prints the command line and loads nothing.\n"
+	"--initramfs may be left out for kdumpinit's dedicated crash kernel (make\n"
+	"crash-kernel: release *" KIMAGE_DEDICATED_SUFFIX "), which carries kdumpinit inside.\n"
+	"--cpus N puts nr_cpus=N there instead; auto: what the reservation affords, both\n"
+	"its fixed part and crashkernel=,cma, by rules measured on Debian's 6.1 (88M: 1,\n"
+	"96M: 2, 128M: 9, from 164M: 16) and on the dedicated kernel (from 32M: 2; at most\n"
+	"the online CPUs). --dry-run prints the command line and loads nothing.\n"
+	"Under lockdown (/sys/kernel/security/lockdown) an unsigned kernel is refused\n"
+	"before loading (exit 9): arm the distribution's signed kernel instead.\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
-	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status.\n"
+	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status, with\n"
+	"--note TEXT (why this kernel: the service's fall-back from the dedicated one).\n"
 	"--unload unloads it: kexec_file_load, else kexec_load, else kexec -p -u.\n"
-	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage.\n";
+	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage,\n"
+	"9 refused by lockdown.\n";
 
 /* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */
 static unsigned count_cpus(const char *list)
@@ -95,18 +105,6 @@ static unsigned cpus_online(const char *root)
 	return online_cpus();
 }
 
-/* The reservation in bytes (kexec_crash_size), 0 if none or unreadable. */
-static uint64_t crash_size(const char *root)
-{
-	char path[512], v[64];
-	uint64_t n;
-
-	if (read_text_file(root_path(root, "/sys/kernel/kexec_crash_size", path, sizeof path),
-			   v, sizeof v) < 0 || parse_u64(v, 10, &n) < 0)
-		return 0;
-	return n;
-}
-
 /* --cpus auto: the most CPUs whose compression workers still fit with
  * room to spare. Measured (tests/cpus/measure.sh: Debian 12's 6.1, QEMU
  * with 8 vCPUs and two virtio-blk disks, level 31, the product's
@@ -135,17 +133,27 @@ static uint64_t crash_size(const char *root)
  * then at most the online CPUs and CPUS_MAX (more workers than 16 no
  * longer speed up LZ4 onto one disk). The plan still bounds the workers
  * by the memory it finds, so an underestimate here costs speed, not the
- * dump; the measurement is in docs/CLI.md. */
+ * dump; the measurement is in docs/CLI.md.
+ *
+ * The dedicated crash kernel (make crash-kernel) loses far less: no
+ * modules, no distro initramfs, a kernel of a few MB. Measured the same
+ * way (tests/e2e, 1.5 GiB guest, one CPU): TODO-MEASURE.
+ *
+ * crashkernel=,cma adds its CMA to the crash kernel's RAM: R is the fixed
+ * part plus the CMA part (the kernel and initramfs sit in the fixed one,
+ * but struct pages and watermarks grow with all of it). */
 #define AUTO_LOST_DIV		22
 #define AUTO_LOST_FIXED		66000000ull
+#define AUTO_LOST_FIXED_DEDICATED 10000000ull
 #define AUTO_PER_CPU		1750000ull
 #define AUTO_PLAN_FIXED		5400000ull
 #define AUTO_PER_WORKER		3400000ull
 #define AUTO_HEADROOM		12000000ull
 
-static unsigned auto_cpus(uint64_t reserved, unsigned online)
+static unsigned auto_cpus(uint64_t reserved, unsigned online, int dedicated)
 {
-	uint64_t lost = reserved / AUTO_LOST_DIV + AUTO_LOST_FIXED;
+	uint64_t lost = reserved / AUTO_LOST_DIV +
+			(dedicated ? AUTO_LOST_FIXED_DEDICATED : AUTO_LOST_FIXED);
 	uint64_t avail = reserved > lost ? reserved - lost : 0;
 	uint64_t need1 = AUTO_PLAN_FIXED + AUTO_PER_WORKER + AUTO_HEADROOM;
 	uint64_t n = 1;
@@ -198,8 +206,13 @@ static void explain(const char *root, int e)
 			    "reservation: reserve more, or use a smaller initramfs", v);
 		break;
 	case EPERM:
-		err("not permitted: arming needs root (CAP_SYS_BOOT), and kernel lockdown "
-		    "or kexec_load_disabled may forbid it");
+		if (kimage_lockdown(root) > LOCKDOWN_NONE)
+			err("not permitted: this kernel is locked down (%s) and did not accept the "
+			    "image's signature: arm the distribution's signed kernel",
+			    kimage_lockdown_name(kimage_lockdown(root)));
+		else
+			err("not permitted: arming needs root (CAP_SYS_BOOT), and kexec_load_disabled "
+			    "may forbid it");
 		break;
 	case ENOEXEC:
 	case EKEYREJECTED:
@@ -218,7 +231,8 @@ static void explain(const char *root, int e)
 /* What was loaded, for kdumpinit status. Not fatal: the crash kernel is
  * armed either way, status then says it cannot tell which image. */
 static void record(const char *root, int kfd, int ifd, const char *kernel, const char *initrd,
-		   unsigned cpus, const char *cl, const char *header)
+		   const struct kimage_info *ki, const char *note, unsigned cpus, const char *cl,
+		   const char *header)
 {
 	struct armed_state s;
 	struct stat ks, is;
@@ -228,12 +242,19 @@ static void record(const char *root, int kfd, int ifd, const char *kernel, const
 	if (uname(&u) == 0)
 		snprintf(s.release, sizeof s.release, "%s", u.release);
 	snprintf(s.kernel, sizeof s.kernel, "%s", kernel);
-	snprintf(s.initramfs, sizeof s.initramfs, "%s", initrd);
+	snprintf(s.initramfs, sizeof s.initramfs, "%s", initrd ? initrd : "");
+	snprintf(s.crash_release, sizeof s.crash_release, "%s", ki->release);
+	s.dedicated = ki->dedicated;
+	/* One line in the record: a newline would start a key of its own. */
+	snprintf(s.note, sizeof s.note, "%s", note);
+	for (char *p = s.note; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 	if (fstat(kfd, &ks) == 0) {
 		s.kernel_mtime = ks.st_mtime;
 		s.kernel_size = ks.st_size;
 	}
-	if (fstat(ifd, &is) == 0) {
+	if (ifd >= 0 && fstat(ifd, &is) == 0) {
 		s.initramfs_mtime = is.st_mtime;
 		s.initramfs_size = is.st_size;
 	}
@@ -258,7 +279,7 @@ static void record(const char *root, int kfd, int ifd, const char *kernel, const
 
 /* The command line the crash kernel gets. 0, or EXIT_USAGE (said). */
 static int build_cmdline(const char *root, const char *cmdline, const char *append,
-			 const char *cpus_arg, char *cl, size_t sz, unsigned *cpus)
+			 const char *cpus_arg, int dedicated, char *cl, size_t sz, unsigned *cpus)
 {
 	char con[1024];
 
@@ -278,7 +299,9 @@ static int build_cmdline(const char *root, const char *cmdline, const char *appe
 	}
 	*cpus = 1;
 	if (cpus_arg && !strcmp(cpus_arg, "auto")) {
-		*cpus = auto_cpus(crash_size(root), cpus_online(root));
+		struct crash_reserve rs;
+		crash_reserve_read(root, &rs);
+		*cpus = auto_cpus(rs.fixed + rs.cma, cpus_online(root), dedicated);
 	} else if (cpus_arg) {
 		uint64_t n;
 		if (parse_u64(cpus_arg, 10, &n) < 0 || n < 1 || n > 4096) {
@@ -322,19 +345,55 @@ static int unload_cmd(const char *root)
 	return EXIT_OK;
 }
 
+/* The kernel image: open, inspected, and checked against lockdown. The
+ * lockdown check comes before any load: an unsigned image under
+ * integrity or confidentiality is refused by kexec_file_load anyway
+ * (EPERM or EKEYREJECTED, which name no cause), and the service needs a
+ * clear answer to fall back on. A PE image with a signature is tried:
+ * the kernel decides whether it trusts the key. -1 (said), or the fd. */
+static int open_kernel(const char *root, const char *kernel, struct kimage_info *ki, int *rc)
+{
+	int kfd = open(kernel, O_RDONLY | O_CLOEXEC);
+	if (kfd < 0) {
+		err("cannot open kernel %s: %s", kernel, strerror(errno));
+		*rc = EXIT_USAGE;
+		return -1;
+	}
+	int r = kimage_inspect(kfd, ki);
+	if (r < 0) {
+		err("cannot read kernel %s: %s", kernel, errstr(r));
+		close(kfd);
+		*rc = EXIT_USAGE;
+		return -1;
+	}
+	int lock = kimage_lockdown(root);
+	if (lock > LOCKDOWN_NONE && ki->sig != KIMAGE_SIGNED) {
+		err("%s is not signed%s, and this kernel is locked down (%s): kexec_file_load "
+		    "takes only images it can verify. Arm the distribution's signed kernel with "
+		    "its initramfs (kdumpinit-mkinitramfs; it needs crashkernel=88M or more, or "
+		    "less fixed with crashkernel=,cma), or sign this one with a key the kernel "
+		    "trusts", kernel, ki->dedicated ? " (kdumpinit's dedicated crash kernel)" : "",
+		    kimage_lockdown_name(lock));
+		close(kfd);
+		*rc = EXIT_LOCKDOWN;
+		return -1;
+	}
+	return kfd;
+}
+
 int cmd_arm(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "kernel", 1, 0, 'k' }, { "initramfs", 1, 0, 'i' }, { "append", 1, 0, 'a' },
 		{ "cmdline", 1, 0, 'c' }, { "unload", 0, 0, 'u' }, { "help", 0, 0, 'h' },
 		{ "cpus", 1, 0, 'C' }, { "dry-run", 0, 0, 'n' }, { "root", 1, 0, 'R' },
-		{ 0, 0, 0, 0 },
+		{ "note", 1, 0, 'N' }, { 0, 0, 0, 0 },
 	};
 	const char *kernel = NULL, *initrd = NULL, *append = "", *cmdline = NULL;
-	const char *cpus_arg = NULL, *root = "";
+	const char *cpus_arg = NULL, *root = "", *note = "";
 	int unload = 0, dry = 0, c;
 
-	while ((c = getopt_long(argc, argv, "k:i:a:c:uhC:nR:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "k:i:a:c:uhC:nR:N:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': kernel = optarg; break;
 		case 'i': initrd = optarg; break;
@@ -344,11 +403,12 @@ int cmd_arm(int argc, char **argv)
 		case 'C': cpus_arg = optarg; break;
 		case 'n': dry = 1; break;
 		case 'R': root = optarg; break;
+		case 'N': note = optarg; break;
 		case 'h': fputs(arm_help, stdout); return EXIT_OK;
 		default: fputs(arm_help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc || (!unload && !dry && (!kernel || !initrd)) || (unload && dry)) {
+	if (optind != argc || (!unload && !dry && !kernel) || (unload && dry)) {
 		fputs(arm_help, stderr);
 		return EXIT_USAGE;
 	}
@@ -357,27 +417,36 @@ int cmd_arm(int argc, char **argv)
 
 	char cl[4096];
 	unsigned cpus;
-	int rc = build_cmdline(root, cmdline, append, cpus_arg, cl, sizeof cl, &cpus);
-	if (rc)
+	struct kimage_info ki;
+	int rc = 0, kfd = -1, ifd = -1;
+	memset(&ki, 0, sizeof ki);
+	if (kernel && (kfd = open_kernel(root, kernel, &ki, &rc)) < 0)
 		return rc;
-	if (dry) {
-		puts(cl);
-		return EXIT_OK;
-	}
-	int kfd = open(kernel, O_RDONLY | O_CLOEXEC);
-	if (kfd < 0) {
-		err("cannot open kernel %s: %s", kernel, strerror(errno));
+	if (kernel && !initrd && !ki.dedicated) {
+		err("%s is not kdumpinit's dedicated crash kernel (its release is %s, not *"
+		    KIMAGE_DEDICATED_SUFFIX "): it has no kdumpinit inside, give --initramfs",
+		    kernel, ki.release[0] ? ki.release : "unknown");
+		close(kfd);
 		return EXIT_USAGE;
 	}
-	int ifd = open(initrd, O_RDONLY | O_CLOEXEC);
-	if (ifd < 0) {
+	rc = build_cmdline(root, cmdline, append, cpus_arg, ki.dedicated, cl, sizeof cl, &cpus);
+	if (rc || dry) {
+		if (!rc)
+			puts(cl);
+		if (kfd >= 0)
+			close(kfd);
+		return rc;
+	}
+	if (initrd && (ifd = open(initrd, O_RDONLY | O_CLOEXEC)) < 0) {
 		err("cannot open initramfs %s: %s", initrd, strerror(errno));
 		close(kfd);
 		return EXIT_USAGE;
 	}
-	/* The length counts the terminating NUL: the kernel checks it. */
+	/* The length counts the terminating NUL: the kernel checks it. The
+	 * dedicated kernel without --initramfs boots its own (built in). */
 	long r = getenv("KDUMPINIT_KEXEC") ? (errno = ENOSYS, -1) :
-		syscall(SYS_kexec_file_load, kfd, ifd, strlen(cl) + 1, cl, KEXEC_FILE_ON_CRASH);
+		syscall(SYS_kexec_file_load, kfd, ifd, strlen(cl) + 1, cl,
+			KEXEC_FILE_ON_CRASH | (ifd < 0 ? KEXEC_FILE_NO_INITRAMFS : 0));
 	int e = errno;
 	/* No kexec_file_load (Debian's arm64 kernels): our own kexec_load
 	 * loader (arm/kexec_arm64.c); kexec-tools, with its crash-header
@@ -391,7 +460,8 @@ int cmd_arm(int argc, char **argv)
 			/* a limit the machine reached (it said which): kexec-tools
 			 * would meet it too, or cut the header where we refuse to */
 			close(kfd);
-			close(ifd);
+			if (ifd >= 0)
+				close(ifd);
 			return EXIT_SYSTEM;
 		}
 		if (r < 0 && r != -ENOTSUP)
@@ -408,9 +478,10 @@ int cmd_arm(int argc, char **argv)
 		}
 	}
 	if (r == 0)
-		record(root, kfd, ifd, kernel, initrd, cpus, cl, header);
+		record(root, kfd, ifd, kernel, initrd, &ki, note, cpus, cl, header);
 	close(kfd);
-	close(ifd);
+	if (ifd >= 0)
+		close(ifd);
 	if (r < 0) {
 		explain(root, e);
 		return EXIT_SYSTEM;

@@ -54,6 +54,11 @@ int armed_write(const char *root, const struct armed_state *s)
 			 "cpus %u\ncmdline %s\n",
 			 s->release, s->kernel, s->kernel_mtime, s->kernel_size, s->initramfs,
 			 s->initramfs_mtime, s->initramfs_size, s->cpus, s->cmdline);
+	if (n > 0 && (size_t)n < sizeof b && s->crash_release[0])
+		n += snprintf(b + n, sizeof b - (size_t)n, "crash_release %s\ndedicated %d\n",
+			      s->crash_release, s->dedicated);
+	if (n > 0 && (size_t)n < sizeof b && s->note[0])
+		n += snprintf(b + n, sizeof b - (size_t)n, "note %s\n", s->note);
 	if (n > 0 && (size_t)n < sizeof b && s->header[0])
 		n += snprintf(b + n, sizeof b - (size_t)n, "header %s\nhotplug_cpu %s\nhotplug_mem %s\n",
 			      s->header, hotplug_word(s->hotplug_cpu), hotplug_word(s->hotplug_mem));
@@ -103,6 +108,12 @@ int armed_read(const char *root, struct armed_state *s)
 			snprintf(s->initramfs, sizeof s->initramfs, "%s", v);
 		else if (!strcmp(l, "cmdline"))
 			snprintf(s->cmdline, sizeof s->cmdline, "%s", v);
+		else if (!strcmp(l, "crash_release"))
+			snprintf(s->crash_release, sizeof s->crash_release, "%s", v);
+		else if (!strcmp(l, "note"))
+			snprintf(s->note, sizeof s->note, "%s", v);
+		else if (!strcmp(l, "dedicated"))
+			s->dedicated = !strcmp(v, "1");
 		else if (!strcmp(l, "kernel_mtime"))
 			bad |= set_i64(v, &s->kernel_mtime) < 0;
 		else if (!strcmp(l, "kernel_size"))

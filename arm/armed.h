@@ -15,7 +15,10 @@
 
 struct armed_state {
 	char release[128];		/* uname -r when armed */
-	char kernel[256], initramfs[256];
+	char kernel[256], initramfs[256];	/* initramfs "": none (the dedicated kernel's own) */
+	char crash_release[65];		/* the armed kernel's release ("" unknown) */
+	int dedicated;			/* kdumpinit's dedicated crash kernel (kimage.h) */
+	char note[512];			/* arm --note: why this kernel (the service's fall-back) */
 	int64_t kernel_mtime, initramfs_mtime;
 	int64_t kernel_size, initramfs_size;
 	unsigned cpus;			/* nr_cpus= given; 0 with --cmdline */

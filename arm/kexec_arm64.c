@@ -702,7 +702,18 @@ int arm64_kexec_load(const char *root, const char *kernel, const char *initrd, c
 	uint8_t *img = (uint8_t *)read_all_file(kernel, 0, &klen);
 	if (!img)
 		return -ENOTSUP;
-	char *rd = read_all_file(initrd, 0, &ilen);
+	/* No initramfs (the dedicated kernel carries its own): an empty
+	 * newc archive, the trailer alone, keeps the segment layout; the
+	 * kernel unpacks it over the built-in one, adding nothing. */
+	static const char trailer[] = "070701" "00000000" "00000000" "00000000" "00000000"
+		"00000001" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000"
+		"0000000B" "00000000" "TRAILER!!!\0\0\0";
+	char *rd = initrd ? read_all_file(initrd, 0, &ilen) : malloc(512);
+	if (!initrd && rd) {
+		memset(rd, 0, 512);
+		memcpy(rd, trailer, sizeof trailer - 1);
+		ilen = 512;
+	}
 	char *fdt = read_all_file(root_path(root, "/sys/firmware/fdt", path, sizeof path), 0, &flen);
 	struct arm64_load ld;
 	int r;

@@ -159,7 +159,9 @@ int kexec_tools_load(const char *root, const char *kernel, const char *initrd, c
 	}
 
 	char *ini = NULL, *cmd = NULL;
-	if (asprintf(&ini, "--initrd=%s", initrd) < 0 || asprintf(&cmd, "--command-line=%s", cl) < 0) {
+	/* No initrd: the dedicated kernel carries its own. */
+	if ((initrd && asprintf(&ini, "--initrd=%s", initrd) < 0) ||
+	    asprintf(&cmd, "--command-line=%s", cl) < 0) {
 		free(text);
 		free(ini);
 		return -ENOMEM;
@@ -168,7 +170,7 @@ int kexec_tools_load(const char *root, const char *kernel, const char *initrd, c
 	char kx[512], kn[512];
 	snprintf(kx, sizeof kx, "%s", kexec_path());
 	snprintf(kn, sizeof kn, "%s", kernel);
-	char *argv[] = { kx, "-c", "-p", kn, ini, cmd, NULL };
+	char *argv[] = { kx, "-c", "-p", kn, ini ? ini : cmd, ini ? cmd : NULL, NULL };
 	pid_t pid = fork();
 	if (pid == 0)
 		child(kallsyms, fix ? fixed : NULL, argv);

@@ -10,9 +10,10 @@
 #       without its top directory; MEMBERs, if given, limit what is extracted)
 #       or an already-unpacked source tree (copied, so builds never write into
 #       a packager's tree).
-#   deps/fetch.sh debs BUILD ARCH PKG=VERSION FILE [PKG=VERSION FILE]...
-#       Leave each FILE (a binary .deb of Debian bookworm for ARCH, e.g. the
-#       aarch64 musl for `make ARCH=arm64`) in BUILD/dl/, checked against
+#   deps/fetch.sh debs BUILD ARCH[@SUITE] PKG=VERSION FILE [PKG=VERSION FILE]...
+#       Leave each FILE (a binary .deb of Debian SUITE, default bookworm, for
+#       ARCH, e.g. the aarch64 musl for `make ARCH=arm64`, or trixie-backports'
+#       linux-source for `make crash-kernel`) in BUILD/dl/, checked against
 #       deps/SHA256SUMS, with `apt-get download` through a second private
 #       apt configuration (BUILD/apt-ARCH/) whose only architecture is ARCH:
 #       the machine's dpkg never learns about ARCH, nothing is installed.
@@ -128,10 +129,11 @@ download() {
 # dpkg's foreign-architecture list nor /etc/apt changes).
 debs() {
     [ $# -ge 2 ] || die "usage: fetch.sh debs BUILD ARCH PKG=VERSION FILE..."
+    arch=${2%@*} suite=bookworm
+    case $2 in *@*) suite=${2#*@} ;; esac
     mkdir -p "$1/dl" "$1/apt-$2"
     dl=$(cd "$1/dl" && pwd)
     apt=$(cd "$1/apt-$2" && pwd)
-    arch=$2
     shift 2
     while [ $# -ge 2 ]; do
         pkg=$1 file=$2
@@ -141,7 +143,7 @@ debs() {
             rm -f "$dl/$file"
         fi
         if [ -z "${apt_ok:-}" ]; then
-            apt_ready "deb [arch=$arch signed-by=$keyring] $mirror bookworm main" \
+            apt_ready "deb [arch=$arch signed-by=$keyring] $mirror $suite main" \
                 -o APT::Architecture="$arch" -o APT::Architectures::="$arch"
         fi
         echo "  FETCH   $pkg ($arch) -> $dl/$file"

@@ -20,6 +20,8 @@
 #include "sha256.h"
 #include "source.h"
 #include "../arm/armed.h"
+#include "../arm/kimage.h"
+#include "../arm/reserve.h"
 #include "../config/config.h"
 #include "../config/firmware.h"
 #include "../config/target.h"
@@ -121,16 +123,21 @@ static void show(const char *label, const char *fmt, ...)
 
 static void kernel_state(const char *root, struct status *st)
 {
-	char path[512], v[64];
-	uint64_t size = 0;
+	char path[512], v[64], line[400];
+	struct crash_reserve rs;
 
-	if (read_text_file(root_path(root, "/sys/kernel/kexec_crash_size", path, sizeof path), v,
-			   sizeof v) < 0 || parse_u64(v, 10, &size) < 0)
-		size = 0;
+	crash_reserve_read(root, &rs);
+	uint64_t size = rs.fixed;
 	if (size)
-		show("reservation", "%.1f MiB (crashkernel=)", size / 1048576.0);
+		show("reservation", "%s", crash_reserve_say(&rs, line, sizeof line));
 	else
 		show("reservation", "none: boot with crashkernel=256M");
+	if (crash_reserve_problem(&rs, line, sizeof line))
+		show("reservation", "%s", line);
+	int lock = kimage_lockdown(root);
+	if (lock > LOCKDOWN_NONE)
+		show("lockdown", "%s: only signed crash kernels load (kdumpinit's dedicated one is not "
+		     "signed)", kimage_lockdown_name(lock));
 	int loaded = read_text_file(root_path(root, "/sys/kernel/kexec_crash_loaded", path, sizeof path),
 				    v, sizeof v) >= 0 && !strcmp(v, "1");
 	show("crash kernel", loaded ? "loaded" : "not loaded");
@@ -212,8 +219,20 @@ static void image_state(const char *root, const char *want, const char *want_fro
 		     r == -EINVAL ? "not a record kdumpinit arm wrote" : errstr(r));
 		return;
 	}
-	show("armed image", "%s with %s, under %s, nr_cpus=%u%s", a.initramfs, a.kernel, a.release,
-	     a.cpus, st->not_armed ? " (no longer loaded)" : "");
+	if (a.dedicated)
+		show("armed kernel", "dedicated %s (%s, kdumpinit inside%s), under %s, nr_cpus=%u%s",
+		     a.crash_release, a.kernel, a.initramfs[0] ? ", and an initramfs over it" : "",
+		     a.release, a.cpus, st->not_armed ? " (no longer loaded)" : "");
+	else
+		show("armed kernel", "%s%s%s", a.crash_release[0] ? "stock " : "",
+		     a.crash_release[0] ? a.crash_release : "", a.crash_release[0] ? "" : "(release not recorded)");
+	if (!a.dedicated || a.initramfs[0])
+		show("armed image", "%s with %s, under %s, nr_cpus=%u%s", a.initramfs, a.kernel, a.release,
+		     a.cpus, st->not_armed ? " (no longer loaded)" : "");
+	/* Why the service armed this kernel and not another (its fall-back
+	 * from the dedicated kernel under lockdown), as arm --note recorded. */
+	if (a.note[0])
+		show("armed because", "%s", a.note);
 	char why[1200] = "";
 	struct stat k, i, d;
 	const char *w;

@@ -13,6 +13,8 @@ enum {
 	EXIT_NOT_ARMED = 6,
 	EXIT_STALE = 7,
 	EXIT_UNSAVED = 8,
+	/* kdumpinit arm: the image is unsigned and the kernel locked down */
+	EXIT_LOCKDOWN = 9,
 };
 
 #endif

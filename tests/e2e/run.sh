@@ -24,7 +24,8 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--slow-disk BYTES_PER_S] [--final ACTION]
                         [--disk nvme|ahci|scsi|virtio] [--blkdebug CONF]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
-                        [--append-first ARGS] [--after DUMPIMG:RAW] [--demo] [-h]
+                        [--append-first ARGS] [--after DUMPIMG:RAW] [--demo]
+                        [--crash-kernel FILE] [--crash-cpus N] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -101,16 +102,23 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      as given (no expansion here: memmap=nn!ss arrives so);
                      the crash kernel's is made by stage 1 and kdumpinit
                      arm, which take only console= from the first kernel's
+  --crash-kernel FILE  arm kdumpinit's dedicated crash kernel (make
+                     crash-kernel: kdumpinit inside) instead of the first
+                     kernel with an image: with --no-raw alone, with no
+                     initramfs (as users run it); otherwise with a small
+                     archive over its own (/testinit, busybox), so that the
+                     raw copy is taken in it too
+  --crash-cpus N     kdumpinit arm --cpus N (a number or auto)
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
-disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after=
+disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -135,6 +143,8 @@ while [ $# -gt 0 ]; do
 	--keep-dump) keepdump=1 ;;
 	--append-first) appendfirst=$2; shift ;;
 	--after) after=$2; shift ;;
+	--crash-kernel) crashkernel=$(realpath "$2"); shift ;;
+	--crash-cpus) crashcpus=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -281,6 +291,24 @@ if [ -n "$disk" ]; then
 	}
 	build_cached "$modimg" "/lib/modules/$kver/modules.dep /lib/modules/$kver/modules.alias" \
 		mkmodimg "$modimg" "/lib/modules/$kver"
+elif [ -n "$crashkernel" ]; then
+	# The dedicated kernel carries kdumpinit. As users run it (--no-raw)
+	# it gets no initramfs; for the raw copy, an archive the kernel
+	# unpacks over its own: /testinit, busybox and an empty module list.
+	[ -f "$crashkernel" ] || die "--crash-kernel $crashkernel: no such file"
+	[ "$wd" = 0 ] || die "--crash-kernel: its watchdog drivers are built in; --watchdog packs modules"
+	crash=$cache/crash-overlay.img
+	mkoverlay() {
+		local d
+		d=$(mktemp -d) || return 1
+		mkdir -p "$d/bin" "$d/etc" && cp "$here/testinit" "$d/testinit" && cp "$busybox" "$d/bin/busybox" &&
+			: >"$d/etc/kdumpinit.modules" &&
+			(cd "$d" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$1"
+		local rc=$?
+		rm -rf "$d"
+		return $rc
+	}
+	[ $mode = capture ] || build_cached "$crash" "$here/testinit $busybox" mkoverlay "$crash"
 else
 	crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag-$kver.img
 	build_cached "$crash" "$initbin $here/testinit $busybox $mkinitramfs" \
@@ -295,7 +323,19 @@ if [ ! -x "$hugefill" ] || [ "$here/hugefill.c" -nt "$hugefill" ]; then
 fi
 stage1=$cache/stage1-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag-$kver.img
 s1extra=(-a "$hugefill:/bin/hugefill")
-s1in="$crash $here/stage1-init $busybox $kernel $mkinitramfs $hugefill"
+s1in="$here/stage1-init $busybox $kernel $mkinitramfs $hugefill"
+# The crash kernel stage 1 arms: the first kernel itself, or --crash-kernel
+# (then /crash.img only where there is an overlay).
+armkernel=$kernel
+if [ -n "$crashkernel" ]; then
+	armkernel=$crashkernel
+	stage1=$cache/stage1-dedicated-$([ $mode = capture ] && echo norawimg || echo overlay)-$kver.img
+	s1in+=" $crashkernel"
+fi
+if [ -z "$crashkernel" ] || [ $mode != capture ]; then
+	s1extra+=(-a "$crash:/crash.img")
+	s1in+=" $crash"
+fi
 if [ -n "$armhelper" ]; then
 	s1extra+=(-a "$armhelper:/bin/armhelper")
 	s1in+=" $armhelper"
@@ -306,10 +346,14 @@ if [ -x "$kdumpinit" ]; then
 fi
 build_cached "$stage1" "$s1in" \
 	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$stage1" "${s1mods[@]}" \
-	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" \
-	-a "$crash:/crash.img" "${s1extra[@]}"
+	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$armkernel:/vmlinuz" \
+	"${s1extra[@]}"
 d_build=$(since "$t_build")
-say "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
+if [ -n "$crashkernel" ]; then
+	say "images: dedicated crash kernel $(du -h --apparent-size "$crashkernel" | cut -f1)$([ $mode = capture ] && echo ", no initramfs" || echo " with a $(du -h --apparent-size "$crash" | cut -f1) test overlay"), $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
+else
+	say "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
+fi
 
 # --- disks ------------------------------------------------------------------------
 dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log small=$workdir/small.img
@@ -385,7 +429,7 @@ drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}${appendfirst:+ $appendfirst}"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}${crashcpus:+ e2e.cpus=$crashcpus}${appendfirst:+ $appendfirst}"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")

@@ -1,0 +1,146 @@
+#!/bin/sh
+# crash-kernel/build.sh: the dedicated crash kernel (make crash-kernel).
+#
+#   crash-kernel/build.sh ARCH KDUMPINIT OUTDIR
+#
+# Builds Debian's linux-source (pinned below) for ARCH (x86_64 or arm64)
+# from `make tinyconfig` plus common.config and ARCH.config, with the
+# static binary KDUMPINIT embedded as /init of its initramfs, and leaves
+# in OUTDIR:
+#   vmlinuz (x86_64 bzImage) or Image (arm64)   the crash kernel, one file
+#   config                                      its .config
+#   release                                     its `uname -r`
+#
+# The build is slow (minutes on two cores), so it is cached per machine,
+# keyed by the source package's sha256, both fragments, this script and
+# the compiler: $KDUMPINIT_CACHE (default ~/.cache/kdumpinit)/crash-kernel/.
+# A new kdumpinit only relinks the kernel (its initramfs is the only
+# input that changed). A fresh clone on the same machine reuses the cache;
+# the first build anywhere fetches 167 MB and compiles everything.
+set -eu
+export LC_ALL=C
+prog=crash-kernel
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+
+die() { echo "$prog: error: $*" >&2; exit 1; }
+say() { echo "  $*"; }
+
+[ $# -eq 3 ] || die "usage: crash-kernel/build.sh x86_64|arm64 KDUMPINIT OUTDIR"
+arch=$1 binary=$2 out=$3
+
+# The source: Debian's package of the newest kernel the archive carries
+# (pinned in deps/SHA256SUMS like the other sources).
+src_pkg=linux-source-7.3=7.3.4-1~bpo13+1
+src_deb=linux-source-7.3_7.3.4-1~bpo13+1_all.deb
+src_tar=usr/src/linux-source-7.3.tar.xz
+
+case $arch in
+x86_64) karch=x86_64 target=bzImage image=arch/x86/boot/bzImage name=vmlinuz cross='' ;;
+arm64) karch=arm64 target=Image image=arch/arm64/boot/Image name=Image cross=aarch64-linux-gnu- ;;
+*) die "ARCH=$arch: the crash kernel builds for x86_64 and arm64" ;;
+esac
+[ -x "$binary" ] || die "$binary: no kdumpinit binary to embed (make it first)"
+for t in flex bison bc "${cross}gcc" xz sha256sum flock; do
+	command -v "$t" >/dev/null || die "$t not found: install it (deps/setup-host.sh crash-kernel)"
+done
+
+cache=${KDUMPINIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kdumpinit}/crash-kernel
+mkdir -p "$cache" "$out" || die "cannot create $cache or $out"
+cache=$(cd "$cache" && pwd)
+out=$(cd "$out" && pwd)
+binary=$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")
+
+# One build at a time per cache (two clones building at once share it).
+exec 9>"$cache/lock"
+flock 9
+
+# The key: everything but kdumpinit that decides the kernel's objects.
+# recipe: raise it when a change here changes how the kernel is built
+# (not for comments: the script itself is not hashed, so editing it does
+# not cost a rebuild from scratch).
+recipe=1
+src_sum=$(awk -v f="$src_deb" '$2 == f { print $1 }' "$top/deps/SHA256SUMS")
+[ -n "$src_sum" ] || die "$src_deb has no pinned sum in deps/SHA256SUMS"
+key=$({ echo "$src_sum recipe $recipe"; cat "$here/common.config" "$here/$arch.config";
+	"${cross}gcc" --version | head -n 1; } | sha256sum | cut -c1-16)
+src=$cache/src-${src_sum%"${src_sum#????????????????}"}
+obj=$cache/$arch-$key
+
+# --- the source tree (shared by both architectures) ---
+if [ ! -f "$src/.done" ]; then
+	dl=$cache/dl
+	mkdir -p "$dl"
+	"$top/deps/fetch.sh" debs "$cache" amd64@trixie-backports "$src_pkg" "$src_deb" ||
+		die "cannot fetch $src_deb"
+	say "UNPACK  $src_deb -> $src"
+	rm -rf "$src" "$src.tmp"
+	mkdir -p "$src.tmp"
+	dpkg-deb --fsys-tarfile "$cache/dl/$src_deb" | tar -xO "./$src_tar" |
+		tar -xJ -C "$src.tmp" --strip-components=1 || die "cannot unpack $src_deb"
+	mv "$src.tmp" "$src"
+	: >"$src/.done"
+	rm -f "$cache/dl/$src_deb"	# the tree is what is kept
+fi
+
+kmake() {
+	make -C "$src" O="$obj" ARCH="$karch" ${cross:+CROSS_COMPILE=$cross} "$@"
+}
+
+# --- the configuration, once per key ---
+# Lines of the fragments as kconfig writes them in .config.
+want() {
+	grep -h '^CONFIG_' "$here/common.config" "$here/$arch.config" |
+		sed -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=n$/# \1 is not set/'
+}
+if [ ! -f "$obj/.config-done" ]; then
+	say "CONFIG  tinyconfig + common.config + $arch.config -> $obj"
+	rm -rf "$obj"
+	mkdir -p "$obj"
+	kmake -s tinyconfig >"$obj/config.log" 2>&1 || { cat "$obj/config.log" >&2; die "make tinyconfig failed"; }
+	{ cat "$here/common.config" "$here/$arch.config"
+	  echo "CONFIG_INITRAMFS_SOURCE=\"$obj/initramfs.list\""; } >>"$obj/.config"
+	kmake -s olddefconfig >>"$obj/config.log" 2>&1 || { cat "$obj/config.log" >&2; die "make olddefconfig failed"; }
+	# An option kconfig dropped (unmet dependency, renamed) is an error:
+	# the kernel would build without what the fragment promised.
+	lost=$(want | while IFS= read -r l; do
+		case $l in
+		"# "*) sym=${l#\# }; sym=${sym%% *}
+			grep -q "^$sym=" "$obj/.config" && echo "$l" ;;
+		*) grep -qxF "$l" "$obj/.config" || echo "$l" ;;
+		esac
+	done)
+	[ -z "$lost" ] || die "kconfig did not keep these fragment lines (unmet dependency or renamed):
+$lost"
+	: >"$obj/.config-done"
+fi
+
+# --- the embedded initramfs: kdumpinit as /init ---
+# Copied into the object tree (a fixed path the .config names), and only
+# when it differs, so an unchanged binary does not relink.
+if ! cmp -s "$binary" "$obj/kdumpinit.init"; then
+	cp "$binary" "$obj/kdumpinit.init.tmp" && mv "$obj/kdumpinit.init.tmp" "$obj/kdumpinit.init"
+fi
+cat >"$obj/initramfs.list.tmp" <<EOF
+dir /dev 0755 0 0
+nod /dev/console 0600 0 0 c 5 1
+dir /proc 0755 0 0
+dir /sys 0755 0 0
+dir /etc 0755 0 0
+dir /tmp 1777 0 0
+file /init $obj/kdumpinit.init 0755 0 0
+EOF
+cmp -s "$obj/initramfs.list.tmp" "$obj/initramfs.list" 2>/dev/null &&
+	rm "$obj/initramfs.list.tmp" || mv "$obj/initramfs.list.tmp" "$obj/initramfs.list"
+
+# --- the build ---
+jobs=$(nproc 2>/dev/null || echo 2)
+start=$(date +%s)
+say "KERNEL  $arch $target (linux-source 7.3.4, -j$jobs; log $out/build.log)"
+kmake -j"$jobs" "$target" >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log" >&2; die "the kernel build failed (whole log: $out/build.log)"; }
+secs=$(($(date +%s) - start))
+cp "$obj/$image" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
+cp "$obj/.config" "$out/config"
+kmake -s kernelrelease >"$out/release"
+size=$(stat -c %s "$out/$name")
+say "KERNEL  $out/$name: $size bytes, release $(cat "$out/release"), built in ${secs} s"
