@@ -140,7 +140,9 @@ int armed_read(const char *root, struct armed_state *s)
 			bad |= parse_u64(v, 16, &s->print.ram_hash) < 0, prints++;
 	}
 	s->have_print = prints == 4;
-	return bad || !s->release[0] || !s->kernel[0] || !s->initramfs[0] ? -EINVAL : 0;
+	/* The dedicated kernel may be armed with no initramfs (its own). */
+	return bad || !s->release[0] || !s->kernel[0] || (!s->initramfs[0] && !s->dedicated) ?
+		-EINVAL : 0;
 }
 
 int armed_remove(const char *root)

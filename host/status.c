@@ -236,7 +236,14 @@ static void image_state(const char *root, const char *want, const char *want_fro
 	char why[1200] = "";
 	struct stat k, i, d;
 	const char *w;
-	if (strcmp(a.release, release))
+	int own = a.dedicated && !a.initramfs[0];
+	if (own) {
+		/* The dedicated kernel alone: one file, for any first kernel.
+		 * Only its own change makes it stale (no image, no release to
+		 * match: it captures whatever runs). */
+		if ((w = changed(a.kernel, a.kernel_mtime, a.kernel_size, &k)))
+			snprintf(why, sizeof why, "the kernel %s %s", a.kernel, w);
+	} else if (strcmp(a.release, release))
 		snprintf(why, sizeof why, "armed under %s, running %s", a.release, release);
 	else if ((w = changed(a.kernel, a.kernel_mtime, a.kernel_size, &k)))
 		snprintf(why, sizeof why, "the kernel %s %s", a.kernel, w);
@@ -249,13 +256,13 @@ static void image_state(const char *root, const char *want, const char *want_fro
 	else if (want[0] && strcmp(want, a.initramfs))
 		snprintf(why, sizeof why, "armed %s, but %s names %s", a.initramfs, want_from, want);
 	int checked = 0;
-	if (!why[0])
+	if (!why[0] && !own)
 		manifest_check(&a, release, cfg_dev, why, sizeof why, &checked);
 	if (st->not_armed)
 		return;
 	st->stale = why[0] != 0;
 	show("image", "%s%s%s", why[0] ? "stale: " : "current", why[0] ? why : "",
-	     !why[0] && !checked ? " (no manifest beside it: its contents not checked)" : "");
+	     own ? "" : !why[0] && !checked ? " (no manifest beside it: its contents not checked)" : "");
 	/* The crash header names the machine's CPUs and memory as they were
 	 * when armed: hotplug since then (without the kernel's own update)
 	 * leaves CPUs or memory out of the dump. */

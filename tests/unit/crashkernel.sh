@@ -1,0 +1,296 @@
+#!/bin/bash
+# Suite crash-kernel-host: the dedicated crash kernel and crashkernel=,cma
+# on the host side, black-box and without loading anything (arm --dry-run
+# and status against a fake /sys, /proc and /run given with --root):
+#   - arm's reading of a kernel image: the release from a bzImage's header
+#     or an arm64 Image's banner, its PE signature, on synthetic images
+#     (every field at an edge) and on the real ones when they are here;
+#   - --initramfs left out: only for a dedicated kernel (*-kdumpinit);
+#   - lockdown (securityfs' lockdown file): an unsigned image is refused
+#     before loading with exit 9, a signed one goes on; none lets all by;
+#   - both parts of the reservation in status, and a crashkernel=,cma the
+#     kernel did not honour (no CMA support, reserved less, unreadable);
+#   - --cpus auto counting the CMA part, by the dedicated kernel's rule;
+#   - dist/kdumpinit-arm with KDUMPINIT_CRASH_KERNEL: the dedicated
+#     kernel armed as it is, nothing built; under lockdown the stock
+#     kernel and its image, with the reason status then prints.
+set -u
+cd "$(dirname "$0")/../.."
+top=$PWD
+K=${KDUMPINIT:-$PWD/build/kdumpinit}
+W=$(mktemp -d "${TMPDIR:-/tmp}/kdi-ck.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+ok() { echo "ok $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+# expect NAME WANT-RC PATTERN CMD...: the exit code, and PATTERN (ERE) in
+# stdout + stderr.
+expect() {
+	local n=$1 want=$2 pat=$3
+	shift 3
+	"$@" >"$W/out" 2>&1
+	local rc=$?
+	if [ "$want" != any ] && [ "$rc" != "$want" ]; then
+		bad "$n" "exit $rc, wanted $want: $(tr '\n' '|' <"$W/out")"
+	elif [ -n "$pat" ] && ! grep -qE -- "$pat" "$W/out"; then
+		bad "$n" "no /$pat/ in: $(tr '\n' '|' <"$W/out")"
+	else
+		ok "$n"
+	fi
+}
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
+[ -x "$K" ] || { bad setup "$K is missing (make)"; finish; }
+
+# ---- synthetic images ------------------------------------------------
+# mkimg.py KIND RELEASE SIGNED OUT: a bzImage (its setup header: HdrS,
+# protocol 2.15, kernel_version -> "RELEASE (...) #1", init_size) or an
+# arm64 Image (its magic, and "Linux version RELEASE" across a 64 KiB
+# boundary, where a scan in blocks would cut it), each with a PE header
+# whose certificate table is filled (SIGNED=1), empty (0), or points past
+# the end of the file (2: not a signature).
+cat >"$W/mkimg.py" <<'EOF'
+import struct, sys
+kind, rel, signed, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+size = 0x30000
+b = bytearray(size)
+b[0:2] = b"MZ"
+struct.pack_into("<I", b, 0x3c, 0x40)
+b[0x40:0x44] = b"PE\0\0"
+struct.pack_into("<HH", b, 0x40 + 4, 0x8664 if kind == "bz" else 0xaa64, 1)
+struct.pack_into("<H", b, 0x40 + 20, 240)          # SizeOfOptionalHeader
+opt = 0x40 + 24
+struct.pack_into("<H", b, opt, 0x20b)              # PE32+
+struct.pack_into("<I", b, opt + 108, 16)           # NumberOfRvaAndSizes
+cert = {1: (0x20000, 0x200), 0: (0, 0), 2: (size - 0x10, 0x200)}[signed]
+struct.pack_into("<II", b, opt + 144, *cert)
+if kind == "bz":
+    b[0x202:0x206] = b"HdrS"
+    struct.pack_into("<H", b, 0x206, 0x20f)
+    struct.pack_into("<H", b, 0x20e, 0x400 - 0x200)
+    s = (rel + " (builder@host) #1 SMP").encode() + b"\0"
+    b[0x400:0x400 + len(s)] = s
+    struct.pack_into("<I", b, 0x260, 11 << 20)
+else:
+    b[0x38:0x3c] = b"ARM\x64"
+    b[0x2000:0x2010] = b"Linux version x"    # not a release: skipped
+    s = ("Linux version " + rel + " (builder@host) #1 SMP").encode()
+    at = 0x10000 - 5
+    b[at:at + len(s)] = s
+open(out, "wb").write(b)
+EOF
+img() { python3 "$W/mkimg.py" "$@" || bad "mkimg $*" "python3 failed"; }
+I=$W/img
+mkdir -p "$I"
+img bz 7.3.4-kdumpinit 0 "$I/ded.bz"
+img bz 7.3.4-kdumpinit 1 "$I/ded-signed.bz"
+img bz 6.1.0-test-amd64 1 "$I/stock-signed.bz"
+img bz 6.1.0-test-amd64 0 "$I/stock.bz"
+img bz 7.3.4-kdumpinit 2 "$I/ded-badcert.bz"
+img arm64 7.3.4-kdumpinit 0 "$I/ded.Image"
+img arm64 6.12.0-arm64 0 "$I/stock.Image"
+head -c 10 "$I/ded.bz" >"$I/short"
+: >"$I/empty"
+echo initrd >"$I/initrd"
+
+A=$W/root
+mkdir -p "$A/proc" "$A/sys/kernel/security" "$A/sys/devices/system/cpu" "$A/run"
+echo "BOOT_IMAGE=/vmlinuz root=/dev/vda1 console=ttyS0" >"$A/proc/cmdline"
+echo 0-63 >"$A/sys/devices/system/cpu/online"
+echo $((24 << 20)) >"$A/sys/kernel/kexec_crash_size"
+arm() { "$K" arm --dry-run --root "$A" "$@"; }
+lock() { echo "$1" >"$A/sys/kernel/security/lockdown"; }
+
+# ---- --initramfs left out --------------------------------------------
+expect "arm: a dedicated bzImage needs no --initramfs" 0 'rdinit=/init$' arm --kernel "$I/ded.bz"
+expect "arm: a dedicated arm64 Image (banner across a 64 KiB block) needs no --initramfs" 0 '' \
+	arm --kernel "$I/ded.Image"
+expect "arm: a stock kernel without --initramfs is refused (2), its release named" 2 \
+	'6\.1\.0-test-amd64, not \*-kdumpinit\): it has no kdumpinit inside, give --initramfs' arm --kernel "$I/stock.bz"
+expect "arm: a stock arm64 Image without --initramfs is refused (2)" 2 '6\.12\.0-arm64' arm --kernel "$I/stock.Image"
+expect "arm: a stock kernel with --initramfs goes on" 0 '' arm --kernel "$I/stock.bz" --initramfs "$I/initrd"
+expect "arm: a 10-byte file is no dedicated kernel (2), release unknown" 2 'release is unknown' arm --kernel "$I/short"
+expect "arm: an empty file is no dedicated kernel (2)" 2 'release is unknown' arm --kernel "$I/empty"
+expect "arm: a missing kernel is a usage error (2)" 2 'cannot open kernel' arm --kernel "$I/none"
+
+# ---- lockdown --------------------------------------------------------
+lock "none [integrity] confidentiality"
+expect "lockdown integrity: the unsigned dedicated kernel is refused (9), with what to do" 9 \
+	'is not signed \(kdumpinit.s dedicated crash kernel\), and this kernel is locked down \(integrity\).*signed kernel' \
+	arm --kernel "$I/ded.bz"
+expect "lockdown integrity: an unsigned stock kernel is refused too (9)" 9 'locked down' \
+	arm --kernel "$I/stock.bz" --initramfs "$I/initrd"
+expect "lockdown integrity: a signed stock kernel goes on" 0 '' arm --kernel "$I/stock-signed.bz" --initramfs "$I/initrd"
+expect "lockdown integrity: a signed dedicated kernel goes on (the kernel judges the key)" 0 '' \
+	arm --kernel "$I/ded-signed.bz"
+expect "lockdown integrity: a certificate table past the file's end is no signature (9)" 9 'not signed' \
+	arm --kernel "$I/ded-badcert.bz"
+expect "lockdown integrity: an image with no PE header is unsigned (9)" 9 'not signed' \
+	arm --kernel "$I/short"
+lock "none integrity [confidentiality]"
+expect "lockdown confidentiality: the unsigned dedicated kernel is refused (9)" 9 'locked down \(confidentiality\)' \
+	arm --kernel "$I/ded.bz"
+lock "[none] integrity confidentiality"
+expect "lockdown none: the unsigned dedicated kernel goes on" 0 '' arm --kernel "$I/ded.bz"
+# The real images, where this machine has them: Debian signs its kernels.
+real=/boot/vmlinuz-$(uname -r)
+if [ -r "$real" ]; then
+	lock "none [integrity] confidentiality"
+	if python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(4096); pe=struct.unpack_from("<I",d,0x3c)[0]; sys.exit(0 if struct.unpack_from("<I",d,pe+24+148)[0] else 1)' "$real" 2>/dev/null; then
+		expect "lockdown integrity: this machine's signed $real goes on" 0 '' arm --kernel "$real" --initramfs "$I/initrd"
+	else
+		expect "lockdown integrity: this machine's unsigned $real is refused (9)" 9 'not signed' arm --kernel "$real" --initramfs "$I/initrd"
+	fi
+fi
+ded=$top/build/crash-kernel/vmlinuz
+if [ -r "$ded" ]; then
+	lock "none [integrity] confidentiality"
+	expect "lockdown integrity: the real dedicated kernel (make crash-kernel) is refused (9)" 9 \
+		"kdumpinit.s dedicated crash kernel" arm --kernel "$ded"
+	lock "[none] integrity confidentiality"
+	expect "the real dedicated kernel needs no --initramfs" 0 '' arm --kernel "$ded"
+fi
+rm -f "$A/sys/kernel/security/lockdown"
+expect "no securityfs lockdown file: the unsigned dedicated kernel goes on" 0 '' arm --kernel "$I/ded.bz"
+
+# ---- both parts of the reservation -------------------------------------
+st() { "$K" status --root "$A" --dev /dev/null "$@"; }
+cma() { printf '%s\n' "$@" >"$A/sys/kernel/kexec_crash_cma_ranges"; }
+echo $((16 << 20)) >"$A/sys/kernel/kexec_crash_size"
+echo "console=ttyS0 crashkernel=16M crashkernel=256M,cma" >"$A/proc/cmdline"
+cma 00000000a0000000-00000000afffffff
+expect "status: 16M fixed + 256M CMA, and their sum" 6 \
+	'^reservation +16\.0 MiB fixed \(crashkernel=\) \+ 256\.0 MiB CMA \(crashkernel=,cma; 1 range\): 272\.0 MiB for the crash kernel$' st
+cma 00000000a0000000-00000000a7ffffff 0000000100000000-0000000107ffffff
+expect "status: CMA in two ranges is added up" 6 '\+ 256\.0 MiB CMA \(crashkernel=,cma; 2 ranges\)' st
+echo "console=ttyS0 crashkernel=16M crashkernel=512M,cma" >"$A/proc/cmdline"
+expect "status: less CMA reserved than asked is said" 6 'crashkernel=512M,cma asked, 256 MiB reserved' st
+rm -f "$A/sys/kernel/kexec_crash_cma_ranges"
+echo "console=ttyS0 crashkernel=88M crashkernel=256M,cma" >"$A/proc/cmdline"
+expect "status: ,cma on a kernel without crash CMA: a clear word, not a failure" 6 \
+	'crashkernel=256M,cma is on the command line, but this kernel has no crash CMA \(it needs 6\.17\+ built with CONFIG_CMA\)' st
+cma "zz-yy"
+expect "status: an unreadable ranges file is said, its CMA not counted" 6 'cannot be parsed: its CMA is not counted' st
+cma 00000000a0000000-00000000afffffff
+echo "console=ttyS0 crashkernel=16M" >"$A/proc/cmdline"
+expect "status: CMA ranges without ,cma on the command line still count" 6 '\+ 256\.0 MiB CMA' st
+grep -q 'kernel has no crash CMA\|asked,' "$W/out" && bad "status: no problem line without ,cma asked" "$(cat "$W/out")" ||
+	ok "status: no problem line when nothing was asked that is missing"
+lock "none [integrity] confidentiality"
+expect "status: lockdown is shown, and what it means for the dedicated kernel" 6 \
+	'^lockdown +integrity: only signed crash kernels load' st
+rm -f "$A/sys/kernel/security/lockdown"
+
+# ---- --cpus auto with the CMA part -----------------------------------
+cpus() {	# NAME WANT ARGS...: nr_cpus=WANT exactly once
+	local n=$1 want=$2 out c
+	shift 2
+	out=$(arm "$@" 2>&1)
+	c=$(echo "$out" | grep -o 'nr_cpus=[0-9]*' | tr '\n' ' ')
+	[ "$c" = "nr_cpus=$want " ] && ok "$n" || bad "$n" "got '$c' in: $out"
+}
+rm -f "$A/sys/kernel/kexec_crash_cma_ranges"
+echo $((24 << 20)) >"$A/sys/kernel/kexec_crash_size"
+cpus "--cpus auto, dedicated, 24M fixed, no CMA: 1" 1 --kernel "$I/ded.bz" --cpus auto
+cpus "--cpus auto, stock, 24M fixed, no CMA: 1" 1 --kernel "$I/stock.bz" --initramfs "$I/initrd" --cpus auto
+cma 00000000a0000000-00000000afffffff
+cpus "--cpus auto, stock, 24M + 256M CMA: the CMA pays for 16 (the cap)" 16 --kernel "$I/stock.bz" --initramfs "$I/initrd" --cpus auto
+cpus "--cpus auto, dedicated, 24M + 256M CMA: 16 (the cap)" 16 --kernel "$I/ded.bz" --cpus auto
+cma 00000000a0000000-00000000a3ffffff
+# 24M + 64M = 88M: the stock rule gives 1 (what 88M fixed gives), the
+# dedicated kernel, which loses far less to itself, more.
+cpus "--cpus auto, stock, 24M + 64M CMA (88M in all): 1" 1 --kernel "$I/stock.bz" --initramfs "$I/initrd" --cpus auto
+DED88=${DED88:-}
+out=$(arm --kernel "$I/ded.bz" --cpus auto 2>&1 | grep -o 'nr_cpus=[0-9]*')
+[ "${out#nr_cpus=}" -gt 1 ] 2>/dev/null && ok "--cpus auto, dedicated, 24M + 64M CMA: more than the stock kernel's 1 ($out)" ||
+	bad "--cpus auto, dedicated, 24M + 64M CMA" "got $out"
+rm -f "$A/sys/kernel/kexec_crash_cma_ranges"
+
+# ---- dist/kdumpinit-arm with a dedicated kernel ------------------------
+F=$W/fake
+LOG=$W/calls
+mkdir -p "$F/boot" "$F/etc/default" "$F/sys/kernel/security" "$F/proc" "$F/opt" "$W/bin"
+echo "console=ttyS0" >"$F/proc/cmdline"
+# Stub kdumpinit: `arm --dry-run` is the real binary's (it reads the fake
+# root: lockdown, the image); anything else is only logged, so nothing is
+# ever loaded here. Stub mkinitramfs: logs a build.
+cat >"$W/bin/kdumpinit" <<EOF
+#!/bin/sh
+case " \$* " in *" --dry-run "*) exec "$K" "\$@" ;; esac
+echo "kdumpinit \$*" >>"$LOG"
+EOF
+cat >"$W/bin/mkinitramfs" <<EOF
+#!/bin/sh
+echo "mkinitramfs \$*" >>"$LOG"
+for a in "\$@"; do [ "\$prev" = -o ] && echo built >"\$a"; [ "\$prev" = --manifest ] && echo m >"\$a"; prev=\$a; done
+[ "\$1" = --print-manifest ] || case " \$* " in *" --print-manifest "*) echo m ;; esac
+EOF
+chmod +x "$W/bin/kdumpinit" "$W/bin/mkinitramfs"
+kv=6.1.0-test
+echo vmlinuz >"$F/boot/vmlinuz-$kv"
+cp "$I/ded.bz" "$F/opt/crash-kernel"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-kernel' >"$F/etc/default/kdumpinit"
+echo $((24 << 20)) >"$F/sys/kernel/kexec_crash_size"
+runarm() { : >"$LOG"; env KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" \
+	KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" sh dist/kdumpinit-arm "$@" >"$W/out" 2>&1; }
+built() { grep -c '^mkinitramfs' "$LOG"; }
+t() { [ "$1" = "$2" ] && ok "$3" || bad "$3" "got $1, wanted $2: $(tr '\n' '|' <"$W/out") $(tr '\n' '|' <"$LOG")"; }
+
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/0 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL names a dedicated kernel: armed, nothing built"
+grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.dev=LABEL=dump --root $F" "$LOG" &&
+	ok "kdumpinit-arm: arm gets the dedicated kernel, no --initramfs" || bad "kdumpinit-arm: dedicated arm args" "$(cat "$LOG")"
+runarm --kver "$kv" --build-only; rc=$?
+t "$rc/$(built)/$(grep -c '^kdumpinit arm' "$LOG")" 0/0/0 "kdumpinit-arm --build-only with a dedicated kernel: nothing to build, nothing armed"
+echo "none [integrity] confidentiality" >"$F/sys/kernel/security/lockdown"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/1 "kdumpinit-arm under lockdown: falls back to the stock kernel, its image built"
+grep -qF -- "--kernel $F/boot/vmlinuz-$kv --initramfs " "$LOG" && grep -qF -- "--note the dedicated crash kernel /opt/crash-kernel is not signed and this kernel is locked down" "$LOG" &&
+	ok "kdumpinit-arm under lockdown: arms the stock kernel, with the reason as --note" ||
+	bad "kdumpinit-arm under lockdown: arm args" "$(cat "$LOG")"
+grep -q "is not signed and this kernel is locked down" "$W/out" && ok "kdumpinit-arm under lockdown: says so" ||
+	bad "kdumpinit-arm under lockdown: says so" "$(cat "$W/out")"
+rm -f "$F/sys/kernel/security/lockdown"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=stock' >"$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/1 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL=stock: the running kernel with its image"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/none' >"$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)/$(grep -c '^kdumpinit arm' "$LOG")" 1/0/0 "kdumpinit-arm: a KDUMPINIT_CRASH_KERNEL that is not there: an error, nothing armed"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=relative' >"$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(grep -c '^kdumpinit arm' "$LOG")" 1/0 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL neither auto, stock nor a path: an error"
+cp "$I/stock.bz" "$F/opt/crash-kernel"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-kernel' >"$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(grep -c '^kdumpinit arm' "$LOG")" 1/0 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL names a stock kernel: refused, nothing armed"
+
+# ---- status of what was armed ------------------------------------------
+mkdir -p "$A/run/kdumpinit"
+echo 1 >"$A/sys/kernel/kexec_crash_loaded"
+armed() {	# KERNEL RELEASE DEDICATED [NOTE]
+	{
+		echo "release $(uname -r)"
+		echo "kernel $1"
+		echo "kernel_mtime $(stat -c %Y "$1")"
+		echo "kernel_size $(stat -c %s "$1")"
+		echo "initramfs ${5:-}"
+		echo "initramfs_mtime 0"
+		echo "initramfs_size 0"
+		echo "cpus 1"
+		echo "cmdline reset_devices nr_cpus=1 irqpoll panic=10 rdinit=/init kdumpinit.dev=LABEL=dump"
+		echo "crash_release $2"
+		echo "dedicated $3"
+		[ -z "${4:-}" ] || echo "note $4"
+	} >"$A/run/kdumpinit/armed"
+}
+armed "$I/ded.bz" 7.3.4-kdumpinit 1
+expect "status: the armed dedicated kernel, its release, kdumpinit inside" any \
+	"^armed kernel +dedicated 7\.3\.4-kdumpinit \($I/ded\.bz, kdumpinit inside\)" st
+grep -q '^armed image' "$W/out" && bad "status: no image line for a dedicated kernel alone" "$(cat "$W/out")" ||
+	ok "status: no 'armed image' line for the dedicated kernel alone"
+armed "$I/stock.bz" 6.1.0-test-amd64 0 "the dedicated crash kernel /opt/crash-kernel is not signed and this kernel is locked down" "$I/initrd"
+expect "status: a stock kernel armed in the dedicated one's stead says why" any \
+	'^armed because +the dedicated crash kernel /opt/crash-kernel is not signed and this kernel is locked down' st
+grep -qE '^armed kernel +stock 6\.1\.0-test-amd64' "$W/out" && ok "status: the stock kernel's release" ||
+	bad "status: the stock kernel's release" "$(cat "$W/out")"
+finish
