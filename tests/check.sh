@@ -141,6 +141,9 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite savecore-chain bash tests/unit/savecore_chain.sh
 	run_suite modules bash tests/unit/modules.sh
 	run_suite status bash tests/unit/status.sh
+	# The dedicated crash kernel and crashkernel=,cma, host side: image
+	# inspection, lockdown, both reservation parts, the service's choice.
+	run_suite crash-kernel-host bash tests/unit/crashkernel.sh
 	# arm64: make ARCH=arm64 and kdumpinit arm's kexec-tools fallback.
 	run_suite arm64 bash tests/e2e-arm64/host.sh
 	run_if tests/filter-synthetic/run.sh filter-synthetic bash tests/filter-synthetic/run.sh
@@ -272,6 +275,29 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# check-full.
 	run_suite debugger-cuts env ${FULL:+CRASH=1} bash tests/debugger/cuts.sh --workdir "$BUILD/debugger/cuts" \
 		"$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore
+	# The dedicated crash kernel (make crash-kernel: Debian's 7.3 source,
+	# kdumpinit inside; built once per machine, crash-kernel/README.md) at
+	# its floor, crashkernel=24M, under Debian 12's 6.1: level 31 on a
+	# 1.5 GiB guest, the save byte for byte a host capture's of the raw
+	# copy; then as users run it, with no initramfs at all. And on 7.3
+	# with crashkernel=,cma: 16M fixed, the CMA paying for a worker per
+	# CPU (--cpus auto).
+	if wanted e2e-dedicated-24M || wanted e2e-dedicated-24M-noinitrd || wanted e2e-dedicated-cma-7.3 ||
+		{ [ -n "${FULL:-}" ] && wanted e2e-dedicated-24M-6G; }; then
+		echo "== crash kernel (make run-crash-kernel)"
+		ckernel=$PWD/$BUILD/crash-kernel/vmlinuz
+		make --no-print-directory -s run-crash-kernel BUILD="$BUILD" || rm -f "$ckernel"
+	fi
+	run_suite e2e-dedicated-24M bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 24M --mem 1536M \
+		--level 31 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-24M"
+	run_suite e2e-dedicated-24M-noinitrd bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 24M \
+		--mem 1536M --level 31 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-noinitrd"
+	if wanted e2e-dedicated-cma-7.3; then
+		tree=$(tests/filter-makedumpfile/get-kernel.sh 7.3 | sed -n 's/^MODROOT=//p')
+		run_suite e2e-dedicated-cma-7.3 bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$tree" \
+			--crashkernel "13M crashkernel=256M,cma" --mem 1536M --level 31 --crash-kernel "$ckernel" \
+			--crash-cpus auto --smp 4 --min-workers 3 --workdir "$BUILD/e2e/dedicated-cma-7.3"
+	fi
 	# The memory map's exclusion (kdumpinit.memmap=exclude) in the real
 	# crash kernel: 6.1, level 31, the same pages as a host capture of the
 	# raw copy, opened by crash (log, bt, kmem -i) and drgn.
@@ -293,6 +319,9 @@ if [ -n "${FULL:-}" ]; then
 		"$raws/raw-6.12-4level.vmcore"
 	run_suite e2e-88M-1536M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 1536M --level 31 --workdir "$BUILD/e2e/88M-1536M"
+	# The dedicated crash kernel's floor on the 6 GiB guest.
+	run_suite e2e-dedicated-24M-6G bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 24M --mem 6G \
+		--level 31 --timeout 1800 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-24M-6G"
 	run_suite fresh bash tests/fresh/run.sh demo
 	for d in ahci scsi virtio; do
 		run_suite "e2e-disk-$d" bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \

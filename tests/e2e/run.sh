@@ -25,7 +25,8 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--disk nvme|ahci|scsi|virtio] [--blkdebug CONF]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
                         [--append-first ARGS] [--after DUMPIMG:RAW] [--demo]
-                        [--crash-kernel FILE] [--crash-cpus N] [-h]
+                        [--crash-kernel FILE] [--crash-cpus N] [--smp N]
+                        [--min-workers N] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -109,16 +110,20 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      archive over its own (/testinit, busybox), so that the
                      raw copy is taken in it too
   --crash-cpus N     kdumpinit arm --cpus N (a number or auto)
+  --smp N            the guest's CPUs (default 2; the crash kernel leaves out
+                     the boot CPU when another one panicked)
+  --min-workers N    kdumpinit must run a worker per CPU the crash kernel
+                     activated, and at least N
   --demo             show kdumpinit's console lines live, then 'info'
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
-disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus=
+disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus= smp=2 minworkers=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -145,6 +150,8 @@ while [ $# -gt 0 ]; do
 	--after) after=$2; shift ;;
 	--crash-kernel) crashkernel=$(realpath "$2"); shift ;;
 	--crash-cpus) crashcpus=$2; shift ;;
+	--smp) smp=$2; shift ;;
+	--min-workers) minworkers=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -429,7 +436,7 @@ fi
 drive "$raw" d2 kdump-raw
 drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
 	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}${crashcpus:+ e2e.cpus=$crashcpus}${appendfirst:+ $appendfirst}"
 	"${drives[@]}")
@@ -607,6 +614,17 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 		pass "kdumpinit peak memory ${peak} MB, of ${availmb} MB available (crashkernel=$ck)"
 	else
 		failed "no believable peak memory line (peak '${peak:-}' MB, available '${availmb:-}' MB)"
+	fi
+	# --min-workers: a worker per CPU the crash kernel brought up (what
+	# arm's nr_cpus= and the reservation paid for), at least N of them.
+	if [ "$minworkers" != 0 ]; then
+		ncpu=$(grep -a -o "smpboot: Total of [0-9]* processors" "$post" | tail -n 1 | grep -o "[0-9][0-9]*")
+		nthr=$(grep -a -o "kdumpinit: target: .*, \([0-9]*\) threads\{0,1\}$" "$post" | grep -o "[0-9]* threads\{0,1\}$" | grep -o "^[0-9]*")
+		if [ -n "$ncpu" ] && [ "$nthr" = "$ncpu" ] && [ "$nthr" -ge "$minworkers" ]; then
+			pass "kdumpinit ran $nthr workers, one per CPU the crash kernel activated (at least $minworkers)"
+		else
+			failed "workers: the crash kernel activated '${ncpu:-?}' CPUs, kdumpinit ran '${nthr:-?}' threads, want at least $minworkers"
+		fi
 	fi
 	# Our lines reach the crash kernel's log whole: PID 1 lifts the
 	# /dev/kmsg rate limit there.
