@@ -200,7 +200,7 @@ static void console_args(const char *root, char *out, size_t sz)
 			n += snprintf(out + n, sz - n, "%s ", w);
 }
 
-static void explain(const char *root, int e)
+static void explain(const char *root, int e, const struct kimage_info *ki)
 {
 	char v[64] = "", path[512];
 
@@ -215,10 +215,17 @@ static void explain(const char *root, int e)
 			    "reservation: reserve more, or use a smaller initramfs", v);
 		break;
 	case EPERM:
-		if (kimage_lockdown(root) > LOCKDOWN_NONE)
+		if (ki->sig == KIMAGE_SIGNED && kimage_lockdown(root) > LOCKDOWN_NONE)
 			err("not permitted: this kernel is locked down (%s) and did not accept the "
-			    "image's signature: arm the distribution's signed kernel",
-			    kimage_lockdown_name(kimage_lockdown(root)));
+			    "image's signature: is its signing key in the kernel's or the firmware's "
+			    "keyring (db, MOK)?", kimage_lockdown_name(kimage_lockdown(root)));
+		else if (ki->sig != KIMAGE_SIGNED && geteuid() == 0)
+			err("not permitted: the kernel refused this unsigned image: lockdown (Secure "
+			    "Boot; %s), enforced kexec signatures, or kexec_load_disabled. Arm the "
+			    "distribution's signed kernel with its initramfs",
+			    kimage_lockdown(root) == LOCKDOWN_UNKNOWN ?
+			    "/sys/kernel/security/lockdown cannot be read to tell" :
+			    "lockdown is off here");
 		else
 			err("not permitted: arming needs root (CAP_SYS_BOOT), and kexec_load_disabled "
 			    "may forbid it");
@@ -492,7 +499,12 @@ int cmd_arm(int argc, char **argv)
 	if (ifd >= 0)
 		close(ifd);
 	if (r < 0) {
-		explain(root, e);
+		explain(root, e, &ki);
+		/* An unsigned image the kernel would not take: lockdown that
+		 * securityfs did not show, or enforced kexec signatures. The
+		 * service falls back on 9 as on the check before loading. */
+		if ((e == EPERM || e == EKEYREJECTED) && ki.sig != KIMAGE_SIGNED)
+			return EXIT_LOCKDOWN;
 		return EXIT_SYSTEM;
 	}
 	char loaded[8] = "?", path[512];

@@ -142,5 +142,10 @@ secs=$(($(date +%s) - start))
 cp "$obj/$image" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
 cp "$obj/.config" "$out/config"
 kmake -s kernelrelease >"$out/release"
+# Older trees of this architecture (another key) are not used again:
+# each is hundreds of MB.
+for d in "$cache/$arch"-*; do
+	[ "$d" = "$obj" ] || [ ! -d "$d" ] || rm -rf "$d"
+done
 size=$(stat -c %s "$out/$name")
 say "KERNEL  $out/$name: $size bytes, release $(cat "$out/release"), built in ${secs} s"

@@ -222,6 +222,9 @@ cat >"$W/bin/kdumpinit" <<EOF
 #!/bin/sh
 case " \$* " in *" --dry-run "*) exec "$K" "\$@" ;; esac
 echo "kdumpinit \$*" >>"$LOG"
+# ARM_RC: what a real load of the dedicated kernel answers (9: the kernel
+# itself refused the unsigned image).
+case " \$* " in *" --initramfs "*) ;; *" arm "*) exit \${ARM_RC:-0} ;; esac
 EOF
 cat >"$W/bin/mkinitramfs" <<EOF
 #!/bin/sh
@@ -255,6 +258,15 @@ grep -qF -- "--kernel $F/boot/vmlinuz-$kv --initramfs " "$LOG" && grep -qF -- "-
 grep -q "is not signed and this kernel is locked down" "$W/out" && ok "kdumpinit-arm under lockdown: says so" ||
 	bad "kdumpinit-arm under lockdown: says so" "$(cat "$W/out")"
 rm -f "$F/sys/kernel/security/lockdown"
+export ARM_RC=9
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/1 "kdumpinit-arm: the kernel refuses the dedicated kernel at load (exit 9, no securityfs to tell): the stock kernel"
+grep -qF -- "--note the kernel refused the unsigned dedicated crash kernel /opt/crash-kernel" "$LOG" &&
+	ok "kdumpinit-arm: the refusal at load is the --note" || bad "kdumpinit-arm: refusal note" "$(cat "$LOG")"
+export ARM_RC=1
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 1/0 "kdumpinit-arm: the dedicated kernel fails to load otherwise (exit 1): that failure, no fall-back"
+unset ARM_RC
 printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=stock' >"$F/etc/default/kdumpinit"
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)" 0/1 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL=stock: the running kernel with its image"
