@@ -89,8 +89,12 @@ kmake() {
 
 # --- the configuration, once per key ---
 # Lines of the fragments as kconfig writes them in .config.
+# An architecture's fragment may override a common line: the last
+# assignment of each symbol is the one wanted.
 want() {
 	grep -h '^CONFIG_' "$here/common.config" "$here/$arch.config" |
+		awk -F= '{ v[$1] = $0; if (!($1 in o)) { o[$1] = n++; k[n - 1] = $1 } }
+			END { for (i = 0; i < n; i++) print v[k[i]] }' |
 		sed -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=n$/# \1 is not set/'
 }
 if [ ! -f "$obj/.config-done" ]; then

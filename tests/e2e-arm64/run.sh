@@ -26,7 +26,11 @@
 #   tests/e2e-arm64/run.sh [--mem SIZE] [--crashkernel SIZE] [--timeout SEC]
 #                          [--workdir DIR] [--no-makedumpfile]
 #                          [--loader own|kexec-tools] [--no-raw [--level N]]
-#                          [--kernel-tree DIR | --trixie]
+#                          [--kernel-tree DIR | --trixie] [--crash-kernel FILE]
+# --crash-kernel: arm kdumpinit's dedicated crash kernel (make ARCH=arm64
+# crash-kernel: an Image with kdumpinit built in): with --no-raw alone,
+# with no initramfs (as users run it); otherwise with an archive over its
+# own holding testinit and busybox (the raw copy).
 # --kernel-tree: boot the kernel of another extracted arm64 kernel package
 # (dpkg-deb -x, lib -> usr/lib, depmod -b), e.g. Debian 13's 6.12, with its
 # modules; busybox and kexec-tools still come from Debian 12's packages.
@@ -47,7 +51,7 @@ prog=e2e-arm64
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
-mem=1G ck=256M tmo=900 workdir='' mdf=1 loader=own noraw=0 level=1 ktree=''
+mem=1G ck=256M tmo=900 workdir='' mdf=1 loader=own noraw=0 level=1 ktree='' crashkernel=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mem) mem=$2; shift ;;
@@ -60,7 +64,8 @@ while [ $# -gt 0 ]; do
 	--kernel-tree) ktree=$2; shift ;;
 	--trixie) ktree=trixie ;;
 	--level) level=$2; shift ;;
-	-h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--crash-kernel) crashkernel=$(realpath "$2"); shift ;;
+	-h | --help) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -133,14 +138,34 @@ mods=(-m virtio_pci -m virtio_blk)
 crash=$workdir/crash.img stage1=$workdir/stage1.img
 crash_adds=(-a "$top/tests/e2e/testinit:/testinit" -a "$busybox:/bin/busybox")
 [ $noraw = 1 ] && crash_adds=() mdf=0
-"$mkinitramfs" -k "$kver" -d "$modroot" -o "$crash" "${mods[@]}" --arch arm64 -b "$kd_arm" \
-	${crash_adds[@]+"${crash_adds[@]}"} >"$workdir/mkinit-crash.log" 2>&1 ||
-	{ cat "$workdir/mkinit-crash.log"; die "mkinitramfs (crash) failed"; }
+armkernel=$kernel crash_pack=(-a "$crash:/crash.img")
+if [ -n "$crashkernel" ]; then
+	# The dedicated kernel carries kdumpinit and its drivers: no modules.
+	[ -f "$crashkernel" ] || die "--crash-kernel $crashkernel: no such file"
+	armkernel=$crashkernel
+	if [ $noraw = 1 ]; then
+		crash_pack=()
+	else
+		ov=$workdir/overlay
+		rm -rf "$ov" && mkdir -p "$ov/bin" "$ov/etc" && cp "$top/tests/e2e/testinit" "$ov/testinit" &&
+			cp "$busybox" "$ov/bin/busybox" && : >"$ov/etc/kdumpinit.modules" &&
+			(cd "$ov" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$crash" ||
+			die "cannot make the test overlay"
+	fi
+else
+	"$mkinitramfs" -k "$kver" -d "$modroot" -o "$crash" "${mods[@]}" --arch arm64 -b "$kd_arm" \
+		${crash_adds[@]+"${crash_adds[@]}"} >"$workdir/mkinit-crash.log" 2>&1 ||
+		{ cat "$workdir/mkinit-crash.log"; die "mkinitramfs (crash) failed"; }
+fi
 "$mkinitramfs" -k "$kver" -d "$modroot" -o "$stage1" -z gzip "${mods[@]}" -b "$here/stage1-init" \
-	-a "$busybox:/bin/busybox" -a "$kernel:/vmlinuz" -a "$crash:/crash.img" \
+	-a "$busybox:/bin/busybox" -a "$armkernel:/vmlinuz" ${crash_pack[@]+"${crash_pack[@]}"} \
 	-a "$kd_arm:/bin/kdumpinit" "${kexec_adds[@]}" >"$workdir/mkinit-stage1.log" 2>&1 ||
 	{ cat "$workdir/mkinit-stage1.log"; die "mkinitramfs (stage 1) failed"; }
-step "images: crash initramfs $(stat -c %s "$crash") bytes, stage 1 $(stat -c %s "$stage1") bytes (gzip)"
+if [ -n "$crashkernel" ]; then
+	step "images: dedicated crash kernel $(stat -c %s "$crashkernel") bytes$([ $noraw = 1 ] && echo ", no initramfs" || echo " with a $(stat -c %s "$crash")-byte test overlay"), stage 1 $(stat -c %s "$stage1") bytes (gzip)"
+else
+	step "images: crash initramfs $(stat -c %s "$crash") bytes, stage 1 $(stat -c %s "$stage1") bytes (gzip)"
+fi
 
 dump=$workdir/dump.img raw=$workdir/raw.img log=$workdir/console.log
 rm -f "$dump" "$raw" "$log" "$workdir/raw.vmcore" "$workdir/saved.elf" "$workdir/saved.kdump"
