@@ -21,7 +21,10 @@ static int parse_ranges(char *text, struct crash_reserve *r)
 		if (!dash)
 			return -1;
 		*dash = 0;
+		/* Inclusive ends: a whole 2^64 range, or a sum past 2^64,
+		 * is not a reservation. */
 		if (parse_u64(l, 16, &a) < 0 || parse_u64(dash + 1, 16, &b) < 0 || b < a ||
+		    b - a == UINT64_MAX || r->cma + (b - a + 1) < r->cma ||
 		    r->cma_ranges >= RESERVE_CMA_RANGES_MAX * 4)
 			return -1;
 		r->cma += b - a + 1;

@@ -29,7 +29,7 @@ FUZZ_LIBZ ?= -lz
 
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore \
-	fuzz_firmware fuzz_fdt
+	fuzz_firmware fuzz_fdt fuzz_kimage
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -86,6 +86,7 @@ $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_
 
 # fuzz_fdt includes arm/kexec_arm64.c and arm/machine.c itself (arm/ is not in the archive).
 $(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c arm/machine.c
+$(FUZZ_DIR)/fuzz_kimage: arm/kimage.c arm/reserve.c
 
 fuzz-build: $(FUZZ_BINS)
 
