@@ -511,5 +511,12 @@ int cmd_arm(int argc, char **argv)
 	read_text_file(root_path(root, "/sys/kernel/kexec_crash_loaded", path, sizeof path),
 		       loaded, sizeof loaded);
 	msg("crash kernel armed (kexec_crash_loaded=%s): %s", loaded, cl);
+	/* crashkernel=,cma the kernel did not give: a word, not a failure
+	 * (the fixed part is armed and works). */
+	struct crash_reserve rs;
+	char line[400];
+	crash_reserve_read(root, &rs);
+	if (crash_reserve_problem(&rs, line, sizeof line))
+		warn("%s", line);
 	return EXIT_OK;
 }
