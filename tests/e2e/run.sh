@@ -895,7 +895,11 @@ if [ $rawonly = 0 ]; then
 			pass "pagecheck: every page saved is the raw vmcore's ($(tail -n 1 "$workdir/pagecheck.out"))" ||
 			{ failed "pagecheck:"; tail -n 20 "$workdir/pagecheck.out" | sed 's/^/    /'; }
 		rm -f "$workdir/host.img" "$workdir/host.elf"
-		if "$kdumpinit" capture --vmcore "$workdir/raw.vmcore" --output "$workdir/host.img" --level "$level" \
+		# The crash kernel's settings that change the pages: the level,
+		# and kdumpinit.memmap= (stage 1 hands e2e.memmap= on).
+		hostmm=auto
+		for w in $appendfirst; do case $w in e2e.memmap=*) hostmm=${w#*=} ;; esac; done
+		if "$kdumpinit" capture --vmcore "$workdir/raw.vmcore" --output "$workdir/host.img" --level "$level" --memmap "$hostmm" \
 			>"$workdir/host.out" 2>&1 && "$kdumpinit" save "$workdir/host.img" --format elf -o "$workdir/host.elf" \
 			>>"$workdir/host.out" 2>&1; then
 			cmp -s "$workdir/host.elf" "$workdir/saved.elf" &&
