@@ -132,6 +132,7 @@ run-crash-kernel: $(BUILD)/kdumpinit
 # Installed where kdumpinit-arm looks for it (KDUMPINIT_CRASH_KERNEL=auto).
 install-crash-kernel: run-crash-kernel
 	install -D -m 0644 $(CRASH_KERNEL_FILE) $(DESTDIR)$(LIBEXECDIR)/crash-kernel
+	install -m 0644 $(CRASH_KERNEL_FILE).manifest $(DESTDIR)$(LIBEXECDIR)/crash-kernel.manifest
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/kdumpinit $(BUILD)/tests

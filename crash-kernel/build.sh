@@ -145,6 +145,12 @@ kmake -j"$jobs" "$target" >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log
 secs=$(($(date +%s) - start))
 cp "$obj/$image" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
 cp "$obj/.config" "$out/config"
+# What it carries, for kdumpinit status (installed beside it): the
+# embedded binary's sha256, so that a kdumpinit upgrade shows this kernel
+# stale.
+{ echo "# kdumpinit's dedicated crash kernel: what it was built with"
+  echo "init $(sha256sum <"$obj/kdumpinit.init" | cut -d' ' -f1)"
+  echo "source $src_deb"; } >"$out/$name.manifest"
 kmake -s kernelrelease >"$out/release"
 # Older trees of this architecture (another key) are not used again:
 # each is hundreds of MB.

@@ -202,6 +202,37 @@ static void manifest_check(const struct armed_state *a, const char *release, con
 	free(text);
 }
 
+/* The dedicated kernel carries kdumpinit inside, compressed: make
+ * crash-kernel writes the sha256 of the binary it embedded beside it
+ * (KERNEL.manifest, "init HEX"). Against this binary (the one that runs
+ * status: the installed kdumpinit), so that an upgrade of kdumpinit shows
+ * the kernel built with the old one. *checked 0 when there is none. */
+static void embedded_check(const struct armed_state *a, char *why, size_t sz, int *checked)
+{
+	char path[300], self[65], text[512];
+	*checked = 0;
+	snprintf(path, sizeof path, "%s.manifest", a->kernel);
+	if (read_text_file(path, text, sizeof text) < 0)
+		return;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *hex = l + 5;
+		if (strncmp(l, "init ", 5))
+			continue;
+		hex[strcspn(hex, " ")] = 0;
+		*checked = 1;
+		int r = sha256_file("/proc/self/exe", self);
+		if (r < 0)
+			snprintf(why, sz, "cannot read this kdumpinit to compare with the one inside %s: %s",
+				 a->kernel, errstr(r));
+		else if (strcmp(hex, self))
+			snprintf(why, sz, "the dedicated kernel %s carries another kdumpinit than this one "
+				 "(%s says %.12s, this binary is %.12s): make crash-kernel again", a->kernel,
+				 path, hex, self);
+		break;
+	}
+}
+
 static void image_state(const char *root, const char *want, const char *want_from,
 			const char *release, const char *cfg_dev, struct status *st)
 {
@@ -236,13 +267,15 @@ static void image_state(const char *root, const char *want, const char *want_fro
 	char why[1200] = "";
 	struct stat k, i, d;
 	const char *w;
-	int own = a.dedicated && !a.initramfs[0];
+	int own = a.dedicated && !a.initramfs[0], checked = 0;
 	if (own) {
 		/* The dedicated kernel alone: one file, for any first kernel.
 		 * Only its own change makes it stale (no image, no release to
 		 * match: it captures whatever runs). */
 		if ((w = changed(a.kernel, a.kernel_mtime, a.kernel_size, &k)))
 			snprintf(why, sizeof why, "the kernel %s %s", a.kernel, w);
+		else
+			embedded_check(&a, why, sizeof why, &checked);
 	} else if (strcmp(a.release, release))
 		snprintf(why, sizeof why, "armed under %s, running %s", a.release, release);
 	else if ((w = changed(a.kernel, a.kernel_mtime, a.kernel_size, &k)))
@@ -255,14 +288,14 @@ static void image_state(const char *root, const char *want, const char *want_fro
 		snprintf(why, sizeof why, "the image is older than %s", DEFAULTS);
 	else if (want[0] && strcmp(want, a.initramfs))
 		snprintf(why, sizeof why, "armed %s, but %s names %s", a.initramfs, want_from, want);
-	int checked = 0;
 	if (!why[0] && !own)
 		manifest_check(&a, release, cfg_dev, why, sizeof why, &checked);
 	if (st->not_armed)
 		return;
 	st->stale = why[0] != 0;
 	show("image", "%s%s%s", why[0] ? "stale: " : "current", why[0] ? why : "",
-	     own ? "" : !why[0] && !checked ? " (no manifest beside it: its contents not checked)" : "");
+	     !why[0] && !checked ? own ? " (no manifest beside the kernel: the kdumpinit inside not checked)" :
+	     " (no manifest beside it: its contents not checked)" : "");
 	/* The crash header names the machine's CPUs and memory as they were
 	 * when armed: hotplug since then (without the kernel's own update)
 	 * leaves CPUs or memory out of the dump. */

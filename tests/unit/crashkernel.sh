@@ -305,6 +305,17 @@ expect "status: the armed dedicated kernel, its release, kdumpinit inside" any \
 	"^armed kernel +dedicated 7\.3\.4-kdumpinit \($I/ded\.bz, kdumpinit inside\)" st
 grep -q '^armed image' "$W/out" && bad "status: no image line for a dedicated kernel alone" "$(cat "$W/out")" ||
 	ok "status: no 'armed image' line for the dedicated kernel alone"
+grep -qE '^image +current \(no manifest beside the kernel: the kdumpinit inside not checked\)' "$W/out" &&
+	ok "status: a dedicated kernel with no manifest: current, the kdumpinit inside not checked" ||
+	bad "status: dedicated, no manifest" "$(cat "$W/out")"
+# KERNEL.manifest (make crash-kernel): the embedded binary's sha256,
+# against the kdumpinit that runs status.
+printf '# test\ninit %s\nsource x\n' "$(sha256sum <"$K" | cut -d' ' -f1)" >"$I/ded.bz.manifest"
+expect "status: the kdumpinit inside the dedicated kernel is this one: current" any '^image +current$' st
+printf 'init %s\n' "$(echo other | sha256sum | cut -d' ' -f1)" >"$I/ded.bz.manifest"
+expect "status: the dedicated kernel carries another kdumpinit: stale, make crash-kernel again" any \
+	'^image +stale: the dedicated kernel .* carries another kdumpinit than this one .*make crash-kernel again' st
+rm -f "$I/ded.bz.manifest"
 armed "$I/stock.bz" 6.1.0-test-amd64 0 "the dedicated crash kernel /opt/crash-kernel is not signed and this kernel is locked down" "$I/initrd"
 expect "status: a stock kernel armed in the dedicated one's stead says why" any \
 	'^armed because +the dedicated crash kernel /opt/crash-kernel is not signed and this kernel is locked down' st
