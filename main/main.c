@@ -32,7 +32,8 @@ static const char help[] =
 	"  --help, --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
-	"4 target refused or no dump, 5 dump incomplete; status: 6 7 8.\n";
+	"4 target refused or no dump, 5 dump incomplete; status: 6 7 8;\n"
+	"arm: 9 (an unsigned kernel under lockdown).\n";
 
 static const struct {
 	const char *name;
