@@ -203,6 +203,7 @@ static void console_args(const char *root, char *out, size_t sz)
 static void explain(const char *root, int e, const struct kimage_info *ki)
 {
 	char v[64] = "", path[512];
+	int lock;
 
 	read_text_file(root_path(root, "/sys/kernel/kexec_crash_size", path, sizeof path), v, sizeof v);
 	switch (e) {
@@ -215,15 +216,16 @@ static void explain(const char *root, int e, const struct kimage_info *ki)
 			    "reservation: reserve more, or use a smaller initramfs", v);
 		break;
 	case EPERM:
-		if (ki->sig == KIMAGE_SIGNED && kimage_lockdown(root) > LOCKDOWN_NONE)
+		lock = kimage_lockdown(root);
+		if (ki->sig == KIMAGE_SIGNED && lock > LOCKDOWN_NONE)
 			err("not permitted: this kernel is locked down (%s) and did not accept the "
 			    "image's signature: is its signing key in the kernel's or the firmware's "
-			    "keyring (db, MOK)?", kimage_lockdown_name(kimage_lockdown(root)));
+			    "keyring (db, MOK)?", kimage_lockdown_name(lock));
 		else if (ki->sig != KIMAGE_SIGNED && geteuid() == 0)
 			err("not permitted: the kernel refused this unsigned image: lockdown (Secure "
 			    "Boot; %s), enforced kexec signatures, or kexec_load_disabled. Arm the "
 			    "distribution's signed kernel with its initramfs",
-			    kimage_lockdown(root) == LOCKDOWN_UNKNOWN ?
+			    lock == LOCKDOWN_UNKNOWN ?
 			    "/sys/kernel/security/lockdown cannot be read to tell" :
 			    "lockdown is off here");
 		else

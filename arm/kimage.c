@@ -26,8 +26,9 @@ static void take_release(struct kimage_info *ki, const char *text, size_t n)
 }
 
 /* x86 boot protocol (Documentation/arch/x86/boot.rst): "HdrS" at 0x202,
- * the version at 0x206, kernel_version (a pointer to the version string,
- * less 0x200) at 0x20e, init_size at 0x260 from protocol 2.10. */
+ * kernel_version (a pointer to the version string, less 0x200) at 0x20e.
+ * The setup header is read whole (through init_size, 0x260): a file too
+ * short for it is no bzImage. */
 static void x86_header(int fd, uint64_t size, struct kimage_info *ki)
 {
 	unsigned char h[0x270];
@@ -36,9 +37,7 @@ static void x86_header(int fd, uint64_t size, struct kimage_info *ki)
 	if (size < sizeof h || read_full_at(fd, h, sizeof h, 0) != (ssize_t)sizeof h ||
 	    memcmp(h + 0x202, "HdrS", 4))
 		return;
-	uint16_t proto = le16(h + 0x206), kv = le16(h + 0x20e);
-	if (proto >= 0x20a)
-		ki->init_size = le32(h + 0x260);
+	uint16_t kv = le16(h + 0x20e);
 	if (kv && (uint64_t)kv + 0x200 < size) {
 		ssize_t n = read_full_at(fd, v, sizeof v, kv + 0x200u);
 		if (n > 0)

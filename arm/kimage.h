@@ -22,7 +22,6 @@ struct kimage_info {
 	char release[65];	/* "" when the image does not say */
 	int dedicated;		/* release ends in KIMAGE_DEDICATED_SUFFIX */
 	int sig;		/* enum kimage_sig */
-	uint64_t init_size;	/* x86 bzImage: memory the kernel needs to boot; 0 elsewhere */
 };
 
 /* Reads FD (an x86 bzImage or an arm64 Image; other files give an empty

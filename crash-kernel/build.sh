@@ -69,8 +69,6 @@ obj=$cache/$arch-$key
 
 # --- the source tree (shared by both architectures) ---
 if [ ! -f "$src/.done" ]; then
-	dl=$cache/dl
-	mkdir -p "$dl"
 	"$top/deps/fetch.sh" debs "$cache" amd64@trixie-backports "$src_pkg" "$src_deb" ||
 		die "cannot fetch $src_deb"
 	say "UNPACK  $src_deb -> $src"
