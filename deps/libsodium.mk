@@ -26,7 +26,7 @@ FILES := crypto_aead/xchacha20poly1305/sodium/aead_xchacha20poly1305.c \
 	crypto_generichash/blake2b/ref/blake2b-compress-ref.c \
 	crypto_kdf/crypto_kdf.c crypto_kdf/blake2b/kdf_blake2b.c \
 	randombytes/randombytes.c randombytes/sysrandom/randombytes_sysrandom.c \
-	sodium/utils.c sodium/runtime.c sodium/core.c crypto_verify/sodium/verify.c
+	sodium/utils.c sodium/runtime.c crypto_verify/sodium/verify.c
 SRCS := $(addprefix $(L)/,$(FILES))
 OBJS := $(patsubst $(L)/%.c,$(OBJ)/%.o,$(SRCS))
 
