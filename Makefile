@@ -40,7 +40,7 @@ SRCS := main/main.c \
 	init/pid1.c init/run_capture.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
-	dump/format.c dump/chain.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
+	dump/format.c dump/chain.c dump/seal.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
 	kernel/vmcore.c kernel/vmcoreinfo.c kernel/physmem.c kernel/kmem.c kernel/memmap.c \
 	kernel/dmesg.c kernel/memory.c kernel/dbgpages.c kernel/kallsyms.c kernel/vmemmap.c \
 	arch/arch.c arch/x86_64.c arch/arm64.c \

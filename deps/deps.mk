@@ -59,7 +59,7 @@ DEPS_CFLAGS := -isystem $(DEPS_PREFIX)/include -isystem $(DEPS_UAPI) $(DEPS_XXH_
 DEPS_LDLIBS := -L$(DEPS_PREFIX)/lib -lelf -lz -llz4
 else
 DEPS_CFLAGS := -isystem $(DEPS_DIR)/include -isystem $(DEPS_UAPI) $(DEPS_XXH_NAMESPACE)
-DEPS_LDLIBS := -L$(DEPS_DIR)/lib -lelf -lz -llz4
+DEPS_LDLIBS := -L$(DEPS_DIR)/lib -lelf -lz -llz4 -lsodium
 endif
 
 # The kernel uapi headers, as a directory of links only.
@@ -103,6 +103,8 @@ deps_zlib_tar := zlib_1.2.13.dfsg.orig.tar.bz2
 deps_elfutils_pkg := elfutils=0.188-2.1
 deps_elfutils_tar := elfutils_0.188.orig.tar.bz2
 deps_elfutils_top := elfutils-0.188
+deps_sodium_pkg := libsodium=1.0.18-1+deb12u1
+deps_sodium_tar := libsodium_1.0.18.orig.tar.gz
 
 deps_dl := $(BUILD)/dl
 deps_src := $(BUILD)/src
@@ -133,6 +135,10 @@ deps_tarballs += $(deps_elfutils_from)
 else
 deps_elfutils_dir := $(ELFUTILS_SRC)
 endif
+
+deps_sodium_from := $(deps_dl)/$(deps_sodium_tar)
+deps_get += $(deps_sodium_pkg) $(deps_sodium_tar)
+deps_tarballs += $(deps_sodium_from)
 
 # One recipe fetches every missing tarball: separate ones would run
 # `apt-get update` concurrently under -j and fight over apt's lock.
@@ -188,7 +194,19 @@ $(DEPS_DIR)/.libelf: $(filter $(deps_dl)/%,$(deps_elfutils_from)) $(DEPS_DIR)/.z
 	@cd $(deps_elfutils_dir)/libelf && cp libelf.h gelf.h nlist.h $(abspath $(DEPS_DIR)/include)/
 	@touch $@
 
-$(DEPS_STAMP): $(DEPS_DIR)/.lz4 $(DEPS_DIR)/.zlib $(DEPS_DIR)/.libelf $(DEPS_DIR)/.uapi
+$(DEPS_DIR)/.sodium: $(deps_sodium_from) deps/deps.mk deps/fetch.sh deps/run.sh deps/libsodium.mk | $(DEPS_DIR)/.cc
+	@echo "  DEPS    libsodium"
+	@deps/fetch.sh unpack $(deps_sodium_from) $(deps_src)/libsodium
+	@rm -rf $(DEPS_DIR)/obj/libsodium
+	@mkdir -p $(DEPS_DIR)/include $(DEPS_DIR)/lib
+	@deps/run.sh $(deps_log)/libsodium.log $(MAKE) -f deps/libsodium.mk \
+	  SRC=$(deps_src)/libsodium OBJ=$(DEPS_DIR)/obj/libsodium \
+	  OUT=$(DEPS_DIR)/lib/libsodium.a CC='$(MUSL_CC)' CFLAGS='$(DEPS_OPT_CFLAGS)'
+	@cp -R $(deps_src)/libsodium/src/libsodium/include/sodium.h \
+	  $(deps_src)/libsodium/src/libsodium/include/sodium $(DEPS_DIR)/include/
+	@touch $@
+
+$(DEPS_STAMP): $(DEPS_DIR)/.lz4 $(DEPS_DIR)/.zlib $(DEPS_DIR)/.libelf $(DEPS_DIR)/.uapi $(DEPS_DIR)/.sodium
 	@touch $@
 endif
 

@@ -1,0 +1,54 @@
+# deps/libsodium.mk -- build libsodium.a from the few libsodium sources the
+# encrypted dump uses, directly (issue 29; branch work).
+#
+# Why not libsodium's own build: the Debian orig tarball is a git snapshot
+# with no configure (autogen.sh needs autoconf, automake, libtool), and its
+# full static library costs kdumpinit 148 KB: sodium_init's runtime
+# dispatch pulls in every CPU variant. Only the reference implementations
+# below are compiled; sodium_init is never called, so they stay the
+# defaults. The result costs 62 KB (docs/ISSUE29-GROUNDWORK.md).
+#
+# Run by deps.mk from the repository top as
+#   $(MAKE) -f deps/libsodium.mk SRC=<libsodium tree> OBJ=<object dir> \
+#       OUT=<libsodium.a> CC=... CFLAGS=...
+
+L := $(SRC)/src/libsodium
+FILES := crypto_aead/xchacha20poly1305/sodium/aead_xchacha20poly1305.c \
+	crypto_aead/chacha20poly1305/sodium/aead_chacha20poly1305.c \
+	crypto_stream/chacha20/stream_chacha20.c crypto_stream/chacha20/ref/chacha20_ref.c \
+	crypto_onetimeauth/poly1305/onetimeauth_poly1305.c \
+	crypto_onetimeauth/poly1305/donna/poly1305_donna.c \
+	crypto_core/hchacha20/core_hchacha20.c \
+	crypto_scalarmult/crypto_scalarmult.c crypto_scalarmult/curve25519/scalarmult_curve25519.c \
+	crypto_scalarmult/curve25519/ref10/x25519_ref10.c crypto_core/ed25519/ref10/ed25519_ref10.c \
+	crypto_generichash/crypto_generichash.c crypto_generichash/blake2b/generichash_blake2.c \
+	crypto_generichash/blake2b/ref/generichash_blake2b.c crypto_generichash/blake2b/ref/blake2b-ref.c \
+	crypto_generichash/blake2b/ref/blake2b-compress-ref.c \
+	crypto_kdf/crypto_kdf.c crypto_kdf/blake2b/kdf_blake2b.c \
+	randombytes/randombytes.c randombytes/sysrandom/randombytes_sysrandom.c \
+	sodium/utils.c sodium/runtime.c crypto_verify/sodium/verify.c
+SRCS := $(addprefix $(L)/,$(FILES))
+OBJS := $(patsubst $(L)/%.c,$(OBJ)/%.o,$(SRCS))
+
+# What configure would have found on a musl x86_64/aarch64 build host:
+# little-endian, getrandom(2), 128-bit integers (TI mode).
+SODIUM_CPPFLAGS := -DCONFIGURED=1 -DNATIVE_LITTLE_ENDIAN=1 -DHAVE_GETRANDOM=1 \
+	-DHAVE_SYS_RANDOM_H=1 -DHAVE_TI_MODE=1 -I$(L)/include -I$(L)/include/sodium
+
+# version.h is configure's output from version.h.in (configure.ac: 1.0.18,
+# library version 10.3, not minimal).
+.DEFAULT_GOAL := $(OUT)
+VERSION_H := $(L)/include/sodium/version.h
+$(VERSION_H): $(VERSION_H).in
+	sed -e 's/@VERSION@/1.0.18/' -e 's/@SODIUM_LIBRARY_VERSION_MAJOR@/10/' \
+	  -e 's/@SODIUM_LIBRARY_VERSION_MINOR@/3/' -e 's/@SODIUM_LIBRARY_MINIMAL_DEF@//' $< >$@
+
+$(OBJS): $(VERSION_H)
+
+$(OUT): $(OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(OBJ)/%.o: $(L)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(SODIUM_CPPFLAGS) $(CFLAGS) -ffunction-sections -fdata-sections -c $< -o $@

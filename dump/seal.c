@@ -1,0 +1,160 @@
+/* Sealed dumps: libsodium's X25519, BLAKE2b and XChaCha20-Poly1305. */
+#include "seal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+static const uint8_t base_point[SEAL_KEY_BYTES] = { 9 };
+
+/* libsodium's core.c is not built (deps/libsodium.mk: its sodium_init
+ * names every CPU variant); this is its misuse handler, which libsodium
+ * calls on an impossible request (a message past the cipher's limit):
+ * never reached with chunks of at most 64 MiB. */
+void sodium_misuse(void);
+void sodium_misuse(void)
+{
+	abort();
+}
+
+int seal_keypair(uint8_t pk[SEAL_KEY_BYTES], uint8_t sk[SEAL_KEY_BYTES])
+{
+	randombytes_buf(sk, SEAL_KEY_BYTES);
+	/* The public key as X25519(sk, 9), which the ladder computes like
+	 * any product: no base-point table linked in. */
+	if (crypto_scalarmult(pk, sk, base_point) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+void seal_key_id(const uint8_t pk[SEAL_KEY_BYTES], uint8_t id[SEAL_KEYID_BYTES])
+{
+	crypto_generichash(id, SEAL_KEYID_BYTES, pk, SEAL_KEY_BYTES, (const uint8_t *)"kdumpinit-keyid", 15);
+}
+
+/* key = BLAKE2b-256(shared, key = "kdumpinit-dump-v1") over eph_pk and pk
+ * too, so that the key is bound to both public keys. */
+static int derive(uint8_t key[32], const uint8_t shared[32], const uint8_t eph_pk[32],
+		  const uint8_t pk[32])
+{
+	crypto_generichash_state st;
+	if (crypto_generichash_init(&st, (const uint8_t *)"kdumpinit-dump-v1", 17, 32) != 0 ||
+	    crypto_generichash_update(&st, shared, 32) != 0 ||
+	    crypto_generichash_update(&st, eph_pk, 32) != 0 ||
+	    crypto_generichash_update(&st, pk, 32) != 0 || crypto_generichash_final(&st, key, 32) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+int seal_begin(struct seal_dump *d, const uint8_t pk[SEAL_KEY_BYTES])
+{
+	uint8_t esk[32], shared[32];
+	int r = -EINVAL;
+
+	memset(d, 0, sizeof *d);
+	if (seal_keypair(d->eph_pk, esk) == 0 && crypto_scalarmult(shared, esk, pk) == 0)
+		r = derive(d->key, shared, d->eph_pk, pk);
+	seal_key_id(pk, d->key_id);
+	sodium_memzero(esk, sizeof esk);
+	sodium_memzero(shared, sizeof shared);
+	return r;
+}
+
+int seal_open_begin(struct seal_dump *d, const uint8_t sk[SEAL_KEY_BYTES],
+		    const uint8_t eph_pk[SEAL_KEY_BYTES], const uint8_t key_id[SEAL_KEYID_BYTES])
+{
+	uint8_t pk[32], shared[32];
+	int r = -EINVAL;
+
+	memset(d, 0, sizeof *d);
+	if (crypto_scalarmult(pk, sk, base_point) != 0)
+		return -EINVAL;
+	seal_key_id(pk, d->key_id);
+	if (memcmp(d->key_id, key_id, SEAL_KEYID_BYTES)) {
+		r = -ENOKEY;
+	} else if (crypto_scalarmult(shared, sk, eph_pk) == 0) {
+		memcpy(d->eph_pk, eph_pk, 32);
+		r = derive(d->key, shared, eph_pk, pk);
+	}
+	sodium_memzero(shared, sizeof shared);
+	return r;
+}
+
+/* Nonce: seq, dump_id, type (little-endian), zero. AD: the same and the
+ * plaintext length, so that no header field a reader trusts can change. */
+static void bind(const struct seal_where *w, uint8_t nonce[24], uint8_t ad[22])
+{
+	memset(nonce, 0, 24);
+	for (int i = 0; i < 8; i++) {
+		nonce[i] = (uint8_t)(w->seq >> (8 * i));
+		nonce[8 + i] = (uint8_t)(w->dump_id >> (8 * i));
+	}
+	nonce[16] = (uint8_t)w->type;
+	nonce[17] = (uint8_t)(w->type >> 8);
+	memcpy(ad, nonce, 18);
+	for (int i = 0; i < 4; i++)
+		ad[18 + i] = (uint8_t)(w->len >> (8 * i));
+}
+
+void seal_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
+		uint8_t tag[SEAL_TAG_BYTES])
+{
+	uint8_t nonce[24], ad[22];
+	unsigned long long tl;
+
+	bind(w, nonce, ad);
+	crypto_aead_xchacha20poly1305_ietf_encrypt_detached(buf, tag, &tl, buf, w->len, ad, sizeof ad,
+							    NULL, nonce, d->key);
+}
+
+int seal_open_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
+		    const uint8_t tag[SEAL_TAG_BYTES])
+{
+	uint8_t nonce[24], ad[22];
+
+	bind(w, nonce, ad);
+	/* libsodium verifies the tag before it writes any plaintext. */
+	return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(buf, NULL, buf, w->len, tag, ad,
+								   sizeof ad, nonce, d->key) ? -EBADMSG : 0;
+}
+
+void seal_end(struct seal_dump *d)
+{
+	sodium_memzero(d, sizeof *d);
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int seal_parse_key(const char *text, size_t len, int secret, uint8_t key[SEAL_KEY_BYTES],
+		   const char **why)
+{
+	const char *want = secret ? "kdumpinit-secret-key " : "kdumpinit-public-key ";
+	size_t wl = strlen(want);
+
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (len < wl || memcmp(text, want, wl)) {
+		*why = secret ? "not a kdumpinit secret key (no \"kdumpinit-secret-key \" at its start)" :
+				"not a kdumpinit public key (no \"kdumpinit-public-key \" at its start)";
+		return -EINVAL;
+	}
+	if (len - wl != 2 * SEAL_KEY_BYTES) {
+		*why = "the key is not 64 hex digits";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < SEAL_KEY_BYTES; i++) {
+		int hi = hexval(text[wl + 2 * i]), lo = hexval(text[wl + 2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			*why = "the key holds a character that is not a hex digit";
+			return -EINVAL;
+		}
+		key[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}

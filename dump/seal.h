@@ -1,0 +1,63 @@
+/* Sealed dumps (issue 29, branch work): a public key in the capture image,
+ * the private key only where dumps are read.
+ *
+ * Per dump, the capture makes an ephemeral X25519 key pair, derives the
+ * dump's key from the shared secret with the recipient's public key (and
+ * both public keys), and forgets the ephemeral secret. Each chunk payload
+ * is then XChaCha20-Poly1305 with a nonce made of the chunk's seq, dump_id
+ * and type, and the chunk header as associated data: a chunk moved,
+ * replayed into another dump or retyped fails its tag. Everything here is
+ * libsodium's; no primitive is written here. */
+#ifndef KDI_SEAL_H
+#define KDI_SEAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SEAL_KEY_BYTES 32	/* X25519 public and secret keys */
+#define SEAL_TAG_BYTES 16	/* Poly1305 */
+#define SEAL_KEYID_BYTES 8	/* names the recipient key: BLAKE2b of its public key */
+
+/* The dump's key, and what a reader needs to find it again. */
+struct seal_dump {
+	uint8_t key[32];
+	uint8_t eph_pk[SEAL_KEY_BYTES];		/* written in START, in the clear */
+	uint8_t key_id[SEAL_KEYID_BYTES];	/* likewise */
+};
+
+/* What binds a chunk to its place: the fields of its header that say
+ * where it is and what it holds. */
+struct seal_where {
+	uint64_t dump_id, seq;
+	uint16_t type;
+	uint32_t len;		/* plaintext length */
+};
+
+/* A new key pair (kdumpinit keygen). 0 or -errno. */
+int seal_keypair(uint8_t pk[SEAL_KEY_BYTES], uint8_t sk[SEAL_KEY_BYTES]);
+/* The key id of a public key. */
+void seal_key_id(const uint8_t pk[SEAL_KEY_BYTES], uint8_t id[SEAL_KEYID_BYTES]);
+/* Capture: the dump's key for recipient PK (a fresh ephemeral key).
+ * 0, or -EINVAL for a public key X25519 refuses (a low-order point). */
+int seal_begin(struct seal_dump *d, const uint8_t pk[SEAL_KEY_BYTES]);
+/* Reading: the dump's key from the secret key and START's eph_pk and
+ * key_id. 0, -ENOKEY when key_id is another key's, -EINVAL. */
+int seal_open_begin(struct seal_dump *d, const uint8_t sk[SEAL_KEY_BYTES],
+		    const uint8_t eph_pk[SEAL_KEY_BYTES], const uint8_t key_id[SEAL_KEYID_BYTES]);
+/* Seals BUF (w->len bytes) in place and writes its tag. */
+void seal_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
+		uint8_t tag[SEAL_TAG_BYTES]);
+/* Opens BUF in place: 0, or -EBADMSG when the tag does not verify (BUF is
+ * then zeroed by libsodium: nothing unauthenticated is left in it). */
+int seal_open_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
+		    const uint8_t tag[SEAL_TAG_BYTES]);
+/* Zeroes the dump's key. */
+void seal_end(struct seal_dump *d);
+
+/* Key files: one line, "kdumpinit-public-key HEX64" or
+ * "kdumpinit-secret-key HEX64", a trailing newline allowed, nothing else.
+ * 0, or -EINVAL with why (a static string) naming what is wrong. */
+int seal_parse_key(const char *text, size_t len, int secret, uint8_t key[SEAL_KEY_BYTES],
+		   const char **why);
+
+#endif
