@@ -35,7 +35,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): main -> host -> arm -> init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := main/main.c \
-	host/commands.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
+	host/commands.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c \
 	init/pid1.c init/run_capture.c init/hwdog.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
@@ -55,11 +55,15 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 	@echo "  CC      $<"
 	@$(MUSL_CC) $(KDI_CFLAGS) -c $< -o $@
 
+# The size limit: 512 KiB since sealed dumps (issue 29): libsodium's X25519,
+# BLAKE2b and XChaCha20-Poly1305 reference code added about 70 KB to the
+# 395 KB binary (deps/libsodium.mk). What it guards is the crash kernel's
+# initramfs, which a small reservation holds in memory.
 $(BUILD)/kdumpinit: $(OBJS)
 	@echo "  LD      $@"
 	@$(MUSL_CC) $(LDFLAGS_STATIC) $(ARCH_LDFLAGS) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
 	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
-	  test $$size -le 409600 || { echo "kdumpinit is over 400 KiB" >&2; exit 1; }
+	  test $$size -le 524288 || { echo "kdumpinit is over 512 KiB" >&2; exit 1; }
 
 include tests/tests.mk
 

@@ -12,6 +12,7 @@
 
 #include <lz4.h>
 
+#include "../dump/seal.h"
 #include "../kernel/physmem.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -1019,7 +1020,7 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 			  const struct capture_in *in)
 {
 	struct kdi_start st = {
-		.format_version = KDI_FORMAT_VERSION,
+		.format_version = in->seal ? KDI_FORMAT_SEALED : KDI_FORMAT_PLAIN,
 		.page_size = vc->page_size,
 		.e_machine = vc->e_machine,
 		.ei_class = 2, .ei_data = 1,
@@ -1034,6 +1035,15 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 	int r = writer_put(wr, KDI_CH_START, &st, sizeof st, NULL, 0, NULL, 0);
 	if (!r)
 		r = writer_put(wr, KDI_CH_CHAIN, &in->chain, sizeof in->chain, NULL, 0, NULL, 0);
+	/* Sealed: from here on the writer seals every chunk but END's tag;
+	 * SEAL says how to find the key, and what stays readable. */
+	if (!r && in->seal) {
+		struct kdi_seal sl = { .scheme = KDI_SEAL_SCHEME };
+		memcpy(sl.eph_pk, in->seal->eph_pk, sizeof sl.eph_pk);
+		memcpy(sl.key_id, in->seal->key_id, sizeof sl.key_id);
+		snprintf(sl.release, sizeof sl.release, "%s", in->release ? in->release : "");
+		r = writer_put(wr, KDI_CH_SEAL, &sl, sizeof sl, NULL, 0, NULL, 0);
+	}
 	if (!r)
 		r = writer_put(wr, KDI_CH_NOTES, vc->notes, vc->notes_len, NULL, 0, NULL, 0);
 	if (!r)
@@ -1319,7 +1329,7 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	static const struct capture_hooks none;
 	struct pipe p = { .vc = vc, .rq = rq, .pl = pl, .in = in, .hk = hk ? hk : &none,
 			  .ps = vc->page_size };
-	struct kdi_writer wr;
+	struct kdi_writer wr = { 0 };
 	struct progress pg = { .t0 = now_mono(), .last_pct = -100 };
 	size_t wbsz = pl->write_buf ? pl->write_buf : WRITE_BUF_MIN;
 	uint8_t *wbuf = malloc(wbsz);
@@ -1347,6 +1357,8 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 		goto out;
 
 	writer_init(&wr, in->fd, in->base, in->limit, wbuf, wbsz, 0);
+	if (in->seal)
+		writer_seal(&wr, in->seal);
 	if (in->grow_file)
 		writer_grow_file(&wr, in->trim_file);
 	/* A ring of buffers with writes in flight, O_DIRECT where the target
@@ -1418,6 +1430,7 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 out:
 	if (have_sink)
 		sink_close(&sk);
+	writer_fini(&wr);
 	for (unsigned i = 0; p.slots && i < p.ring.nslots; i++)
 		free(p.slots[i].data);
 	free(p.slots);

@@ -22,6 +22,8 @@
 #define MEMMAP_AUTO_BYTES (1ull << 30)
 
 /* What the user asked for. */
+struct seal_dump;
+
 struct capture_req {
 	uint32_t level;			/* makedumpfile dump-level bits */
 	unsigned threads;		/* at most this many workers (0: 1) */
@@ -47,6 +49,11 @@ struct capture_req {
 	 * more (AUTO, the default: 64 GiB of memory with 4 KiB pages),
 	 * always, or never. */
 	enum memmap_mode { MEMMAP_AUTO, MEMMAP_EXCLUDE, MEMMAP_KEEP } memmap;
+	/* Seal the dump to this X25519 public key (32 bytes; dump/seal.h),
+	 * or NULL. pubkey_bad: a key was configured and does not parse:
+	 * nothing is written at all, never the dump in the clear. */
+	const uint8_t *pubkey;
+	int pubkey_bad;
 };
 
 /* Where the dump goes, and what else it is made of: facts about the
@@ -86,6 +93,10 @@ struct capture_in {
 	/* The crashed kernel's log, written before the pages, or NULL. */
 	const char *dmesg;
 	size_t dmesg_len;
+	/* A sealed dump: the dump's key (made from rq->pubkey), and the
+	 * crashed kernel's release, which SEAL keeps in the clear. */
+	const struct seal_dump *seal;
+	const char *release;
 };
 
 /* What capture_plan decided from the request, the vmcore, the target and

@@ -4,8 +4,11 @@
 #define _GNU_SOURCE	/* fallocate */
 #include "writer.h"
 
+#include "../dump/seal.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,7 +21,53 @@
 
 size_t writer_end_reserve(void)
 {
-	return chunk_span(sizeof(struct kdi_end));
+	/* Room for a sealed dump's tag too: the reserve is the same whether
+	 * or not a key is set. */
+	return chunk_span(sizeof(struct kdi_end) + KDI_TAG_BYTES);
+}
+
+void writer_seal(struct kdi_writer *w, const struct seal_dump *sd)
+{
+	w->seal = sd;
+}
+
+void writer_fini(struct kdi_writer *w)
+{
+	if (w->sbuf) {
+		memset(w->sbuf, 0, w->scap);
+		free(w->sbuf);
+	}
+	w->sbuf = NULL;
+	w->scap = 0;
+}
+
+/* Seals (or tags) the chunk's pieces into sbuf for seq w->seq: the
+ * payload is then sbuf[0, len + tag). 0, -ENOMEM. */
+static int seal_pieces(struct kdi_writer *w, uint16_t type, uint32_t mode, const void *p1,
+		       size_t l1, const void *p2, size_t l2, const void *p3, size_t l3)
+{
+	size_t len = l1 + l2 + l3, need = len + KDI_TAG_BYTES;
+
+	if (need > w->scap) {
+		uint8_t *nb = malloc(need);
+		if (!nb)
+			return -ENOMEM;
+		writer_fini(w);
+		w->sbuf = nb;
+		w->scap = need;
+	}
+	if (l1) memcpy(w->sbuf, p1, l1);
+	if (l2) memcpy(w->sbuf + l1, p2, l2);
+	if (l3) memcpy(w->sbuf + l1 + l2, p3, l3);
+	struct seal_where wh = { .dump_id = w->dump_id, .seq = w->seq, .type = type,
+				 .len = (uint32_t)len };
+	if (mode == KDI_CHUNK_SEALED)
+		seal_chunk(w->seal, &wh, w->sbuf, w->sbuf + len);
+	else if (type == KDI_CH_SEAL)
+		seal_auth(w->seal, &wh, w->authpre, w->authpre_len, w->sbuf, len, w->sbuf + len);
+	else
+		seal_auth(w->seal, &wh, w->sbuf, len, NULL, 0, w->sbuf + len);
+	return 0;
 }
 
 void writer_init(struct kdi_writer *w, int fd, uint64_t base, uint64_t limit,
@@ -287,10 +336,11 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		     const void *p3, size_t l3)
 {
 	size_t len = l1 + l2 + l3;
-	size_t span = chunk_span(len);
+	uint32_t mode = w->seal ? chunk_seal_mode(type) : 0;
+	size_t span = chunk_span(len + (mode ? KDI_TAG_BYTES : 0));
 	static const uint8_t zeros[KDI_CHUNK_ALIGN];
 
-	if (len > KDI_CHUNK_MAX)
+	if (len + (mode ? KDI_TAG_BYTES : 0) > KDI_CHUNK_MAX)
 		return -EFBIG;
 	int g = go_around(w);
 	if (g < 0)
@@ -304,7 +354,24 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		return -ENOSPC;
 	}
 
-	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len,
+	/* START and CHAIN are in the clear; SEAL's tag vouches for them. */
+	if (w->seal && (type == KDI_CH_START || type == KDI_CH_CHAIN) &&
+	    w->authpre_len + len <= sizeof w->authpre) {
+		if (l1) memcpy(w->authpre + w->authpre_len, p1, l1);
+		w->authpre_len += l1;
+	}
+	if (mode) {
+		/* After go_around: w->seq is the chunk's for good. */
+		int e = seal_pieces(w, type, mode, p1, l1, p2, l2, p3, l3);
+		if (e < 0)
+			return e;
+		len += KDI_TAG_BYTES;
+		p1 = w->sbuf;
+		l1 = len;
+		l2 = l3 = 0;
+		hash = NULL;
+	}
+	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len, .flags = mode,
 			       .dump_id = w->dump_id, .seq = w->seq };
 	memcpy(h.magic, KDI_CHUNK_MAGIC, 4);
 	h.payload_hash = hash ? *hash : payload_hash(p1, l1, p2, l2, p3, l3);
@@ -351,7 +418,7 @@ int writer_put_end(struct kdi_writer *w, const struct kdi_end *end)
 		e.status |= KDI_ST_WRITE_ERRORS | KDI_ST_INCOMPLETE;
 	w->end = e;
 	e.nr_chunks = w->seq + 1;
-	e.bytes_out = w->pos + chunk_span(sizeof e);
+	e.bytes_out = w->pos + chunk_span(sizeof e + (w->seal ? KDI_TAG_BYTES : 0));
 	int r = put_chunk(w, KDI_CH_END, w->limit, NULL, &e, sizeof e, NULL, 0, NULL, 0);
 	if (!r)
 		w->ended = 1;

@@ -9,6 +9,7 @@
 #include "../dump/format.h"
 
 struct sink;
+struct seal_dump;
 
 struct kdi_writer {
 	int fd;
@@ -37,6 +38,14 @@ struct kdi_writer {
 	int bad_err;
 	unsigned bad_n;
 	struct kdi_end end;	/* END as put, to put again past a gap */
+	/* A sealed dump (writer_seal): each chunk is sealed or tagged as
+	 * chunk_seal_mode says, with its final seq, in sbuf; START's and
+	 * CHAIN's payloads are kept for SEAL's tag. */
+	const struct seal_dump *seal;
+	uint8_t *sbuf;
+	size_t scap;
+	uint8_t authpre[sizeof(struct kdi_start) + sizeof(struct kdi_chain_rec)];
+	size_t authpre_len;
 };
 
 /* Gaps a capture may go around before it gives up (-EIO): a disk that
@@ -78,6 +87,12 @@ int writer_put_end(struct kdi_writer *w, const struct kdi_end *end);
  * END already put is put again after it); -EIO when that is no longer
  * possible. */
 int writer_flush(struct kdi_writer *w);
+/* Seal every chunk from now on with sd (kept by the caller; set before
+ * START). Sealing happens as each chunk is put, so that its tag binds
+ * the seq it really gets, even after a GAP. */
+void writer_seal(struct kdi_writer *w, const struct seal_dump *sd);
+/* Frees what sealing took (its buffer is wiped). */
+void writer_fini(struct kdi_writer *w);
 /* Route the writer through s (its buffers replace the caller's). */
 void writer_use_sink(struct kdi_writer *w, struct sink *s);
 

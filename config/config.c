@@ -144,6 +144,27 @@ static int set_memmap(struct config *c, const char *v)
 	return -EINVAL;
 }
 
+/* 64 hex digits, or the public key file's line ("kdumpinit-public-key
+ * HEX", as kdumpinit keygen writes it). */
+static int set_pubkey(struct config *c, const char *v)
+{
+	static const char pre[] = "kdumpinit-public-key ";
+	if (!strncmp(v, pre, sizeof pre - 1))
+		v += sizeof pre - 1;
+	if (strlen(v) != 64)
+		return -EINVAL;
+	for (int i = 0; i < 32; i++) {
+		unsigned x;
+		if (!isxdigit((unsigned char)v[2 * i]) || !isxdigit((unsigned char)v[2 * i + 1]) ||
+		    sscanf(v + 2 * i, "%2x", &x) != 1)
+			return -EINVAL;
+		c->pubkey[i] = (uint8_t)x;
+	}
+	c->have_pubkey = 1;
+	c->pubkey_bad = 0;
+	return 0;
+}
+
 /* Indexed by enum config_key. */
 static const struct {
 	const char *key;
@@ -160,6 +181,7 @@ static const struct {
 	[CFG_VERBOSE] = { "verbose", set_verbose, "0..9" },
 	[CFG_FULL] = { "full", set_full, "keep or overwrite" },
 	[CFG_MEMMAP] = { "memmap", set_memmap, "auto, exclude or keep" },
+	[CFG_PUBKEY] = { "pubkey", set_pubkey, "a public key of 64 hex digits (kdumpinit keygen)" },
 };
 
 const char *final_action_name(enum final_action a)
@@ -200,6 +222,19 @@ int config_set_src(struct config *c, const char *key, const char *value, const c
 			t = &scratch;
 		}
 		if (keys[i].set(t, value) < 0) {
+			if (i == CFG_PUBKEY) {
+				/* No default to fall back on: the dump was to be
+				 * sealed, and a dump in the clear is not one. */
+				config_warn(c, "%s: kdumpinit.pubkey is not %s: no dump will be "
+					    "written (kdumpinit never writes in the clear what was "
+					    "to be sealed)", origin, keys[i].expect);
+				if (apply) {
+					c->have_pubkey = 0;
+					c->pubkey_bad = 1;
+					c->src[i] = src;
+				}
+				return -EINVAL;
+			}
 			if (c->src[i] == CFG_SRC_DEFAULT)
 				config_warn(c, "%s: kdumpinit.%s=%s is not %s; keeping the default",
 					origin, key, value, keys[i].expect);
@@ -328,6 +363,12 @@ static int show_value(const struct config *c, enum config_key k, char *buf, size
 	case CFG_FULL: return snprintf(buf, size, "%s", c->full_overwrite ? "overwrite" : "keep");
 	case CFG_MEMMAP:
 		return snprintf(buf, size, "%s", c->memmap == 1 ? "exclude" : c->memmap == 2 ? "keep" : "auto");
+	case CFG_PUBKEY:
+		/* Its first bytes name it enough for the record. */
+		if (!c->have_pubkey)
+			return snprintf(buf, size, "invalid");
+		return snprintf(buf, size, "%02x%02x%02x%02x...", c->pubkey[0], c->pubkey[1],
+				c->pubkey[2], c->pubkey[3]);
 	default: return snprintf(buf, size, "?");
 	}
 }

@@ -33,7 +33,7 @@ enum config_src {
 
 /* The settings, in the order config_format_sources lists them. */
 enum config_key { CFG_DEV, CFG_LEVEL, CFG_THREADS, CFG_WAIT, CFG_STALL, CFG_WATCHDOG,
-	CFG_FINAL, CFG_VERBOSE, CFG_FULL, CFG_MEMMAP, CFG_NKEYS };
+	CFG_FINAL, CFG_VERBOSE, CFG_FULL, CFG_MEMMAP, CFG_PUBKEY, CFG_NKEYS };
 
 /* kdumpinit.watchdog: the hardware's own timeout, or never open it. */
 #define WATCHDOG_KEEP 0u
@@ -56,6 +56,12 @@ struct config {
 	 * pages left out. 0 auto (left out from 1 GiB of them), 1 exclude,
 	 * 2 keep: capture/pipeline.h's enum memmap_mode. */
 	int memmap;
+	/* kdumpinit.pubkey: seal the dump to this X25519 public key
+	 * (dump/seal.h). pubkey_bad: one was given that does not parse, by
+	 * the source that ranks highest: the owner asked for a sealed dump,
+	 * so none is written rather than one in the clear. */
+	uint8_t pubkey[32];
+	int have_pubkey, pubkey_bad;
 	enum config_src src[CFG_NKEYS];	/* who set each key (config_defaults: DEFAULT) */
 	/* Problems found while parsing; the front door prints them. */
 	char warn[CONFIG_MAX_WARN][160];

@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "../lib/io.h"
+#include "seal.h"
 
 static int keep_copy(uint8_t **dst, size_t *dlen, const uint8_t *src, size_t len)
 {
@@ -106,6 +107,8 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	b->payload_off = off;
 	b->payload_len = h->len;
 	b->payload_hash = h->payload_hash;
+	b->seq = h->seq;
+	b->sealed = (h->flags & KDI_CHUNK_SEALED) != 0;
 	d->nblocks++;
 	if (early)
 		d->nearly = d->nblocks;
@@ -115,6 +118,137 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	d->pages_zero += v->nzero;
 	d->bytes_stored += h->len;
 	return 0;
+}
+
+enum { UNSEAL_USE, UNSEAL_SKIP };
+
+/* A chunk of a sealed dump (version 5), before it is used: checks that
+ * it is sealed as its type must be (chunk_seal_mode), reads SEAL, and
+ * with the key opens a sealed chunk in place or checks a tagged one,
+ * leaving h->len the clear length. UNSEAL_USE: go on with buf;
+ * UNSEAL_SKIP: locked, the chunk's content stays unknown; or -EBADMSG
+ * with why, -ENOMEM. */
+static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const uint8_t *sk,
+		  char *why, size_t wsz)
+{
+	uint32_t mode = chunk_seal_mode(h->type);
+
+	if (h->flags != mode) {
+		snprintf(why, wsz, "chunk %llu (type %u) is %s, where a sealed dump's must be %s",
+			 (unsigned long long)h->seq, h->type,
+			 h->flags == KDI_CHUNK_SEALED ? "sealed" : h->flags ? "tagged" : "in the clear",
+			 mode == KDI_CHUNK_SEALED ? "sealed" : mode ? "tagged" : "in the clear");
+		return -EBADMSG;
+	}
+	if (!mode)
+		return UNSEAL_USE;
+	if (h->len < KDI_TAG_BYTES) {
+		snprintf(why, wsz, "chunk %llu (type %u) is too short for its tag",
+			 (unsigned long long)h->seq, h->type);
+		return -EBADMSG;
+	}
+	uint32_t len = h->len - KDI_TAG_BYTES;
+	struct seal_where w = { .dump_id = h->dump_id, .seq = h->seq, .type = h->type, .len = len };
+
+	if (h->type == KDI_CH_SEAL) {
+		if (d->sealed || len != sizeof d->seal) {
+			snprintf(why, wsz, "chunk %llu: a second SEAL, or one of the wrong size",
+				 (unsigned long long)h->seq);
+			return -EBADMSG;
+		}
+		memcpy(&d->seal, buf, sizeof d->seal);
+		d->seal.release[sizeof d->seal.release - 1] = 0;
+		if (d->seal.scheme != KDI_SEAL_SCHEME || d->seal.flags) {
+			snprintf(why, wsz, "the dump is sealed with scheme %u, which this kdumpinit "
+				 "does not know", d->seal.scheme);
+			return -EBADMSG;
+		}
+		d->sealed = 1;
+		d->locked = 1;
+		if (!sk)
+			return UNSEAL_USE;
+		d->key = calloc(1, sizeof *d->key);
+		if (!d->key)
+			return -ENOMEM;
+		int r = seal_open_begin(d->key, sk, d->seal.eph_pk, d->seal.key_id);
+		if (r < 0) {
+			seal_end(d->key);
+			free(d->key);
+			d->key = NULL;
+			d->wrong_key = 1;
+			return UNSEAL_USE;
+		}
+		/* Its tag vouches for START and CHAIN, read before it. */
+		uint8_t pre[sizeof d->start + sizeof d->chain];
+		size_t pl = 0;
+		memcpy(pre, &d->start, sizeof d->start);
+		pl += sizeof d->start;
+		if (d->have_chain) {
+			memcpy(pre + pl, &d->chain, sizeof d->chain);
+			pl += sizeof d->chain;
+		}
+		if (seal_check_auth(d->key, &w, pre, pl, buf, len, buf + len) < 0) {
+			snprintf(why, wsz, "the dump's START, CHAIN or SEAL record fails its "
+				 "authentication tag: it was changed");
+			return -EBADMSG;
+		}
+		d->locked = 0;
+		h->len = len;
+		return UNSEAL_USE;
+	}
+	if (!d->sealed) {
+		snprintf(why, wsz, "chunk %llu (type %u) is sealed, but no SEAL record came before it",
+			 (unsigned long long)h->seq, h->type);
+		return -EBADMSG;
+	}
+	if (mode == KDI_CHUNK_AUTH) {
+		if (d->locked)
+			d->end_unverified = 1;
+		else if (seal_check_auth(d->key, &w, buf, len, NULL, 0, buf + len) < 0) {
+			snprintf(why, wsz, "chunk %llu (type %u) fails its authentication tag: "
+				 "changed, or torn", (unsigned long long)h->seq, h->type);
+			return -EBADMSG;
+		}
+		h->len = len;
+		return UNSEAL_USE;
+	}
+	if (d->locked) {
+		d->sealed_chunks++;
+		if (h->type == KDI_CH_PAGES)
+			d->sealed_pages_bytes += h->len;
+		return UNSEAL_SKIP;
+	}
+	/* libsodium checks the tag before it writes a byte of plaintext,
+	 * and wipes the buffer when it fails. */
+	if (seal_open_chunk(d->key, &w, buf, buf + len) < 0) {
+		snprintf(why, wsz, "chunk %llu (type %u) fails its authentication tag: changed, torn, "
+			 "or moved from another place", (unsigned long long)h->seq, h->type);
+		return -EBADMSG;
+	}
+	h->len = len;
+	return UNSEAL_USE;
+}
+
+/* What END can be checked against when the dump is locked: the chunks
+ * and stream bytes, which are in the clear. */
+static void check_end_locked(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
+{
+	char w[200];
+
+	w[0] = 0;
+	if (!d->have_end || d->why[0])
+		return;
+	if (d->end.nr_chunks != nr_chunks)
+		snprintf(w, sizeof w, "END counts %llu chunks, the stream has %llu",
+			 (unsigned long long)d->end.nr_chunks, (unsigned long long)nr_chunks);
+	else if (d->end.bytes_out != bytes)
+		snprintf(w, sizeof w, "END counts %llu stream bytes, the stream has %llu",
+			 (unsigned long long)d->end.bytes_out, (unsigned long long)bytes);
+	if (w[0]) {
+		stopped(d, w);
+		d->have_end = 0;
+		d->end_disagrees = 1;
+	}
 }
 
 struct pfn_range { uint64_t lo, hi; };
@@ -251,6 +385,12 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 
 int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 {
+	return dumpfile_load_key(d, fd, base, limit, NULL);
+}
+
+int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
+		      const uint8_t *sk)
+{
 	struct kdi_reader r;
 	struct kdi_chunk h;
 	uint8_t *buf = NULL;
@@ -304,6 +444,26 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		d->stream_end = r.pos;
 		d->nr_chunks = h.seq + 1;
 		int e = 0;
+		/* The header as on the device: a PAGES chunk is found again by it. */
+		struct kdi_chunk dev = h;
+		if (d->start.format_version >= KDI_FORMAT_SEALED) {
+			char w[200];
+			int u = unseal(d, &h, buf, sk, w, sizeof w);
+			if (u == -ENOMEM) {
+				ret = u;
+				goto out;
+			}
+			if (u < 0) {
+				stopped(d, w);
+				d->have_end = 0;
+				break;
+			}
+			if (u == UNSEAL_SKIP)
+				continue;
+		} else if (h.type == KDI_CH_SEAL) {
+			stopped(d, "a SEAL record in a dump of a version before sealing");
+			break;
+		}
 		switch (h.type) {
 		case KDI_CH_NOTES:
 			e = keep_copy(&d->notes, &d->notes_len, buf, h.len);
@@ -351,7 +511,7 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 			if (!e && !d->seg)
 				e = -EBADMSG;	/* pages before the layout */
 			if (!e)
-				e = add_block(d, &v, reader_payload_offset(&r, &h), &h, &bcap);
+				e = add_block(d, &v, reader_payload_offset(&r, &dev), &dev, &bcap);
 			break;
 		}
 		case KDI_CH_SETTINGS:
@@ -404,6 +564,14 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 		}
 	}
 	ret = 0;
+	if (d->start.format_version >= KDI_FORMAT_SEALED && !d->sealed && !d->why[0])
+		stopped(d, "a sealed dump's version without its SEAL record");
+	if (d->locked) {
+		/* Without the key only the clear parts are known: the caller
+		 * says so (info) or refuses (save, dmesg). */
+		check_end_locked(d, d->nr_chunks, d->stream_end - base);
+		goto out;
+	}
 	if (!d->vmcoreinfo || !d->seg) {
 		stopped(d, "the dump's metadata (VMCOREINFO, segments) is missing");
 		ret = -EBADMSG;
@@ -432,6 +600,10 @@ void dumpfile_free(struct dumpfile *d)
 	free(d->dmesg);
 	free(d->settings);
 	free(d->seg);
+	if (d->key) {
+		seal_end(d->key);
+		free(d->key);
+	}
 	memset(d, 0, sizeof *d);
 }
 
@@ -611,12 +783,13 @@ static int decode_linked(struct dump_slot *c, uint32_t ps, const struct kdi_page
 }
 
 /* Is the payload just read the one the index was built from? */
-static int same_block(const struct page_block *b, const uint8_t *p, const struct kdi_pages_view *v)
+static int same_block(const struct page_block *b, const uint8_t *p, uint32_t len, int hashed,
+		      const struct kdi_pages_view *v)
 {
 	static const char none;
 	size_t bl = (b->count + 7) / 8;
 
-	return XXH64(b->payload_len ? (const void *)p : &none, b->payload_len, 0) == b->payload_hash &&
+	return (hashed || XXH64(len ? (const void *)p : &none, len, 0) == b->payload_hash) &&
 	       v->pfn == b->pfn && v->count == b->count && v->nstored == b->nstored &&
 	       !memcmp(v->bitmap, b->bitmap, bl) && !v->zbitmap == !b->zbitmap &&
 	       (!v->zbitmap || !memcmp(v->zbitmap, b->zbitmap, bl));
@@ -649,9 +822,20 @@ static int load_block(struct dump_cursor *dc, const struct page_block *b, struct
 	ssize_t n = read_full_at(d->fd, c->payload, b->payload_len, b->payload_off);
 	if (n < 0)
 		return -EIO;
-	if (n != (ssize_t)b->payload_len ||
-	    pages_parse(c->payload, b->payload_len, d->start.page_size, &v) < 0 ||
-	    !same_block(b, c->payload, &v)) {
+	/* A sealed block: the bytes must be the ones loaded before they are
+	 * opened again, and the tag must hold again. */
+	uint32_t plen = b->payload_len;
+	int opened = 0;
+	if (b->sealed && n == (ssize_t)b->payload_len && plen >= KDI_TAG_BYTES && d->key &&
+	    XXH64(c->payload, plen, 0) == b->payload_hash) {
+		plen -= KDI_TAG_BYTES;
+		struct seal_where w = { .dump_id = d->dump_id, .seq = b->seq, .type = KDI_CH_PAGES,
+					.len = plen };
+		opened = seal_open_chunk(d->key, &w, c->payload, c->payload + plen) == 0;
+	}
+	if (n != (ssize_t)b->payload_len || (b->sealed && !opened) ||
+	    pages_parse(c->payload, plen, d->start.page_size, &v) < 0 ||
+	    !same_block(b, c->payload, plen, opened, &v)) {
 		c->stale = b;	/* shorter now, or other bytes */
 		return -ESTALE;
 	}

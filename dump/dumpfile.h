@@ -19,7 +19,11 @@ struct page_block {
 	uint64_t payload_hash;		/* as loaded: a reread must match it */
 	uint8_t *bitmap;		/* copy, count bits */
 	uint8_t *zbitmap;		/* zero pages left out, or NULL */
+	uint64_t seq;			/* its chunk's: a sealed one is opened with it */
+	int sealed;			/* payload_len counts the tag */
 };
+
+struct seal_dump;
 
 struct dumpfile {
 	int fd;
@@ -72,6 +76,19 @@ struct dumpfile {
 	uint64_t gap_bytes;		/* stream bytes they lost, all gaps */
 	uint64_t gap_chunks;		/* chunks they lost */
 	char gap_why[200];		/* the first: where, and what broke */
+	/* A sealed dump (format version 5, SEAL read). With the secret key
+	 * (dumpfile_load_key) every sealed chunk was opened, and START,
+	 * CHAIN, SEAL and END's tags checked: nothing unauthenticated is
+	 * kept. Without it, or with another key, the dump is `locked`: only
+	 * what stays in the clear is known (START, SEAL, END unverified), no
+	 * notes, segments or pages. */
+	int sealed, locked;
+	int wrong_key;			/* a key was given: not this dump's */
+	struct kdi_seal seal;		/* SEAL as read; release NUL-terminated */
+	struct seal_dump *key;		/* the dump's key, or NULL */
+	uint64_t sealed_chunks;		/* chunks left sealed (locked) */
+	uint64_t sealed_pages_bytes;	/* their PAGES payload bytes */
+	int end_unverified;		/* END read without its tag checked */
 };
 
 /* One block loaded for its pages. */
@@ -100,6 +117,10 @@ struct dump_cursor {
 /* 0: loaded (complete or not: see have_end/why). -ENOENT: no dump in the
  * stream (empty). -EBADMSG: not even the metadata is intact. */
 int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit);
+/* The same with the secret key SK (32 bytes, or NULL) for a sealed dump.
+ * A chunk whose tag fails stops the stream there, like a checksum. */
+int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
+		      const uint8_t *sk);
 void dumpfile_free(struct dumpfile *d);
 /* Complete = END seen, nothing stopped early, END says complete, and
  * END's counts (chunks, stream bytes, pages stored, pfns scanned) are

@@ -163,6 +163,20 @@ uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 	return XXH64_digest(&st);
 }
 
+uint32_t chunk_seal_mode(uint16_t type)
+{
+	switch (type) {
+	case KDI_CH_START: case KDI_CH_CHAIN: case KDI_CH_GAP: case KDI_CH_PAD:
+		return 0;
+	case KDI_CH_SEAL: case KDI_CH_END:
+		return KDI_CHUNK_AUTH;
+	default:
+		/* NOTES, VMCOREINFO, SEGMENTS, SETTINGS, DEBUGGER, DMESG,
+		 * PAGES, and any type added later: sealed unless said. */
+		return KDI_CHUNK_SEALED;
+	}
+}
+
 /* ---------------- reader ---------------- */
 
 static int stop(struct kdi_reader *r, const char *why)
@@ -192,8 +206,12 @@ static int read_header(struct kdi_reader *r, struct kdi_chunk *h)
 	if (XXH64(h, sizeof *h, 0) != want)
 		return stop(r, "header checksum mismatch");
 	h->hdr_hash = want;
-	if (h->hdr_size != sizeof *h || h->flags)
-		return stop(r, "unknown header size or flags");
+	if (h->hdr_size != sizeof *h)
+		return stop(r, "unknown header size");
+	/* Sealing's flags exist from version 5 on, one at a time. */
+	if (h->flags && (r->version < KDI_FORMAT_SEALED ||
+			 (h->flags != KDI_CHUNK_SEALED && h->flags != KDI_CHUNK_AUTH)))
+		return stop(r, "unknown header flags");
 	if (h->len > KDI_CHUNK_MAX)
 		return stop(r, "payload length out of bounds");
 	if (r->pos + chunk_span(h->len) > r->limit)
@@ -254,6 +272,7 @@ int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
 		return -EBADMSG;
 	}
 	r->dump_id = h.dump_id;
+	r->version = start->format_version;
 	r->next_seq = 1;
 	r->pos += chunk_span(h.len);
 	return 0;
@@ -288,7 +307,10 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	r->pos += chunk_span(h->len);
 	r->next_seq++;
 	if (h->type == KDI_CH_END) {
-		if (h->len != sizeof(struct kdi_end) && h->len != KDI_END_V3_SIZE) {
+		/* A sealed dump's END carries its tag after it. */
+		size_t want = r->version >= KDI_FORMAT_SEALED ? sizeof(struct kdi_end) + KDI_TAG_BYTES : 0;
+		if (want ? h->len != want || h->flags != KDI_CHUNK_AUTH :
+			   h->len != sizeof(struct kdi_end) && h->len != KDI_END_V3_SIZE) {
 			r->pos -= chunk_span(h->len);
 			return stop(r, "END record has the wrong size");
 		}

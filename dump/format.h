@@ -56,6 +56,7 @@ enum kdi_chunk_type {
 	KDI_CH_GAP = 10,	/* struct kdi_gap: the stream resumes here after a write error */
 	KDI_CH_CHAIN = 11,	/* struct kdi_chain_rec: where this dump sits among those on the device */
 	KDI_CH_DEBUGGER = 12,	/* struct kdi_debugger: what the EARLY pass covers */
+	KDI_CH_SEAL = 13,	/* struct kdi_seal: the dump is sealed to a key (version 5) */
 };
 
 struct kdi_chunk {
@@ -63,7 +64,7 @@ struct kdi_chunk {
 	uint16_t type;
 	uint16_t hdr_size;		/* sizeof(struct kdi_chunk) */
 	uint32_t len;			/* payload bytes, not padded */
-	uint32_t flags;			/* none defined yet: must be 0 */
+	uint32_t flags;			/* KDI_CHUNK_*: 0 before version 5 */
 	uint64_t dump_id;		/* same in every chunk of one dump */
 	uint64_t seq;			/* 0 for START, +1 per chunk */
 	uint64_t payload_hash;		/* XXH64 of the payload */
@@ -71,13 +72,28 @@ struct kdi_chunk {
 };
 _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
 
+/* A sealed dump (version 5, docs/FORMAT.md "Sealed dumps"). SEALED: the
+ * payload is the chunk's content encrypted, then its 16-byte tag (len
+ * counts both). AUTH: the payload is in the clear, then a tag over it,
+ * so that a reader without the key can still read it and one with the
+ * key can trust it. payload_hash is always of the bytes on the device,
+ * so the framing (and a reader without the key) works as before. */
+#define KDI_CHUNK_SEALED	0x1u
+#define KDI_CHUNK_AUTH		0x2u
+#define KDI_TAG_BYTES		16u
+
 /* Version 2 added the LATER pass (KDI_PAGES_LATER), version 3 the EARLY
  * pass (KDI_PAGES_EARLY), version 4 the memory map's exclusion
  * (KDI_START_MEMMAP_EXCLUDED, and its count in END, which grew by 8
  * bytes); a dump of an older version is a newer one without those, so
  * all are read. */
-#define KDI_FORMAT_VERSION 4
+#define KDI_FORMAT_VERSION 5
 #define KDI_FORMAT_MIN 1
+/* Version 5 is version 4 with sealing (KDI_CH_SEAL, KDI_CHUNK_*): a dump
+ * written without a key stays version 4, so that readers from before
+ * sealing still read it. */
+#define KDI_FORMAT_PLAIN 4
+#define KDI_FORMAT_SEALED 5
 
 struct kdi_start {
 	uint32_t format_version;
@@ -187,6 +203,21 @@ _Static_assert(sizeof(struct kdi_end) == 56 + 8 * KDI_EX_NCLASSES, "end layout")
 /* END before version 4: without excluded[KDI_EX_MEMMAP]. */
 #define KDI_END_V3_SIZE (sizeof(struct kdi_end) - 8)
 
+/* SEAL payload (version 5): how the dump's key is found, and what stays
+ * in the clear for info and status. Written right after CHAIN, before any
+ * sealed chunk, with KDI_CHUNK_AUTH: its tag also covers START's and
+ * CHAIN's payloads, so a reader with the key trusts those too. */
+struct kdi_seal {
+	uint32_t scheme;		/* KDI_SEAL_SCHEME */
+	uint32_t flags;			/* 0 */
+	uint8_t eph_pk[32];		/* the capture's one-time X25519 public key */
+	uint8_t key_id[8];		/* names the recipient's key (dump/seal.h) */
+	char release[72];		/* the crashed kernel's release, NUL-terminated */
+};
+_Static_assert(sizeof(struct kdi_seal) == 120, "seal layout");
+/* X25519 with a one-time key, BLAKE2b-256, XChaCha20-Poly1305 per chunk. */
+#define KDI_SEAL_SCHEME 1u
+
 /* A write that failed loses the stream from where it began: the writer
  * resumes at the next KDI_GAP_ALIGN boundary with a GAP chunk, and a
  * reader that finds the stream broken at P probes the boundaries in
@@ -237,6 +268,11 @@ int uuid_parse(const char *s, uint8_t uuid[16]);
 /* ---- chunks ---- */
 /* Bytes a chunk with this payload occupies on the device. */
 size_t chunk_span(size_t payload_len);
+/* How a chunk of this type is written in a sealed dump: KDI_CHUNK_SEALED
+ * (the memory's contents and layout), KDI_CHUNK_AUTH (SEAL, END: clear
+ * but tagged), or 0 (START, CHAIN, GAP, PAD: clear, START and CHAIN
+ * covered by SEAL's tag). A reader refuses any other. */
+uint32_t chunk_seal_mode(uint16_t type);
 /* XXH64 of a payload given in up to three pieces (any may be NULL/0). */
 uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 		      const void *p3, size_t l3);
@@ -256,6 +292,7 @@ struct kdi_reader {
 	 * the same walk. */
 	int skim;
 	int read_error;		/* it stopped because the source could not be read */
+	uint32_t version;	/* START's format_version, once read */
 	char why[160];		/* why reading stopped, when it stopped early */
 };
 

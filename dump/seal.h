@@ -1,4 +1,4 @@
-/* Sealed dumps (issue 29, branch work): a public key in the capture image,
+/* Sealed dumps: a public key in the capture image,
  * the private key only where dumps are read.
  *
  * Per dump, the capture makes an ephemeral X25519 key pair, derives the
@@ -51,6 +51,15 @@ void seal_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *
  * then zeroed by libsodium: nothing unauthenticated is left in it). */
 int seal_open_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
 		    const uint8_t tag[SEAL_TAG_BYTES]);
+/* A tag over clear bytes (KDI_CHUNK_AUTH chunks: SEAL and END): the
+ * same binding, with A then B (B may be NULL) as further associated data
+ * and nothing encrypted. alen + blen <= SEAL_AUTH_MAX. */
+#define SEAL_AUTH_MAX 512u
+void seal_auth(const struct seal_dump *d, const struct seal_where *w, const void *a, size_t alen,
+	       const void *b, size_t blen, uint8_t tag[SEAL_TAG_BYTES]);
+/* 0 when TAG is that tag, -EBADMSG when not (or too long). */
+int seal_check_auth(const struct seal_dump *d, const struct seal_where *w, const void *a,
+		    size_t alen, const void *b, size_t blen, const uint8_t tag[SEAL_TAG_BYTES]);
 /* Zeroes the dump's key. */
 void seal_end(struct seal_dump *d);
 

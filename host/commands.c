@@ -1,5 +1,6 @@
 /* Host commands: capture, save, info, format. Each parses its options,
  * calls library code, prints once and returns an exit code. */
+#include "keys.h"
 #include "savecore.h"
 #include "source.h"
 
@@ -41,6 +42,26 @@ static int bad_value(const char *opt, const char *v)
 	return EXIT_USAGE;
 }
 
+/* `--key FILE` anywhere in argv (info, dmesg): taken out, the secret key
+ * read into sk. 1 taken, 0 none, or the exit code's negative on a key
+ * that does not read (said). */
+static int take_key(int *argc, char **argv, uint8_t sk[32])
+{
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--key"))
+			continue;
+		if (i + 1 >= *argc)
+			return -EXIT_USAGE;
+		if (keyfile_read(argv[i + 1], 1, sk) < 0)
+			return -EXIT_USAGE;
+		for (int k = i; k + 2 <= *argc; k++)
+			argv[k] = argv[k + 2];
+		*argc -= 2;
+		return 1;
+	}
+	return 0;
+}
+
 /* ---------------- capture ---------------- */
 
 static const char capture_help[] =
@@ -70,13 +91,14 @@ int cmd_capture(int argc, char **argv)
 		{ "vmcore", 1, 0, 'v' }, { "output", 1, 0, 'o' }, { "level", 1, 0, 'l' },
 		{ "threads", 1, 0, 't' }, { "no-mmap", 0, 0, 'M' }, { "mmap", 0, 0, 'm' },
 		{ "oversubscribe", 0, 0, 'O' }, { "full", 1, 0, 'F' }, { "memmap", 1, 0, 'e' },
-		{ "help", 0, 0, 'h' },
+		{ "pubkey", 1, 0, 'P' }, { "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *vmcore = NULL, *output = NULL;
 	struct capture_req rq = { .level = 31, .threads = online_cpus(), .cpus = online_cpus(),
 				  .window = 64u << 20 };
 	const struct capture_hooks hk = { .progress = 1 };
+	uint8_t pk[32];
 	uint64_t v;
 	int c;
 
@@ -112,6 +134,12 @@ int cmd_capture(int argc, char **argv)
 			else
 				return bad_value("--memmap", optarg);
 			break;
+		case 'P':
+			/* Unreadable: refused before anything is written. */
+			if (keyfile_read(optarg, 0, pk) < 0)
+				return EXIT_USAGE;
+			rq.pubkey = pk;
+			break;
 		case 'h': return usage(capture_help, EXIT_OK);
 		default: return usage(capture_help, EXIT_USAGE);
 		}
@@ -138,6 +166,11 @@ int cmd_info(int argc, char **argv)
 		return usage(info_help, EXIT_OK);
 	unsigned only = 0;
 	uint64_t v;
+	uint8_t skb[32];
+	int hk = take_key(&argc, argv, skb);
+	if (hk < 0)
+		return -hk;
+	const uint8_t *sk = hk ? skb : NULL;
 	if (argc == 4 && !strcmp(argv[2], "--dump")) {
 		if (parse_u64(argv[3], 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
 			return bad_value("--dump", argv[3]);
@@ -154,7 +187,7 @@ int cmd_info(int argc, char **argv)
 		struct target t;
 		struct dumpfile d;
 		int code = EXIT_OK;
-		int r = open_dump_nth(argv[1], k, &t, &d, &code);
+		int r = open_dump_nth(argv[1], k, sk, &t, &d, &code);
 
 		/* An unreadable header is said once, by the report's state line. */
 		if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
@@ -220,10 +253,11 @@ int cmd_save(int argc, char **argv)
 		{ "compress", 1, 0, 'c' }, { "threads", 1, 0, 't' },
 		{ "dir", 1, 0, 'd' }, { "min-free", 1, 0, 'm' }, { "max", 1, 0, 'x' },
 		{ "keep-device", 0, 0, 'k' }, { "check", 0, 0, 'C' },
-		{ "mark-incomplete", 0, 0, 'I' }, { "dump", 1, 0, 'D' },
+		{ "mark-incomplete", 0, 0, 'I' }, { "dump", 1, 0, 'D' }, { "key", 1, 0, 'K' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct savecore_opts sc = { 0 };
+	uint8_t skb[32];
 	const char *output = NULL, *format = "kdump";
 	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
 	int force = 0, c;
@@ -246,6 +280,11 @@ int cmd_save(int argc, char **argv)
 			so.threads = v;
 			break;
 		case 'd': sc.dir = optarg; break;
+		case 'K':
+			if (keyfile_read(optarg, 1, skb) < 0)
+				return EXIT_USAGE;
+			sc.key = skb;
+			break;
 		case 'm':
 			if (parse_size(optarg, &sc.min_free) < 0)
 				return bad_value("--min-free", optarg);
@@ -305,9 +344,15 @@ int cmd_save(int argc, char **argv)
 	struct target t;
 	struct dumpfile d;
 	int code = EXIT_OK;
-	int r = open_dump_nth(src, which, &t, &d, &code);
+	int r = open_dump_nth(src, which, sc.key, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
+	if (r == 0 && d.locked) {
+		code = dump_locked(src, &d, sc.key);
+		dumpfile_free(&d);
+		target_close(&t);
+		return code;
+	}
 	if (d.ndumps > 1)
 		msg("%s holds %u dumps: saving dump %u (%s; --dump N for another, 1 the oldest)",
 		    src, d.ndumps, d.position, which ? "as asked" :
@@ -567,6 +612,11 @@ int cmd_dmesg(int argc, char **argv)
 		return usage(dmesg_help, EXIT_OK);
 	unsigned which = 0;
 	uint64_t v;
+	uint8_t skb[32];
+	int hk = take_key(&argc, argv, skb);
+	if (hk < 0)
+		return -hk;
+	const uint8_t *sk = hk ? skb : NULL;
 	if (argc == 4 && !strcmp(argv[2], "--dump")) {
 		if (parse_u64(argv[3], 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
 			return bad_value("--dump", argv[3]);
@@ -581,12 +631,14 @@ int cmd_dmesg(int argc, char **argv)
 
 	struct target t;
 	struct dumpfile d;
-	int r = open_dump_nth(argv[1], which, &t, &d, &code);
+	int r = open_dump_nth(argv[1], which, sk, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
 		err("%s holds no dump (empty)", argv[1]);
 		code = EXIT_TARGET;
+	} else if (r == 0 && d.locked) {
+		code = dump_locked(argv[1], &d, sk);
 	} else if (r == 0 || (r < 0 && d.dmesg)) {
 		if (d.dmesg) {
 			fwrite(d.dmesg, 1, d.dmesg_len, stdout);

@@ -60,6 +60,8 @@ struct dump_ident {
  * directories carrying a valid one are pruned, or taken to hold a dump.
  * Markers of versions before the second line have no identity. */
 #define MARKER ".kdumpinit"
+/* A sealed dump saved without its key (write_stream_copy). */
+#define SEALED_NAME "sealed.kdi"
 #define MARKER_SEQ "kdumpinit save %llu\n"
 #define MARKER_DUMP "dump %s %016llx %llu %s %llu\n"
 
@@ -83,7 +85,7 @@ struct marker {
  * that a half-removed directory is still recognised. */
 static const char *const dump_files[] = { ".vmcore.tmp", ".dmesg.txt.tmp", ".info.txt.tmp",
 					  "." MARKER ".tmp", "vmcore", "dmesg.txt", "info.txt",
-					  MARKER };
+					  "." SEALED_NAME ".tmp", SEALED_NAME, MARKER };
 
 /* Opens dir's subdirectory name if it is one kdumpinit could have made:
  * a real directory (not a link), owned by the saving uid, closed to
@@ -206,13 +208,18 @@ struct dump_dir {
 	char name[256];
 };
 
-/* sfd's vmcore is a regular file of uid's with bytes in it. */
+/* sfd's vmcore (or the sealed copy of one) is a regular file of uid's
+ * with bytes in it. */
 static int has_vmcore(int sfd, uid_t uid)
 {
+	static const char *const names[] = { "vmcore", SEALED_NAME };
 	struct stat st;
 
-	return fstatat(sfd, "vmcore", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_uid == uid && st.st_size > 0;
+	for (int i = 0; i < 2; i++)
+		if (fstatat(sfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == uid && st.st_size > 0)
+			return 1;
+	return 0;
 }
 
 /* Our dump directories in DIR, with their markers; up to cap. */
@@ -394,10 +401,45 @@ struct content {
 	const void *buf;		/* either bytes ... */
 	size_t len;
 	struct dumpfile *d;		/* ... or the dump, saved per o */
+	int sealed_copy;		/* ... or d's stream as it is (sealed.kdi) */
 	const struct savecore_opts *o;
 	struct save_result *res;
 	struct room *room;		/* --min-free, kept while writing; or NULL */
 };
+
+/* A sealed dump saved without its key: its stream as it is on the
+ * device, in a claimed file of its own (a fresh superblock, the stream at
+ * data_offset), which `save --key`, `info` and `dmesg` read like a device.
+ * Stream offsets (GAP) are from the dump's START, so they stay true.
+ * Bytes the device cannot give are zeros: a reader sees a gap there, as
+ * it did on the device. */
+static int write_stream_copy(int fd, const struct dumpfile *d, struct room *room)
+{
+	uint8_t area[KDI_SB_AREA];
+	struct kdi_super sb;
+	uint64_t len = d->stream_end - d->base, size = KDI_DATA_OFFSET + len;
+	size_t bsz = 1u << 20;
+
+	if (size < KDI_MIN_DEVICE)
+		size = KDI_MIN_DEVICE;
+	super_init(&sb, size, "sealed copy");
+	super_encode(&sb, area);
+	int r = room_write_at(room, fd, area, sizeof area, 0);
+	uint8_t *buf = r ? NULL : malloc(bsz);
+	if (!r && !buf)
+		r = -ENOMEM;
+	for (uint64_t off = 0; !r && off < len; off += bsz) {
+		size_t k = len - off < bsz ? (size_t)(len - off) : bsz;
+		ssize_t n = read_full_at(d->fd, buf, k, d->base + off);
+		if (n < (ssize_t)k)
+			memset(buf + (n > 0 ? n : 0), 0, k - (size_t)(n > 0 ? n : 0));
+		r = room_write_at(room, fd, buf, k, KDI_DATA_OFFSET + off);
+	}
+	free(buf);
+	if (!r && ftruncate(fd, (off_t)size) < 0)
+		r = -errno;
+	return r;
+}
 
 /* Writes .name.tmp in sfd (created new, never through a link), then
  * commit_tmp_at renames it to name: a name is only ever seen holding all
@@ -412,7 +454,9 @@ static int write_atomic(int sfd, const char *name, const struct content *c)
 	if (fd < 0)
 		return -errno;
 	int r;
-	if (c->d) {
+	if (c->sealed_copy) {
+		r = write_stream_copy(fd, c->d, c->room);
+	} else if (c->d) {
 		struct save_opts so = c->o->so;
 		so.room = c->room;
 		r = c->o->elf ? save_elf(c->d, fd, &so, c->res) : save_kdump(c->d, fd, &so, c->res);
@@ -497,6 +541,12 @@ static void dump_name(char *out, size_t sz, const struct dumpfile *d, uint64_t s
 	struct tm tm;
 
 	vmcoreinfo_parse(&vi, d->vmcoreinfo);
+	/* Sealed, no key: the capture's start, in the clear, is as close. */
+	if (d->locked && d->start.start_time && d->start.start_time <= LAST_STAMP) {
+		time_t tt = (time_t)d->start.start_time;
+		if (gmtime_r(&tt, &tm) && strftime(out, sz, "%Y-%m-%d-%H:%M:%S", &tm))
+			return;
+	}
 	if (vi_has(&vi, VI_CRASHTIME) && vi_u(&vi, VI_CRASHTIME) <= LAST_STAMP) {
 		time_t tt = (time_t)vi_u(&vi, VI_CRASHTIME);
 		if (gmtime_r(&tt, &tm) && strftime(out, sz, "%Y-%m-%d-%H:%M:%S", &tm))
@@ -519,8 +569,16 @@ static int write_dump_files(int sfd, const char *src, const struct target *t,
 			    struct dumpfile *d, const struct savecore_opts *o,
 			    const struct marker *m, struct save_result *res, struct room *room)
 {
-	int r = write_atomic(sfd, "vmcore", &(struct content){ .d = d, .o = o, .res = res,
-							      .room = room });
+	int r;
+	if (d->locked) {
+		r = write_atomic(sfd, SEALED_NAME, &(struct content){ .d = d, .sealed_copy = 1,
+								     .room = room });
+		memset(res, 0, sizeof *res);
+		res->bytes = d->stream_end - d->base;
+	} else {
+		r = write_atomic(sfd, "vmcore", &(struct content){ .d = d, .o = o, .res = res,
+								  .room = room });
+	}
 
 	if (!r && d->dmesg)
 		r = write_atomic(sfd, "dmesg.txt", &(struct content){ .buf = d->dmesg,
@@ -530,8 +588,14 @@ static int write_dump_files(int sfd, const char *src, const struct target *t,
 	FILE *mf = r ? NULL : open_memstream(&rep, &rep_len);
 	if (mf) {
 		dump_report(mf, src, t, d, 0);
-		fprintf(mf, "%-12s %s (%s)%s\n", "saved as", "vmcore", o->elf ? "ELF" : "kdump-compressed",
-			dumpfile_complete(d) ? "" : ", INCOMPLETE");
+		if (d->locked)
+			fprintf(mf, "%-12s %s (still sealed: kdumpinit save --key SECRET %s)%s\n",
+				"saved as", SEALED_NAME, SEALED_NAME,
+				dumpfile_complete(d) ? "" : ", INCOMPLETE");
+		else
+			fprintf(mf, "%-12s %s (%s)%s\n", "saved as", "vmcore",
+				o->elf ? "ELF" : "kdump-compressed",
+				dumpfile_complete(d) ? "" : ", INCOMPLETE");
 		fprintf(mf, "%-12s %016llx (claim %s, captured at %llu)\n", "dump id",
 			(unsigned long long)m->id.dump_id, m->id.uuid,
 			(unsigned long long)m->id.start_time);
@@ -720,8 +784,9 @@ static void unlock_crashdir(struct crashdir *cd)
 static int check_space(const struct crashdir *cd, const struct dumpfile *d,
 		       const struct savecore_opts *o)
 {
-	int estimate = !o->elf && o->so.zlib;
-	uint64_t out = o->elf ? save_elf_bound(d) : save_kdump_need(d, o->so.zlib);
+	int estimate = !o->elf && o->so.zlib && !d->locked;
+	uint64_t out = d->locked ? KDI_DATA_OFFSET + (d->stream_end - d->base) :
+		       o->elf ? save_elf_bound(d) : save_kdump_need(d, o->so.zlib);
 	uint64_t need = out + d->dmesg_len + (4u << 20);
 	struct statvfs vfs;
 
@@ -983,6 +1048,13 @@ static int savecore_one(struct savecore_run *run, const char *src, const struct 
 		    "DIR that does not hold it)", src);
 		return EXIT_OK;
 	}
+	/* A key that is not the dump's is a mistake to say, not a reason
+	 * to move the dump off the device sealed. */
+	if (d->locked && d->wrong_key)
+		return dump_locked(src, d, o->key);
+	if (d->locked)
+		msg("%s: the dump is sealed and no key was given: saving it still sealed, as %s",
+		    src, SEALED_NAME);
 	int code = open_run_dir(run);
 	if (code != EXIT_OK)
 		return code;
@@ -1031,7 +1103,7 @@ static int save_each(struct savecore_run *run, const char *src, struct target *t
 		}
 		dumpfile_free(d);
 		target_close(t);
-		int c = EXIT_OK, r = open_dump_nth(src, k, t, d, &c);
+		int c = EXIT_OK, r = open_dump_nth(src, k, run->o->key, t, d, &c);
 		*loaded = r == 0 || r == -EBADMSG;
 		if (c == EXIT_INCOMPLETE)
 			dump_unreadable(t, d, r);
@@ -1051,7 +1123,7 @@ int savecore(const char *src, const struct savecore_opts *o)
 	struct target t;
 	struct dumpfile d;
 	int code = EXIT_OK;
-	int r = open_dump(src, &t, &d, &code);
+	int r = open_dump(src, o->key, &t, &d, &code);
 
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);

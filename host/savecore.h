@@ -12,6 +12,9 @@ struct savecore_opts {
 	unsigned max;			/* keep this many dumps, 0 = all */
 	int keep_device, check, force, elf;
 	int mark_incomplete;		/* mark an incomplete dump saved too */
+	/* The secret key for sealed dumps (32 bytes), or NULL: a sealed dump
+	 * is then saved as it is on the device, still sealed (sealed.kdi). */
+	const uint8_t *key;
 	struct save_opts so;
 };
 /* Saves SOURCE's dump into o->dir (or with o->check says whether there is

@@ -13,6 +13,7 @@
 #include "../config/target.h"
 #include "../dump/chain.h"
 #include "../dump/dumpfile.h"
+#include "keys.h"
 #include "../kernel/vmcoreinfo.h"
 #include "../lib/exitcode.h"
 #include "../lib/log.h"
@@ -36,12 +37,13 @@ static const char *resolve_source(const char *src, char *buf, size_t sz)
 
 /* The dump `which` of t's device (0: the next to save) into d, placed
  * among the others; dumpfile_load's result. */
-static int load_chosen(const struct target *t, unsigned which, struct dumpfile *d)
+static int load_chosen(const struct target *t, unsigned which, const uint8_t *sk,
+		       struct dumpfile *d)
 {
 	struct chain c;
 
 	if (chain_walk(t->fd, t->base, t->limit, &c) < 0 || !c.n)
-		return which > 1 ? -ENOENT : dumpfile_load(d, t->fd, t->base, t->limit);
+		return which > 1 ? -ENOENT : dumpfile_load_key(d, t->fd, t->base, t->limit, sk);
 	unsigned i = c.n - 1;
 	if (which) {
 		if (which > c.n)
@@ -56,20 +58,40 @@ static int load_chosen(const struct target *t, unsigned which, struct dumpfile *
 	}
 	/* A dump ends where the next one starts: the stale tail of a
 	 * longer dump from an earlier round may lie past it. */
-	int r = dumpfile_load(d, t->fd, c.d[i].at, i + 1 < c.n ? c.d[i + 1].at : t->limit);
+	int r = dumpfile_load_key(d, t->fd, c.d[i].at, i + 1 < c.n ? c.d[i + 1].at : t->limit,
+				  sk);
 	d->position = i + 1;
 	d->ndumps = c.n;
 	d->saved = chain_saved(&c, i, t->sb.saved_dump_id);
 	return r;
 }
 
-int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code)
+int open_dump(const char *src, const uint8_t *sk, struct target *t, struct dumpfile *d,
+	      int *code)
 {
-	return open_dump_nth(src, 0, t, d, code);
+	return open_dump_nth(src, 0, sk, t, d, code);
 }
 
-int open_dump_nth(const char *src, unsigned which, struct target *t, struct dumpfile *d,
-		  int *code)
+int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk)
+{
+	char want[17], have[17];
+
+	if (!d->locked)
+		return EXIT_OK;
+	key_id_hex(d->seal.key_id, want);
+	if (!sk)
+		err("%s: the dump is sealed to key %s: its memory needs the secret key (--key FILE); "
+		    "`save --dir` without one moves it off the device still sealed", src, want);
+	else {
+		key_id_of_secret(sk, have);
+		err("%s: the dump is sealed to key %s, and the key given is %s: not its key", src,
+		    want, have);
+	}
+	return EXIT_USAGE;
+}
+
+int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, struct target *t,
+		  struct dumpfile *d, int *code)
 {
 	enum target_refusal why;
 	char m[400], dev[300];
@@ -94,7 +116,7 @@ int open_dump_nth(const char *src, unsigned which, struct target *t, struct dump
 		*code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
 		return r;
 	}
-	r = load_chosen(t, which, d);
+	r = load_chosen(t, which, sk, d);
 	if (r == -ENOENT && which > 1) {
 		err("%s holds no dump %u", src, which);
 		target_close(t);
@@ -275,6 +297,32 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 			(unsigned long long)d->gap_chunks, d->gap_why);
 	if (dump_saved(t, d))
 		print_time(f, "saved at", t->sb.saved_time);
+	if (d->sealed) {
+		char id[17];
+		key_id_hex(d->seal.key_id, id);
+		fprintf(f, "%-12s to key %s (X25519, XChaCha20-Poly1305)%s\n", "sealed", id,
+			!d->locked ? ": opened, every tag checked" :
+			d->wrong_key ? ": the key given is not its key" : ": no key given (--key FILE)");
+	}
+	if (d->locked) {
+		/* What is in the clear: SEAL, START, and END (its tag unchecked). */
+		fprintf(f, "%-12s %s\n", "kernel", d->seal.release[0] ? d->seal.release : "unknown");
+		print_time(f, "captured", d->start.start_time);
+		fprintf(f, "%-12s %u\n", "dump level", d->start.dump_level);
+		fprintf(f, "%-12s %u bytes\n", "page size", d->start.page_size);
+		fprintf(f, "%-12s %llu chunks sealed (%.1f MB of pages)\n", "content",
+			(unsigned long long)d->sealed_chunks, d->sealed_pages_bytes / 1e6);
+		if (d->have_end) {
+			fprintf(f, "%-12s %llu of %llu pages scanned (END, not verified without the key)\n",
+				"pages kept", (unsigned long long)d->end.pages_stored,
+				(unsigned long long)d->end.pages_total);
+			fprintf(f, "%-12s %.1f MB on the device\n", "dump size", d->end.bytes_out / 1e6);
+		} else {
+			fprintf(f, "%-12s %.1f MB on the device (intact part)\n", "dump size",
+				(d->stream_end - d->base) / 1e6);
+		}
+		return complete ? EXIT_OK : EXIT_INCOMPLETE;
+	}
 	struct vmcoreinfo vi;
 	vmcoreinfo_parse(&vi, d->vmcoreinfo);
 	if (vi.have_osrelease)

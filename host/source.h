@@ -4,6 +4,7 @@
 #define KDI_SOURCE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct target;
@@ -16,14 +17,20 @@ struct dumpfile;
  * dump whose header does not read (*code EXIT_INCOMPLETE, t open, d->why
  * says why): `info` reports that in its state line, the others with
  * dump_unreadable. */
-int open_dump(const char *src, struct target *t, struct dumpfile *d, int *code);
+int open_dump(const char *src, const uint8_t *sk, struct target *t, struct dumpfile *d,
+	      int *code);
 /* A device holds several dumps when a crash came before the dump of the
  * one before was saved (dump/chain.h). open_dump loads the one `save
  * --dir` takes next: the oldest not yet saved, else the newest.
  * open_dump_nth loads dump `which` (1 the oldest; 0 as open_dump); a
  * device with fewer is -ENOENT, said, *code EXIT_TARGET. */
-int open_dump_nth(const char *src, unsigned which, struct target *t, struct dumpfile *d,
-		  int *code);
+int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, struct target *t,
+		  struct dumpfile *d, int *code);
+/* SK (32 bytes, or NULL) is the secret key for a sealed dump (dump/seal.h).
+ * Without it, or with another key, a sealed dump loads `locked`: info
+ * says what is in the clear; dump_locked says why the memory cannot be
+ * read, once, for the commands that need it, and gives their exit code. */
+int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk);
 /* Says that t's dump header is unreadable; r is what open_dump returned. */
 void dump_unreadable(const struct target *t, const struct dumpfile *d, int r);
 /* The `info` text for what open_dump returned (r); info's exit code. */

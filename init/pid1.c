@@ -577,6 +577,8 @@ void pid1_main(void)
 		.settings = srcs,
 		.full = cfg.full_overwrite ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP,
 		.memmap = cfg.memmap == 1 ? MEMMAP_EXCLUDE : cfg.memmap == 2 ? MEMMAP_KEEP : MEMMAP_AUTO,
+		.pubkey = cfg.have_pubkey ? cfg.pubkey : NULL,
+		.pubkey_bad = cfg.pubkey_bad,
 	};
 	const struct capture_hooks hk = { .heartbeat = &wd.heartbeat, .progress = 1 };
 	wd.armed = 1;

@@ -1,5 +1,7 @@
 #include "run_capture.h"
 
+#include "../dump/seal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,10 +348,28 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		const struct capture_req *rq, const struct capture_hooks *hk)
 {
 	struct vmcore vc;
+	struct seal_dump sd;
+
+	/* Before anything is opened: a dump that was to be sealed is never
+	 * written in the clear instead. */
+	if (rq->pubkey_bad) {
+		err("the public key to seal the dump with (kdumpinit.pubkey) does not parse: "
+		    "nothing is written; the device keeps what it holds");
+		return EXIT_USAGE;
+	}
+	if (rq->pubkey && seal_begin(&sd, rq->pubkey) < 0) {
+		seal_end(&sd);
+		err("the public key to seal the dump with (kdumpinit.pubkey) is not a usable "
+		    "X25519 key: nothing is written; the device keeps what it holds");
+		return EXIT_USAGE;
+	}
 	int code = open_vmcore(&vc, vmcore);
 
-	if (code != EXIT_OK)
+	if (code != EXIT_OK) {
+		if (rq->pubkey)
+			seal_end(&sd);
 		return code;
+	}
 	const struct arch_ops *arch = arch_lookup(vc.e_machine);
 	describe_vmcore(&vc, arch, vmcore);
 	/* Filtering beyond zero pages needs the crashed kernel's struct
@@ -371,6 +391,16 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	 * pass then reads with pread too (a way round a vmcore that faults). */
 	mm->no_view = rq->read_mode == READ_PREAD;
 	struct capture_in in = { .filter = mm->active ? mm : NULL };
+	struct vmcoreinfo vi;
+	if (rq->pubkey) {
+		char id[2 * SEAL_KEYID_BYTES + 1];
+		vmcoreinfo_parse(&vi, vc.vmcoreinfo);
+		in.seal = &sd;
+		in.release = vi.have_osrelease ? vi.osrelease : "";
+		for (unsigned i = 0; i < SEAL_KEYID_BYTES; i++)
+			snprintf(id + 2 * i, 3, "%02x", sd.key_id[i]);
+		msg("sealing the dump to key %s: only its holder can read the memory", id);
+	}
 	/* The kernel's pages first: a second walker at level 31 picks them,
 	 * unless the level already drops everything 31 does. */
 	const uint32_t k31 = DL_CACHE | DL_CACHE_PRI | DL_USER | DL_FREE;
@@ -423,5 +453,7 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	dbg_pages_free(&dbg);
 	vmemmap_free(&vm);
 	vmcore_close(&vc);
+	if (rq->pubkey)
+		seal_end(&sd);
 	return code;
 }

@@ -7,6 +7,7 @@
 
 #include "../arm/arm.h"
 #include "../host/commands.h"
+#include "../host/keys.h"
 #include "../host/modules.h"
 #include "../host/status.h"
 #include "../init/pid1.h"
@@ -29,6 +30,7 @@ static const char help[] =
 	"  arm      load the crash kernel (kexec_file_load)\n"
 	"  modules  the kernel modules a dump device needs here\n"
 	"  status   is a crash kernel armed, current, with its device (for monitoring)\n"
+	"  keygen   make a key pair for sealed (encrypted) dumps\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
@@ -41,7 +43,7 @@ static const struct {
 } commands[] = {
 	{ "capture", cmd_capture }, { "save", cmd_save }, { "info", cmd_info },
 	{ "format", cmd_format }, { "arm", cmd_arm }, { "dmesg", cmd_dmesg },
-	{ "modules", cmd_modules }, { "status", cmd_status },
+	{ "modules", cmd_modules }, { "status", cmd_status }, { "keygen", cmd_keygen },
 };
 
 int main(int argc, char **argv)

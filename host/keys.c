@@ -1,0 +1,146 @@
+/* Key files: one line each, "kdumpinit-public-key HEX64" or
+ * "kdumpinit-secret-key HEX64" (dump/seal.c parses them). */
+#include "keys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "../dump/seal.h"
+#include "../lib/exitcode.h"
+#include "../lib/io.h"
+#include "../lib/log.h"
+
+int keyfile_read(const char *path, int secret, uint8_t key[32])
+{
+	char buf[256];
+	struct stat st;
+	const char *why;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		int e = -errno;
+		err("cannot open the %s key %s: %s", secret ? "secret" : "public", path, strerror(-e));
+		return e;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err("%s is not a regular file: not a key", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (secret && (st.st_mode & 077))
+		warn("%s: the secret key may be read by others (mode %04o): chmod 600 it", path,
+		     (unsigned)(st.st_mode & 07777));
+	ssize_t n = read_full_at(fd, buf, sizeof buf, 0);
+	close(fd);
+	if (n < 0) {
+		err("cannot read %s: %s", path, strerror((int)-n));
+		return (int)n;
+	}
+	int r = (size_t)n == sizeof buf ? -EINVAL :
+		seal_parse_key(buf, (size_t)n, secret, key, &why);
+	if ((size_t)n == sizeof buf)
+		why = "longer than a key file";
+	sodium_memzero(buf, sizeof buf);
+	if (r < 0)
+		err("%s: %s", path, why);
+	return r;
+}
+
+void key_id_hex(const uint8_t id[8], char out[17])
+{
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+void key_id_of_secret(const uint8_t sk[32], char out[17])
+{
+	static const uint8_t base[32] = { 9 };
+	uint8_t pk[32], id[SEAL_KEYID_BYTES];
+
+	if (crypto_scalarmult(pk, sk, base) != 0)
+		memset(pk, 0, sizeof pk);
+	seal_key_id(pk, id);
+	key_id_hex(id, out);
+}
+
+static const char keygen_help[] =
+	"usage: kdumpinit keygen SECRET-FILE PUBLIC-FILE\n"
+	"\n"
+	"Makes a key pair for sealed dumps. The public key goes to the capture\n"
+	"(kdumpinit-mkinitramfs --pubkey, kdumpinit.pubkey= or the firmware credential\n"
+	"kdumpinit.pubkey); the secret key stays where dumps are read (save --key).\n"
+	"Neither file may exist. The secret one is created mode 0600.\n"
+	"Exit: 0 written, 2 usage or a file exists, 1 an error.\n";
+
+/* Creates path new (never through a link), writes line, syncs. */
+static int write_new(const char *path, const char *line, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	int r = 0;
+	if (fchmod(fd, mode) < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line) ||
+	    fsync(fd) < 0)
+		r = errno ? -errno : -EIO;
+	close(fd);
+	if (r < 0)
+		unlink(path);
+	return r;
+}
+
+int cmd_keygen(int argc, char **argv)
+{
+	uint8_t pk[32], sk[32], id[SEAL_KEYID_BYTES];
+	char line[128], hex[17];
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(keygen_help, stdout);
+		return EXIT_OK;
+	}
+	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+		fputs(keygen_help, stderr);
+		return EXIT_USAGE;
+	}
+	for (int i = 1; i < 3; i++)
+		if (access(argv[i], F_OK) == 0 || errno != ENOENT) {
+			err("%s exists: not overwriting a key", argv[i]);
+			return EXIT_USAGE;
+		}
+	if (seal_keypair(pk, sk) < 0) {
+		err("could not make a key pair");
+		return EXIT_SYSTEM;
+	}
+	char *p = line + snprintf(line, sizeof line, "kdumpinit-secret-key ");
+	for (int i = 0; i < 32; i++)
+		p += snprintf(p, 3, "%02x", sk[i]);
+	snprintf(p, 2, "\n");
+	int r = write_new(argv[1], line, 0600);
+	sodium_memzero(line, sizeof line);
+	sodium_memzero(sk, sizeof sk);
+	if (r < 0) {
+		err("cannot write %s: %s", argv[1], strerror(-r));
+		return EXIT_SYSTEM;
+	}
+	p = line + snprintf(line, sizeof line, "kdumpinit-public-key ");
+	for (int i = 0; i < 32; i++)
+		p += snprintf(p, 3, "%02x", pk[i]);
+	snprintf(p, 2, "\n");
+	r = write_new(argv[2], line, 0644);
+	if (r < 0) {
+		err("cannot write %s: %s (the secret key %s is removed)", argv[2], strerror(-r),
+		    argv[1]);
+		unlink(argv[1]);
+		return EXIT_SYSTEM;
+	}
+	seal_key_id(pk, id);
+	key_id_hex(id, hex);
+	msg("key %s: secret key %s (keep it where dumps are read), public key %s (for the "
+	    "capture)", hex, argv[1], argv[2]);
+	return EXIT_OK;
+}
