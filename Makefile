@@ -55,7 +55,7 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 	@echo "  CC      $<"
 	@$(MUSL_CC) $(KDI_CFLAGS) -c $< -o $@
 
-# The size limit: 512 KiB since sealed dumps (issue 29): libsodium's X25519,
+# The size limit: 512 KiB since sealed dumps: libsodium's X25519,
 # BLAKE2b and XChaCha20-Poly1305 reference code added about 70 KB to the
 # 395 KB binary (deps/libsodium.mk). What it guards is the crash kernel's
 # initramfs, which a small reservation holds in memory.

@@ -77,6 +77,9 @@ static const char capture_help[] =
 	"  --oversubscribe run all N workers even beyond the CPUs (tests of the partitioning)\n"
 	"  --no-mmap       read the vmcore with pread (the default for a file)\n"
 	"  --mmap          read it through mmap windows (the default for /proc/vmcore)\n"
+	"  --pubkey FILE   seal the dump to this public key (kdumpinit keygen; as\n"
+	"                  kdumpinit.pubkey=): every chunk holding memory is encrypted;\n"
+	"                  a file that is not a key: nothing written, exit 2\n"
 	"  --full keep|overwrite  TARGET holds dumps not yet saved and has no room after\n"
 	"                  them: keep them and capture nothing (default), or write over\n"
 	"                  them (kdumpinit.full=). With room, the dump goes after them.\n"
@@ -152,10 +155,12 @@ int cmd_capture(int argc, char **argv)
 /* ---------------- info ---------------- */
 
 static const char info_help[] =
-	"usage: kdumpinit info SOURCE [--dump N]\n"
+	"usage: kdumpinit info SOURCE [--dump N] [--key FILE]\n"
 	"\n"
 	"Prints what a dump device or file holds: state (empty, complete, incomplete),\n"
 	"the crashed kernel's release and crash time, pages kept and sizes.\n"
+	"A sealed dump shows what is in the clear without --key (its secret key file);\n"
+	"with it, everything, each chunk's tag checked.\n"
 	"A device holding several dumps (a crash came before the last was saved):\n"
 	"each, oldest first, or only dump N (1 the oldest).\n"
 	"Exit: 0 a complete dump, 5 an incomplete one, 4 empty or not a dump device.\n";
@@ -213,9 +218,9 @@ int cmd_info(int argc, char **argv)
 
 static const char save_help[] =
 	"usage: kdumpinit save SOURCE --output FILE [--format kdump|elf] [--compress zlib|none]\n"
-	"                         [--threads N] [--force]\n"
+	"                         [--threads N] [--force] [--key FILE]\n"
 	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
-	"                         [--mark-incomplete] [--format ...] [--force]\n"
+	"                         [--mark-incomplete] [--format ...] [--force] [--key FILE]\n"
 	"       kdumpinit save [SOURCE] --check\n"
 	"A device may hold several dumps (a crash before the last was saved): --output\n"
 	"saves the oldest not yet saved, else the newest, or --dump N (1 the oldest);\n"
@@ -243,6 +248,11 @@ static const char save_help[] =
 	"SOURCE may be a selector: LABEL=, UUID=, SERIAL=, PARTUUID=, PARTLABEL=.\n"
 	"Without SOURCE (--dir, --check) it is the firmware credential kdumpinit.dev\n"
 	"(fw_cfg, SMBIOS type 11, device tree, EFI), as the crash kernel reads it.\n"
+	"A sealed dump (kdumpinit.pubkey) is opened with --key FILE, its secret key:\n"
+	"every chunk's tag is checked, and a chunk that fails ends the dump there.\n"
+	"Without a key --output refuses (exit 2); --dir saves it still sealed, as\n"
+	"DIR/<time>/sealed.kdi, which save --key reads later, anywhere. A key that is\n"
+	"not the dump's: exit 2, nothing moved.\n"
 	"Exit: 0 saved (or nothing to save with --dir), 5 saved but incomplete,\n"
 	"4 no dump, 1 I/O error or no space.\n";
 
@@ -557,12 +567,12 @@ int cmd_format(int argc, char **argv)
 /* ---------------- dmesg ---------------- */
 
 static const char dmesg_help[] =
-	"usage: kdumpinit dmesg SOURCE [--dump N]\n"
+	"usage: kdumpinit dmesg SOURCE [--dump N] [--key FILE]\n"
 	"\n"
 	"Prints the crashed kernel's log, as makedumpfile --dump-dmesg does. SOURCE is\n"
 	"a dump device or file (the log the capture wrote before the pages), or an ELF\n"
 	"vmcore such as /proc/vmcore (read from the 5.10+ printk ring buffer through\n"
-	"VMCOREINFO; no vmlinux needed).\n"
+	"VMCOREINFO; no vmlinux needed). A sealed dump needs --key (its secret key).\n"
 	"A damaged ring (wild head/tail ids) is scanned for records, which are printed\n"
 	"after a line saying the log was salvaged.\n"
 	"A device holding several dumps: --dump N (1 the oldest); by default the oldest\n"

@@ -73,8 +73,8 @@ static const char keygen_help[] =
 	"usage: kdumpinit keygen SECRET-FILE PUBLIC-FILE\n"
 	"\n"
 	"Makes a key pair for sealed dumps. The public key goes to the capture\n"
-	"(kdumpinit-mkinitramfs --pubkey, kdumpinit.pubkey= or the firmware credential\n"
-	"kdumpinit.pubkey); the secret key stays where dumps are read (save --key).\n"
+	"(kdumpinit-mkinitramfs, kdumpinit.pubkey= or the firmware credential\n"
+	"kdumpinit.pubkey); the secret key stays where dumps are read (kdumpinit save).\n"
 	"Neither file may exist. The secret one is created mode 0600.\n"
 	"Exit: 0 written, 2 usage or a file exists, 1 an error.\n";
 

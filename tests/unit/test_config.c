@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../config/config.h"
@@ -405,6 +406,75 @@ static void cmdline_beats_file(void)
 	unlink(p);
 }
 
+/* kdumpinit.pubkey: 64 hex digits or keygen's whole line. A bad one does
+ * not fall back to "no key" (a dump in the clear): it marks the config
+ * bad, unless a higher-ranked source gives a good key. */
+static void pubkey_values(void)
+{
+	static const char hex[] = "00112233445566778899aabbccddeeff00112233445566778899AABBCCDDEEFF";
+	struct config c;
+
+	config_defaults(&c);
+	CHECK_INT(c.have_pubkey, 0);
+	CHECK_INT(c.pubkey_bad, 0);
+	config_set(&c, "kdumpinit.pubkey", hex, "t");
+	CHECK_INT(c.have_pubkey, 1);
+	CHECK_INT(c.pubkey_bad, 0);
+	CHECK_INT(c.pubkey[0], 0x00);
+	CHECK_INT(c.pubkey[1], 0x11);
+	CHECK_INT(c.pubkey[31], 0xff);
+	CHECK_INT(c.nwarn, 0);
+	char line[128];
+	snprintf(line, sizeof line, "kdumpinit-public-key %s", hex);
+	config_defaults(&c);
+	config_set(&c, "pubkey", line, "t");
+	CHECK_INT(c.have_pubkey, 1);
+	CHECK_INT(c.pubkey[16], 0x00);
+	CHECK_INT(c.pubkey[17], 0x11);
+
+	/* Each of these is not a key: bad, no key, one warning naming it. */
+	static const char *const bad[] = {
+		"", "0011", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeef",
+		"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff0",
+		"g0112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+		"0x112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+		"kdumpinit-secret-key 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		config_defaults(&c);
+		config_set(&c, "kdumpinit.pubkey", hex, "t");
+		config_set(&c, "kdumpinit.pubkey", bad[i], "t");
+		CHECK(c.pubkey_bad == 1 && c.have_pubkey == 0, "pubkey '%s' taken", bad[i]);
+		CHECK(c.nwarn == 1 && strstr(c.warn[0], "no dump will be written"),
+		      "pubkey '%s': warning missing", bad[i]);
+	}
+	/* The command line outranks the file: its good key stands over the
+	 * file's bad one, read in either order; its bad key over the file's
+	 * good one leaves the config bad. */
+	const char *p = conf_file("pubkey = nothex\n");
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "kdumpinit.pubkey=%s", hex);
+	config_defaults(&c);
+	config_load_cmdline(&c, cmd);
+	CHECK_INT(config_load_file(&c, p), 0);
+	CHECK_INT(c.have_pubkey, 1);
+	CHECK_INT(c.pubkey_bad, 0);
+	config_defaults(&c);
+	CHECK_INT(config_load_file(&c, p), 0);
+	CHECK_INT(c.pubkey_bad, 1);
+	config_load_cmdline(&c, cmd);
+	CHECK_INT(c.have_pubkey, 1);
+	CHECK_INT(c.pubkey_bad, 0);
+	unlink(p);
+	p = conf_file("pubkey = 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+	config_defaults(&c);
+	CHECK_INT(config_load_file(&c, p), 0);
+	config_load_cmdline(&c, "kdumpinit.pubkey=short");
+	CHECK_INT(c.have_pubkey, 0);
+	CHECK_INT(c.pubkey_bad, 1);
+	unlink(p);
+}
+
 int main(void)
 {
 	RUN(defaults);
@@ -423,5 +493,6 @@ int main(void)
 	RUN(file_missing_and_long);
 	RUN(file_long_cut_at_newline_warns);
 	RUN(cmdline_beats_file);
+	RUN(pubkey_values);
 	return check_done();
 }

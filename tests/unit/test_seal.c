@@ -1,4 +1,4 @@
-/* Unit tests for dump/seal.c (issue 29, branch work): round trips, a wrong
+/* Unit tests for dump/seal.c: round trips, a wrong
  * key, every byte of a sealed chunk and of its tag flipped (each refused),
  * a chunk read at another seq, in another dump or as another type
  * (refused), a truncated chunk (refused), a dump of one key read with
