@@ -7,9 +7,11 @@
 #   UAPI_INCLUDE/UAPI_ASM  the aarch64 kernel uapi headers
 #                (linux-libc-dev-arm64-cross)
 #   AR, RANLIB   the cross binutils, exported so that lz4's and zlib's own
-#                builds and deps/libelf.mk archive with them
-# lz4, zlib and libelf are then built by deps.mk from the same pinned
-# sources as for x86_64, into $(BUILD)/deps (build/arm64/deps).
+#                builds, deps/libelf.mk and deps/libsodium.mk archive with them
+# lz4, zlib, libelf and libsodium are then built by deps.mk from the same
+# pinned sources (and libsodium's Debian patch) as for x86_64, into
+# $(BUILD)/deps (build/arm64/deps); deps/libsodium.mk's defines hold for
+# aarch64 too (little-endian, getrandom, __int128).
 #
 # musl-dev:arm64 is Multi-Arch: same, but installing it would mean
 # `dpkg --add-architecture arm64`, a change to the machine's package setup.

@@ -1,11 +1,12 @@
-# deps/deps.mk -- the static musl libraries kdumpinit links: lz4, zlib and
-# libelf (from elfutils).  Debian's liblz4.a/libelf.a are glibc builds that
-# musl cannot link, so we build all three from pinned sources with musl-gcc.
+# deps/deps.mk -- the static musl libraries kdumpinit links: lz4, zlib,
+# libelf (from elfutils) and libsodium.  Debian's liblz4.a/libelf.a are glibc
+# builds that musl cannot link, so we build all four from pinned sources with
+# musl-gcc (libsodium: only the sources dump/seal.c needs, deps/libsodium.mk).
 #
 # The top Makefile does `include deps/deps.mk` and runs from the repository
 # top, so every path here is relative to it.  It gets:
 #   DEPS_STAMP   a file target: depend on it before compiling with
-#                DEPS_CFLAGS; making it builds and installs all three libs
+#                DEPS_CFLAGS; making it builds and installs all four libs
 #   DEPS_CFLAGS  -isystem flags for the libs' headers and for the kernel
 #                uapi headers (linux/, asm/, asm-generic/ only: glibc's
 #                /usr/include would break a musl build), plus the XXH64
@@ -19,8 +20,9 @@
 #   ELFUTILS_SRC=DIR  the same for elfutils (only libelf/ and lib/ are read)
 #   DEPS_PREFIX=DIR   use prebuilt musl static libraries from DIR/lib and
 #                     their headers from DIR/include (e.g. Alpine's
-#                     lz4-static, zlib-static, elfutils-dev); nothing is
-#                     downloaded or built.  DIR/include needs xxhash.h too.
+#                     lz4-static, zlib-static, elfutils-dev, libsodium-static
+#                     and libsodium-dev); nothing is downloaded or built.
+#                     DIR/include needs xxhash.h too.
 #   BUILD=DIR         build directory (default: build)
 #   UAPI_INCLUDE=DIR  where linux/ and asm-generic/ live (default /usr/include)
 #   UAPI_ASM=DIR      the asm/ directory (default: the multiarch one)
@@ -29,7 +31,8 @@
 # (elfutils): the build never writes into them.
 #
 # Needs GNU make >= 4.3 (grouped targets), sh, tar, bzip2, gzip, sha256sum,
-# and for downloads apt-get with debian-archive-keyring.
+# patch (libsodium's Debian patch; build-essential brings it), and for
+# downloads apt-get with debian-archive-keyring.
 
 # Rules here must not become the includer's default goal: remember it and
 # restore it at the end (empty means "the next rule defined").
@@ -56,7 +59,7 @@ DEPS_OPT_CFLAGS ?= -O2 -ffunction-sections -fdata-sections
 
 ifneq ($(DEPS_PREFIX),)
 DEPS_CFLAGS := -isystem $(DEPS_PREFIX)/include -isystem $(DEPS_UAPI) $(DEPS_XXH_NAMESPACE)
-DEPS_LDLIBS := -L$(DEPS_PREFIX)/lib -lelf -lz -llz4
+DEPS_LDLIBS := -L$(DEPS_PREFIX)/lib -lelf -lz -llz4 -lsodium
 else
 DEPS_CFLAGS := -isystem $(DEPS_DIR)/include -isystem $(DEPS_UAPI) $(DEPS_XXH_NAMESPACE)
 DEPS_LDLIBS := -L$(DEPS_DIR)/lib -lelf -lz -llz4 -lsodium
@@ -84,9 +87,9 @@ ifneq ($(DEPS_PREFIX),)
 # Prebuilt: check that the pieces are there, and that DIR is not a glibc
 # prefix such as /usr on Debian (its headers break musl builds).
 $(DEPS_STAMP): $(DEPS_DIR)/.uapi
-	@for f in lib/libelf.a lib/libz.a lib/liblz4.a include/libelf.h \
+	@for f in lib/libelf.a lib/libz.a lib/liblz4.a lib/libsodium.a include/libelf.h \
 	  include/gelf.h include/zlib.h include/lz4.h include/lz4frame.h \
-	  include/xxhash.h; do \
+	  include/xxhash.h include/sodium.h; do \
 	  test -f $(DEPS_PREFIX)/$$f || { echo "deps: DEPS_PREFIX: no $(DEPS_PREFIX)/$$f" >&2; exit 1; }; \
 	done
 	@if test -f $(DEPS_PREFIX)/include/gnu/libc-version.h; then \
@@ -194,9 +197,17 @@ $(DEPS_DIR)/.libelf: $(filter $(deps_dl)/%,$(deps_elfutils_from)) $(DEPS_DIR)/.z
 	@cd $(deps_elfutils_dir)/libelf && cp libelf.h gelf.h nlist.h $(abspath $(DEPS_DIR)/include)/
 	@touch $@
 
-$(DEPS_DIR)/.sodium: $(deps_sodium_from) deps/deps.mk deps/fetch.sh deps/run.sh deps/libsodium.mk | $(DEPS_DIR)/.cc
+# libsodium gets Debian's one patch (deps/libsodium.mk says why) before
+# deps/libsodium.mk compiles its chosen sources; the unit tests' and the
+# fuzzers' sanitizer builds compile the same patched tree.
+deps_sodium_patches := deps/libsodium/CVE-2025-69277.patch
+$(DEPS_DIR)/.sodium: $(deps_sodium_from) $(deps_sodium_patches) deps/deps.mk deps/fetch.sh deps/run.sh \
+		deps/libsodium.mk | $(DEPS_DIR)/.cc
 	@echo "  DEPS    libsodium"
 	@deps/fetch.sh unpack $(deps_sodium_from) $(deps_src)/libsodium
+	@for p in $(deps_sodium_patches); do \
+	  patch -s -p1 -N --no-backup-if-mismatch -d $(deps_src)/libsodium <$$p || \
+	    { echo "deps: $$p does not apply to libsodium" >&2; exit 1; }; done
 	@rm -rf $(DEPS_DIR)/obj/libsodium
 	@mkdir -p $(DEPS_DIR)/include $(DEPS_DIR)/lib
 	@deps/run.sh $(deps_log)/libsodium.log $(MAKE) -f deps/libsodium.mk \

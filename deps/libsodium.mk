@@ -1,5 +1,5 @@
 # deps/libsodium.mk -- build libsodium.a from the few libsodium sources the
-# encrypted dump uses, directly (issue 29; branch work).
+# encrypted dump (dump/seal.c, issue 29) uses, directly.
 #
 # Why not libsodium's own build: the Debian orig tarball is a git snapshot
 # with no configure (autogen.sh needs autoconf, automake, libtool), and its
@@ -8,12 +8,34 @@
 # below are compiled; sodium_init is never called, so they stay the
 # defaults. The result costs 62 KB (docs/ISSUE29-GROUNDWORK.md).
 #
+# Debian's patch: bookworm's libsodium 1.0.18-1+deb12u1 carries one,
+# debian/patches/CVE-2025-69277.patch (core_ed25519_is_valid_point: check
+# Y==Z as well as X==0, in ge25519_is_on_main_subgroup). It edits
+# crypto_core/ed25519/ref10/ed25519_ref10.c, which is compiled here (the
+# X25519 base-point multiply lives in it), so it is applied: a verbatim copy
+# is deps/libsodium/CVE-2025-69277.patch, the one patch in the series of
+# libsodium_1.0.18-1+deb12u1.debian.tar.xz (fetched with `apt-get source`
+# through deps/fetch.sh's private apt configuration), sha256
+#   f410474e46346b06b162defa05b1be26906aeed6cf309e3d4ebe30b4d1350733
+# and deps.mk applies it to the unpacked tree before this file runs. Kept
+# in the repository rather than fetched: the orig tarball is the same for
+# every Debian revision, the debian tarball is not, and a superseded
+# revision would break the build. Nothing here calls the patched function
+# (seal.c does X25519, not ed25519 point checks), and --gc-sections drops
+# it from kdumpinit.
+#
 # Run by deps.mk from the repository top as
 #   $(MAKE) -f deps/libsodium.mk SRC=<libsodium tree> OBJ=<object dir> \
 #       OUT=<libsodium.a> CC=... CFLAGS=...
+#
+# Also included, for SODIUM_FILES and SODIUM_DEFS only (the rules below are
+# left out unless this is make's main makefile), by tests/unit/unit.mk and
+# tests/fuzz/fuzz.mk: they compile the same sources with the same defines
+# under sanitizers with the host compiler, as they do lz4.c. The list of
+# files is this one; add a source here and every build gets it.
 
-L := $(SRC)/src/libsodium
-FILES := crypto_aead/xchacha20poly1305/sodium/aead_xchacha20poly1305.c \
+# The sources, relative to src/libsodium/ in the tree.
+SODIUM_FILES := crypto_aead/xchacha20poly1305/sodium/aead_xchacha20poly1305.c \
 	crypto_aead/chacha20poly1305/sodium/aead_chacha20poly1305.c \
 	crypto_stream/chacha20/stream_chacha20.c crypto_stream/chacha20/ref/chacha20_ref.c \
 	crypto_onetimeauth/poly1305/onetimeauth_poly1305.c \
@@ -27,13 +49,20 @@ FILES := crypto_aead/xchacha20poly1305/sodium/aead_xchacha20poly1305.c \
 	crypto_kdf/crypto_kdf.c crypto_kdf/blake2b/kdf_blake2b.c \
 	randombytes/randombytes.c randombytes/sysrandom/randombytes_sysrandom.c \
 	sodium/utils.c sodium/runtime.c crypto_verify/sodium/verify.c
-SRCS := $(addprefix $(L)/,$(FILES))
-OBJS := $(patsubst $(L)/%.c,$(OBJ)/%.o,$(SRCS))
 
 # What configure would have found on a musl x86_64/aarch64 build host:
-# little-endian, getrandom(2), 128-bit integers (TI mode).
-SODIUM_CPPFLAGS := -DCONFIGURED=1 -DNATIVE_LITTLE_ENDIAN=1 -DHAVE_GETRANDOM=1 \
-	-DHAVE_SYS_RANDOM_H=1 -DHAVE_TI_MODE=1 -I$(L)/include -I$(L)/include/sodium
+# little-endian, getrandom(2), 128-bit integers (TI mode). The include
+# directories are added by each user: -I<tree>/src/libsodium/include and
+# -I<tree>/src/libsodium/include/sodium.
+SODIUM_DEFS := -DCONFIGURED=1 -DNATIVE_LITTLE_ENDIAN=1 -DHAVE_GETRANDOM=1 \
+	-DHAVE_SYS_RANDOM_H=1 -DHAVE_TI_MODE=1
+
+ifeq ($(lastword $(MAKEFILE_LIST)),$(firstword $(MAKEFILE_LIST)))
+L := $(SRC)/src/libsodium
+SRCS := $(addprefix $(L)/,$(SODIUM_FILES))
+OBJS := $(patsubst $(L)/%.c,$(OBJ)/%.o,$(SRCS))
+
+SODIUM_CPPFLAGS := $(SODIUM_DEFS) -I$(L)/include -I$(L)/include/sodium
 
 # version.h is configure's output from version.h.in (configure.ac: 1.0.18,
 # library version 10.3, not minimal).
@@ -52,3 +81,4 @@ $(OUT): $(OBJS)
 $(OBJ)/%.o: $(L)/%.c
 	@mkdir -p $(@D)
 	$(CC) $(SODIUM_CPPFLAGS) $(CFLAGS) -ffunction-sections -fdata-sections -c $< -o $@
+endif

@@ -13,9 +13,11 @@
 #
 # The same sources are also built with the host compiler under
 # AddressSanitizer and UBSan (build/tests/unit/asan/). That build cannot
-# link the musl liblz4.a, so it compiles lz4.c and xxhash.c from the lz4
-# source tree the deps build unpacks; where there is none (DEPS_PREFIX
-# builds) it is skipped, and run.sh says so.
+# link the musl liblz4.a and libsodium.a, so it compiles lz4.c and xxhash.c
+# from the lz4 source tree the deps build unpacks, and libsodium's sources
+# (deps/libsodium.mk's SODIUM_FILES, with its SODIUM_DEFS) from the patched
+# libsodium tree; where there are none (DEPS_PREFIX builds) it is skipped,
+# and run.sh says so.
 
 BUILD ?= build
 HOSTCC ?= cc
@@ -45,23 +47,33 @@ $(UNIT_BINS): $(UNIT_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_HDRS) $(UN
 	@$(MUSL_CC) $(UNIT_CFLAGS) -static -o $@ $< $(UNIT_AR) $(DEPS_LDLIBS) -lpthread
 
 UNIT_LZ4_SRC := $(BUILD)/src/lz4/lib
+# libsodium: the same sources and defines as deps/libsodium.mk's musl build.
+include deps/libsodium.mk
+UNIT_SODIUM_SRC := $(BUILD)/src/libsodium/src/libsodium
+UNIT_SODIUM_SRCS := $(addprefix $(UNIT_SODIUM_SRC)/,$(SODIUM_FILES))
+UNIT_SODIUM_FLAGS := $(SODIUM_DEFS) -I$(UNIT_SODIUM_SRC)/include -I$(UNIT_SODIUM_SRC)/include/sodium
 UNIT_ASAN_DIR := $(UNIT_DIR)/asan
 UNIT_ASAN_AR := $(UNIT_ASAN_DIR)/libkdi.a
 UNIT_ASAN_FLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-DKDI_VERSION='"unit"' $(DEPS_CFLAGS)
 
-$(UNIT_ASAN_AR): $(UNIT_LIB_SRCS) $(UNIT_HDRS) $(DEPS_STAMP) tests/unit/unit.mk
+$(UNIT_ASAN_AR): $(UNIT_LIB_SRCS) $(UNIT_HDRS) $(DEPS_STAMP) tests/unit/unit.mk deps/libsodium.mk
 	@mkdir -p $(UNIT_ASAN_DIR)/obj
 	@rm -f $@ $(UNIT_ASAN_DIR)/obj/*.o
-	@if [ -f $(UNIT_LZ4_SRC)/lz4.c ] && [ -f $(UNIT_LZ4_SRC)/xxhash.c ]; then \
+	@if [ -f $(UNIT_LZ4_SRC)/lz4.c ] && [ -f $(UNIT_LZ4_SRC)/xxhash.c ] && \
+	    [ -f $(UNIT_SODIUM_SRC)/include/sodium/version.h ]; then \
 	  echo "  ASAN    $@"; \
 	  for f in $(UNIT_LIB_SRCS) $(UNIT_LZ4_SRC)/lz4.c $(UNIT_LZ4_SRC)/xxhash.c; do \
 	    $(HOSTCC) $(UNIT_ASAN_FLAGS) -w -c $$f \
 	      -o $(UNIT_ASAN_DIR)/obj/$$(echo $$f | tr / _).o || exit 1; \
 	  done; \
+	  for f in $(UNIT_SODIUM_SRCS); do \
+	    $(HOSTCC) $(UNIT_SODIUM_FLAGS) $(UNIT_ASAN_FLAGS) -w -c $$f \
+	      -o $(UNIT_ASAN_DIR)/obj/$$(echo $$f | tr / _).o || exit 1; \
+	  done; \
 	  $(AR) rcs $@ $(UNIT_ASAN_DIR)/obj/*.o; \
 	else \
-	  echo "  ASAN    skipped: no lz4 source tree in $(UNIT_LZ4_SRC)"; \
+	  echo "  ASAN    skipped: no lz4 or libsodium source tree under $(BUILD)/src"; \
 	fi
 
 # The host's libelf and zlib (as the fuzzers use): a test that saves a
