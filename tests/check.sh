@@ -282,6 +282,9 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# copy; then as users run it, with no initramfs at all. And on 7.3
 	# with crashkernel=,cma: 16M fixed, the CMA paying for a worker per
 	# CPU (--cpus auto).
+	# Set whichever suites run: the lines below name it even when ONLY
+	# leaves them out (set -u).
+	ckernel=
 	if wanted e2e-dedicated-24M || wanted e2e-dedicated-24M-noinitrd || wanted e2e-dedicated-cma-7.3 || wanted e2e-lockdown ||
 		{ [ -n "${FULL:-}" ] && wanted e2e-dedicated-24M-6G; }; then
 		echo "== crash kernel (make run-crash-kernel)"
