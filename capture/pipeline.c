@@ -1282,6 +1282,10 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	if (in->kernel)
 		cursor *= 2;	/* one for each walker */
 	uint64_t fixed = nwb * (uint64_t)wb + sizeof(struct span) + (2u << 20);
+	/* A sealed dump: the writer's buffer that each chunk is sealed in,
+	 * one block's payload at most (capture/writer.c). */
+	if (in->seal)
+		fixed += block + 2 * BLOCK_PAGES;
 	uint64_t window = rq->window ? rq->window : 64u << 20;
 	uint64_t margin = mem_avail / 4 > (4u << 20) ? mem_avail / 4 : (4u << 20);
 	unsigned want = rq->threads ? rq->threads : 1, t = want;
@@ -1312,9 +1316,10 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		snprintf(why, sizeof why, cpu_bound && t == rq->cpus ? " (of %u asked: %u CPUs)" :
 			 " (of %u asked: memory-bound)", want, rq->cpus);
 	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %s, "
-		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers; about %.1f MB used%s%s%s",
+		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers%s; about %.1f MB used%s%s%s",
 		 mem_avail / 1e6, t, t == 1 ? "" : "s", why,
-		 rd, (unsigned)(block >> 10), t > 1 ? SLOTS_PER_WORKER * t : 1, nwb, wb >> 20, peak / 1e6,
+		 rd, (unsigned)(block >> 10), t > 1 ? SLOTS_PER_WORKER * t : 1, nwb, wb >> 20,
+		 in->seal ? ", sealed" : "", peak / 1e6,
 		 in->early && in->early->n ? "; the debugger's pages first" : "",
 		 in->kernel ? (in->early && in->early->n ? ", then the kernel's (level 31), then the rest" :
 			       "; the kernel's pages (level 31) first, then the rest") : "",
