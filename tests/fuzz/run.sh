@@ -40,7 +40,7 @@ opts_for() {
 	case $1 in
 	fuzz_vmcoreinfo) echo "-dict=tests/fuzz/dict/vmcoreinfo.dict -max_len=8192" ;;
 	fuzz_memmap|fuzz_dmesg) echo "-dict=tests/fuzz/dict/vmcoreinfo.dict -max_len=70000" ;;
-	fuzz_dumpfile) echo "-dict=tests/fuzz/dict/dumpfile.dict -max_len=65536" ;;
+	fuzz_dumpfile|fuzz_sealed) echo "-dict=tests/fuzz/dict/dumpfile.dict -max_len=65536" ;;
 	fuzz_firmware) echo "-dict=tests/fuzz/dict/firmware.dict -max_len=16384" ;;
 	fuzz_config) echo "-dict=tests/fuzz/dict/config.dict -max_len=16384" ;;
 	fuzz_vmcore) echo "-dict=tests/fuzz/dict/vmcore.dict -max_len=65536" ;;
@@ -53,6 +53,7 @@ opts_for() {
 reach_for() {
 	case $1 in
 	fuzz_dumpfile) echo "loaded=1 complete=1" ;;	# a seed past the claim check, one whole dump
+	fuzz_sealed) echo "opened=1 complete=1" ;;	# a seed sealed, opened with the key, whole
 	*) echo "" ;;
 	esac
 }
