@@ -1,28 +1,24 @@
-# deps/libsodium.mk -- build libsodium.a from the few libsodium sources the
-# encrypted dump (dump/seal.c, issue 29) uses, directly.
+# deps/libsodium.mk -- build libsodium.a from the few libsodium sources
+# sealed dumps (dump/seal.c) use, directly.
 #
 # Why not libsodium's own build: the Debian orig tarball is a git snapshot
 # with no configure (autogen.sh needs autoconf, automake, libtool), and its
 # full static library costs kdumpinit 148 KB: sodium_init's runtime
 # dispatch pulls in every CPU variant. Only the reference implementations
 # below are compiled; sodium_init is never called, so they stay the
-# defaults. The result costs 62 KB (docs/ISSUE29-GROUNDWORK.md).
+# defaults. The result costs about 70 KB (docs/DESIGN.md, "Sealed dumps").
 #
 # Debian's patch: bookworm's libsodium 1.0.18-1+deb12u1 carries one,
-# debian/patches/CVE-2025-69277.patch (core_ed25519_is_valid_point: check
-# Y==Z as well as X==0, in ge25519_is_on_main_subgroup). It edits
+# CVE-2025-69277 (core_ed25519_is_valid_point: check Y==Z as well as X==0,
+# in ge25519_is_on_main_subgroup). It edits
 # crypto_core/ed25519/ref10/ed25519_ref10.c, which is compiled here (the
-# X25519 base-point multiply lives in it), so it is applied: a verbatim copy
-# is deps/libsodium/CVE-2025-69277.patch, the one patch in the series of
-# libsodium_1.0.18-1+deb12u1.debian.tar.xz (fetched with `apt-get source`
-# through deps/fetch.sh's private apt configuration), sha256
-#   f410474e46346b06b162defa05b1be26906aeed6cf309e3d4ebe30b4d1350733
-# and deps.mk applies it to the unpacked tree before this file runs. Kept
-# in the repository rather than fetched: the orig tarball is the same for
-# every Debian revision, the debian tarball is not, and a superseded
-# revision would break the build. Nothing here calls the patched function
-# (seal.c does X25519, not ed25519 point checks), and --gc-sections drops
-# it from kdumpinit.
+# X25519 base-point multiply lives in it), so it is applied: deps.mk fetches
+# the revision's debian tarball (pinned in deps/SHA256SUMS, like the orig
+# one) and applies its series to the unpacked tree before this file runs.
+# Nothing here calls the patched function (seal.c does X25519, not ed25519
+# point checks), and --gc-sections drops it from kdumpinit. A superseded
+# revision has another debian tarball: fetch.sh then fails on the missing
+# file, and the pins move together.
 #
 # Run by deps.mk from the repository top as
 #   $(MAKE) -f deps/libsodium.mk SRC=<libsodium tree> OBJ=<object dir> \

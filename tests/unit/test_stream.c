@@ -537,8 +537,8 @@ static void empty_and_start(void)
 
 	/* Out-of-range START fields. */
 	static const struct { uint32_t ver, ps, nseg; int want; } t[] = {
-		{ 5, PS, 1, -EPROTONOSUPPORT }, { 0, PS, 1, -EBADMSG }, { 2, PS, 1, 0 }, { 3, PS, 1, 0 },
-		{ 4, PS, 1, 0 },
+		{ 6, PS, 1, -EPROTONOSUPPORT }, { 0, PS, 1, -EBADMSG }, { 2, PS, 1, 0 }, { 3, PS, 1, 0 },
+		{ 4, PS, 1, 0 }, { 5, PS, 1, 0 },
 		{ 1, 1000, 1, -EBADMSG }, { 1, 256, 1, -EBADMSG },
 		{ 1, 131072, 1, -EBADMSG }, { 1, PS, 65537, -EBADMSG }, { 1, 0, 1, -EBADMSG },
 		{ 1, 65536, 65536, 0 },
@@ -1026,7 +1026,7 @@ static void writer_reserve_and_limit(void)
 	file_put(NULL, 0);
 	writer_init(&w, sfd, BASE, limit, wbuf, sizeof wbuf, 0);
 	CHECK(w.dump_id != 0, "dump_id 0");
-	start_payload(st, KDI_FORMAT_VERSION, PS, 0);
+	start_payload(st, KDI_FORMAT_PLAIN, PS, 0);
 	CHECK_INT(writer_put(&w, T_START, st, 80, NULL, 0, NULL, 0), 0);
 	int r, n = 0;
 	while ((r = writer_put(&w, T_DMESG, payload, sizeof payload, NULL, 0, NULL, 0)) == 0)
