@@ -139,6 +139,8 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite savecore bash tests/unit/savecore.sh
 	run_suite savecore-safety bash tests/unit/savecore_safety.sh
 	run_suite savecore-chain bash tests/unit/savecore_chain.sh
+	# Sealed dumps (capture --pubkey): round trips, no plaintext, forged damage.
+	run_suite sealed bash tests/unit/sealed.sh
 	run_suite modules bash tests/unit/modules.sh
 	run_suite status bash tests/unit/status.sh
 	# The dedicated crash kernel and crashkernel=,cma, host side: image
