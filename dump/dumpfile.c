@@ -158,9 +158,14 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 		}
 		memcpy(&d->seal, buf, sizeof d->seal);
 		d->seal.release[sizeof d->seal.release - 1] = 0;
-		if (d->seal.scheme != KDI_SEAL_SCHEME || d->seal.flags) {
+		if (d->seal.scheme != KDI_SEAL_SCHEME) {
 			snprintf(why, wsz, "the dump is sealed with scheme %u, which this kdumpinit "
 				 "does not know", d->seal.scheme);
+			return -EBADMSG;
+		}
+		if (d->seal.flags) {
+			snprintf(why, wsz, "the SEAL record has flags %#x, none of which is defined",
+				 d->seal.flags);
 			return -EBADMSG;
 		}
 		d->sealed = 1;

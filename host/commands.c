@@ -357,11 +357,10 @@ int cmd_save(int argc, char **argv)
 	int r = open_dump_nth(src, which, sc.key, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
-	if (r == 0 && d.locked) {
-		code = dump_locked(src, &d, sc.key);
+	if (r == 0 && dump_locked(src, &d, sc.key) != EXIT_OK) {
 		dumpfile_free(&d);
 		target_close(&t);
-		return code;
+		return EXIT_USAGE;
 	}
 	if (d.ndumps > 1)
 		msg("%s holds %u dumps: saving dump %u (%s; --dump N for another, 1 the oldest)",
@@ -647,8 +646,8 @@ int cmd_dmesg(int argc, char **argv)
 	if (r == -ENOENT && code == EXIT_OK) {
 		err("%s holds no dump (empty)", argv[1]);
 		code = EXIT_TARGET;
-	} else if (r == 0 && d.locked) {
-		code = dump_locked(argv[1], &d, sk);
+	} else if (r == 0 && dump_locked(argv[1], &d, sk) != EXIT_OK) {
+		code = EXIT_USAGE;
 	} else if (r == 0 || (r < 0 && d.dmesg)) {
 		if (d.dmesg) {
 			fwrite(d.dmesg, 1, d.dmesg_len, stdout);

@@ -107,11 +107,14 @@ int cmd_keygen(int argc, char **argv)
 		fputs(keygen_help, stderr);
 		return EXIT_USAGE;
 	}
-	for (int i = 1; i < 3; i++)
-		if (access(argv[i], F_OK) == 0 || errno != ENOENT) {
+	/* lstat: a link, even a dangling one, is something there. */
+	for (int i = 1; i < 3; i++) {
+		struct stat st;
+		if (lstat(argv[i], &st) == 0 || errno != ENOENT) {
 			err("%s exists: not overwriting a key", argv[i]);
 			return EXIT_USAGE;
 		}
+	}
 	if (seal_keypair(pk, sk) < 0) {
 		err("could not make a key pair");
 		return EXIT_SYSTEM;

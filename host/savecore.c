@@ -1052,6 +1052,8 @@ static int savecore_one(struct savecore_run *run, const char *src, const struct 
 	 * to move the dump off the device sealed. */
 	if (d->locked && d->wrong_key)
 		return dump_locked(src, d, o->key);
+	if (!d->locked)
+		dump_locked(src, d, o->key);	/* a key for a dump in the clear: said */
 	if (d->locked)
 		msg("%s: the dump is sealed and no key was given: saving it still sealed, as %s",
 		    src, SEALED_NAME);

@@ -76,6 +76,13 @@ int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk)
 {
 	char want[17], have[17];
 
+	/* A key given for a dump in the clear: said, in case the dump is not
+	 * the one expected (anyone who can write the device can write one). */
+	if (sk && !d->sealed && d->vmcoreinfo) {
+		warn("%s: this dump is not sealed (written in the clear): the key was not needed, "
+		     "and nothing in it is authenticated", src);
+		return EXIT_OK;
+	}
 	if (!d->locked)
 		return EXIT_OK;
 	key_id_hex(d->seal.key_id, want);
@@ -84,8 +91,8 @@ int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk)
 		    "`save --dir` without one moves it off the device still sealed", src, want);
 	else {
 		key_id_of_secret(sk, have);
-		err("%s: the dump is sealed to key %s, and the key given is %s: not its key", src,
-		    want, have);
+		err("%s: the dump is sealed to key %s, and the key given is %s: not its key (or "
+		    "the dump's SEAL record was changed)", src, want, have);
 	}
 	return EXIT_USAGE;
 }

@@ -29,7 +29,9 @@ int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, struct tar
 /* SK (32 bytes, or NULL) is the secret key for a sealed dump (dump/seal.h).
  * Without it, or with another key, a sealed dump loads `locked`: info
  * says what is in the clear; dump_locked says why the memory cannot be
- * read, once, for the commands that need it, and gives their exit code. */
+ * read, once, for the commands that need it, and gives their exit code
+ * (EXIT_OK when it can be read; a key given for a dump in the clear is a
+ * warning). */
 int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk);
 /* Says that t's dump header is unreadable; r is what open_dump returned. */
 void dump_unreadable(const struct target *t, const struct dumpfile *d, int r);

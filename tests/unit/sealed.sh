@@ -1,5 +1,5 @@
 #!/bin/bash
-# Sealed dumps (capture --pubkey, docs/CLI.md "Sealed dumps"; issue 29):
+# Sealed dumps (capture --pubkey, docs/CLI.md "Sealed dumps"):
 # round trips against the same vmcore captured unsealed; no page of
 # memory, no VMCOREINFO or log text and no PAGES payload of the unsealed
 # capture on the sealed device (each scan shown to find them on the
