@@ -281,6 +281,72 @@ printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-k
 runarm --kver "$kv"; rc=$?
 t "$rc/$(grep -c '^kdumpinit arm' "$LOG")" 1/0 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL names a stock kernel: refused, nothing armed"
 
+# ---- sealed dumps: the services and mkinitramfs carry the keys ----------
+# KDUMPINIT_PUBKEY reaches the capture: on the dedicated kernel's command
+# line (no image), into the stock kernel's image (mkinitramfs --pubkey);
+# a file that is not a key stops arming. KDUMPINIT_KEY reaches save.
+mkdir -p "$F/etc/kdumpinit"
+"$K" keygen "$F/etc/kdumpinit/dump.key" "$F/etc/kdumpinit/dump.pub" >/dev/null 2>&1
+hex=$(sed -n 's/^kdumpinit-public-key //p' "$F/etc/kdumpinit/dump.pub")
+cp "$I/ded.bz" "$F/opt/crash-kernel"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-kernel' \
+	'KDUMPINIT_PUBKEY=/etc/kdumpinit/dump.pub' >"$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/0 "kdumpinit-arm, sealed, dedicated kernel: armed, nothing built"
+grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.pubkey=$hex kdumpinit.dev=LABEL=dump --root $F" "$LOG" &&
+	ok "kdumpinit-arm, sealed, dedicated kernel: kdumpinit.pubkey= on its command line" ||
+	bad "kdumpinit-arm, sealed, dedicated kernel: arm args" "$(cat "$LOG")"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=stock' \
+	'KDUMPINIT_PUBKEY=/etc/kdumpinit/dump.pub' >"$F/etc/default/kdumpinit"
+rm -f "$F/var/lib/kdumpinit/initrd-$kv.img"*
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/1 "kdumpinit-arm, sealed, stock kernel: its image built"
+grep '^mkinitramfs ' "$LOG" | grep -v -- '--print-manifest' | grep -qF -- "--pubkey $F/etc/kdumpinit/dump.pub" &&
+	ok "kdumpinit-arm, sealed, stock kernel: mkinitramfs gets --pubkey" ||
+	bad "kdumpinit-arm, sealed, stock kernel: mkinitramfs args" "$(cat "$LOG")"
+for badkey in secret short missing; do
+	case $badkey in
+	secret) cp "$F/etc/kdumpinit/dump.key" "$F/etc/kdumpinit/bad.pub" ;;
+	short) echo "kdumpinit-public-key ${hex%?}" >"$F/etc/kdumpinit/bad.pub" ;;
+	missing) rm -f "$F/etc/kdumpinit/bad.pub" ;;
+	esac
+	printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-kernel' \
+		'KDUMPINIT_PUBKEY=/etc/kdumpinit/bad.pub' >"$F/etc/default/kdumpinit"
+	runarm --kver "$kv"; rc=$?
+	t "$rc/$(built)/$(grep -c '^kdumpinit arm' "$LOG")" 1/0/0 "kdumpinit-arm: KDUMPINIT_PUBKEY a $badkey file: nothing built or armed"
+	grep -q "not arming, dumps would not be sealed" "$W/out" && ok "kdumpinit-arm: KDUMPINIT_PUBKEY $badkey: says why" ||
+		bad "kdumpinit-arm: KDUMPINIT_PUBKEY $badkey: says why" "$(cat "$W/out")"
+done
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_KEY=/etc/kdumpinit/dump.key' >"$F/etc/default/kdumpinit"
+: >"$LOG"
+env KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" \
+	sh dist/kdumpinit-save >"$W/out" 2>&1
+grep -qxF "kdumpinit save LABEL=dump --dir /var/crash --key $F/etc/kdumpinit/dump.key --max 3 --min-free 1G --mark-incomplete" "$LOG" &&
+	ok "kdumpinit-save: KDUMPINIT_KEY becomes save --key" || bad "kdumpinit-save: KDUMPINIT_KEY" "$(cat "$LOG") $(cat "$W/out")"
+# mkinitramfs --pubkey (the real script): the key as the embedded file's
+# last value, after -c's; in the manifest; a file that is not a key: no image.
+mk() { initramfs/mkinitramfs -k "$(uname -r)" -b "$K" "$@" >"$W/mk.out" 2>&1; }
+printf 'level = 1\npubkey = 00\n' >"$W/conf"
+if mk -o "$W/sealed.img" -c "$W/conf" --pubkey "$F/etc/kdumpinit/dump.pub" -M "$W/sealed.manifest" &&
+   (mkdir -p "$W/x" && cd "$W/x" && cpio -idm etc/kdumpinit.conf <"$W/sealed.img" 2>/dev/null) &&
+   [ "$(tail -n 1 "$W/x/etc/kdumpinit.conf")" = "pubkey = $hex" ] && grep -qx 'level = 1' "$W/x/etc/kdumpinit.conf"; then
+	ok "mkinitramfs --pubkey: pubkey = HEX is the embedded config's last line, after -c's"
+else
+	bad "mkinitramfs --pubkey" "$(cat "$W/mk.out") $(cat "$W/x/etc/kdumpinit.conf" 2>/dev/null)"
+fi
+grep -q "^pubkey [0-9a-f]\{64\} $F/etc/kdumpinit/dump.pub\$" "$W/sealed.manifest" &&
+	ok "mkinitramfs --pubkey: the key's sha256 is in the manifest" || bad "mkinitramfs --pubkey: manifest" "$(cat "$W/sealed.manifest")"
+for badkey in secret short; do
+	case $badkey in
+	secret) cp "$F/etc/kdumpinit/dump.key" "$W/bad.pub" ;;
+	short) echo "kdumpinit-public-key ${hex%?}" >"$W/bad.pub" ;;
+	esac
+	rm -f "$W/bad.img"
+	mk -o "$W/bad.img" -p "$W/bad.pub"; rc=$?
+	[ "$rc" != 0 ] && [ ! -e "$W/bad.img" ] && grep -q "is not a kdumpinit public key" "$W/mk.out" &&
+		ok "mkinitramfs -p: a $badkey file is refused, no image" || bad "mkinitramfs -p $badkey" "rc $rc: $(cat "$W/mk.out")"
+done
+
 # ---- status of what was armed ------------------------------------------
 mkdir -p "$A/run/kdumpinit"
 echo 1 >"$A/sys/kernel/kexec_crash_loaded"
