@@ -3,7 +3,7 @@
 # run, on the same vmcore files, alternating the tools and taking medians.
 # Reported as ratios; nothing here asserts a time.
 #
-# Sections (BENCH="cpu disk memmap scale memory", the default, runs them all in
+# Sections (BENCH="cpu disk memmap scale memory sealed", the default, runs them all in
 # that order; `make bench BENCH=cpu` or BENCH="cpu scale" picks some):
 #   cpu     the real vmcores copied into RAM and every output in RAM: what
 #           each tool costs in CPU. The speed-up from one CPU to two at
@@ -29,8 +29,17 @@
 #           projection to 2 and 32 TB beside SGI's makedumpfile -e figures
 #   memory  peak RSS as described memory grows (sparse vmcores without
 #           struct pages, level 1)
-# About 12 minutes on a quiet 2-core machine once the inputs exist (cpu 2,
-# disk 4, scale 5, memory 1); the first run also crashes two guests under
+#   sealed  sealed dumps (capture --pubkey, XChaCha20-Poly1305 per chunk) on
+#           the real vmcores in RAM, outputs in RAM: each capture at levels
+#           1 and 31, 1 and 2 threads, without and with the key, alternating
+#           (the order swapped every round); sealed time / plain time per
+#           cell (goal: <= 1.10 at level 31), output sizes and the 16-byte
+#           tag per sealed chunk, MB sealed per CPU second the sealing
+#           added; and the reading side, save --key against save of the
+#           unsealed dump (--compress none at levels 1 and 31, the default
+#           zlib at 31)
+# About 17 minutes on a quiet 2-core machine once the inputs exist (cpu 2,
+# disk 4, scale 5, memory 1, sealed 5); the first run also crashes two guests under
 # QEMU to make the real vmcores (about 8 minutes).
 #
 # Inputs (made by the e2e harness when missing, then kept):
@@ -51,6 +60,8 @@
 #   $BENCH_SCALE_SIZES   default "64G 256G"
 #   $BENCH_SCALE_ROUNDS  default 1 (a 256 GiB level-31 capture takes about
 #                   a minute a thread count on this machine)
+#   $BENCH_SEALED_ROUNDS  rounds per input of the sealed section (default
+#                   9, as cpu: its runs are a tenth of a second to 2 s)
 #   $BENCH_SPEEDUPS a cpu.speedups file of an earlier cpu section, for the
 #                   scale section's projection when cpu does not run
 #   $BENCH_KEEP=1   keep the scale section's synthetic vmcores
@@ -85,14 +96,14 @@ make_input() {
 		{ echo "bench: could not make $1 (see $out/e2e-$2.log)"; rm -f "$1"; return 1; }
 	rm -rf "$out/e2e-$2"
 }
-SECTIONS=${BENCH:-cpu disk memmap scale memory}
+SECTIONS=${BENCH:-cpu disk memmap scale memory sealed}
 for sec in $SECTIONS; do
-	case $sec in cpu | disk | memmap | scale | memory) ;;
-	*) echo "bench: unknown section '$sec' (BENCH= cpu disk memmap scale memory)" >&2; exit 2 ;;
+	case $sec in cpu | disk | memmap | scale | memory | sealed) ;;
+	*) echo "bench: unknown section '$sec' (BENCH= cpu disk memmap scale memory sealed)" >&2; exit 2 ;;
 	esac
 done
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
-if want cpu || want disk || want memmap; then
+if want cpu || want disk || want memmap || want sealed; then
 	[ -f "$vmcore" ] || make_input "$vmcore" 1536M || exit 1
 	if [ ! -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
 		make_input "$large" 6G
@@ -668,6 +679,149 @@ section_memory() {
 		rm -f "$out/syn.vmcore"
 	done
 	rm -f "$o"
+}
+
+# ---- sealed: sealed dumps against plain ones, real vmcores in RAM --------
+
+# sealed_pair SEALED PLAIN: this round's sealed time / plain time (the last
+# run of each in $res), to $res.pairs: the spread of the rounds' ratios.
+sealed_pair() {
+	local a b
+	a=$(awk -v n="$1" '$1 == n { t = $2 } END { print t }' "$res")
+	b=$(awk -v n="$2" '$1 == n { t = $2 } END { print t }' "$res")
+	echo "$1 $(ratio "$a" "$b")" >>"$res.pairs"
+}
+
+# sealed_spread NAME: "lo-hi" of NAME's per-round ratios
+sealed_spread() {
+	awk -v n="$1" '$1 == n && $2 != "n/a" { if (!c++ || $2 < lo) lo = $2; if ($2 > hi) hi = $2 }
+		END { if (c) printf "%s-%s", lo, hi; else printf "n/a" }' "$res.pairs"
+}
+
+# sealed_rate MB A B: MB / (B's median CPU seconds - A's): what the
+# sealing (or opening) did per CPU second it added.
+sealed_rate() {
+	awk -v m="$1" -v a="$(stat_of "$2" 5)" -v b="$(stat_of "$3" 5)" \
+		'BEGIN { if (b - a > 0) printf "%.0f", m / (b - a); else printf "n/a" }'
+}
+
+# seconds/cpu medians of two runs, B - A
+sealed_extra() {
+	awk -v a="$(stat_of "$2" "$1")" -v b="$(stat_of "$3" "$1")" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# sealed_file LABEL VMCORE KEYS: alternating rounds of each capture cell
+# (levels 1 and 31, 1 and 2 threads) without and with --pubkey KEYS.pub,
+# the order swapped every round (a run after a large free pays for it on
+# this VM: see BENCH_HOLD_FREE); then, on one dump of each kind per level,
+# save against save --key KEYS.sec, alternating the same way. Every output
+# in RAM.
+sealed_file() {
+	local label=$1 v=$2 keys=$3 r lv t n c dir
+	local ROUNDS=${BENCH_SEALED_ROUNDS:-9}	# report's header too
+	local -a sealed_args=(--pubkey "$keys.pub")
+	dir=$(dirname "$o")
+	res=$out/$label.results
+	: >"$res"
+	: >"$res.pairs"
+	cat "$v" >/dev/null
+	for r in $(seq "$ROUNDS"); do
+		for lv in 1 31; do
+			for t in 1 2; do
+				n=l$lv-t$t
+				if [ $((r % 2)) = 1 ]; then
+					one "$n-plain" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t
+					one "$n-sealed" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t "${sealed_args[@]}"
+				else
+					one "$n-sealed" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t "${sealed_args[@]}"
+					one "$n-plain" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t
+				fi
+				sealed_pair "$n-sealed" "$n-plain"
+			done
+		done
+	done
+	# one dump of each kind per level to read back; what was sealed
+	local -A chunks mb
+	for lv in 1 31; do
+		rm -f "$dir/plain-l$lv" "$dir/sealed-l$lv"
+		"$K" capture --vmcore "$v" --output "$dir/plain-l$lv" --level $lv >/dev/null 2>&1
+		"$K" capture --vmcore "$v" --output "$dir/sealed-l$lv" --level $lv "${sealed_args[@]}" >/dev/null 2>&1
+		# info without the key: "content  N chunks sealed (X MB of pages)"
+		read -r chunks[$lv] mb[$lv] < <("$K" info "$dir/sealed-l$lv" 2>/dev/null |
+			sed -n 's/^content *\([0-9]*\) chunks sealed (\([0-9.]*\) MB of pages).*/\1 \2/p')
+	done
+	for r in $(seq "$ROUNDS"); do
+		for n in l1-none l31-none l31-zlib; do
+			lv=${n%-*} c=${n#*-}
+			if [ $((r % 2)) = 1 ]; then
+				one "save-$n-plain" "$K" save "$dir/plain-$lv" --output "$o" --compress $c
+				one "save-$n-key" "$K" save "$dir/sealed-$lv" --key "$keys.sec" --output "$o" --compress $c
+			else
+				one "save-$n-key" "$K" save "$dir/sealed-$lv" --key "$keys.sec" --output "$o" --compress $c
+				one "save-$n-plain" "$K" save "$dir/plain-$lv" --output "$o" --compress $c
+			fi
+			sealed_pair "save-$n-key" "save-$n-plain"
+		done
+	done
+	rm -f "$o" "$dir"/plain-l* "$dir"/sealed-l*
+
+	echo
+	echo "== $label: $v ($(($(stat -c %s "$v") >> 20)) MiB), outputs in RAM, medians of $ROUNDS" \
+		"alternating runs (MB = 10^6 bytes)"
+	echo "capture, plain and sealed (--pubkey); ratio = median sealed s / median plain s, rounds = the"
+	echo "rounds' own ratios; CPU: the same of CPU seconds (steadier here than wall time); MB sealed"
+	echo "per second the sealing added, of CPU time and of wall time:"
+	printf '%-7s %8s %9s %7s %11s %6s %7s %9s %10s\n' cell plain-s sealed-s ratio rounds CPU +CPU-s "MB/CPU-s" "MB/wall-s"
+	for lv in 1 31; do
+		for t in 1 2; do
+			n=l$lv-t$t
+			printf '%-7s %8s %9s %7s %11s %6s %7s %9s %10s\n' "$n" "$(stat_of "$n-plain" 2)" "$(stat_of "$n-sealed" 2)" \
+				"$(ratio "$(stat_of "$n-sealed" 2)" "$(stat_of "$n-plain" 2)")" "$(sealed_spread "$n-sealed")" \
+				"$(ratio "$(stat_of "$n-sealed" 5)" "$(stat_of "$n-plain" 5)")" \
+				"$(sealed_extra 5 "$n-plain" "$n-sealed")" "$(sealed_rate "${mb[$lv]:-0}" "$n-plain" "$n-sealed")" \
+				"$(awk -v m="${mb[$lv]:-0}" -v d="$(sealed_extra 2 "$n-plain" "$n-sealed")" \
+					'BEGIN { if (d > 0) printf "%.0f", m / d; else printf "n/a" }')"
+		done
+	done
+	echo "goal, level 31 (sealed / plain <= 1.10): 1 thread $(ratio "$(stat_of l31-t1-sealed 2)" "$(stat_of l31-t1-plain 2)")," \
+		"2 threads $(ratio "$(stat_of l31-t2-sealed 2)" "$(stat_of l31-t2-plain 2)")"
+	echo "output sizes (2 threads, bytes): the tag per sealed chunk, and the rest (the SEAL record, END's tag):"
+	for lv in 1 31; do
+		local pb sb
+		pb=$(stat_of "l$lv-t2-plain" 4) sb=$(stat_of "l$lv-t2-sealed" 4)
+		printf '  level %-2s plain %s, sealed %s: +%s (%s) = 16 x %s chunks sealed (%s MB of pages) + %s\n' \
+			"$lv" "$pb" "$sb" "$((sb - pb))" "$(awk -v a="$pb" -v b="$sb" 'BEGIN { printf "%+.4f %%", 100 * (b - a) / a }')" \
+			"${chunks[$lv]:-?}" "${mb[$lv]:-?}" "$((sb - pb - 16 * ${chunks[$lv]:-0}))"
+	done
+	echo "save (kdump format) of the plain dump, and of the sealed one with --key; MB opened per CPU second added:"
+	printf '%-19s %8s %8s %7s %11s %6s %7s %9s\n' save plain-s key-s ratio rounds CPU +CPU-s "MB/CPU-s"
+	for n in l1-none l31-none l31-zlib; do
+		lv=${n%-*}
+		printf '%-19s %8s %8s %7s %11s %6s %7s %9s\n' "$lv --compress ${n#*-}" "$(stat_of "save-$n-plain" 2)" \
+			"$(stat_of "save-$n-key" 2)" "$(ratio "$(stat_of "save-$n-key" 2)" "$(stat_of "save-$n-plain" 2)")" \
+			"$(sealed_spread "save-$n-key")" "$(ratio "$(stat_of "save-$n-key" 5)" "$(stat_of "save-$n-plain" 5)")" \
+			"$(sealed_extra 5 "save-$n-plain" "save-$n-key")" \
+			"$(sealed_rate "${mb[${lv#l}]:-0}" "save-$n-plain" "save-$n-key")"
+	done
+}
+
+section_sealed() {
+	local ramdir v
+	echo
+	echo "######## sealed: capture --pubkey (XChaCha20-Poly1305 per chunk) against the plain capture,"
+	echo "######## real vmcores in RAM, every output in RAM"
+	ram_dir || return 1
+	"$K" keygen "$ramdir/seal.sec" "$ramdir/seal.pub" >/dev/null 2>&1 ||
+		{ echo "sealed: kdumpinit keygen failed"; rm -rf "$ramdir"; o=$out/o; return 1; }
+	v=$(in_ram "$vmcore" "$ramdir")
+	sealed_file sealed-1.5g "$v" "$ramdir/seal"
+	rm -f "$ramdir/vmcore"
+	if [ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
+		v=$(in_ram "$large" "$ramdir")
+		sealed_file sealed-6g "$v" "$ramdir/seal"
+	fi
+	rm -rf "$ramdir"
+	o=$out/o
 }
 
 MMB=${MMBENCH:-$PWD/$BUILD/tools/mmbench}
