@@ -39,6 +39,9 @@
  * output slots fit a tiny crashkernel reservation, large enough that the
  * 48-byte header and the bitmap are noise. */
 #define BLOCK_PAGES 256u
+/* Room before a slot's data for its head and size words, so that a
+ * sealed chunk's payload is one buffer (struct slot). */
+#define SLOT_SEAL_ROOM ((sizeof(struct kdi_pages) + 2 * BLOCK_PAGES / 8 + 4 * BLOCK_PAGES + 15) & ~(size_t)15)
 /* Output slots per worker when there are several: how far the workers may
  * run ahead of the block being emitted. Blocks differ in cost (a block of
  * zero pages is a read, one of kept pages a read and LZ4), and with 2 a
@@ -160,6 +163,14 @@ struct slot {
 	uint64_t hash;			/* of head, sizes and data */
 	uint8_t *data;
 	size_t data_len;
+	/* A sealed dump: the chunk's payload sealed in place by the worker,
+	 * head and sizes moved in front of data (SLOT_SEAL_ROOM) and the tag
+	 * after it, under seq seal_seq (the pipe's seq_base + the job's
+	 * number: every job is one chunk). buf is data's allocation. */
+	uint8_t *buf;
+	uint8_t *payload;
+	uint32_t payload_len;
+	uint64_t seal_seq;
 	uint64_t excluded[KDI_EX_NCLASSES];
 	uint64_t scanned, stored, bytes_in;
 };
@@ -198,6 +209,7 @@ struct pipe {
 	struct ring ring;
 	struct spans sp;
 	struct slot *slots;		/* ring.nslots of them */
+	uint64_t seq_base;		/* the writer's seq when the pages begin */
 	/* Only the emitter (one worker at a time, lib/ring.h) touches these. */
 	uint64_t done;			/* pfns emitted, for progress */
 	struct kdi_writer *wr;
@@ -916,7 +928,7 @@ static uint32_t read_run(struct worker *w, struct slot *sl, uint64_t pfn, uint32
  * fault leaves nothing half-done: the page is retried with pread, and a
  * page that faults again is unreadable. */
 static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32_t count,
-			 const struct skipped *sk)
+			 const struct skipped *sk, uint64_t idx)
 {
 	sigjmp_buf jb;
 	/* volatile for sigsetjmp (C11 7.13.2.1): both change between it and
@@ -965,7 +977,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	}
 	physmem_guard(NULL);
 	if (!sl->hdr.nstored && !sl->hdr.nzero)
-		return;		/* emit_block writes no chunk for it */
+		return;		/* emit_block writes no PAGES chunk for it */
 
 	/* The chunk's head and payload hash, made here in the worker so the
 	 * emitter only copies. */
@@ -977,6 +989,24 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		hl += bl;
 	}
 	sl->head_len = hl;
+	if (w->p->in->seal) {
+		/* Sealed here, in parallel, under the seq the chunk will get
+		 * (the writer seals it again in the rare case it does not: a
+		 * GAP came first). */
+		size_t sz = 4 * (size_t)sl->hdr.nstored;
+		uint8_t *pl = sl->data - sz - hl;
+		memcpy(pl, sl->head, hl);
+		memcpy(pl + hl, sl->sizes, sz);
+		uint32_t len = (uint32_t)(hl + sz + sl->data_len);
+		sl->seal_seq = w->p->seq_base + idx;
+		struct seal_where wh = { .dump_id = w->p->wr->dump_id, .seq = sl->seal_seq,
+					 .type = KDI_CH_PAGES, .len = len };
+		seal_chunk(w->p->in->seal, &wh, pl, pl + len);
+		sl->payload = pl;
+		sl->payload_len = len + KDI_TAG_BYTES;
+		sl->hash = payload_hash(pl, sl->payload_len, NULL, 0, NULL, 0);
+		return;
+	}
 	sl->hash = payload_hash(sl->head, hl, sl->sizes, 4 * (size_t)sl->hdr.nstored,
 				sl->data, sl->data_len);
 }
@@ -1090,10 +1120,19 @@ static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_res
 	for (int c = 0; c < KDI_EX_NCLASSES; c++)
 		e->excluded[c] += sl->excluded[c];
 	e->pages_total += sl->scanned;
-	if (!sl->hdr.nstored && !sl->hdr.nzero)
+	int r;
+	/* A sealed dump has a chunk for every job, so that the workers know
+	 * each one's seq: an empty PAD for a block that keeps nothing. */
+	if (wr->seal && !sl->hdr.nstored && !sl->hdr.nzero)
+		r = writer_put(wr, KDI_CH_PAD, NULL, 0, NULL, 0, NULL, 0);
+	else if (wr->seal)
+		r = writer_put_sealed(wr, KDI_CH_PAGES, sl->payload, sl->payload_len, sl->hash,
+				      sl->seal_seq);
+	else if (!sl->hdr.nstored && !sl->hdr.nzero)
 		return 0;	/* nothing kept, nothing to say: no chunk at all */
-	int r = writer_put_hashed(wr, KDI_CH_PAGES, &sl->hash, sl->head, sl->head_len,
-				  sl->sizes, 4 * (size_t)sl->hdr.nstored, sl->data, sl->data_len);
+	else
+		r = writer_put_hashed(wr, KDI_CH_PAGES, &sl->hash, sl->head, sl->head_len,
+				      sl->sizes, 4 * (size_t)sl->hdr.nstored, sl->data, sl->data_len);
 	if (r < 0) {
 		/* Not stored after all: count those pages as lost. */
 		e->pages_total -= sl->scanned;
@@ -1144,9 +1183,11 @@ static int slots_alloc(struct pipe *p, unsigned n)
 	if (!p->slots)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
-		p->slots[i].data = malloc((size_t)BLOCK_PAGES * p->ps + LZ4_COMPRESSBOUND(p->ps));
-		if (!p->slots[i].data)
+		p->slots[i].buf = malloc(SLOT_SEAL_ROOM + (size_t)BLOCK_PAGES * p->ps +
+					 LZ4_COMPRESSBOUND(p->ps) + KDI_TAG_BYTES);
+		if (!p->slots[i].buf)
 			return -ENOMEM;
+		p->slots[i].data = p->slots[i].buf + SLOT_SEAL_ROOM;
 	}
 	return 0;
 }
@@ -1204,7 +1245,7 @@ static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 static void fill_job(void *arg, unsigned slot, uint64_t idx)
 {
 	struct worker *w = arg;
-	encode_block(w, &w->p->slots[slot], w->pfn, w->count, &w->sk);
+	encode_block(w, &w->p->slots[slot], w->pfn, w->count, &w->sk, idx);
 }
 
 static void *worker_main(void *arg)
@@ -1383,6 +1424,9 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	p.wr = &wr;
 	p.res = res;
 	p.pg = &pg;
+	/* Every job is one chunk from here on: a sealed chunk's seq is
+	 * seq_base + its job number. */
+	p.seq_base = wr.seq;
 	r = run_workers(&p, pl->threads ? pl->threads : 1);
 	if (in->filter) {
 		in->filter->unreadable += p.sp.unread;
@@ -1437,7 +1481,7 @@ out:
 		sink_close(&sk);
 	writer_fini(&wr);
 	for (unsigned i = 0; p.slots && i < p.ring.nslots; i++)
-		free(p.slots[i].data);
+		free(p.slots[i].buf);
 	free(p.slots);
 	free(p.order);
 	free(p.maxend);

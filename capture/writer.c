@@ -336,7 +336,8 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		     const void *p3, size_t l3)
 {
 	size_t len = l1 + l2 + l3;
-	uint32_t mode = w->seal ? chunk_seal_mode(type) : 0;
+	/* A payload the caller sealed (writer_put_sealed) counts its tag. */
+	uint32_t mode = w->seal && !w->presealed ? chunk_seal_mode(type) : 0;
 	size_t span = chunk_span(len + (mode ? KDI_TAG_BYTES : 0));
 	static const uint8_t zeros[KDI_CHUNK_ALIGN];
 
@@ -360,6 +361,20 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		if (l1) memcpy(w->authpre + w->authpre_len, p1, l1);
 		w->authpre_len += l1;
 	}
+	if (w->presealed && w->seq != w->presealed_seq) {
+		/* A GAP took the seq it was sealed under: sealed again under
+		 * this one, in the caller's buffer. */
+		uint8_t *b = w->presealed_buf;
+		struct seal_where was = { .dump_id = w->dump_id, .seq = w->presealed_seq, .type = type,
+					  .len = (uint32_t)(l1 - KDI_TAG_BYTES) };
+		struct seal_where now = was;
+		now.seq = w->seq;
+		if (seal_open_chunk(w->seal, &was, b, b + was.len) < 0)
+			return -EIO;	/* our own chunk: cannot happen */
+		seal_chunk(w->seal, &now, b, b + now.len);
+		w->presealed_seq = w->seq;
+		hash = NULL;
+	}
 	if (mode) {
 		/* After go_around: w->seq is the chunk's for good. */
 		int e = seal_pieces(w, type, mode, p1, l1, p2, l2, p3, l3);
@@ -371,7 +386,8 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		l2 = l3 = 0;
 		hash = NULL;
 	}
-	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len, .flags = mode,
+	struct kdi_chunk h = { .type = type, .hdr_size = sizeof h, .len = len,
+			       .flags = w->presealed ? KDI_CHUNK_SEALED : mode,
 			       .dump_id = w->dump_id, .seq = w->seq };
 	memcpy(h.magic, KDI_CHUNK_MAGIC, 4);
 	h.payload_hash = hash ? *hash : payload_hash(p1, l1, p2, l2, p3, l3);
@@ -405,6 +421,20 @@ int writer_put(struct kdi_writer *w, uint16_t type,
 	       const void *p3, size_t l3)
 {
 	return writer_put_hashed(w, type, NULL, p1, l1, p2, l2, p3, l3);
+}
+
+int writer_put_sealed(struct kdi_writer *w, uint16_t type, uint8_t *payload, size_t len,
+		      uint64_t hash, uint64_t seq)
+{
+	if (!w->seal || len < KDI_TAG_BYTES || chunk_seal_mode(type) != KDI_CHUNK_SEALED)
+		return -EINVAL;
+	w->presealed = 1;
+	w->presealed_seq = seq;
+	w->presealed_buf = payload;
+	int r = writer_put_hashed(w, type, &hash, payload, len, NULL, 0, NULL, 0);
+	w->presealed = 0;
+	w->presealed_buf = NULL;
+	return r;
 }
 
 int writer_put_end(struct kdi_writer *w, const struct kdi_end *end)

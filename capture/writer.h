@@ -46,6 +46,9 @@ struct kdi_writer {
 	size_t scap;
 	uint8_t authpre[sizeof(struct kdi_start) + sizeof(struct kdi_chain_rec)];
 	size_t authpre_len;
+	int presealed;			/* writer_put_sealed's chunk being put */
+	uint64_t presealed_seq;
+	uint8_t *presealed_buf;		/* ... its payload, the caller's */
 };
 
 /* Gaps a capture may go around before it gives up (-EIO): a disk that
@@ -91,6 +94,12 @@ int writer_flush(struct kdi_writer *w);
  * START). Sealing happens as each chunk is put, so that its tag binds
  * the seq it really gets, even after a GAP. */
 void writer_seal(struct kdi_writer *w, const struct seal_dump *sd);
+/* A chunk the caller sealed itself (the capture's workers, in parallel):
+ * PAYLOAD is LEN bytes with its tag, sealed under SEQ, HASH its XXH64.
+ * Written as it is when SEQ is the chunk's; else (a GAP took seqs since)
+ * opened and sealed again under the right one, in PAYLOAD. */
+int writer_put_sealed(struct kdi_writer *w, uint16_t type, uint8_t *payload, size_t len,
+		      uint64_t hash, uint64_t seq);
 /* Frees what sealing took (its buffer is wiped). */
 void writer_fini(struct kdi_writer *w);
 /* Route the writer through s (its buffers replace the caller's). */

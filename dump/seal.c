@@ -2,12 +2,34 @@
 #include "seal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
 static const uint8_t base_point[SEAL_KEY_BYTES] = { 9 };
+
+/* libsodium's own choosers of an implementation by CPU, which sodium_init
+ * runs (it is not built: deps/libsodium.mk). On x86_64 they pick the SIMD
+ * ChaCha20 and Poly1305 when CPUID has them; elsewhere the reference
+ * code. Once, before any key is used. */
+int _sodium_runtime_get_cpu_features(void);
+int _crypto_stream_chacha20_pick_best_implementation(void);
+int _crypto_onetimeauth_poly1305_pick_best_implementation(void);
+
+static void pick(void)
+{
+	_sodium_runtime_get_cpu_features();
+	_crypto_stream_chacha20_pick_best_implementation();
+	_crypto_onetimeauth_poly1305_pick_best_implementation();
+}
+
+static void seal_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, pick);
+}
 
 /* libsodium's core.c is not built (deps/libsodium.mk: its sodium_init
  * names every CPU variant); this is its misuse handler, which libsodium
@@ -21,6 +43,7 @@ void sodium_misuse(void)
 
 int seal_keypair(uint8_t pk[SEAL_KEY_BYTES], uint8_t sk[SEAL_KEY_BYTES])
 {
+	seal_init();
 	randombytes_buf(sk, SEAL_KEY_BYTES);
 	/* The public key as X25519(sk, 9), which the ladder computes like
 	 * any product: no base-point table linked in. */
@@ -69,6 +92,7 @@ int seal_open_begin(struct seal_dump *d, const uint8_t sk[SEAL_KEY_BYTES],
 	int r = -EINVAL;
 
 	memset(d, 0, sizeof *d);
+	seal_init();
 	if (crypto_scalarmult(pk, sk, base_point) != 0)
 		return -EINVAL;
 	seal_key_id(pk, d->key_id);

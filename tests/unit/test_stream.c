@@ -26,6 +26,7 @@
 #include "../../dump/dumpfile.h"
 #include "../../dump/format.h"
 #include "../../dump/save.h"
+#include "../../dump/seal.h"
 
 #define PS 4096u
 #define BASE 4096u		/* stream offset in the test file */
@@ -2033,6 +2034,53 @@ static void fuzz_mutations(void)
 	free(s.b);
 }
 
+/* A chunk the capture's workers sealed under a seq it does not get (a
+ * GAP came first) is sealed again by the writer: the reader opens it; and
+ * one under its own seq is written as it is. */
+static void sealed_reseal(void)
+{
+	uint8_t pk[32], sk[32], st[80], wbuf[8192], a[64], b[64];
+	static const char la[] = "sealed under another seq\n", lb[] = "sealed under its own\n";
+	struct seal_dump sd;
+	struct kdi_writer w;
+	uint64_t limit = BASE + (1u << 20);
+
+	CHECK_INT(seal_keypair(pk, sk), 0);
+	CHECK_INT(seal_begin(&sd, pk), 0);
+	file_put(NULL, 0);
+	writer_init(&w, sfd, BASE, limit, wbuf, sizeof wbuf, 0);
+	writer_seal(&w, &sd);
+	start_payload(st, KDI_FORMAT_SEALED, PS, 0);
+	CHECK_INT(writer_put(&w, T_START, st, 80, NULL, 0, NULL, 0), 0);
+	struct kdi_seal rec = { .scheme = KDI_SEAL_SCHEME };
+	memcpy(rec.eph_pk, sd.eph_pk, 32);
+	memcpy(rec.key_id, sd.key_id, sizeof rec.key_id);
+	CHECK_INT(writer_put(&w, KDI_CH_SEAL, &rec, sizeof rec, NULL, 0, NULL, 0), 0);
+	uint32_t n = sizeof la - 1;
+	memcpy(a, la, n);
+	struct seal_where wh = { .dump_id = w.dump_id, .seq = w.seq + 3, .type = KDI_CH_DMESG, .len = n };
+	seal_chunk(&sd, &wh, a, a + n);
+	CHECK_INT(writer_put_sealed(&w, KDI_CH_DMESG, a, n + 16, XXH64(a, n + 16, 0), w.seq + 3), 0);
+	uint32_t m = sizeof lb - 1;
+	memcpy(b, lb, m);
+	struct seal_where wb = { .dump_id = w.dump_id, .seq = w.seq, .type = KDI_CH_SETTINGS, .len = m };
+	seal_chunk(&sd, &wb, b, b + m);
+	CHECK_INT(writer_put_sealed(&w, KDI_CH_SETTINGS, b, m + 16, XXH64(b, m + 16, 0), w.seq), 0);
+	struct kdi_end e;
+	memset(&e, 0, sizeof e);
+	CHECK_INT(writer_put_end(&w, &e), 0);
+	CHECK_INT(writer_flush(&w), 0);
+
+	struct dumpfile d;
+	dumpfile_load_key(&d, sfd, BASE, limit, sk);
+	CHECK(d.sealed && !d.locked, "not opened: %s", d.why);
+	CHECK(d.dmesg && d.dmesg_len == n && !memcmp(d.dmesg, la, n), "the resealed chunk: %s", d.why);
+	CHECK(d.settings && !strcmp(d.settings, lb), "the chunk sealed under its own seq");
+	CHECK(d.have_end, "END not read back: %s", d.why);
+	dumpfile_free(&d);
+	seal_end(&sd);
+}
+
 int main(void)
 {
 	file_open();
@@ -2049,6 +2097,7 @@ int main(void)
 	RUN(pages_parse_rules);
 	RUN(bad_page_data);
 	RUN(writer_reserve_and_limit);
+	RUN(sealed_reseal);
 	RUN(end_cross_checks);
 	RUN(changed_under_reader);
 	RUN(segment_rule);
