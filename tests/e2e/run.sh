@@ -26,7 +26,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
                         [--append-first ARGS] [--after DUMPIMG:RAW] [--demo]
                         [--crash-kernel FILE] [--crash-cpus N] [--smp N]
-                        [--min-workers N] [-h]
+                        [--min-workers N] [--seal] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -115,12 +115,33 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --min-workers N    kdumpinit must run a worker per CPU the crash kernel
                      activated, and at least N
   --demo             show kdumpinit's console lines live, then 'info'
+  --seal             a sealed dump: a key pair from 'kdumpinit keygen' in the
+                     workdir, the public key given to the crash kernel as the
+                     fw_cfg credential kdumpinit.pubkey (none on any command
+                     line); the host opens the dump with save/info/dmesg --key
+                     and checks, besides: the sealing line and the setting's
+                     source; info without the key (sealed, complete); save
+                     without it or with another key refused; dmesg --key
+                     (the panic line) and without. With the raw copy also:
+                     no non-zero page of it and no panic line anywhere on the
+                     dump device (plainscan.c, at every byte offset; the
+                     same scan must find them on a host capture without a
+                     key); the kdump and ELF saves byte for byte those of a
+                     host capture of the raw copy without a key; drgn and
+                     crash open the kdump save (the kernel's -dbg vmlinux);
+                     power cuts (the device image cut inside a PAGES chunk,
+                     one byte short of one's end, inside END): info says
+                     incomplete without the key, save --key exits 5 and
+                     saves what a key-less dump cut at the same chunk saves;
+                     and an unparsable kdumpinit.pubkey in a bad-input run
+                     writes nothing and runs the final action
 USAGE
 }
 
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
 disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus= smp=2 minworkers=0
+seal=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers)
@@ -152,6 +173,7 @@ while [ $# -gt 0 ]; do
 	--crash-cpus) crashcpus=$2; shift ;;
 	--smp) smp=$2; shift ;;
 	--min-workers) minworkers=$2; shift ;;
+	--seal) seal=1 ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -199,6 +221,7 @@ if [ -n "$disk" ]; then
 	[ $firmware = 0 ] && [ "$wd" = 0 ] && [ $stalldisk = 0 ] && [ "$slowdisk" = 0 ] ||
 		{ echo "$prog: --disk goes with none of --firmware, --watchdog, --stall-disk, --slow-disk" >&2; exit 2; }
 fi
+[ $seal = 0 ] || [ $rawonly = 0 ] || { echo "$prog: --seal needs kdumpinit to capture (not --raw-only)" >&2; exit 2; }
 # The watchdog's driver goes into both images; its own image names, so
 # the plain runs keep their cached ones.
 wdmods=() wdtag=
@@ -448,6 +471,20 @@ if [ $firmware = 1 ]; then
 	printf '# from fw_cfg\nlevel = %s\n' "$level" >"$workdir/fw-kdumpinit.conf"
 	qemu+=(-smbios "type=11,value=io.systemd.credential:kdumpinit.dev=SERIAL=kdump-dump"
 		-fw_cfg "name=opt/io.systemd.credentials/kdumpinit.conf,file=$workdir/fw-kdumpinit.conf")
+fi
+# --seal: a new key pair each run; the public key reaches the crash kernel
+# as firmware gives it (the file keygen wrote, its whole line), the secret
+# key stays here for save, info and dmesg --key.
+keyarg=() keyid='' pubhex=''
+if [ $seal = 1 ]; then
+	rm -f "$workdir/seal.secret" "$workdir/seal.public"
+	"$kdumpinit" keygen "$workdir/seal.secret" "$workdir/seal.public" >"$workdir/keygen.out" 2>&1 ||
+		die "kdumpinit keygen failed: $(cat "$workdir/keygen.out")"
+	keyid=$(grep -o 'key [0-9a-f]\{16\}' "$workdir/keygen.out" | head -n 1 | cut -d' ' -f2)
+	pubhex=$(awk '$1 == "kdumpinit-public-key" { print $2 }' "$workdir/seal.public")
+	[ -n "$keyid" ] && [ ${#pubhex} = 64 ] || die "keygen: no key id or public key ($(cat "$workdir/keygen.out"))"
+	qemu+=(-fw_cfg "name=opt/io.systemd.credentials/kdumpinit.pubkey,file=$workdir/seal.public")
+	keyarg=(--key "$workdir/seal.secret")
 fi
 [ $demo = 0 ] || echo "demo: booting a $mem guest (cpu $cpu), crashing it, capturing with kdumpinit (log: $log)"
 say "qemu: ${qemu[*]}"
@@ -760,6 +797,13 @@ elif [ $mode = full ]; then
 	badcheck refused 129 "matched /dev/vd[a-z]+, refused: .*(claim it first|holds)" "device refused"
 	badcheck small 129 "too small: the dump holds what fit and is marked incomplete" "device too small"
 	badcheck poweroff 130 "final action: poweroff" "final=poweroff"
+	if [ $seal = 1 ]; then
+		badcheck badkey 129 "kdumpinit.pubkey.*(does not parse|no dump will be written)" \
+			"an unparsable kdumpinit.pubkey (command line over the firmware's key)"
+		grep -a -q "e2e-testinit: badcase badkey: kdump-small unchanged" "$log" &&
+			pass "the unparsable key wrote nothing: kdump-small as the small case left it" ||
+			failed "the unparsable key: $(grep -a -m1 -o 'e2e-testinit: badcase badkey: kdump-small.*' "$log" || echo 'no before/after line')"
+	fi
 	if "$kdumpinit" info "$small" >"$workdir/small.info" 2>&1; then
 		failed "the too-small dump claims to be complete"
 	elif [ $? = 5 ] && grep -q "incomplete (device was full" "$workdir/small.info"; then
@@ -814,7 +858,7 @@ if [ $rawonly = 0 ]; then
 	newest=$("$kdumpinit" info "$dump" 2>/dev/null | grep -c '^state ')
 	pick=()
 	[ "${newest:-0}" -gt 1 ] && pick=(--dump "$newest")
-	"$kdumpinit" info "$dump" "${pick[@]}" >"$workdir/info.out" 2>&1
+	"$kdumpinit" info "$dump" "${pick[@]}" "${keyarg[@]}" >"$workdir/info.out" 2>&1
 	rc=$? d_info=$(since "$t")
 	if [ $demo = 1 ]; then
 		echo "demo: kdumpinit info $dump"
@@ -869,7 +913,7 @@ if [ $rawonly = 0 ]; then
 	fi
 
 	t=$(now)
-	"$kdumpinit" save "$dump" "${pick[@]}" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
+	"$kdumpinit" save "$dump" "${pick[@]}" "${keyarg[@]}" --output "$workdir/saved.elf" --format elf >"$workdir/save.out" 2>&1
 	rc=$? d_save=$(since "$t")
 	if [ -n "$cutat" ] && grep -q "^state *empty" "$workdir/info.out"; then
 		[ $rc = 4 ] && [ ! -e "$workdir/saved.elf" ] &&
@@ -942,6 +986,242 @@ if [ $rawonly = 0 ]; then
 	else
 		failed "vmcmp not run: raw.vmcore or saved.elf missing"
 	fi
+fi
+
+# --- a sealed dump (--seal) -----------------------------------------------------------
+# Read through the key above (info, save); here what sealing itself must
+# hold. Where the raw copy is there: nothing of memory in the clear on the
+# device, the saves those of a key-less capture, sealed power cuts.
+if [ $seal = 1 ] && [ $rawonly = 0 ]; then
+	sk=$workdir/seal.secret
+	grep -a -q "kdumpinit: sealing the dump to key $keyid" "$post" &&
+		pass "kdumpinit sealed the dump to the firmware's key: $(grep -a -m1 -o 'kdumpinit: sealing the dump to key [0-9a-f]*' "$post")" ||
+		failed "no 'kdumpinit: sealing the dump to key $keyid' line: $(grep -a -m1 -o 'kdumpinit: seal.*' "$post")"
+	grep -a "kdumpinit: settings:" "$post" | grep -q "pubkey=${pubhex:0:8}\.\.\. (fw_cfg)" &&
+		pass "settings: pubkey=${pubhex:0:8}... from fw_cfg (the credential kdumpinit.pubkey)" ||
+		failed "no 'pubkey=${pubhex:0:8}... (fw_cfg)' in the settings line: $(grep -a -m1 'kdumpinit: settings:' "$post")"
+	# info without the key: the clear parts (state, END's counts), sealed.
+	"$kdumpinit" info "$dump" "${pick[@]}" >"$workdir/info-nokey.out" 2>&1
+	rc=$?
+	st=$(grep -m1 '^state' "$workdir/info-nokey.out" | tr -s ' ' | cut -c1-110)
+	if ! grep -q "^sealed *to key $keyid (X25519, XChaCha20-Poly1305): no key given" "$workdir/info-nokey.out"; then
+		failed "info without the key: no 'sealed to key $keyid ... no key given' line:"; sed 's/^/    /' "$workdir/info-nokey.out"
+	elif [ -n "$cutat" ]; then
+		[ $rc = 5 ] && grep -q "^state *incomplete" "$workdir/info-nokey.out" &&
+			pass "info without the key after the power cut: sealed to $keyid, $st (exit 5)" ||
+			{ failed "info without the key after the power cut exited $rc:"; sed 's/^/    /' "$workdir/info-nokey.out"; }
+	else
+		kept=$(awk '$1 == "pages" && $2 == "kept" { print $3 }' "$workdir/info-nokey.out")
+		[ $rc = 0 ] && grep -q "^state *complete" "$workdir/info-nokey.out" && [ "${kept:-0}" -gt 0 ] &&
+			pass "info without the key: sealed to $keyid, $st, $kept pages kept (exit 0)" ||
+			{ failed "info without the key exited $rc (want 0, sealed, complete):"; sed 's/^/    /' "$workdir/info-nokey.out"; }
+	fi
+	grep -q "^sealed .*opened, every tag checked" "$workdir/info.out" &&
+		pass "info --key: opened, every tag checked" ||
+		failed "info --key: no 'opened, every tag checked': $(grep -m1 '^sealed' "$workdir/info.out")"
+	# Without the key, or with another, nothing of memory comes out.
+	rm -f "$workdir/nokey.elf" "$workdir/otherkey.elf" "$workdir/other.secret" "$workdir/other.public"
+	"$kdumpinit" save "$dump" "${pick[@]}" --output "$workdir/nokey.elf" --format elf >"$workdir/save-nokey.out" 2>&1
+	rc=$?
+	[ $rc != 0 ] && [ $rc != 5 ] && [ ! -e "$workdir/nokey.elf" ] && grep -q "sealed to key $keyid" "$workdir/save-nokey.out" &&
+		pass "save without the key: refused (exit $rc), nothing written" ||
+		{ failed "save without the key exited $rc$([ -e "$workdir/nokey.elf" ] && echo ', and wrote a file'):"; sed 's/^/    /' "$workdir/save-nokey.out"; }
+	"$kdumpinit" keygen "$workdir/other.secret" "$workdir/other.public" >/dev/null 2>&1 &&
+		"$kdumpinit" save "$dump" "${pick[@]}" --key "$workdir/other.secret" --output "$workdir/otherkey.elf" --format elf \
+			>"$workdir/save-otherkey.out" 2>&1
+	rc=$?
+	[ $rc != 0 ] && [ $rc != 5 ] && [ ! -e "$workdir/otherkey.elf" ] && grep -q "not its key" "$workdir/save-otherkey.out" &&
+		pass "save with another secret key: refused (exit $rc, 'not its key'), nothing written" ||
+		{ failed "save with another key exited $rc$([ -e "$workdir/otherkey.elf" ] && echo ', and wrote a file'):"; sed 's/^/    /' "$workdir/save-otherkey.out"; }
+	rm -f "$workdir/nokey.elf" "$workdir/otherkey.elf" "$workdir/other.secret" "$workdir/other.public"
+	# The kernel log: with the key the panic, without it nothing.
+	panicline="Kernel panic - not syncing: sysrq triggered crash"
+	"$kdumpinit" dmesg "$dump" "${pick[@]}" --key "$sk" >"$workdir/dmesg.out" 2>"$workdir/dmesg.err"
+	rc=$?
+	[ $rc = 0 ] && grep -q "$panicline" "$workdir/dmesg.out" &&
+		pass "dmesg --key: $(wc -l <"$workdir/dmesg.out") lines, with '$panicline'" ||
+		failed "dmesg --key exited $rc, $(grep -c "$panicline" "$workdir/dmesg.out") panic lines: $(tail -n 2 "$workdir/dmesg.err")"
+	"$kdumpinit" dmesg "$dump" "${pick[@]}" >"$workdir/dmesg-nokey.out" 2>&1
+	rc=$?
+	[ $rc != 0 ] && ! grep -q "sysrq" "$workdir/dmesg-nokey.out" &&
+		pass "dmesg without the key: refused (exit $rc), no log line" ||
+		{ failed "dmesg without the key exited $rc:"; head -n 5 "$workdir/dmesg-nokey.out" | sed 's/^/    /'; }
+fi
+
+if [ $seal = 1 ] && [ $mode = full ] && [ -z "$blkdebug$dumpsize" ] && [ -f "$workdir/raw.vmcore" ]; then
+	rawv=$workdir/raw.vmcore plain=$workdir/plain.img
+	# The same capture without a key, on the host, from the raw copy: the
+	# control of the scan below and what the sealed saves must equal.
+	hostmm=auto
+	for w in $appendfirst; do case $w in e2e.memmap=*) hostmm=${w#*=} ;; esac; done
+	rm -f "$plain"
+	"$kdumpinit" capture --vmcore "$rawv" --output "$plain" --level "$level" --memmap "$hostmm" >"$workdir/plain.out" 2>&1 ||
+		failed "host capture of the raw copy without a key: $(tail -n 2 "$workdir/plain.out")"
+	# 1. Nothing in the clear: every non-zero page of the raw copy at every
+	# byte offset of the device (and of the bad-input runs' small device,
+	# sealed too), and the panic and sysrq lines.
+	scan=$cache/plainscan
+	if [ ! -x "$scan" ] || [ "$here/plainscan.c" -nt "$scan" ]; then
+		cc -O2 -Wall -o "$scan" "$here/plainscan.c" || die "building plainscan failed"
+	fi
+	texts=(--text "Kernel panic - not syncing" --text "sysrq triggered crash" --text "sysrq: Trigger a crash")
+	imgs=("$dump" "$plain")
+	[ -n "$crashkernel" ] || imgs+=("$small")
+	t=$(now)
+	"$scan" "$rawv" "${imgs[@]}" "${texts[@]}" >"$workdir/scan.out" 2>&1 || failed "plainscan: $(tail -n 1 "$workdir/scan.out")"
+	d_scan=$(since "$t")
+	npg=$(grep -m1 -o ': pages [0-9]*' "$workdir/scan.out" | grep -o '[0-9]*')
+	# nfound IMAGE: the pages found there; ntexts IMAGE: the log lines
+	nfound() { awk -v f="$1: pages " 'index($0, f) == 1 { print $(NF-4) }' "$workdir/scan.out"; }
+	ntexts() { awk -v f="$1: text " 'index($0, f) == 1 { n += substr($0, length(f) + 1) + 0; t = 1 } END { if (t) print n }' "$workdir/scan.out"; }
+	[ "$(nfound "$dump")" = 0 ] && [ "${npg:-0}" -gt 0 ] &&
+		pass "no page in the clear: none of the raw copy's $npg non-zero pages at any byte offset of the sealed device (scan ${d_scan}s)" ||
+		{ failed "plaintext pages on the sealed device ($(nfound "$dump") found):"; grep -F "$dump:" "$workdir/scan.out" | head -n 6 | sed 's/^/    /'; }
+	[ "$(ntexts "$dump")" = 0 ] &&
+		pass "no log line in the clear: '$panicline', 'sysrq triggered crash', 'sysrq: Trigger a crash' are nowhere on the device" ||
+		{ failed "log text on the sealed device:"; grep -F "$dump: text" "$workdir/scan.out" | sed 's/^/    /'; }
+	if [ -z "$crashkernel" ]; then
+		[ "$(nfound "$small")" = 0 ] && [ "$(ntexts "$small")" = 0 ] && grep -q "^sealed *to key $keyid" "$workdir/small.info" &&
+			pass "the bad-input runs' small device: sealed to $keyid too, no page or log line in the clear" ||
+			failed "the small device: $(nfound "$small") pages, $(ntexts "$small") log lines in the clear; $(grep -m1 '^sealed' "$workdir/small.info" || echo 'not sealed')"
+	fi
+	# The control: the same scan finds them on the capture without a key.
+	cpg=$(nfound "$plain") ct=$(ntexts "$plain")
+	[ "${cpg:-0}" -gt 0 ] 2>/dev/null && [ "${ct:-0}" -gt 0 ] 2>/dev/null &&
+		pass "control: the same scan finds $cpg pages and $ct log lines in the clear on a host capture without a key" ||
+		{ failed "control: the scan finds '$cpg' pages, '$ct' log lines on the key-less capture (it must find some):"; grep -F "$plain:" "$workdir/scan.out" | head -n 6 | sed 's/^/    /'; }
+	"$python" "$top/tests/tools/chunks.py" "$dump" >"$workdir/chunks-sealed.txt" 2>&1
+	"$python" "$top/tests/tools/chunks.py" "$plain" >"$workdir/chunks-plain.txt" 2>&1
+	np=$(awk '$2 == 5' "$workdir/chunks-sealed.txt" | wc -l)
+	[ "$np" -gt 8 ] && { [ -n "$cutat" ] || [ "$np" = "$(awk '$2 == 5' "$workdir/chunks-plain.txt" | wc -l)" ]; } ||
+		failed "sealed cuts: $np PAGES chunks sealed, $(awk '$2 == 5' "$workdir/chunks-plain.txt" | wc -l) in the key-less capture"
+	cutcopy() {	# IMAGE OFFSET OUT: IMAGE as a cut at OFFSET leaves it
+		cp --sparse=always "$1" "$3" && truncate -s "$2" "$3" && truncate -s "$(stat -c %s "$1")" "$3"
+	}
+fi
+# The power cut (--cut-at): up to the cut every chunk opens: the save is
+# the key-less capture's with as many PAGES chunks (those before the first
+# chunk info found torn or missing).
+if [ $seal = 1 ] && [ $mode = full ] && [ -n "$cutat" ] && [ -f "$workdir/raw.vmcore" ] && [ -f "$workdir/saved.elf" ]; then
+	stop=$(sed -n 's/^state .*chunk [0-9]* at offset \([0-9]*\).*/\1/p' "$workdir/info.out")
+	k=$(awk -v s="${stop:-0}" '$2 == 5 && $1 < s' "$workdir/chunks-sealed.txt" | wc -l)
+	po=$(awk -v n=$((k + 1)) '$2 == 5 && ++i == n { print $1; exit }' "$workdir/chunks-plain.txt")
+	rm -f "$workdir/cut-plain.elf"
+	prc=none
+	if [ -n "$stop" ] && [ "$k" -gt 0 ] && [ -n "$po" ] && cutcopy "$plain" "$po" "$workdir/cut-plain.img"; then
+		"$kdumpinit" save "$workdir/cut-plain.img" --output "$workdir/cut-plain.elf" --format elf >"$workdir/cut-plain.out" 2>&1
+		prc=$?
+	fi
+	if [ "$prc" = 5 ] && cmp -s "$workdir/saved.elf" "$workdir/cut-plain.elf"; then
+		pass "everything up to the cut opens: the sealed save (its $k PAGES chunks before the cut at byte $stop) is byte for byte the key-less capture's cut there"
+	else
+		failed "the sealed cut save (chunks up to byte ${stop:-?}: $k PAGES chunks) is not the key-less capture's cut at PAGES chunk $((k + 1)) (byte ${po:-?}, its save exit $prc): $(cmp "$workdir/saved.elf" "$workdir/cut-plain.elf" 2>&1 | head -n 1)"
+	fi
+	rm -f "$workdir/cut-plain.img" "$workdir/cut-plain.elf" "$plain"
+fi
+if [ $seal = 1 ] && [ $mode = full ] && [ -z "$cutat$blkdebug$dumpsize" ] && [ -f "$workdir/raw.vmcore" ]; then
+	# 2. The saves: byte for byte the key-less capture's, kdump and ELF
+	# (the kdump pages not compressed: zlib would cost 10 s and compare
+	# no other bytes of the dump).
+	rm -f "$workdir/saved.kdump" "$workdir/plain.kdump" "$workdir/plain.elf"
+	t=$(now)
+	"$kdumpinit" save "$dump" "${pick[@]}" --key "$sk" --output "$workdir/saved.kdump" --compress none >"$workdir/save-kdump.out" 2>&1
+	rc=$?
+	d_skd=$(since "$t")
+	"$kdumpinit" save "$plain" --output "$workdir/plain.kdump" --compress none >>"$workdir/plain.out" 2>&1 &&
+		"$kdumpinit" save "$plain" --output "$workdir/plain.elf" --format elf >>"$workdir/plain.out" 2>&1 ||
+		failed "save of the key-less host capture: $(tail -n 2 "$workdir/plain.out")"
+	if [ $rc = 0 ] && [ -s "$workdir/saved.kdump" ] && cmp -s "$workdir/saved.kdump" "$workdir/plain.kdump"; then
+		pass "save --key --format kdump (${d_skd}s) is byte for byte the key-less host capture's save ($(stat -c %s "$workdir/saved.kdump") bytes)"
+	else
+		failed "save --key --format kdump (exit $rc) differs from the key-less capture's: $(cmp "$workdir/saved.kdump" "$workdir/plain.kdump" 2>&1 | head -n 1)"
+	fi
+	cmp -s "$workdir/saved.elf" "$workdir/plain.elf" &&
+		pass "save --key --format elf is byte for byte the key-less capture's ($(stat -c %s "$workdir/saved.elf") bytes)" ||
+		failed "save --key --format elf differs from the key-less capture's: $(cmp "$workdir/saved.elf" "$workdir/plain.elf" 2>&1 | head -n 1)"
+	# The debuggers on the sealed dump's kdump save (the -dbg vmlinux).
+	dbg=$top/build/crash
+	mkdir -p "$dbg"
+	. "$top/tests/lib/vmlinux.sh"
+	if ! vml=$(vmlinux_of "$kver" 2>"$workdir/vmlinux.err"); then
+		failed "no -dbg vmlinux for $kver: $(tail -n 1 "$workdir/vmlinux.err")"
+	else
+		got=$("$python" "$top/tests/crash/drgnprobe.py" "$workdir/saved.kdump" "$vml" 2>&1)
+		want=$("$python" "$top/tests/crash/drgnprobe.py" "$rawv" "$vml" 2>&1)
+		rt=$(sed -n 's/^tasks //p' <<<"$want") gt=$(sed -n 's/^tasks //p' <<<"$got")
+		grep -q "^release $kver" <<<"$got" && grep -q '^panic 1' <<<"$got" && [ -n "$rt" ] && [ "$gt" = "$rt" ] &&
+			pass "drgn opens the sealed dump's kdump save: release $kver, the panic in the log, $gt tasks as on the raw copy" ||
+			failed "drgn on the sealed dump's save: $(paste -sd' ' <<<"$got") (raw: $(paste -sd' ' <<<"$want"))"
+		# crash as well with CRASH=1 (check-full: 6 s more).
+		if [ -n "${CRASH:-}" ]; then
+			printf 'log\nbt\nquit\n' | timeout 300 crash -s "$vml" "$workdir/saved.kdump" >"$workdir/saved.kdump.crash" 2>&1
+			grep -q 'sysrq triggered crash' "$workdir/saved.kdump.crash" && grep -q 'sysrq_handle_crash' "$workdir/saved.kdump.crash" &&
+				pass "crash opens the sealed dump's kdump save: the panic in log, sysrq_handle_crash in bt" ||
+				{ failed "crash on the sealed dump's kdump save:"; grep -m5 -iE 'error|invalid|crash:' "$workdir/saved.kdump.crash" | sed 's/^/    /'; }
+		fi
+	fi
+	# 4. Power cuts in the sealed capture, made on copies of the device:
+	# cut inside a PAGES chunk, one byte short of one's end (the tag of a
+	# torn chunk fails: it is dropped, never half opened), inside END. What
+	# is left must open up to the cut, and save what the key-less dump
+	# saves without that chunk (cut where its header starts: a clear
+	# chunk's last byte may be a zero, which a cut leaves as it was).
+	# where FILE TYPE NTH HOW: the cut's byte offset in FILE's NTH chunk
+	# of TYPE: mid (its payload's middle), short1 (its last byte), end
+	# (inside its header), start (where it starts)
+	where() {
+		awk -v t="$2" -v n="$3" -v h="$4" '$2 == t && ++i == n {
+			if (h == "mid") print $1 + 48 + int($3 / 2); else if (h == "short1") print $1 + 48 + $3 - 1
+			else if (h == "end") print $1 + 20; else print $1; exit }' "$1"
+	}
+	# One byte short: of the first chunk from a quarter on whose last
+	# byte is not a zero (a cut that leaves a zero there cuts nothing).
+	nth=$((np / 4))
+	while [ "$nth" -lt "$np" ] &&
+		[ "$(od -An -tu1 -j "$(where "$workdir/chunks-sealed.txt" 5 "$nth" short1)" -N 1 "$dump" | tr -d ' ')" = 0 ]; do
+		nth=$((nth + 1))
+	done
+	complete=$(awk '$1 == "pages" && $2 == "kept" { print $3 }' "$workdir/info.out")
+	for c in "mid 5 $((np / 2)) mid" "short1 5 $nth short1" "end 7 1 end"; do
+		read -r name type n how <<<"$c"
+		so=$(where "$workdir/chunks-sealed.txt" "$type" "$n" "$how")
+		po=$(where "$workdir/chunks-plain.txt" "$type" "$n" start)
+		[ -n "$so" ] && [ -n "$po" ] || { failed "sealed cut $name: no chunk $n of type $type"; continue; }
+		cutcopy "$dump" "$so" "$workdir/cut.img" && cutcopy "$plain" "$po" "$workdir/cut-plain.img" ||
+			{ failed "sealed cut $name: cannot copy the images"; continue; }
+		rm -f "$workdir/cut.elf" "$workdir/cut-plain.elf" "$workdir/cut.kdump"
+		"$kdumpinit" info "$workdir/cut.img" >"$workdir/cut-info.out" 2>&1
+		irc=$?
+		"$kdumpinit" info "$workdir/cut.img" --key "$sk" >"$workdir/cut-info-key.out" 2>&1
+		"$kdumpinit" save "$workdir/cut.img" --key "$sk" --output "$workdir/cut.elf" --format elf >"$workdir/cut-save.out" 2>&1
+		src=$?
+		"$kdumpinit" save "$workdir/cut-plain.img" --output "$workdir/cut-plain.elf" --format elf >"$workdir/cut-plain.out" 2>&1
+		prc=$?
+		held=$(awk '$1 == "pages" && $2 == "kept" { print $3 }' "$workdir/cut-info-key.out")
+		if [ $irc = 5 ] && grep -q "^state *incomplete" "$workdir/cut-info.out" && [ $src = 5 ] && [ $prc = 5 ] &&
+			[ "${held:-0}" -gt 0 ] && cmp -s "$workdir/cut.elf" "$workdir/cut-plain.elf"; then
+			pass "sealed cut $name (byte $so): info without the key incomplete (exit 5), save --key exit 5 with $held of $complete pages: byte for byte the key-less dump's without that chunk"
+		else
+			failed "sealed cut $name (byte $so): info exit $irc ($(grep -m1 '^state' "$workdir/cut-info.out" | tr -s ' ' | cut -c1-80)), save --key exit $src, key-less save exit $prc, ${held:-?} pages, $(cmp "$workdir/cut.elf" "$workdir/cut-plain.elf" 2>&1 | head -n 1)"
+			sed 's/^/    /' "$workdir/cut-save.out"
+		fi
+		if [ $name = mid ]; then
+			# Its pages are the complete save's, and the kdump save
+			# says INCOMPLETE (disk_dump_header.status 0x8 at 424).
+			"$python" "$top/tests/tools/pagecheck.py" "$workdir/saved.elf" "$workdir/cut.elf" --require some --less \
+				>"$workdir/cut-pagecheck.out" 2>&1 &&
+				pass "sealed cut $name: every page saved is the complete save's ($(tail -n 2 "$workdir/cut-pagecheck.out" | head -n 1))" ||
+				{ failed "sealed cut $name: pagecheck against the complete save:"; tail -n 5 "$workdir/cut-pagecheck.out" | sed 's/^/    /'; }
+			"$kdumpinit" save "$workdir/cut.img" --key "$sk" --output "$workdir/cut.kdump" --compress none >/dev/null 2>&1
+			rc=$?
+			st=$(od -An -tu4 -j 424 -N 4 "$workdir/cut.kdump" 2>/dev/null | tr -d ' ')
+			[ $rc = 5 ] && [ $(( ${st:-0} & 8 )) = 8 ] &&
+				pass "sealed cut $name: save --key --format kdump exits 5, its header says INCOMPLETE" ||
+				failed "sealed cut $name: save --key --format kdump exited $rc, status '${st:-none}'"
+		fi
+		rm -f "$workdir/cut.img" "$workdir/cut-plain.img" "$workdir/cut.elf" "$workdir/cut-plain.elf" "$workdir/cut.kdump"
+	done
+	rm -f "$plain" "$workdir/plain.elf" "$workdir/plain.kdump"
 fi
 
 # --- a second crash before the first was saved (--after) ----------------------------
