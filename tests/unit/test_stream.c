@@ -2070,6 +2070,7 @@ static void sealed_reseal(void)
 	memset(&e, 0, sizeof e);
 	CHECK_INT(writer_put_end(&w, &e), 0);
 	CHECK_INT(writer_flush(&w), 0);
+	writer_fini(&w);
 
 	struct dumpfile d;
 	dumpfile_load_key(&d, sfd, BASE, limit, sk);
