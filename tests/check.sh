@@ -296,7 +296,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# leaves them out (set -u).
 	ckernel=
 	if wanted e2e-dedicated-24M || wanted e2e-dedicated-24M-noinitrd || wanted e2e-dedicated-cma-7.3 || wanted e2e-lockdown ||
-		{ [ -n "${FULL:-}" ] && wanted e2e-dedicated-24M-6G; }; then
+		{ [ -n "${FULL:-}" ] && { wanted e2e-dedicated-24M-6G || wanted e2e-dedicated-24M-sealed; }; }; then
 		echo "== crash kernel (make run-crash-kernel)"
 		ckernel=$PWD/$BUILD/crash-kernel/vmlinuz
 		make --no-print-directory -s run-crash-kernel BUILD="$BUILD" || rm -f "$ckernel"
@@ -346,6 +346,10 @@ if [ -n "${FULL:-}" ]; then
 	# The dedicated crash kernel's floor on the 6 GiB guest.
 	run_suite e2e-dedicated-24M-6G bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 24M --mem 6G \
 		--level 31 --timeout 1800 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-24M-6G"
+	# Sealed at the dedicated kernel's floor (the key from fw_cfg, which
+	# it has built in): the 1 MB the plan adds for sealing still fits.
+	run_suite e2e-dedicated-24M-sealed bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 24M \
+		--mem 1536M --level 31 --crash-kernel "$ckernel" --seal --workdir "$BUILD/e2e/dedicated-24M-sealed"
 	run_suite fresh bash tests/fresh/run.sh demo
 	for d in ahci scsi virtio; do
 		run_suite "e2e-disk-$d" bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
