@@ -1121,18 +1121,20 @@ static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_res
 		e->excluded[c] += sl->excluded[c];
 	e->pages_total += sl->scanned;
 	int r;
-	/* A sealed dump has a chunk for every job, so that the workers know
-	 * each one's seq: an empty PAD for a block that keeps nothing. */
-	if (wr->seal && !sl->hdr.nstored && !sl->hdr.nzero)
+	if (!sl->hdr.nstored && !sl->hdr.nzero) {
+		/* Nothing kept, nothing to say: no chunk at all; but a sealed
+		 * dump has a chunk for every job, so that the workers know
+		 * each one's seq: an empty PAD. */
+		if (!wr->seal)
+			return 0;
 		r = writer_put(wr, KDI_CH_PAD, NULL, 0, NULL, 0, NULL, 0);
-	else if (wr->seal)
+	} else if (wr->seal) {
 		r = writer_put_sealed(wr, KDI_CH_PAGES, sl->payload, sl->payload_len, sl->hash,
 				      sl->seal_seq);
-	else if (!sl->hdr.nstored && !sl->hdr.nzero)
-		return 0;	/* nothing kept, nothing to say: no chunk at all */
-	else
+	} else {
 		r = writer_put_hashed(wr, KDI_CH_PAGES, &sl->hash, sl->head, sl->head_len,
 				      sl->sizes, 4 * (size_t)sl->hdr.nstored, sl->data, sl->data_len);
+	}
 	if (r < 0) {
 		/* Not stored after all: count those pages as lost. */
 		e->pages_total -= sl->scanned;
@@ -1323,8 +1325,10 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	if (in->kernel)
 		cursor *= 2;	/* one for each walker */
 	uint64_t fixed = nwb * (uint64_t)wb + sizeof(struct span) + (2u << 20);
-	/* A sealed dump: the writer's buffer that each chunk is sealed in,
-	 * one block's payload at most (capture/writer.c). */
+	/* A sealed dump: the writer's buffer that the metadata chunks are
+	 * sealed in (capture/writer.c; the log is the largest), held to the
+	 * end, counted as one block's payload (the pages are sealed in
+	 * place, in the slots). */
 	if (in->seal)
 		fixed += block + 2 * BLOCK_PAGES;
 	uint64_t window = rq->window ? rq->window : 64u << 20;

@@ -151,15 +151,8 @@ static int set_pubkey(struct config *c, const char *v)
 	static const char pre[] = "kdumpinit-public-key ";
 	if (!strncmp(v, pre, sizeof pre - 1))
 		v += sizeof pre - 1;
-	if (strlen(v) != 64)
+	if (hex_decode(v, strlen(v), c->pubkey, sizeof c->pubkey) < 0)
 		return -EINVAL;
-	for (int i = 0; i < 32; i++) {
-		unsigned x;
-		if (!isxdigit((unsigned char)v[2 * i]) || !isxdigit((unsigned char)v[2 * i + 1]) ||
-		    sscanf(v + 2 * i, "%2x", &x) != 1)
-			return -EINVAL;
-		c->pubkey[i] = (uint8_t)x;
-	}
 	c->have_pubkey = 1;
 	c->pubkey_bad = 0;
 	return 0;

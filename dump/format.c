@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "../lib/io.h"
+#include "../lib/util.h"
 
 /* The structs are the device layout. Byte order is fixed little-endian;
  * rather than pretend to swap, refuse to build where it would be wrong. */
@@ -115,14 +116,6 @@ void uuid_format(const uint8_t u[16], char out[37])
 		 u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
-}
-
 int uuid_parse(const char *s, uint8_t u[16])
 {
 	int n = 0;
@@ -130,7 +123,7 @@ int uuid_parse(const char *s, uint8_t u[16])
 	for (; *s && n < 32; s++) {
 		if (*s == '-')
 			continue;
-		int v = hexval(*s);
+		int v = hex_digit((unsigned char)*s);
 		if (v < 0)
 			return -EINVAL;
 		if (n % 2 == 0)

@@ -8,6 +8,8 @@
 
 #include <sodium.h>
 
+#include "../lib/util.h"
+
 static const uint8_t base_point[SEAL_KEY_BYTES] = { 9 };
 
 /* libsodium's own choosers of an implementation by CPU, which sodium_init
@@ -41,15 +43,19 @@ void sodium_misuse(void)
 	abort();
 }
 
+int seal_public_key(const uint8_t sk[SEAL_KEY_BYTES], uint8_t pk[SEAL_KEY_BYTES])
+{
+	seal_init();
+	/* X25519(sk, 9), which the ladder computes like any product: no
+	 * base-point table linked in. */
+	return crypto_scalarmult(pk, sk, base_point) != 0 ? -EINVAL : 0;
+}
+
 int seal_keypair(uint8_t pk[SEAL_KEY_BYTES], uint8_t sk[SEAL_KEY_BYTES])
 {
 	seal_init();
 	randombytes_buf(sk, SEAL_KEY_BYTES);
-	/* The public key as X25519(sk, 9), which the ladder computes like
-	 * any product: no base-point table linked in. */
-	if (crypto_scalarmult(pk, sk, base_point) != 0)
-		return -EINVAL;
-	return 0;
+	return seal_public_key(sk, pk);
 }
 
 void seal_key_id(const uint8_t pk[SEAL_KEY_BYTES], uint8_t id[SEAL_KEYID_BYTES])
@@ -92,8 +98,7 @@ int seal_open_begin(struct seal_dump *d, const uint8_t sk[SEAL_KEY_BYTES],
 	int r = -EINVAL;
 
 	memset(d, 0, sizeof *d);
-	seal_init();
-	if (crypto_scalarmult(pk, sk, base_point) != 0)
+	if (seal_public_key(sk, pk) < 0)
 		return -EINVAL;
 	seal_key_id(pk, d->key_id);
 	if (memcmp(d->key_id, key_id, SEAL_KEYID_BYTES)) {
@@ -189,12 +194,6 @@ void seal_end(struct seal_dump *d)
 	sodium_memzero(d, sizeof *d);
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 int seal_parse_key(const char *text, size_t len, int secret, uint8_t key[SEAL_KEY_BYTES],
 		   const char **why)
 {
@@ -212,13 +211,9 @@ int seal_parse_key(const char *text, size_t len, int secret, uint8_t key[SEAL_KE
 		*why = "the key is not 64 hex digits";
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < SEAL_KEY_BYTES; i++) {
-		int hi = hexval(text[wl + 2 * i]), lo = hexval(text[wl + 2 * i + 1]);
-		if (hi < 0 || lo < 0) {
-			*why = "the key holds a character that is not a hex digit";
-			return -EINVAL;
-		}
-		key[i] = (uint8_t)(hi << 4 | lo);
+	if (hex_decode(text + wl, len - wl, key, SEAL_KEY_BYTES) < 0) {
+		*why = "the key holds a character that is not a hex digit";
+		return -EINVAL;
 	}
 	return 0;
 }

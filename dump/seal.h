@@ -35,6 +35,8 @@ struct seal_where {
 
 /* A new key pair (kdumpinit keygen). 0 or -errno. */
 int seal_keypair(uint8_t pk[SEAL_KEY_BYTES], uint8_t sk[SEAL_KEY_BYTES]);
+/* The public key of secret key SK: 0, or -EINVAL. */
+int seal_public_key(const uint8_t sk[SEAL_KEY_BYTES], uint8_t pk[SEAL_KEY_BYTES]);
 /* The key id of a public key. */
 void seal_key_id(const uint8_t pk[SEAL_KEY_BYTES], uint8_t id[SEAL_KEYID_BYTES]);
 /* Capture: the dump's key for recipient PK (a fresh ephemeral key).

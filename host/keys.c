@@ -15,6 +15,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
+#include "../lib/util.h"
 
 int keyfile_read(const char *path, int secret, uint8_t key[32])
 {
@@ -54,19 +55,27 @@ int keyfile_read(const char *path, int secret, uint8_t key[32])
 
 void key_id_hex(const uint8_t id[8], char out[17])
 {
-	for (int i = 0; i < 8; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
+	hex_encode(id, 8, out);
 }
 
 void key_id_of_secret(const uint8_t sk[32], char out[17])
 {
-	static const uint8_t base[32] = { 9 };
 	uint8_t pk[32], id[SEAL_KEYID_BYTES];
 
-	if (crypto_scalarmult(pk, sk, base) != 0)
+	if (seal_public_key(sk, pk) < 0)
 		memset(pk, 0, sizeof pk);
 	seal_key_id(pk, id);
 	key_id_hex(id, out);
+}
+
+/* A key file's one line: "PREFIX HEX64\n" into line (at least 128 bytes). */
+static void key_line(char *line, const char *prefix, const uint8_t key[32])
+{
+	size_t n = strlen(prefix);
+
+	memcpy(line, prefix, n);
+	hex_encode(key, 32, line + n);
+	memcpy(line + n + 64, "\n", 2);
 }
 
 static const char keygen_help[] =
@@ -119,10 +128,7 @@ int cmd_keygen(int argc, char **argv)
 		err("could not make a key pair");
 		return EXIT_SYSTEM;
 	}
-	char *p = line + snprintf(line, sizeof line, "kdumpinit-secret-key ");
-	for (int i = 0; i < 32; i++)
-		p += snprintf(p, 3, "%02x", sk[i]);
-	snprintf(p, 2, "\n");
+	key_line(line, "kdumpinit-secret-key ", sk);
 	int r = write_new(argv[1], line, 0600);
 	sodium_memzero(line, sizeof line);
 	sodium_memzero(sk, sizeof sk);
@@ -130,10 +136,7 @@ int cmd_keygen(int argc, char **argv)
 		err("cannot write %s: %s", argv[1], strerror(-r));
 		return EXIT_SYSTEM;
 	}
-	p = line + snprintf(line, sizeof line, "kdumpinit-public-key ");
-	for (int i = 0; i < 32; i++)
-		p += snprintf(p, 3, "%02x", pk[i]);
-	snprintf(p, 2, "\n");
+	key_line(line, "kdumpinit-public-key ", pk);
 	r = write_new(argv[2], line, 0644);
 	if (r < 0) {
 		err("cannot write %s: %s (the secret key %s is removed)", argv[2], strerror(-r),

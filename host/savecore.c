@@ -542,13 +542,10 @@ static void dump_name(char *out, size_t sz, const struct dumpfile *d, uint64_t s
 
 	vmcoreinfo_parse(&vi, d->vmcoreinfo);
 	/* Sealed, no key: the capture's start, in the clear, is as close. */
-	if (d->locked && d->start.start_time && d->start.start_time <= LAST_STAMP) {
-		time_t tt = (time_t)d->start.start_time;
-		if (gmtime_r(&tt, &tm) && strftime(out, sz, "%Y-%m-%d-%H:%M:%S", &tm))
-			return;
-	}
-	if (vi_has(&vi, VI_CRASHTIME) && vi_u(&vi, VI_CRASHTIME) <= LAST_STAMP) {
-		time_t tt = (time_t)vi_u(&vi, VI_CRASHTIME);
+	int have = d->locked ? d->start.start_time != 0 : vi_has(&vi, VI_CRASHTIME);
+	uint64_t stamp = d->locked ? d->start.start_time : vi_u(&vi, VI_CRASHTIME);
+	if (have && stamp <= LAST_STAMP) {
+		time_t tt = (time_t)stamp;
 		if (gmtime_r(&tt, &tm) && strftime(out, sz, "%Y-%m-%d-%H:%M:%S", &tm))
 			return;
 	}

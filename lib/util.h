@@ -17,6 +17,13 @@
 int parse_u64(const char *s, int base, uint64_t *out);
 /* Like parse_u64 with an optional K/M/G/T suffix (powers of 1024). */
 int parse_size(const char *s, uint64_t *out);
+/* A hex digit's value, or -1 (either case). */
+int hex_digit(int c);
+/* Exactly 2n hex digits s[0, slen) into out[0, n): 0, or -EINVAL (another
+ * length, or a character that is not a hex digit; out then undefined). */
+int hex_decode(const char *s, size_t slen, uint8_t *out, size_t n);
+/* in[0, n) as 2n lower-case hex digits and a NUL into out. */
+void hex_encode(const uint8_t *in, size_t n, char *out);
 /* Monotonic seconds, for timeouts and rates. */
 double now_mono(void);
 /* Online CPUs, 1..256: the default worker count of capture and save. */
