@@ -27,6 +27,11 @@
 #                          [--workdir DIR] [--no-makedumpfile]
 #                          [--loader own|kexec-tools] [--no-raw [--level N]]
 #                          [--kernel-tree DIR | --trixie] [--crash-kernel FILE]
+#                          [--seed N] [--raw-out FILE]
+# --seed N: the first kernel's memory load drawn from N (e2e.seed=N,
+# tests/e2e/seedload.sh and seedtasks.c, cross-built here when
+# aarch64-linux-gnu-gcc is there) instead of the fixed one; tests/soak.
+# --raw-out FILE: also store the raw vmcore copy as FILE.
 # --crash-kernel: arm kdumpinit's dedicated crash kernel (make ARCH=arm64
 # crash-kernel: an Image with kdumpinit built in): with --no-raw alone,
 # with no initramfs (as users run it); otherwise with an archive over its
@@ -51,7 +56,7 @@ prog=e2e-arm64
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
-mem=1G ck=256M tmo=900 workdir='' mdf=1 loader=own noraw=0 level=1 ktree='' crashkernel=''
+mem=1G ck=256M tmo=900 workdir='' mdf=1 loader=own noraw=0 level=1 ktree='' crashkernel='' seed='' rawout=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mem) mem=$2; shift ;;
@@ -65,17 +70,21 @@ while [ $# -gt 0 ]; do
 	--trixie) ktree=trixie ;;
 	--level) level=$2; shift ;;
 	--crash-kernel) crashkernel=$(realpath "$2"); shift ;;
-	-h | --help) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--seed) seed=$2; shift ;;
+	--raw-out) rawout=$2; shift ;;
+	-h | --help) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 
 case $loader in own | kexec-tools) ;; *) echo "$prog: --loader is own or kexec-tools" >&2; exit 2 ;; esac
+case $seed in '') ;; *[!0-9]* | ??????????*) echo "$prog: --seed needs a number below 10^9" >&2; exit 2 ;; esac
 build=${ARM64_E2E_BUILD:-$top/build/arm64/e2e}
 [ -n "$workdir" ] || workdir=$build/run
-kd_arm=$top/build/arm64/kdumpinit	# goes into the guest
-kd_host=$top/build/kdumpinit		# runs here
+# E2E_KDUMPINIT_ARM64, E2E_KDUMPINIT: other builds (tests/soak).
+kd_arm=${E2E_KDUMPINIT_ARM64:-$top/build/arm64/kdumpinit}	# goes into the guest
+kd_host=${E2E_KDUMPINIT:-$top/build/kdumpinit}		# runs here
 mkinitramfs=$top/initramfs/mkinitramfs
 python=/usr/bin/python3
 
@@ -157,8 +166,21 @@ else
 		${crash_adds[@]+"${crash_adds[@]}"} >"$workdir/mkinit-crash.log" 2>&1 ||
 		{ cat "$workdir/mkinit-crash.log"; die "mkinitramfs (crash) failed"; }
 fi
+# --seed: the seeded load's script, and its thread helper where an
+# aarch64 compiler is there (seedload does without it).
+seed_adds=()
+if [ -n "$seed" ]; then
+	seed_adds=(-a "$top/tests/e2e/seedload.sh:/bin/seedload")
+	if command -v aarch64-linux-gnu-gcc >/dev/null; then
+		aarch64-linux-gnu-gcc -static -O2 -Wall -pthread -o "$workdir/seedtasks" "$top/tests/e2e/seedtasks.c" ||
+			die "building seedtasks for aarch64 failed"
+		seed_adds+=(-a "$workdir/seedtasks:/bin/seedtasks")
+	else
+		say "note: no aarch64-linux-gnu-gcc: the seeded load has no threads"
+	fi
+fi
 "$mkinitramfs" -k "$kver" -d "$modroot" -o "$stage1" -z gzip "${mods[@]}" -b "$here/stage1-init" \
-	-a "$busybox:/bin/busybox" -a "$armkernel:/vmlinuz" ${crash_pack[@]+"${crash_pack[@]}"} \
+	-a "$busybox:/bin/busybox" -a "$armkernel:/vmlinuz" ${crash_pack[@]+"${crash_pack[@]}"} ${seed_adds[@]+"${seed_adds[@]}"} \
 	-a "$kd_arm:/bin/kdumpinit" "${kexec_adds[@]}" >"$workdir/mkinit-stage1.log" 2>&1 ||
 	{ cat "$workdir/mkinit-stage1.log"; die "mkinitramfs (stage 1) failed"; }
 if [ -n "$crashkernel" ]; then
@@ -189,7 +211,7 @@ drive() { drives+=(-drive "file=$1,format=raw,if=none,id=$2" -device "virtio-blk
 drive "$dump" d1 kdump-dump
 drive "$raw" d2 kdump-raw
 qemu=(qemu-system-aarch64 "${machine[@]}" -no-reboot -dtb "$dtb" -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyAMA0 crashkernel=$ck panic=10 e2e.append=$([ $noraw = 1 ] && echo - || echo rdinit=/testinit,e2e.mode=arm64) e2e.kexec=$([ $loader = own ] && echo 0 || echo 1)"
+	-append "console=ttyAMA0 crashkernel=$ck panic=10 e2e.append=$([ $noraw = 1 ] && echo - || echo rdinit=/testinit,e2e.mode=arm64) e2e.kexec=$([ $loader = own ] && echo 0 || echo 1)${seed:+ e2e.seed=$seed}"
 	"${drives[@]}")
 say "qemu: ${qemu[*]}"
 
@@ -288,6 +310,10 @@ else
 	step "this kernel's kallsyms has _text (no fix needed)"
 fi
 grep -q "sysrq triggered crash" "$log" && step "first kernel crashed" || failed "first kernel did not crash"
+if [ -n "$seed" ]; then
+	sl=$(grep -a -m1 -o 'seedload: seed .*' "$log")
+	[ -n "$sl" ] && step "$sl" || failed "no seedload line: the seeded load (e2e.seed=$seed) did not run"
+fi
 if grep "Kernel panic" "$log" | grep -vq "sysrq triggered crash"; then
 	failed "crash kernel panicked: $(grep "Kernel panic" "$log" | grep -v "sysrq triggered crash" | head -n 1)"
 else
@@ -333,6 +359,10 @@ elif end=$("$python" "$top/tests/tools/elfend.py" "$raw" 2>&1); then
 	truncate -s "$end" "$raw" && mv -f "$raw" "$workdir/raw.vmcore"
 	[ "$end" = "${vmsize:-}" ] && pass "raw vmcore: $end bytes, as /proc/vmcore was" ||
 		failed "raw copy: ELF ends at $end, /proc/vmcore was ${vmsize:-?} bytes"
+	if [ -n "$rawout" ]; then
+		cp --sparse=always "$workdir/raw.vmcore" "$rawout" && step "raw vmcore stored as $rawout" ||
+			failed "cannot store $rawout"
+	fi
 else
 	failed "raw disk has no vmcore: $end"
 fi

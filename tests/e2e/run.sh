@@ -26,7 +26,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
                         [--append-first ARGS] [--after DUMPIMG:RAW] [--demo]
                         [--crash-kernel FILE] [--crash-cpus N] [--smp N]
-                        [--min-workers N] [--seal] [-h]
+                        [--min-workers N] [--seal] [--seed N] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -115,6 +115,12 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --min-workers N    kdumpinit must run a worker per CPU the crash kernel
                      activated, and at least N
   --demo             show kdumpinit's console lines live, then 'info'
+  --seed N           the first kernel's memory load is drawn from N
+                     (e2e.seed=N; tests/e2e/seedload.sh, seedtasks.c): the
+                     sizes of its tmpfs files and anonymous blobs, how many
+                     processes, threads, sleeping tasks and small files, how
+                     much page cache, kernel log records, and their order.
+                     Without it, the fixed load (README.md). tests/soak
   --seal             a sealed dump: a key pair from 'kdumpinit keygen' in the
                      workdir, the public key given to the crash kernel as the
                      fw_cfg credential kdumpinit.pubkey (none on any command
@@ -141,10 +147,10 @@ USAGE
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
 disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus= smp=2 minworkers=0
-seal=0
+seal=0 seed=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers | --seed)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -174,6 +180,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift ;;
 	--min-workers) minworkers=$2; shift ;;
 	--seal) seal=1 ;;
+	--seed) seed=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -196,7 +203,9 @@ if [ -n "$ktree" ]; then
 	modroot=(-d "$ktree")
 fi
 busybox=/bin/busybox
-kdumpinit=$top/build/kdumpinit
+# E2E_KDUMPINIT: another build of the binary (tests/soak runs an older
+# one to count what it did on the same crashes).
+kdumpinit=${E2E_KDUMPINIT:-$top/build/kdumpinit}
 mkinitramfs=$top/initramfs/mkinitramfs
 python=/usr/bin/python3
 vmcmp=$top/tests/tools/vmcmp.py
@@ -222,6 +231,7 @@ if [ -n "$disk" ]; then
 		{ echo "$prog: --disk goes with none of --firmware, --watchdog, --stall-disk, --slow-disk" >&2; exit 2; }
 fi
 [ $seal = 0 ] || [ $rawonly = 0 ] || { echo "$prog: --seal needs kdumpinit to capture (not --raw-only)" >&2; exit 2; }
+case $seed in '') ;; *[!0-9]* | ??????????*) echo "$prog: --seed needs a number below 10^9" >&2; exit 2 ;; esac
 # The watchdog's driver goes into both images; its own image names, so
 # the plain runs keep their cached ones.
 wdmods=() wdtag=
@@ -376,6 +386,18 @@ if [ -x "$kdumpinit" ]; then
 	s1extra+=(-a "$kdumpinit:/bin/kdumpinit")
 	s1in+=" $kdumpinit"
 fi
+# --seed: the seeded load's script and thread helper, in an image of its
+# own name (the seed itself is on the command line), so that the plain
+# runs keep theirs.
+if [ -n "$seed" ]; then
+	seedtasks=$cache/seedtasks
+	if [ ! -x "$seedtasks" ] || [ "$here/seedtasks.c" -nt "$seedtasks" ]; then
+		cc -static -O2 -Wall -pthread -o "$seedtasks" "$here/seedtasks.c" || die "building seedtasks failed"
+	fi
+	s1extra+=(-a "$here/seedload.sh:/bin/seedload" -a "$seedtasks:/bin/seedtasks")
+	s1in+=" $here/seedload.sh $seedtasks"
+	stage1=${stage1%-"$kver".img}-seed-$kver.img
+fi
 build_cached "$stage1" "$s1in" \
 	"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$stage1" "${s1mods[@]}" \
 	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$armkernel:/vmlinuz" \
@@ -461,7 +483,7 @@ drive "$small" d3 kdump-small
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}${crashcpus:+ e2e.cpus=$crashcpus}${appendfirst:+ $appendfirst}"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}${crashcpus:+ e2e.cpus=$crashcpus}${seed:+ e2e.seed=$seed}${appendfirst:+ $appendfirst}"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")
@@ -606,6 +628,10 @@ grep -q "e2e-stage1: crash kernel armed" "$log" && step "crash kernel armed" ||
 	failed "crash kernel not armed: $(grep -m1 'e2e-stage1: FAIL' "$log")"
 grep -q "sysrq triggered crash" "$log" && step "first kernel crashed" ||
 	failed "first kernel did not crash"
+if [ -n "$seed" ]; then
+	sl=$(grep -a -m1 -o 'seedload: seed .*' "$log")
+	[ -n "$sl" ] && step "$sl" || failed "no seedload line: the seeded load (e2e.seed=$seed) did not run"
+fi
 # The first kernel's panic is "sysrq triggered crash"; any other is the
 # crash kernel's.
 if grep "Kernel panic" "$log" | grep -vq "sysrq triggered crash"; then
@@ -987,7 +1013,9 @@ if [ $rawonly = 0 ]; then
 		# and kdumpinit.memmap= (stage 1 hands e2e.memmap= on).
 		hostmm=auto
 		for w in $appendfirst; do case $w in e2e.memmap=*) hostmm=${w#*=} ;; esac; done
-		if "$kdumpinit" capture --vmcore "$workdir/raw.vmcore" --output "$workdir/host.img" --level "$level" --memmap "$hostmm" \
+		# Bounded: a capture that never ends is a failure here, not a
+		# run that never ends (issue 37).
+		if timeout 300 "$kdumpinit" capture --vmcore "$workdir/raw.vmcore" --output "$workdir/host.img" --level "$level" --memmap "$hostmm" \
 			>"$workdir/host.out" 2>&1 && "$kdumpinit" save "$workdir/host.img" --format elf -o "$workdir/host.elf" \
 			>>"$workdir/host.out" 2>&1; then
 			cmp -s "$workdir/host.elf" "$workdir/saved.elf" &&
