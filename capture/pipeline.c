@@ -361,9 +361,27 @@ static int build_layout(struct pipe *p)
 	p->nranges = segment_pfn_runs(vc->seg, p->order, p->norder, p->shift, p->ranges);
 	for (uint32_t i = 0; i < p->nranges; i++)
 		p->total_pfns += p->ranges[i].hi - p->ranges[i].lo;
+	return 0;
+}
+
+/* The layouts of the optional steps' results. Either may fail for want
+ * of memory: then neither is used (said by the caller), and the capture
+ * is as without them. */
+static int steps_layout(struct pipe *p)
+{
 	int r = p->in->early && p->in->early->n ? early_layout(p) : 0;
 	if (!r && memmap_on(p->in))
 		r = memmap_layout(p);
+	if (r < 0) {
+		free(p->eranges);
+		free(p->vranges);
+		free(p->eoff);
+		free(p->w0);
+		p->eranges = p->vranges = NULL;
+		p->eoff = NULL;
+		p->w0 = NULL;
+		p->neranges = p->nvranges = 0;
+	}
 	return r;
 }
 
@@ -1057,7 +1075,8 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 		.dump_level = rq->level,
 		.start_time = (uint64_t)time(NULL),
 		.nr_segments = vc->nr_seg,
-		.flags = memmap_on(in) ? KDI_START_MEMMAP_EXCLUDED : 0,
+		/* Not KDI_START_MEMMAP_EXCLUDED: that step runs after START
+		 * is on the device, and STEPS says how it went. */
 	};
 	memcpy(st.sb_uuid, in->sb_uuid, 16);
 	snprintf(st.tool, sizeof st.tool, "kdumpinit %s", KDI_VERSION);
@@ -1095,13 +1114,6 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 		 miss ? " (their pages kept)" : "");
 	if (!r && settings[0])
 		r = writer_put(wr, KDI_CH_SETTINGS, settings, strlen(settings), NULL, 0, NULL, 0);
-	/* What the EARLY pass is to cover, for info on a dump cut short. */
-	if (!r && in->early && in->early->n) {
-		const struct dbg_pages *e = in->early;
-		struct kdi_debugger dbg = { .pfns = e->pfns, .last_pfn = e->r[e->n - 1].hi - 1,
-					    .parts = e->parts, .ranges = e->n };
-		r = writer_put(wr, KDI_CH_DEBUGGER, &dbg, sizeof dbg, NULL, 0, NULL, 0);
-	}
 	/* The log goes before the pages: a dump cut short still explains the
 	 * crash. A log too large for one chunk keeps its newest part. */
 	if (!r && in->dmesg && in->dmesg_len) {
@@ -1111,6 +1123,36 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 	if (!r)
 		r = writer_flush(wr);
 	return r;
+}
+
+/* What the optional steps did, and what the EARLY pass is to cover (for
+ * info on a dump cut short): after the log, before the pages. */
+static int write_steps(struct kdi_writer *wr, const struct capture_in *in,
+		       const struct capture_steps_out *st)
+{
+	struct kdi_steps h = { .flags = st->flags, .attempt = st->attempt ? st->attempt : 1 };
+	size_t tl = st->len < KDI_STEPS_TEXT_MAX ? st->len : KDI_STEPS_TEXT_MAX;
+
+	if (memmap_on(in))
+		h.flags |= KDI_STEPS_MEMMAP_EXCLUDED;
+	if (in->early && in->early->n)
+		h.flags |= KDI_STEPS_EARLY;
+	int r = writer_put(wr, KDI_CH_STEPS, &h, sizeof h, st->text, tl, NULL, 0);
+	if (!r && in->early && in->early->n) {
+		const struct dbg_pages *e = in->early;
+		struct kdi_debugger dbg = { .pfns = e->pfns, .last_pfn = e->r[e->n - 1].hi - 1,
+					    .parts = e->parts, .ranges = e->n };
+		r = writer_put(wr, KDI_CH_DEBUGGER, &dbg, sizeof dbg, NULL, 0, NULL, 0);
+	}
+	return r;
+}
+
+void capture_live_stage(struct capture_live *l, enum capture_stage s)
+{
+	if (!l)
+		return;
+	atomic_store_explicit(&l->stage, s, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->heartbeat, 1, memory_order_relaxed);
 }
 
 static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_result *res)
@@ -1237,8 +1279,12 @@ static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 
 	int r = emit_block(p->wr, sl, p->res);
 	p->done += sl->scanned;
-	if (p->hk->heartbeat)
-		atomic_fetch_add_explicit(p->hk->heartbeat, 1, memory_order_relaxed);
+	if (p->hk->live) {
+		struct capture_live *l = p->hk->live;
+		atomic_store_explicit(&l->pages, p->res->end.pages_stored, memory_order_relaxed);
+		atomic_store_explicit(&l->flushed, p->wr->flushed, memory_order_relaxed);
+		atomic_fetch_add_explicit(&l->heartbeat, 1, memory_order_relaxed);
+	}
 	if (p->hk->progress)
 		progress_tick(p->pg, p, p->done, p->wr->pos, 0);
 	return r;
@@ -1398,8 +1444,6 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	unsigned nslots = pl->threads > 1 ? SLOTS_PER_WORKER * pl->threads : 1;
 	r = wbuf ? build_layout(&p) : -ENOMEM;
 	if (!r)
-		r = spans_init(&p, pl->threads ? pl->threads : 1);
-	if (!r)
 		r = ring_init(&p.ring, nslots, emit_slot, &p);
 	if (!r)
 		r = slots_alloc(&p, nslots);
@@ -1407,6 +1451,8 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 		goto out;
 
 	writer_init(&wr, in->fd, in->base, in->limit, wbuf, wbsz, 0);
+	if (p.hk->live)
+		atomic_store_explicit(&p.hk->live->dump_id, wr.dump_id, memory_order_relaxed);
 	if (in->seal)
 		writer_seal(&wr, in->seal);
 	if (in->grow_file)
@@ -1424,6 +1470,36 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 		goto out;	/* not even the header fits or writes: no dump */
 	if (have_sink)
 		sink_flush_soon(&sk);	/* the crash's log durable before any page */
+	if (p.hk->live)
+		atomic_store_explicit(&p.hk->live->flushed, wr.flushed, memory_order_relaxed);
+	capture_live_stage(p.hk->live, CAPTURE_LOG_WRITTEN);
+
+	/* Only now the steps that improve the dump without being needed for
+	 * it: whatever they cost, the crash's log is already on the device.
+	 * They work on a copy of in, which the run then uses. */
+	struct capture_in run = *in;
+	struct capture_steps_out *st = calloc(1, sizeof *st);
+	if (!st) {
+		r = -ENOMEM;
+		goto end;
+	}
+	st->attempt = in->steps_attempt;
+	if (in->steps)
+		in->steps(in->steps_arg, &run, st);
+	p.in = &run;
+	if (steps_layout(&p) < 0) {
+		warn("no memory for the order the steps chose: the pages go in pfn order");
+		run.early = NULL;
+		run.memmap = NULL;
+		st->flags |= KDI_STEPS_DROPPED;
+	}
+	r = write_steps(&wr, &run, st);
+	free(st);
+	if (!r)
+		r = spans_init(&p, pl->threads ? pl->threads : 1);
+	if (r < 0)
+		goto end;
+	capture_live_stage(p.hk->live, CAPTURE_PAGES);
 
 	p.wr = &wr;
 	p.res = res;
@@ -1438,6 +1514,7 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 		in->filter->implausible += p.sp.implaus;
 	}
 
+end:;
 	struct kdi_end *e = &res->end;
 	if (vc->truncated)
 		e->status |= KDI_ST_INPUT_TRUNCATED | KDI_ST_INCOMPLETE;
@@ -1477,6 +1554,9 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	res->fs_full = wr.fs_full;
 	res->end.nr_chunks = wr.seq;
 	res->seconds = now_mono() - pg.t0;
+	if (p.hk->live)
+		atomic_store_explicit(&p.hk->live->flushed, wr.flushed, memory_order_relaxed);
+	capture_live_stage(p.hk->live, CAPTURE_ENDED);
 	if (p.hk->progress)
 		progress_tick(&pg, &p, res->end.pages_total, wr.pos, 1);
 	r = er;

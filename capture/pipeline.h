@@ -54,7 +54,26 @@ struct capture_req {
 	 * nothing is written at all, never the dump in the clear. */
 	const uint8_t *pubkey;
 	int pubkey_bad;
+	/* A second attempt, after the first stalled before its pages (PID
+	 * 1): no optional step runs, and the first attempt's dump, which
+	 * holds at most its log, is written over rather than kept as one
+	 * more dump to save (replace_dump_id: 0 when it wrote nothing). */
+	int retry;
+	uint64_t replace_dump_id;
 };
+
+/* The optional steps, run by capture_dump once START, the settings and
+ * the log are on the device and before any page: they may set ->early
+ * and ->memmap of the copy of capture_in they are given, and say what
+ * they did in *st, which the dump records (STEPS). */
+struct capture_steps_out {
+	uint32_t flags;			/* KDI_STEPS_* */
+	uint32_t attempt;
+	char text[KDI_STEPS_TEXT_MAX];
+	size_t len;
+};
+struct capture_in;
+typedef void capture_steps_fn(void *arg, struct capture_in *in, struct capture_steps_out *st);
 
 /* Where the dump goes, and what else it is made of: facts about the
  * target, and inputs the caller owns for the length of the run. */
@@ -97,6 +116,11 @@ struct capture_in {
 	 * crashed kernel's release, which SEAL keeps in the clear. */
 	const struct seal_dump *seal;
 	const char *release;
+	/* The optional steps (above), or NULL; and their argument. The
+	 * attempt they record is 1 unless steps_attempt says. */
+	capture_steps_fn *steps;
+	void *steps_arg;
+	uint32_t steps_attempt;
 };
 
 /* What capture_plan decided from the request, the vmcore, the target and
@@ -109,11 +133,31 @@ struct capture_plan {
 	int pread;			/* read with pread, not mmap windows */
 };
 
+/* How far a run has got, for a watchdog: in this process, or in another
+ * one that shares the memory (PID 1 runs the capture in a child). The run
+ * alone writes it; a count or a state, ordering nothing, so relaxed on
+ * both sides. */
+enum capture_stage {
+	CAPTURE_READING,	/* the vmcore, the filter, the log: nothing written */
+	CAPTURE_LOG_WRITTEN,	/* START, the settings and the log are on the device */
+	CAPTURE_STEP_DEBUGGER,	/* ... and the debugger's pages are being found */
+	CAPTURE_STEP_MEMMAP,	/* ... and the memory map's pages */
+	CAPTURE_PAGES,		/* pages are being written */
+	CAPTURE_ENDED,		/* END written (or the run gave up) */
+};
+struct capture_live {
+	_Atomic uint64_t heartbeat;	/* moves with every step and every block */
+	_Atomic int stage;		/* enum capture_stage */
+	_Atomic uint64_t pages;		/* pages in the chunks put out so far */
+	_Atomic uint64_t flushed;	/* stream bytes handed to the device */
+	_Atomic uint64_t dump_id;	/* this run's, known before its first write */
+};
+/* Moves the run to stage s, and beats. */
+void capture_live_stage(struct capture_live *l, enum capture_stage s);
+
 /* What the run tells others while it goes; all optional. */
 struct capture_hooks {
-	/* Bumped after every block so a watchdog can tell progress from a
-	 * stall: a count, ordering nothing, so relaxed on both sides. */
-	_Atomic uint64_t *heartbeat;
+	struct capture_live *live;	/* NULL: nobody watches */
 	int progress;			/* print progress lines */
 };
 

@@ -519,6 +519,22 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 				e = add_block(d, &v, reader_payload_offset(&r, &dev), &dev, &bcap);
 			break;
 		}
+		case KDI_CH_STEPS:
+			/* Said by info; never a reason to stop. The memory map's
+			 * flag is START's from before this record. */
+			if (h.len >= sizeof d->steps && h.len - sizeof d->steps <= KDI_STEPS_TEXT_MAX &&
+			    !d->have_steps && !d->nblocks) {
+				size_t tl = h.len - sizeof d->steps;
+				memcpy(&d->steps, buf, sizeof d->steps);
+				d->have_steps = 1;
+				if (d->steps.flags & KDI_STEPS_MEMMAP_EXCLUDED)
+					d->start.flags |= KDI_START_MEMMAP_EXCLUDED;
+				if (tl && (d->steps_text = malloc(tl + 1))) {
+					memcpy(d->steps_text, buf + sizeof d->steps, tl);
+					d->steps_text[tl] = 0;
+				}
+			}
+			break;
 		case KDI_CH_SETTINGS:
 			if (!d->settings && h.len < 4096 && (d->settings = malloc(h.len + 1))) {
 				memcpy(d->settings, buf, h.len);
@@ -604,6 +620,7 @@ void dumpfile_free(struct dumpfile *d)
 	free(d->vmcoreinfo);
 	free(d->dmesg);
 	free(d->settings);
+	free(d->steps_text);
 	free(d->seg);
 	if (d->key) {
 		seal_end(d->key);

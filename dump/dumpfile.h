@@ -55,6 +55,11 @@ struct dumpfile {
 	/* What the EARLY pass was to cover (a DEBUGGER chunk), if said. */
 	struct kdi_debugger dbg;
 	int have_dbg;
+	/* What ran between the log and the pages (a STEPS chunk), if said;
+	 * its text NUL-terminated, or NULL. */
+	struct kdi_steps steps;
+	int have_steps;
+	char *steps_text;
 	uint64_t pages_stored;		/* counted from the blocks */
 	uint64_t pages_zero;		/* pages recorded as all zero */
 	uint64_t bytes_stored;		/* payload bytes of PAGES chunks */

@@ -57,6 +57,7 @@ enum kdi_chunk_type {
 	KDI_CH_CHAIN = 11,	/* struct kdi_chain_rec: where this dump sits among those on the device */
 	KDI_CH_DEBUGGER = 12,	/* struct kdi_debugger: what the EARLY pass covers */
 	KDI_CH_SEAL = 13,	/* struct kdi_seal: the dump is sealed to a key (version 5) */
+	KDI_CH_STEPS = 14,	/* struct kdi_steps + text: what ran between the log and the pages */
 };
 
 struct kdi_chunk {
@@ -156,6 +157,24 @@ _Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
 
 /* DEBUGGER payload: what the EARLY pass was to cover, so that `info` can
  * say how far a cut dump got. Written before the pages. */
+/* What the capture did between the log and the first page: the optional
+ * steps (the debugger's pages first, the memory map's exclusion), which
+ * run only once START, the settings and the log are on the device, and
+ * whether each held. Text follows: one line a step, as the console said
+ * it (under 4 KiB in all). Readers from before it skip it (an unknown
+ * type), and lose only the memory map's flag, which START used to carry
+ * and cannot now: START is written before that step is decided. */
+struct kdi_steps {
+	uint32_t flags;			/* KDI_STEPS_* */
+	uint32_t attempt;		/* 1; 2 after a stall before the pages */
+};
+_Static_assert(sizeof(struct kdi_steps) == 8, "steps layout");
+#define KDI_STEPS_MEMMAP_EXCLUDED 0x1u	/* as KDI_START_MEMMAP_EXCLUDED */
+#define KDI_STEPS_EARLY		0x2u	/* the debugger's pages go first (DEBUGGER follows) */
+#define KDI_STEPS_DROPPED	0x4u	/* an optional step failed or ran past its budget */
+#define KDI_STEPS_NONE		0x8u	/* none ran: a second attempt, after a stall */
+#define KDI_STEPS_TEXT_MAX	4000u
+
 struct kdi_debugger {
 	uint64_t pfns;			/* pfns of the set (each once) */
 	uint64_t last_pfn;		/* its highest pfn */

@@ -154,6 +154,30 @@ static void print_settings(FILE *f, const char *text)
 	fputc('\n', f);
 }
 
+/* The STEPS chunk: the optional steps' lines as the capture said them,
+ * each on its own line under "steps"; from the device, so printable
+ * bytes only, and at most a few lines. */
+static void print_steps(FILE *f, const struct dumpfile *d)
+{
+	const struct kdi_steps *s = &d->steps;
+	const char *p = d->steps_text;
+	int lines = 0;
+
+	fprintf(f, "%-12s attempt %u%s%s%s\n", "steps", s->attempt,
+		s->flags & KDI_STEPS_NONE ? ", none run (a second attempt after a stall)" : "",
+		s->flags & KDI_STEPS_DROPPED ? ", one dropped (failed or past its budget)" : "",
+		s->flags & KDI_STEPS_EARLY ? ", the debugger's pages first" : "");
+	while (p && *p && lines < 8) {
+		fprintf(f, "%-12s ", "");
+		for (; *p && *p != '\n'; p++)
+			fputc(*p >= 0x20 && *p < 0x7f ? *p : '?', f);
+		fputc('\n', f);
+		if (*p)
+			p++;
+		lines++;
+	}
+}
+
 static void print_time(FILE *f, const char *label, uint64_t t)
 {
 	char b[64];
@@ -354,6 +378,8 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	fprintf(f, "%-12s %s\n", "kernel log", d->dmesg ? "yes" : "no");
 	if (d->settings)
 		print_settings(f, d->settings);
+	if (d->have_steps)
+		print_steps(f, d);
 	if (d->have_end) {
 		/* Like makedumpfile's --mem-usage table: pages per class. */
 		const struct kdi_end *e = &d->end;

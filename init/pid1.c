@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -198,8 +199,9 @@ static void final_action(enum final_action a)
 	}
 }
 
-/* ---- watchdog: a capture that stops progressing ends in the final
- * action instead of hanging the machine ---- */
+/* ---- watchdog: a capture that stops progressing is given up, tried
+ * once more without its optional steps when it stalled before its pages,
+ * and otherwise ends in the final action instead of hanging the machine ---- */
 
 /* The same thread pets the hardware watchdog (init/hwdog), by one rule:
  * before the capture, while PID 1 goes through its bounded steps (the
@@ -207,21 +209,59 @@ static void final_action(enum final_action a)
  * when the heartbeat moved since the last look. A capture that stops
  * moving is then reset by the hardware after its timeout (or given up by
  * the stall rule above first, if kdumpinit.stall is shorter); one that
- * moves, however slowly, is petted at each block. After that the final
- * action pets it itself. */
+ * moves, however slowly, is petted at each block and each step. After
+ * that the final action pets it itself.
+ *
+ * The capture runs in a child process, so that a stalled one can be
+ * stopped whatever it is doing (a loop in corrupt memory cannot be
+ * interrupted from another thread), and its state is in memory both
+ * share (live). */
+#define KILL_GRACE_S 30		/* a child killed and not gone: stuck in the kernel */
+
 struct watchdog {
-	_Atomic uint64_t heartbeat;	/* the pipeline's count of blocks: capture_hooks */
+	struct capture_live *live;	/* shared with the capture's process */
 	volatile int armed;
 	unsigned stall_s;
 	enum final_action final;
 	double setup_until;		/* now_mono(): pet without progress until then */
+	_Atomic int child;		/* the capture's pid while it runs, else 0 */
+	_Atomic int stalled;		/* it was killed for a stall */
+	_Atomic int stage;		/* ... at this stage (enum capture_stage) */
+	int shared;			/* live is shared memory: a child may run it */
 };
+
+/* What the device holds, as far as the run's shared state says, for the
+ * line that gives the capture up. */
+static void say_device(const struct capture_live *l, char *buf, size_t n)
+{
+	int st = atomic_load_explicit(&l->stage, memory_order_relaxed);
+	uint64_t pages = atomic_load_explicit(&l->pages, memory_order_relaxed);
+	uint64_t bytes = atomic_load_explicit(&l->flushed, memory_order_relaxed);
+
+	switch (st) {
+	case CAPTURE_READING:
+		snprintf(buf, n, "nothing was written: it stalled reading the crashed kernel "
+			 "(its vmcore, page filter or log)");
+		break;
+	case CAPTURE_LOG_WRITTEN:
+	case CAPTURE_STEP_DEBUGGER:
+	case CAPTURE_STEP_MEMMAP:
+		snprintf(buf, n, "the log is on the device, no page yet (it stalled in %s)",
+			 st == CAPTURE_STEP_DEBUGGER ? "the debugger-page finder" :
+			 st == CAPTURE_STEP_MEMMAP ? "the memory map's step" : "its set-up");
+		break;
+	default:
+		snprintf(buf, n, "the log and %llu pages are on the device (%.1f MB), readable up "
+			 "to its last complete chunk", (unsigned long long)pages, bytes / 1e6);
+		break;
+	}
+}
 
 static void *watchdog_main(void *arg)
 {
 	struct watchdog *w = arg;
 	uint64_t last = 0;
-	double since = now_mono();
+	double since = now_mono(), killed_at = 0;
 	int warned = 0;
 
 	for (;;) {
@@ -232,9 +272,19 @@ static void *watchdog_main(void *arg)
 			if (now_mono() < w->setup_until)
 				hwdog_pet(&hwdog);
 			since = now_mono();
+			killed_at = 0;
 			continue;
 		}
-		uint64_t beat = atomic_load_explicit(&w->heartbeat, memory_order_relaxed);
+		uint64_t beat = atomic_load_explicit(&w->live->heartbeat, memory_order_relaxed);
+		if (killed_at) {
+			/* SIGKILL waits for a system call in a stuck driver. */
+			if (now_mono() - killed_at > KILL_GRACE_S) {
+				err("the stalled capture did not stop within %u s (stuck in the kernel): "
+				    "giving up", KILL_GRACE_S);
+				final_action(w->final);
+			}
+			continue;
+		}
 		if (beat != last) {
 			last = beat;
 			since = now_mono();
@@ -242,18 +292,63 @@ static void *watchdog_main(void *arg)
 			hwdog_pet(&hwdog);
 		} else if (hwdog.fd >= 0 && !warned && hwdog.timeout_s < w->stall_s &&
 			   now_mono() - since >= hwdog.timeout_s / 2.0) {
+			char dev[200];
 			warned = 1;
+			say_device(w->live, dev, sizeof dev);
 			err("no progress for %.0f s: the hardware watchdog resets the machine in "
-			    "about %.0f s unless the capture moves; the dump on the device stays "
-			    "readable up to its last complete chunk", now_mono() - since,
-			    hwdog.timeout_s - (now_mono() - since));
+			    "about %.0f s unless the capture moves; %s", now_mono() - since,
+			    hwdog.timeout_s - (now_mono() - since), dev);
 		} else if (now_mono() - since > w->stall_s) {
-			err("no progress for %u s (device or memory stuck?): giving up; the dump "
-			    "on the device stays readable up to its last complete chunk", w->stall_s);
-			final_action(w->final);
+			char dev[200];
+			say_device(w->live, dev, sizeof dev);
+			err("no progress for %u s (device or memory stuck?): stopping the capture; %s",
+			    w->stall_s, dev);
+			pid_t c = atomic_load(&w->child);
+			if (c <= 0)
+				final_action(w->final);
+			atomic_store(&w->stage, atomic_load(&w->live->stage));
+			atomic_store(&w->stalled, 1);
+			killed_at = now_mono();
+			kill(c, SIGKILL);
 		}
 	}
 	return NULL;
+}
+
+/* Runs one capture in a child process, watched; its exit code, or -1 when
+ * it was killed (wd->stalled says when for a stall). Without a child
+ * (fork failed) it runs here, as before. */
+static int capture_attempt(struct watchdog *wd, const char *path, const struct capture_req *rq,
+			   const struct capture_hooks *hk)
+{
+	memset((void *)wd->live, 0, sizeof *wd->live);
+	atomic_store(&wd->stalled, 0);
+	pid_t pid = wd->shared ? fork() : -1;
+	if (pid == 0) {
+		hwdog_drop_in_child(&hwdog);
+		_exit(run_capture(VMCORE, path, 0, rq, hk));
+	}
+	if (pid < 0) {
+		if (wd->shared)
+			warn("cannot start the capture's process (%s): capturing in PID 1 itself, "
+			     "which a stall cannot stop", strerror(errno));
+		wd->armed = 1;
+		int code = run_capture(VMCORE, path, 0, rq, hk);
+		wd->armed = 0;
+		return code;
+	}
+	atomic_store(&wd->child, pid);
+	wd->armed = 1;
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	wd->armed = 0;
+	atomic_store(&wd->child, 0);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (!atomic_load(&wd->stalled))
+		err("the capture's process died (signal %d)", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return -1;
 }
 
 /* ---- modules ---- */
@@ -533,6 +628,17 @@ void pid1_main(void)
 		msg("settings: %s", srcs);
 
 	open_hwdog(&cfg);
+	/* One page both processes see: the capture's state for the watchdog. */
+	wd.live = mmap(NULL, sizeof *wd.live, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (wd.live == MAP_FAILED) {
+		static struct capture_live mine;
+		warn("no shared memory for the capture's state (%s): a stall ends the capture",
+		     strerror(errno));
+		wd.live = &mine;
+	} else {
+		wd.shared = 1;
+	}
 	wd.stall_s = cfg.stall_s;
 	wd.final = cfg.final;
 	/* The device wait is bounded by kdumpinit.wait, plus the probes
@@ -580,12 +686,23 @@ void pid1_main(void)
 		.pubkey = cfg.have_pubkey ? cfg.pubkey : NULL,
 		.pubkey_bad = cfg.pubkey_bad,
 	};
-	const struct capture_hooks hk = { .heartbeat = &wd.heartbeat, .progress = 1 };
-	wd.armed = 1;
-	int code = run_capture(VMCORE, path, 0, &rq, &hk);
-	wd.armed = 0;
+	const struct capture_hooks hk = { .live = wd.live, .progress = 1 };
+	int code = capture_attempt(&wd, path, &rq, &hk);
+	/* A stall before the pages: the log is on the device, and what
+	 * stalled is most likely an optional step in corrupt memory. Once
+	 * more without them, over the first attempt's dump, under the same
+	 * stall rule. */
+	if (code < 0 && atomic_load(&wd.stalled) && atomic_load(&wd.stage) < CAPTURE_PAGES) {
+		struct capture_req again = rq;
+		again.retry = 1;
+		again.replace_dump_id = atomic_load(&wd.live->dump_id);
+		msg("trying once more, without the optional steps");
+		code = capture_attempt(&wd, path, &again, &hk);
+	}
 	if (code == EXIT_OK)
 		msg("capture finished");
+	else if (code < 0)
+		err("the capture did not finish; see above");
 	else
 		err("capture ended with errors (exit code %d); see above", code);
 	final_action(cfg.final);

@@ -3,6 +3,7 @@
 #include "../dump/seal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,11 @@
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
+#include "../lib/util.h"
+
+/* The log reader's budget, in kernel/kmem.h's units: a sound ring is a
+ * handful of large reads, a unit per page each (a 32 MiB ring: 8 Ki). */
+#define LOG_WORK (1u << 22)
 
 /* A "Key:   N kB" line of a /proc file, in bytes; 0 when absent. */
 static uint64_t proc_kb(const char *path, const char *key)
@@ -108,7 +114,12 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 	size_t log_len = 0;
 	struct dmesg_stat st;
 	uint64_t log_budget = *avail ? *avail / 4 : 1ull << 30;
+	kmem_budget(&mm->km, LOG_WORK);
 	int r = dmesg_read(&mm->km, log_budget, &log, &log_len, &st);
+	int over = kmem_over(&mm->km);
+	kmem_budget(&mm->km, 0);
+	if (r < 0 && over)
+		r = -ETIME;
 
 	if (r == 0) {
 		if (st.salvaged)
@@ -120,6 +131,9 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 		in->dmesg = log;
 		in->dmesg_len = log_len;
 		*avail = *avail > log_len ? *avail - log_len : 0;
+	} else if (r == -ETIME) {
+		warn("the crashed kernel's log: reading it went past its budget of %u reads (a "
+		     "corrupt ring?); capturing without it", LOG_WORK);
 	} else if (r == -EFBIG) {
 		warn("the crashed kernel's log ring needs more than the %.1f MB this capture can "
 		     "spare; capturing without it (a larger crashkernel= keeps it)", log_budget / 1e6);
@@ -135,7 +149,8 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 /* Where on the target this dump goes: after the dumps not yet saved, so
  * that a second crash before the first dump is saved keeps the first
  * (dump/chain.h). Said on the console either way; the exit code. */
-static int place_dump(const struct target *t, enum chain_full full, struct capture_in *in)
+static int place_dump(const struct target *t, enum chain_full full, uint64_t replace_id,
+		      struct capture_in *in)
 {
 	struct chain *c = malloc(sizeof *c);
 	struct chain_place p;
@@ -148,6 +163,10 @@ static int place_dump(const struct target *t, enum chain_full full, struct captu
 		c->n = 0;	/* a file this capture made holds nothing */
 	else
 		chain_walk(t->fd, t->base, t->limit, c);
+	/* A first attempt that stalled before its pages left at most its log:
+	 * this one takes its place, not the room after it. */
+	if (replace_id && c->n && c->d[c->n - 1].dump_id == replace_id)
+		c->n--;
 	chain_place(c, t->base, t->limit, t->sb.saved_dump_id, full, &p);
 	if (p.refused) {
 		err("%s holds %u dump%s not yet saved and has no room after them: this crash is "
@@ -172,7 +191,7 @@ static int place_dump(const struct target *t, enum chain_full full, struct captu
 
 /* Opens the target and fills in's facts about it; the exit code. */
 static int open_output(struct target *t, const char *output, int may_create,
-		       enum chain_full full, struct capture_in *in)
+		       enum chain_full full, uint64_t replace_id, struct capture_in *in)
 {
 	enum target_refusal tw;
 	char tmsg[400];
@@ -201,7 +220,7 @@ static int open_output(struct target *t, const char *output, int may_create,
 	 * size says (format --size makes it sparse). */
 	in->grow_file = !t->is_blockdev;
 	in->trim_file = t->created;
-	return place_dump(t, full, in);
+	return place_dump(t, full, replace_id, in);
 }
 
 /* What the run's result says, once; the exit code. */
@@ -235,6 +254,55 @@ static int report(int r, const struct capture_result *res, const struct target *
 	return code;
 }
 
+/* ---- the optional steps ----
+ * They run once START, the settings and the log are on the device, and
+ * before the pages (capture_dump calls run_steps). Each has a budget in
+ * work (kernel/kmem.h's units), not only the stall watchdog's time: a
+ * step past it is dropped whole, said once on the console and in the
+ * dump's STEPS record, and the capture goes on without it. */
+
+/* The finder's budget: a fixed part for the page tables, the image and
+ * the ring, and a part that grows with the memory, for the tasks. The
+ * finder took WORK_MEASURED on the real vmcores of tests/debugger
+ * (docs/DESIGN.md, "Budgets"). */
+#define FINDER_WORK_BASE (8u << 20)
+#define FINDER_WORK_PER_GIB (1u << 20)
+
+struct steps {
+	const struct vmcore *vc;
+	const struct arch_ops *arch;
+	const struct memmap *mm;
+	enum memmap_mode mode;
+	struct capture_live *live;
+	int spin;			/* test hook: the first step never ends */
+	struct dbg_pages dbg;
+	struct vmemmap vm;
+};
+
+/* One line of what a step did: on the console, and into the dump's
+ * STEPS record. */
+static void step_say(struct capture_steps_out *st, int warning, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void step_say(struct capture_steps_out *st, int warning, const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (warning)
+		warn("%s", line);
+	else
+		msg("%s", line);
+	if (st->len < sizeof st->text - 1) {
+		int n = snprintf(st->text + st->len, sizeof st->text - st->len, "%s\n", line);
+		st->len += n > 0 ? (size_t)n : 0;
+		if (st->len >= sizeof st->text)
+			st->len = sizeof st->text - 1;
+	}
+}
+
 /* Whole pages of memory the vmcore's segments hold: what the sizes of
  * the debugger's set and of the memory map are judged against. */
 static uint64_t vmcore_pages(const struct vmcore *vc)
@@ -246,46 +314,67 @@ static uint64_t vmcore_pages(const struct vmcore *vc)
 	return n;
 }
 
+static uint64_t finder_work(const struct vmcore *vc)
+{
+	return FINDER_WORK_BASE + (vmcore_pages(vc) * vc->page_size >> 30) * FINDER_WORK_PER_GIB;
+}
+
 /* The pages a debugger reads to open the kernel, written first: a cap
  * of 1/64 of the memory, 128 MiB to 1 GiB of pages (measured: 53-65 MB
  * on 1 GiB guests of 6.1 to 7.3, most of it the kernel image, which
  * grows with each release; tests/debugger/README.md). Said once.
  * Without them (no translation, no memory) the capture is as before. */
-static void find_debugger_pages(const struct vmcore *vc, const struct arch_ops *arch,
-				const struct memmap *mm, struct dbg_pages *dbg)
+static void find_debugger_pages(struct steps *sp, struct capture_steps_out *st)
 {
-	uint64_t pfns = vmcore_pages(vc);
+	const struct vmcore *vc = sp->vc;
+	struct dbg_pages *set = &sp->dbg;
+	uint64_t pfns = vmcore_pages(vc), work = finder_work(vc);
 	uint64_t lo = (128ull << 20) / vc->page_size, hi = (1ull << 30) / vc->page_size;
 	uint64_t budget = pfns / 64 < lo ? lo : pfns / 64 > hi ? hi : pfns / 64;
-	int r = dbg_pages_find(dbg, vc, arch, mm, budget);
-	if (r < 0) {
-		warn("the debugger's pages could not be found (%s): written in pfn order with the rest",
-		     errstr(r));
+	int r = dbg_pages_find(set, vc, sp->arch, sp->mm, budget, work);
+	if (r == -ETIME || r == -E2BIG) {
+		st->flags |= KDI_STEPS_DROPPED;
+		step_say(st, 1, "the debugger's pages: dropped, %s (corrupt memory?); the pages "
+			 "go in pfn order", r == -ETIME ? "past the search's budget" :
+			 "more pieces than a kernel has");
+		dbg("debugger pages: %llu of %llu units of work", (unsigned long long)set->work,
+		    (unsigned long long)work);
 		return;
 	}
-	if (!dbg->n)
+	if (r < 0) {
+		st->flags |= KDI_STEPS_DROPPED;
+		step_say(st, 1, "the debugger's pages could not be found (%s): the pages go in "
+			 "pfn order", errstr(r));
+		return;
+	}
+	dbg("debugger pages: %llu of %llu units of work", (unsigned long long)set->work,
+	    (unsigned long long)work);
+	if (!set->n)
 		return;
 	char parts[400];
 	size_t n = 0;
 	parts[0] = 0;
 	for (int p = 0; p < DBG_NPARTS && n < sizeof parts; p++)
-		if (dbg->parts & (1u << p))
+		if (set->parts & (1u << p))
 			n += snprintf(parts + n, sizeof parts - n, "%s%s %llu", n ? ", " : "",
-				      dbg_part_name[p], (unsigned long long)dbg->part_pfns[p]);
+				      dbg_part_name[p], (unsigned long long)set->part_pfns[p]);
 	for (int p = 0; p < DBG_NPARTS && n < sizeof parts; p++)
-		if (dbg->dropped & (1u << p))
+		if (set->dropped & (1u << p))
 			n += snprintf(parts + n, sizeof parts - n, "%s%s left for the budget",
 				      n ? ", " : "", dbg_part_name[p]);
-	msg("debugger pages first: %llu pages (%.1f MB) in %u runs: %s",
-	    (unsigned long long)dbg->pfns, (double)dbg->pfns * vc->page_size / 1e6, dbg->n, parts);
+	step_say(st, 0, "debugger pages first: %llu pages (%.1f MB) in %u runs: %s",
+		 (unsigned long long)set->pfns, (double)set->pfns * vc->page_size / 1e6, set->n,
+		 parts);
 }
 
 /* The memory map's own pages, for leaving out those that describe only
  * pages the filter leaves out (kernel/vmemmap.h). Said once; without
  * them every page of struct pages is kept, as the level alone keeps it. */
-static void find_memmap_pages(const struct vmcore *vc, const struct memmap *mm,
-			      enum memmap_mode mode, struct vmemmap *vm, struct capture_in *in)
+static int find_memmap_pages(struct steps *sp, struct capture_steps_out *st)
 {
+	const struct vmcore *vc = sp->vc;
+	const struct memmap *mm = sp->mm;
+	struct vmemmap *vm = &sp->vm;
 	char why[200];
 
 	/* Below 1 GiB of struct pages the saving is small (2 of 34 MB on a
@@ -295,27 +384,61 @@ static void find_memmap_pages(const struct vmcore *vc, const struct memmap *mm,
 	 * makedumpfile can filter the saved dump again. Above, the memory
 	 * map is most of a level-31 dump (docs/FILTERING.md). */
 	uint64_t pfns = vmcore_pages(vc);
-	if (mode == MEMMAP_AUTO && pfns * mm->spage < MEMMAP_AUTO_BYTES) {
-		msg("memory map: kept whole (%.0f MB of struct pages, under %u MB: "
-		    "kdumpinit.memmap=exclude leaves out what describes only pages left out)",
-		    (double)pfns * mm->spage / 1e6, (unsigned)(MEMMAP_AUTO_BYTES >> 20));
-		return;
+	if (sp->mode == MEMMAP_AUTO && pfns * mm->spage < MEMMAP_AUTO_BYTES) {
+		step_say(st, 0, "memory map: kept whole (%.0f MB of struct pages, under %u MB: "
+			 "kdumpinit.memmap=exclude leaves out what describes only pages left out)",
+			 (double)pfns * mm->spage / 1e6, (unsigned)(MEMMAP_AUTO_BYTES >> 20));
+		return 0;
 	}
 	int r = vmemmap_find(vm, mm, vc, CAPTURE_SPAN_PFNS, CAPTURE_SPAN_VPS, why, sizeof why);
 
 	if (r == -ENOTSUP) {
-		msg("memory map: all of it kept: %s", why);
-		return;
+		step_say(st, 0, "memory map: all of it kept: %s", why);
+		return 0;
 	}
 	if (r < 0) {
-		warn("memory map: all of it kept: %s", errstr(r));
-		return;
+		st->flags |= KDI_STEPS_DROPPED;
+		step_say(st, 1, "memory map: all of it kept: %s", errstr(r));
+		return 0;
 	}
-	in->memmap = vm;
-	msg("memory map: %llu pages (%.1f MB) in %u pieces%s; those that describe only pages "
-	    "left out are left out (kdumpinit.memmap=keep keeps them)",
-	    (unsigned long long)vm->pages, (double)vm->pages * vc->page_size / 1e6, vm->nrun,
-	    vm->skipped ? ", sections with another mem_map left whole" : "");
+	step_say(st, 0, "memory map: %llu pages (%.1f MB) in %u pieces%s; those that describe "
+		 "only pages left out are left out (kdumpinit.memmap=keep keeps them)",
+		 (unsigned long long)vm->pages, (double)vm->pages * vc->page_size / 1e6, vm->nrun,
+		 vm->skipped ? ", sections with another mem_map left whole" : "");
+	return 1;
+}
+
+/* capture_steps_fn: the optional steps, in order. */
+static void run_steps(void *arg, struct capture_in *in, struct capture_steps_out *st)
+{
+	struct steps *sp = arg;
+
+	capture_live_stage(sp->live, CAPTURE_STEP_DEBUGGER);
+	/* Test hook (tests/e2e/stall.sh): the first step spins as a finder
+	 * lost in corrupt memory would, so that PID 1's stall path, a second
+	 * attempt without these steps, is seen end to end. */
+	if (sp->spin) {
+		msg("test hook: the debugger-page finder spins (KDUMPINIT_TEST_HOOK=spin-steps)");
+		for (;;)
+			pause();
+	}
+	find_debugger_pages(sp, st);
+	if (sp->dbg.n)
+		in->early = &sp->dbg;
+	capture_live_stage(sp->live, CAPTURE_STEP_MEMMAP);
+	if (in->filter && sp->mode != MEMMAP_KEEP && find_memmap_pages(sp, st))
+		in->memmap = &sp->vm;
+}
+
+/* capture_steps_fn for a second attempt: none run, and the dump says why. */
+static void no_steps(void *arg, struct capture_in *in, struct capture_steps_out *st)
+{
+	(void)arg;
+	(void)in;
+	st->flags |= KDI_STEPS_NONE;
+	step_say(st, 0, "attempt %u: the first stalled before its pages; the optional steps "
+		 "(the debugger's pages first, the memory map's exclusion) are left out",
+		 st->attempt);
 }
 
 /* Plans and runs the capture of vc into the open target t. */
@@ -417,16 +540,23 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	}
 	uint64_t avail = proc_kb("/proc/meminfo", "MemAvailable:");
 	char *log = read_log(mm, &in, &avail);
-	struct dbg_pages dbg;
-	find_debugger_pages(&vc, arch, mm, &dbg);
-	if (dbg.n)
-		in.early = &dbg;
-	struct vmemmap vm = { 0 };
-	if (in.filter && rq->memmap != MEMMAP_KEEP)
-		find_memmap_pages(&vc, mm, rq->memmap, &vm, &in);
+	/* The optional steps run inside capture_dump, once the log is on
+	 * the device; a second attempt runs none. */
+	struct steps *sp = calloc(1, sizeof *sp);
+	if (sp) {
+		*sp = (struct steps){ .vc = &vc, .arch = arch, .mm = mm, .mode = rq->memmap,
+				      .live = hk ? hk->live : NULL };
+		const char *hook = getenv("KDUMPINIT_TEST_HOOK");
+		sp->spin = hook && !strcmp(hook, "spin-steps");
+		in.steps = rq->retry ? no_steps : run_steps;
+		in.steps_arg = sp;
+		in.steps_attempt = rq->retry ? 2 : 1;
+	} else {
+		warn("no memory for the optional steps: the pages go in pfn order");
+	}
 
 	struct target t;
-	code = open_output(&t, output, may_create, rq->full, &in);
+	code = open_output(&t, output, may_create, rq->full, rq->replace_dump_id, &in);
 	if (code != EXIT_OK && t.fd >= 0)
 		target_close(&t);
 	if (code == EXIT_OK) {
@@ -450,8 +580,11 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		free(mk);
 	}
 	free(log);
-	dbg_pages_free(&dbg);
-	vmemmap_free(&vm);
+	if (sp) {
+		dbg_pages_free(&sp->dbg);
+		vmemmap_free(&sp->vm);
+		free(sp);
+	}
 	vmcore_close(&vc);
 	if (rq->pubkey)
 		seal_end(&sd);

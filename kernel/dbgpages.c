@@ -23,6 +23,10 @@ const char *const dbg_part_name[DBG_NPARTS] = {
 /* Bounds against a corrupt tree or ring: no real kernel comes near. */
 #define MAX_TABLES (1u << 18)
 #define MAX_AREA (256ull << 20)
+/* Runs kept over all parts (16 bytes each): real sets are a few thousand
+ * (tests/debugger/README.md); a corrupt tree of scattered leaves could
+ * otherwise take the crash kernel's memory. */
+#define MAX_RUNS (1u << 17)
 
 struct runs {
 	struct pfn_run *r;
@@ -111,23 +115,58 @@ struct find {
 	int err;
 };
 
+/* Every run the search finds goes through here: the cap on them all. */
+static int part_add(struct find *f, enum dbg_part p, uint64_t lo, uint64_t hi)
+{
+	size_t n = 0;
+
+	for (int k = 0; k < DBG_NPARTS; k++)
+		n += f->part[k].n;
+	if (n >= MAX_RUNS)
+		return -E2BIG;
+	return runs_add(&f->part[p], lo, hi);
+}
+
+/* A read of the crashed kernel for the finder: one past the budget
+ * stops the whole search (f->err), which the caller then drops. */
+static int rd(struct find *f, uint64_t va, void *buf, size_t len)
+{
+	int r = kmem_read(f->km, va, buf, len);
+	if (r == -ETIME && !f->err)
+		f->err = r;
+	return r;
+}
+
 /* The pages behind kernel virtual [va, va + len), as far as they
- * translate: a hole is passed over, page by page. */
+ * translate: a hole is passed over, page by page. Counted down in bytes
+ * left, never compared against an end: an area in the top page of the
+ * address space (a word read from a task: ERR_PTR, -1, poison) would
+ * otherwise step past 2^64 to 0 and walk the whole address space. */
 static void add_area(struct find *f, enum dbg_part p, uint64_t va, uint64_t len)
 {
 	uint64_t ps = 1ull << f->shift;
 
-	if (len > MAX_AREA || va + len < va)
+	if (!len || len > MAX_AREA || va + len < va)
 		return;
-	for (uint64_t v = va & ~(ps - 1), end = va + len; v < end && !f->err;) {
-		uint64_t pa, span;
-		if (f->km->ac.ops->vtop(&f->km->ac, v, &pa, &span) < 0 || span == 0) {
-			v += ps;
-			continue;
+	uint64_t v = va & ~(ps - 1), left = va + len - v;
+	while (left && !f->err) {
+		uint64_t pa, span, step = ps;
+		int r = kmem_vtop(f->km, v, &pa, &span);
+		if (r == -ETIME) {
+			f->err = r;
+			return;
 		}
-		uint64_t n = end - v < span ? end - v : span;
-		f->err = runs_add(&f->part[p], pa >> f->shift, (pa + n + ps - 1) >> f->shift);
-		v += (n + ps - 1) & ~(ps - 1);
+		if (r == 0 && span) {
+			uint64_t n = left < span ? left : span;
+			if (pa + n > pa)	/* a translation that wraps is no memory */
+				f->err = part_add(f, p, pa >> f->shift,
+						  (pa + n + ps - 1) >> f->shift);
+			step = (n + ps - 1) & ~(ps - 1);
+		}
+		if (step >= left)
+			break;
+		v += step;
+		left -= step;
 	}
 }
 
@@ -135,7 +174,9 @@ static int on_table(void *arg, uint64_t pa)
 {
 	struct find *f = arg;
 
-	f->err = runs_add(&f->part[DBG_PGTABLES], pa >> f->shift, (pa >> f->shift) + 1);
+	if (kmem_over(f->km))
+		return f->err = -ETIME;
+	f->err = part_add(f, DBG_PGTABLES, pa >> f->shift, (pa >> f->shift) + 1);
 	return f->err;
 }
 
@@ -147,19 +188,23 @@ static int on_leaf(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned 
 
 	(void)va;
 	(void)prot;
+	if (kmem_over(f->km))
+		return f->err = -ETIME;
 	switch (kind) {
 	case ARCH_VA_IMAGE:
 		/* All of it: crash reads page_offset_base in ro_after_init
 		 * first, and text at startup (its frame-pointer check). */
-		f->err = runs_add(&f->part[DBG_IMAGE], lo, hi);
+		f->err = part_add(f, DBG_IMAGE, lo, hi);
 		break;
 	case ARCH_VA_MODULES:
-		f->err = runs_add(&f->part[DBG_MODULES], lo, hi);
+		f->err = part_add(f, DBG_MODULES, lo, hi);
 		break;
 	case ARCH_VA_CPU_AREA:
-		for (uint64_t q = lo; q < hi && !f->err; q++)
-			f->err = runs_add(&f->part[DBG_PERCPU], q > PERCPU_BELOW ? q - PERCPU_BELOW : 0,
-					  q + PERCPU_ABOVE);
+		/* PERCPU_BELOW pages below each page of the leaf and
+		 * PERCPU_ABOVE above it: one run for the whole leaf. */
+		if (hi > lo)
+			f->err = part_add(f, DBG_PERCPU, lo > PERCPU_BELOW ? lo - PERCPU_BELOW : 0,
+					  hi - 1 + PERCPU_ABOVE);
 		break;
 	default:
 		break;
@@ -195,7 +240,7 @@ static void add_memsection(struct find *f, const struct memmap *mm)
 	add_area(f, DBG_MEMSECTION, mm->roots_va, mm->nroots * 8);
 	for (uint64_t i = 0; i < mm->nroots && !f->err; i++) {
 		uint64_t rp;
-		if (kmem_read(f->km, mm->roots_va + i * 8, &rp, 8) == 0 && rp >= f->km->ac.ops->kva_min)
+		if (rd(f, mm->roots_va + i * 8, &rp, 8) == 0 && rp >= f->km->ac.ops->kva_min)
 			add_area(f, DBG_MEMSECTION, rp, mm->per_root * mm->ms_size);
 	}
 }
@@ -255,13 +300,13 @@ static int head_ok(struct tasks *t, uint64_t va, uint64_t *next)
 {
 	uint64_t np[2], back;
 
-	if (kmem_read(t->f->km, va, np, sizeof np) < 0 || !kva(t, np[0]) || !kva(t, np[1]))
+	if (rd(t->f, va, np, sizeof np) < 0 || !kva(t, np[0]) || !kva(t, np[1]))
 		return -1;
 	*next = np[0];
 	if (np[0] == va && np[1] == va)
 		return 0;
-	if (kmem_read(t->f->km, np[0] + 8, &back, 8) < 0 || back != va ||
-	    kmem_read(t->f->km, np[1], &back, 8) < 0 || back != va)
+	if (rd(t->f, np[0] + 8, &back, 8) < 0 || back != va ||
+	    rd(t->f, np[1], &back, 8) < 0 || back != va)
 		return -1;
 	return 1;
 }
@@ -291,7 +336,7 @@ static void task_found(struct tasks *t, uint64_t base)
 	t->tasks++;
 	t->todo[t->ntodo++] = base;
 	add_area(t->f, DBG_TASKS, base - TASK_BEFORE, TASK_BEFORE + TASK_AFTER);
-	if (kmem_read(t->f->km, base, w, sizeof w) < 0)
+	if (rd(t->f, base, w, sizeof w) < 0)
 		return;
 	for (size_t i = 0; i < TASK_HEAD / 8 && !t->f->err; i++)
 		if (kva(t, w[i]) && seen_add(t, (w[i] & ~4095ull) | 3))
@@ -334,7 +379,7 @@ static void walk_xa(struct tasks *t, uint64_t entry, int depth)
 		if (!kva(t, node) || !seen_add(t, node | 2))
 			return;
 		add_area(t->f, DBG_TASKS, node, 40 + sizeof slots);
-		if (kmem_read(t->f->km, node + 40, slots, sizeof slots) < 0)
+		if (rd(t->f, node + 40, slots, sizeof slots) < 0)
 			return;
 		for (int i = 0; i < 64; i++)
 			if (slots[i])
@@ -358,7 +403,7 @@ static void add_nodes(struct find *f)
 	add_area(f, DBG_MEMSECTION, va, len * 8);
 	for (uint64_t i = 0; i < len && !f->err; i++) {
 		uint64_t p;
-		if (kmem_read(km, va + i * 8, &p, 8) == 0 && p >= km->ac.ops->kva_min)
+		if (rd(f, va + i * 8, &p, 8) == 0 && p >= km->ac.ops->kva_min)
 			add_area(f, DBG_MEMSECTION, p, size);
 	}
 }
@@ -371,7 +416,7 @@ static void add_tasks(struct find *f)
 	uint8_t *w = malloc(TASK_HEAD);
 
 	if (!w || ksyms_lookup(f->km, names, sy, 2) < 1 || !(init_task = sy[0]) ||
-	    kmem_read(f->km, init_task, w, TASK_HEAD) < 0) {
+	    rd(f, init_task, w, TASK_HEAD) < 0) {
 		free(w);
 		return;
 	}
@@ -393,7 +438,7 @@ static void add_tasks(struct find *f)
 	while (t.ntodo && !f->err)
 		walk_lists(&t, t.todo[--t.ntodo]);
 	uint64_t head;
-	if (sy[1] && kmem_read(f->km, sy[1] + 8, &head, 8) == 0) {
+	if (sy[1] && rd(f, sy[1] + 8, &head, 8) == 0) {
 		add_area(f, DBG_TASKS, sy[1], 64);
 		walk_xa(&t, head, 0);
 	}
@@ -402,7 +447,7 @@ static void add_tasks(struct find *f)
 }
 
 int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct arch_ops *arch,
-		   const struct memmap *mm, uint64_t budget)
+		   const struct memmap *mm, uint64_t budget, uint64_t work)
 {
 	struct kmem *km = calloc(1, sizeof *km);
 	struct find f = { .km = km };
@@ -416,6 +461,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 		goto done;	/* no translation: an empty set */
 	for (f.shift = 0; (1u << f.shift) < vc->page_size; f.shift++)
 		;
+	kmem_budget(km, work);
 	if (arch->walk) {
 		struct arch_walk w = { .table = on_table, .leaf = on_leaf, .arg = &f,
 				       .max_tables = MAX_TABLES };
@@ -432,6 +478,8 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 		add_area(&f, DBG_UTS, vi_u(&km->vi, VI_SYM_INIT_UTS_NS), 512);
 	add_nodes(&f);
 	add_tasks(&f);
+	if (!f.err && kmem_over(km))
+		f.err = -ETIME;	/* a read refused for it was taken for a hole */
 	if (f.err) {
 		r = f.err;
 		goto done;
@@ -492,10 +540,12 @@ done:
 		free(f.part[p].r);
 	free(all.r);
 	free(mem.r);
+	uint64_t spent = km->work;
 	kmem_fini(km);
 	free(km);
 	if (r < 0)
 		dbg_pages_free(dp);
+	dp->work = spent;
 	return r;
 }
 

@@ -35,16 +35,20 @@ struct dbg_pages {
 	uint32_t parts;		/* KDI_DBG_* found (dump/format.h) */
 	uint32_t dropped;	/* KDI_DBG_* left out for the budget */
 	uint64_t part_pfns[DBG_NPARTS];	/* pfns each part added (a pfn once) */
+	uint64_t work;		/* units of work the search took (kmem.h) */
 };
 
 /* Finds the set for the memory vc describes (mm, when active, for where
  * mem_section is);
  * budget caps its pfns (parts are added in order of need, and a part that
- * would pass the budget is left out whole, and said in dropped). An empty
- * set (n 0) when translation is not available. 0, or -ENOMEM. */
+ * would pass the budget is left out whole, and said in dropped); work caps
+ * the search itself, in kmem's units (0: no cap), so that no memory, however
+ * corrupt, makes it long. An empty set (n 0) when translation is not
+ * available. 0; -ETIME past work (dp->work says how far it went), -E2BIG
+ * for more runs than a real kernel has, -ENOMEM: no set then. */
 struct memmap;
 int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct arch_ops *arch,
-		   const struct memmap *mm, uint64_t budget);
+		   const struct memmap *mm, uint64_t budget, uint64_t work);
 void dbg_pages_free(struct dbg_pages *dp);
 /* Index of the run holding pfn, or the first run after it (n: none). */
 uint32_t dbg_pages_seek(const struct dbg_pages *dp, uint64_t pfn);

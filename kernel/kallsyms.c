@@ -10,6 +10,10 @@
  * hundred bytes; anything past these is not a symbol table. */
 #define MAX_SYMS (4u << 20)
 #define MAX_NAME 1024u
+/* kallsyms_names of a kernel with every option is under 8 MiB; a walk
+ * past this reads a table that is not one (each name's length byte is
+ * trusted, and 4 Mi names of 32 Ki tokens would read 128 GiB). */
+#define MAX_NAMES_BYTES (64u << 20)
 #define TOKEN_BYTES 8192u
 #define NAMES_CHUNK (64u << 10)
 
@@ -145,6 +149,11 @@ int ksyms_lookup(struct kmem *km, const char *const *names, uint64_t *addr, unsi
 				goto out;
 			}
 			len = (b0 & 0x7f) | ((uint32_t)b1 << 7);
+		}
+		/* A token is a character or more: a longer name is no name. */
+		if (len > MAX_NAME || nm.pos + len > MAX_NAMES_BYTES) {
+			r = -ENOENT;
+			goto out;
 		}
 		size_t nl = 0;
 		for (uint32_t k = 0; k < len; k++) {

@@ -13,10 +13,18 @@ static int env_number(const struct arch_env *env, const char *key, uint64_t *v)
 	return r;
 }
 
+/* Counts one unit; -ETIME once the budget is spent. */
+static int spend(struct kmem *km, uint64_t units)
+{
+	km->work += units;
+	return km->work_limit && km->work > km->work_limit ? -ETIME : 0;
+}
+
 static int env_read(const struct arch_env *env, uint64_t pa, void *buf, size_t len)
 {
 	struct kmem *km = env->ctx;
-	return physmem_read(&km->pm, pa, buf, len);
+	int r = spend(km, 1);
+	return r ? r : physmem_read(&km->pm, pa, buf, len);
 }
 
 int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *arch)
@@ -60,6 +68,8 @@ int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, 
 {
 	uint8_t *out = buf;
 
+	if (va + len < va)
+		return -EFAULT;	/* past the top of the address space: not one object */
 	while (len) {
 		uint64_t pa, span;
 		if (ac->ops->vtop(ac, va, &pa, &span) < 0)
@@ -79,5 +89,30 @@ int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len)
 {
 	if (!km->ok)
 		return -EFAULT;
-	return kmem_vread(&km->ac, &km->pm, va, buf, len);
+	int r = spend(km, 1 + (len >> 12));
+	if (r)
+		return r;
+	r = kmem_vread(&km->ac, &km->pm, va, buf, len);
+	/* A table read refused for the budget is the budget's, not a hole. */
+	return r < 0 && kmem_over(km) ? -ETIME : r;
+}
+
+int kmem_vtop(struct kmem *km, uint64_t va, uint64_t *pa, uint64_t *span)
+{
+	int r = spend(km, 1);
+	if (r)
+		return r;
+	r = km->ac.ops->vtop(&km->ac, va, pa, span);
+	return r < 0 && kmem_over(km) ? -ETIME : r;
+}
+
+void kmem_budget(struct kmem *km, uint64_t units)
+{
+	km->work = 0;
+	km->work_limit = units;
+}
+
+int kmem_over(const struct kmem *km)
+{
+	return km->work_limit && km->work > km->work_limit;
 }

@@ -23,13 +23,28 @@ struct kmem {
 	 * setup): each is said, and one whose policy is KEEP stops
 	 * translation (vmcoreinfo.h). */
 	uint8_t asked_missing[VI_NKEYS];
+	/* Work done through km: a unit per read, per page it spans and per
+	 * translation, the arch's table reads included. A step that reads
+	 * the crashed kernel before its pages are written sets a limit
+	 * (kmem_budget): corrupt memory can make any walk of it long, and a
+	 * step must end whatever the dump holds. Past the limit every read
+	 * fails with -ETIME, and kmem_over says so. */
+	uint64_t work, work_limit;
 };
 
 /* 0 (km->ok says whether translation works), or -ENOMEM. */
 int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *arch);
 void kmem_fini(struct kmem *km);
-/* 0, -EFAULT (unmapped, outside the dump), -EIO. */
+/* 0, -EFAULT (unmapped, outside the dump), -EIO, -ETIME (past the
+ * budget). */
 int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len);
+/* Kernel virtual -> physical, counted as work: ops->vtop's contract, or
+ * -ETIME past the budget. */
+int kmem_vtop(struct kmem *km, uint64_t va, uint64_t *pa, uint64_t *span);
+/* Sets the work a step may do from now on (0: no limit). */
+void kmem_budget(struct kmem *km, uint64_t units);
+/* 1 when the step went past its budget. */
+int kmem_over(const struct kmem *km);
 /* The same through any translation and reader (a filter cursor's own
  * copies, whose caches are its own): -EFAULT for an address not mapped. */
 int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, size_t len);
