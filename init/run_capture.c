@@ -337,8 +337,6 @@ static void find_debugger_pages(struct steps *sp, struct capture_steps_out *st)
 		step_say(st, 1, "the debugger's pages: dropped, %s (corrupt memory?); the pages "
 			 "go in pfn order", r == -ETIME ? "past the search's budget" :
 			 "more pieces than a kernel has");
-		dbg("debugger pages: %llu of %llu units of work", (unsigned long long)set->work,
-		    (unsigned long long)work);
 		return;
 	}
 	if (r < 0) {
@@ -347,8 +345,6 @@ static void find_debugger_pages(struct steps *sp, struct capture_steps_out *st)
 			 "pfn order", errstr(r));
 		return;
 	}
-	dbg("debugger pages: %llu of %llu units of work", (unsigned long long)set->work,
-	    (unsigned long long)work);
 	if (!set->n)
 		return;
 	char parts[400];
@@ -362,9 +358,9 @@ static void find_debugger_pages(struct steps *sp, struct capture_steps_out *st)
 		if (set->dropped & (1u << p))
 			n += snprintf(parts + n, sizeof parts - n, "%s%s left for the budget",
 				      n ? ", " : "", dbg_part_name[p]);
-	step_say(st, 0, "debugger pages first: %llu pages (%.1f MB) in %u runs: %s",
-		 (unsigned long long)set->pfns, (double)set->pfns * vc->page_size / 1e6, set->n,
-		 parts);
+	step_say(st, 0, "debugger pages first: %llu pages (%.1f MB) in %u runs: %s (the search "
+		 "took %.1f%% of its budget)", (unsigned long long)set->pfns,
+		 (double)set->pfns * vc->page_size / 1e6, set->n, parts, 100.0 * set->work / work);
 }
 
 /* The memory map's own pages, for leaving out those that describe only

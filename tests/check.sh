@@ -153,6 +153,10 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	# arm64 6.12).
 	run_suite keys-synthetic env LEVELS="$klevels" bash tests/filter-synthetic/keys.sh --no-real
 	run_suite dmesg-rings bash tests/corrupt/rings.sh
+	# The capture's first phase (the debugger-page finder and its walks)
+	# on the memories of real crashes, some of which hung it before issue
+	# 37's fix: small committed reproducers, seconds.
+	run_suite replay bash tests/replay/run.sh
 	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
 	run_suite setup bash tests/setup/run.sh
@@ -234,6 +238,11 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# is reset by it and stays readable up to its last chunk).
 	run_suite e2e-watchdog bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 		--watchdog 20 --slow-disk 6000000 --workdir "$BUILD/e2e/watchdog"
+	# A capture that stalls before its pages (the test hook spins the
+	# debugger-page finder): the log is on the device, PID 1 stops it and
+	# tries once more without the optional steps, over the first attempt's
+	# dump; one complete dump results (tests/e2e/stall.sh; ~75 s).
+	run_suite e2e-stall-steps bash tests/e2e/stall.sh --workdir "$BUILD/e2e/stall-steps"
 	# Drivers found where the disks are: four claimed dump disks (NVMe,
 	# SATA/AHCI, virtio-scsi, virtio-blk); the first kernel resolves each
 	# with `kdumpinit modules SERIAL=...` (checked against modprobe) and
@@ -319,6 +328,17 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# crash kernel: 6.1, level 31, the same pages as a host capture of the
 	# raw copy, opened by crash (log, bt, kmem -i) and drgn.
 	run_suite e2e-memmap bash tests/crash/memmap.sh --workdir "$BUILD/crash/memmap"
+	# Fresh crashes, each boot's memory load drawn from its own seed
+	# (printed; SOAK_SEED= runs the same again): Debian's 6.1, 6.12, 7.3
+	# and arm64 6.1, each captured complete, within a bound, in the crash
+	# kernel and on this host at levels 1 and 31 (a failing crash keeps
+	# its raw vmcore in build/soak/failed). Four here (about 5 minutes);
+	# check-full runs soak-full instead, two dozen.
+	if [ -z "${FULL:-}" ]; then
+		run_suite soak bash tests/soak/run.sh --crashes 4 --workdir "$BUILD/soak/work"
+	else
+		run_suite soak-full bash tests/soak/run.sh --crashes 24 --mems "1G 1536M" --workdir "$BUILD/soak/work-full"
+	fi
 	# Damaged kernel memory: faults put into a copy of the
 	# 6.1 raw vmcore, captured at levels 1 and 31 (two faults; every
 	# fault under check-full).
