@@ -275,6 +275,7 @@ struct steps {
 	enum memmap_mode mode;
 	struct capture_live *live;
 	int spin;			/* test hook: the first step never ends */
+	uint64_t finder_work;		/* test hook: the finder's budget, else 0 */
 	struct dbg_pages dbg;
 	struct vmemmap vm;
 };
@@ -328,7 +329,7 @@ static void find_debugger_pages(struct steps *sp, struct capture_steps_out *st)
 {
 	const struct vmcore *vc = sp->vc;
 	struct dbg_pages *set = &sp->dbg;
-	uint64_t pfns = vmcore_pages(vc), work = finder_work(vc);
+	uint64_t pfns = vmcore_pages(vc), work = sp->finder_work ? sp->finder_work : finder_work(vc);
 	uint64_t lo = (128ull << 20) / vc->page_size, hi = (1ull << 30) / vc->page_size;
 	uint64_t budget = pfns / 64 < lo ? lo : pfns / 64 > hi ? hi : pfns / 64;
 	int r = dbg_pages_find(set, vc, sp->arch, sp->mm, budget, work);
@@ -542,8 +543,14 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 	if (sp) {
 		*sp = (struct steps){ .vc = &vc, .arch = arch, .mm = mm, .mode = rq->memmap,
 				      .live = hk ? hk->live : NULL };
+		/* Test hooks, from the environment (a crash kernel's init gets
+		 * its command line's NAME=VALUE words there): spin-steps (the
+		 * finder never ends: PID 1's stall path), finder-budget=N (the
+		 * finder's budget, in kmem's units: a step past it). */
 		const char *hook = getenv("KDUMPINIT_TEST_HOOK");
 		sp->spin = hook && !strcmp(hook, "spin-steps");
+		if (hook && !strncmp(hook, "finder-budget=", 14))
+			sp->finder_work = strtoull(hook + 14, NULL, 10);
 		in.steps = rq->retry ? no_steps : run_steps;
 		in.steps_arg = sp;
 		in.steps_attempt = rq->retry ? 2 : 1;

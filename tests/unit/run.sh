@@ -315,6 +315,44 @@ K capture --vmcore "$W/v64a.core" --output "$W/pr.img"
 err_has 'pread into the stage'
 end; fi
 
+# The optional steps run only once START, the settings and the log are on
+# the device, and a STEPS record says what they did, before the pages. A
+# step past its budget in work (test hook finder-budget=N: the finder's, in
+# kmem's units) is dropped whole, said on the console and in the dump, and
+# costs only the order: the saved dump is byte for byte the same.
+if begin A.finder_over_budget_dropped_same_dump; then
+x "$MKVMCORE" -o "$W/bud.core" --mm 6.12 --mem 128M --seed 7
+rc_is 0
+K capture --vmcore "$W/bud.core" --output "$W/bud-full.img" --level 31
+rc_is 0
+err_has 'debugger pages first: [0-9]* pages .*the search took [0-9.]*% of its budget'
+x env KDUMPINIT_TEST_HOOK=finder-budget=40 "$KDUMPINIT" capture --vmcore "$W/bud.core" \
+	--output "$W/bud-cut.img" --level 31
+rc_is 0
+err_has "the debugger's pages: dropped, past the search's budget"
+ck_not "a dropped step still printed the finder's line" grep -q 'debugger pages first' "$W/err"
+K info "$W/bud-cut.img"
+rc_is 0
+out_has '^steps *attempt 1, one dropped'
+out_has "dropped, past the search's budget"
+K info "$W/bud-full.img"
+out_has "^steps *attempt 1, the debugger's pages first"
+K save "$W/bud-full.img" --output "$W/bud-full.elf" --format elf
+rc_is 0
+K save "$W/bud-cut.img" --output "$W/bud-cut.elf" --format elf
+rc_is 0
+ck "the dump without the finder saves other bytes" cmp "$W/bud-full.elf" "$W/bud-cut.elf"
+# Stream order: every metadata chunk, then STEPS, then DEBUGGER (with the
+# finder), then the pages.
+for n in full cut; do
+	"$PY" "$CHUNKS" "$W/bud-$n.img" | awk '{print $2}' | tr '\n' ' ' >"$W/bud-$n.types"
+done
+ck "full: not START CHAIN NOTES VMCOREINFO SEGMENTS [SETTINGS] [DMESG] STEPS DEBUGGER PAGES: $(cat "$W/bud-full.types")" \
+	grep -qE '^1 11 2 3 4 (9 )?(6 )?14 12 5 ' "$W/bud-full.types"
+ck "cut: not START CHAIN NOTES VMCOREINFO SEGMENTS [SETTINGS] [DMESG] STEPS PAGES: $(cat "$W/bud-cut.types")" \
+	grep -qE '^1 11 2 3 4 (9 )?(6 )?14 5 ' "$W/bud-cut.types"
+end; fi
+
 # More workers than CPUs only take turns on them: the plan runs no more
 # than the CPUs the process may use (a kdumpinit.threads set too high must
 # not slow the dump), unless --oversubscribe; the bytes are the same.
