@@ -465,6 +465,289 @@ def rehash_stream(img, base=SB_AREA):
     return bytes(img)
 
 
+# ---------------------------------------------------------------- the debugger's pages
+# fuzz_dbgpages: a kernel the finder (kernel/dbgpages.c) can open all the
+# way: a symbol table (kallsyms) naming init_task, init_pid_ns and
+# node_data, tasks on init_task's lists, a pid xarray, node_data, stacks.
+# The words a real kernel holds near the top of the address space
+# (ERR_PTR values, -1, list poison) sit where the finder reads them.
+TASK_HEADS = 0x2f00     # init_task's list heads: the last 128 bytes of its 12 KiB
+POISON1, POISON2 = 0xdead000000000100, 0xdead000000000122   # LIST_POISON1/2
+# Words near 2^64 the finder must pass over without wrapping: unaligned
+# ERR_PTRs (-1, -ENOENT, -EFAULT). Each of NEAR_TOP is one bit from an
+# aligned address in the top page (ERR_PTR(-4096), (-4088), (-16),
+# (-256)), which a finder that wraps walks the whole address space from:
+# the fuzzer's bit flips get there. TOP_LAST is ERR_PTR(-ENOEXEC), whose
+# 8 bytes end exactly at 2^64; it marks the top page seen for the rest of
+# the walk (the finder looks at one word per page), so only the last task
+# holds it, last.
+TOP_SAFE = [M64, M64 - 1, M64 - 13]
+NEAR_TOP = [0xfffffffffffff001, 0xfffffffffffff009, 0xfffffffffffffff1, 0xffffffffffffff01]
+TOP_LAST = M64 - 7
+ARM64_IMAGE = 0xffff800080000000       # KIMAGE_VADDR, 48-bit VA
+
+
+def dbg_kallsyms(m, pa, lin, syms, enc='base', stext=None):
+    """kallsyms at pa (at most 2 KiB): tokens of one character each (token
+    t is the byte t), a name a token per character. syms: [(type+name,
+    its pa)]. enc 'base': offsets from kallsyms_relative_base (= lin);
+    'place': from each entry's own place (7.x, no relative base).
+    Returns VMCOREINFO keys."""
+    tt, ti, num, rel, offs, names = pa, pa + 512, pa + 1024, pa + 1032, pa + 1040, pa + 1280
+    for t in range(256):
+        m.b[tt + 2 * t] = t
+        struct.pack_into('<H', m.b, ti + 2 * t, 2 * t)
+    struct.pack_into('<I', m.b, num, len(syms))
+    at = names
+    for i, (name, spa) in enumerate(syms):
+        nb = name.encode()
+        m.put(at, bytes([len(nb)]) + nb)
+        at += 1 + len(nb)
+        off = spa if enc == 'base' else spa - (offs + 4 * i)
+        struct.pack_into('<i', m.b, offs + 4 * i, off)
+    assert at <= pa + 2048
+    keys = [('SYMBOL(kallsyms_names)', '%x' % (lin + names)),
+            ('SYMBOL(kallsyms_num_syms)', '%x' % (lin + num)),
+            ('SYMBOL(kallsyms_offsets)', '%x' % (lin + offs)),
+            ('SYMBOL(kallsyms_token_table)', '%x' % (lin + tt)),
+            ('SYMBOL(kallsyms_token_index)', '%x' % (lin + ti))]
+    if enc == 'base':
+        m.q(rel, lin)
+        keys.append(('SYMBOL(kallsyms_relative_base)', '%x' % (lin + rel)))
+    if stext is not None:
+        keys.append(('SYMBOL(_stext)', '%x' % (lin + stext)))
+    return keys
+
+
+def dbg_kernel(m, page, lin, v):
+    """The finder's structures from physical page `page` on (kallsyms and
+    the small objects there, the tasks' heads on the next page), virtual
+    lin + pa. v: the variant's dict. Returns (VMCOREINFO keys, the pa of
+    a stack, the first byte past what was written)."""
+    K = page * PAGE
+    H = K + PAGE                        # the tasks' list heads
+    T = H - TASK_HEADS                  # init_task
+    tasks = [T, T + 0x100, T + 0x200]   # init_task, A, B: 256 bytes apart
+    N, ND, PG, PIDNS, XA, XA2, PID = (H + 0x400, H + 0x410, H + 0x500, H + 0x600,
+                                      H + 0x700, H + 0x940, H + 0xb80)
+    MM = H + 0xc80                      # what the tasks' "mm" points at
+    end = H + 0xd00
+
+    def head(t, k):
+        return t + TASK_HEADS + 16 * k
+
+    for t in tasks:                     # 8 empty heads each
+        for k in range(8):
+            m.q(head(t, k), lin + head(t, k))
+            m.q(head(t, k) + 8, lin + head(t, k))
+    # init_task.tasks (head 0): init_task -> A -> B -> init_task
+    ring = [head(t, 0) for t in tasks]
+    for i, h in enumerate(ring):
+        m.q(h, lin + ring[(i + 1) % 3])
+        m.q(h + 8, lin + ring[i - 1])
+    # init_task's head 1 holds one node that is no task (a children list)
+    m.q(head(T, 1), lin + N)
+    m.q(head(T, 1) + 8, lin + N)
+    m.q(N, lin + head(T, 1))
+    m.q(N + 8, lin + head(T, 1))
+    if v.get('poison_head'):            # a list_del'ed head in B
+        m.q(head(tasks[2], 3), POISON1)
+        m.q(head(tasks[2], 3) + 8, POISON2)
+    # What follows each task's heads: pointers, and the words near 2^64
+    # (the variant's first: the finder looks at one word per page).
+    for t in tasks:
+        words = v.get('task_words', []) + NEAR_TOP + [lin + MM, POISON1, POISON2] + TOP_SAFE
+        words += [TOP_LAST] if t == tasks[-1] else []
+        for i, w in enumerate(words):
+            m.q(t + TASK_HEADS + 0x80 + 8 * i, w)
+    # node_data[1] -> a pglist_data
+    m.q(ND, v.get('node', lin + PG))
+    # init_pid_ns.idr.idr_rt.xa_head (at 8): a node, slots at 40
+    m.q(PIDNS + 8, lin + XA + 2)
+    # Slots: a struct pid, a child node, poison (a pointer and an internal
+    # entry), a pid whose 128 bytes pass 2^64, and entries one bit from a
+    # node and a pid in the top page (low bits 3 and 1: neither kind).
+    slots = v.get('xa_slots', []) + [lin + PID, lin + XA2 + 2, POISON1, POISON2, M64 - 7,
+                                     0xfffffffffffff003, 0xffffffffffffff01]
+    for i, sl in enumerate(slots):
+        m.q(XA + 40 + 8 * i, sl)
+    m.q(XA2 + 40, lin + PID + 128)
+    m.q(XA2 + 48, lin + XA + 2)         # back up the tree: seen already
+    m.q(PID, 1)
+    syms = [('Tstartup_64', K), ('T_stext', K + 4096), ('Dinit_task', T),
+            ('Dinit_pid_ns', PIDNS), ('Dnode_data', ND), ('Bzz_last', end)]
+    keys = dbg_kallsyms(m, K, lin, syms, v.get('enc', 'base'),
+                        K + 4096 if v.get('stext', True) else None)
+    keys += [('SYMBOL(node_data)', '%x' % (lin + ND)), ('LENGTH(node_data)', '1'),
+             ('SIZE(pglist_data)', str(v.get('pglist_size', 256)))]
+    return keys, H + 0x100, end
+
+
+def x86_root(vi):
+    """The physical address of a build_memory kernel's top table."""
+    pb = int([l for l in vi.split('\n') if l.startswith('NUMBER(phys_base)=')][0].split('=')[1])
+    return (INIT_TOP_PGT - START_KERNEL_MAP + pb) & M64
+
+
+def dbg_x86(v):
+    """A fuzz_dbgpages seed of an x86_64 kernel (build_memory's) with the
+    finder's structures after its pages; v may also ask for page tables
+    made to cost: 'cea_huge' (the cpu_entry_area's PUD all 1 GiB leaves),
+    'selfref' (a table whose 512 entries are itself, under a kernel-half
+    slot), 'names_alias' (kallsyms_names in 8 GiB of 0xff bytes: one page
+    mapped again and again)."""
+    l5 = v.get('l5', False)
+    mem, vi = build_memory(kind='612' if l5 else '61', l5=l5, npages=32,
+                           program=prog_free if l5 else prog_mixed,
+                           small_sections=v.get('small_sections', False), vmemmap_4k=not l5)
+    m = Mem(32)
+    m.b[:] = mem
+    used = build_memory.used
+    lin = 0xff11000000000000 if l5 else 0xffff888000000000
+    keys, stack, end = dbg_kernel(m, used, lin, v)
+    root = x86_root(vi)
+    if 'ms_root1' in v:                 # mem_section's second root (build_memory: at 1024)
+        m.q(1024 + 8, v['ms_root1'])
+    extra = end
+    npage = (extra + PAGE - 1) // PAGE
+
+    def new():
+        nonlocal npage
+        npage += 1
+        return (npage - 1) * PAGE
+    assert not l5 or not any(v.get(k) for k in ('cea_huge', 'selfref', 'names_alias'))
+    if v.get('cea_huge'):               # PGD[508]: 0xfffffe0000000000
+        pud = new()
+        m.q(root + 508 * 8, pud | PTE_P)
+        for i in range(512):
+            m.q(pud + 8 * i, (i << 30) | PTE_P | PTE_PSE)
+    if v.get('selfref'):                # PGD[300]: 0xffff960000000000
+        q = new()
+        m.q(root + 300 * 8, q | PTE_P)
+        for i in range(512):
+            m.q(q + 8 * i, q | PTE_P)
+    if v.get('names_alias'):            # PGD[402]: 0xffffc90000000000
+        pud, pmd, pte, ff = new(), new(), new(), new()
+        m.q(root + 402 * 8, pud | PTE_P)
+        for i in range(8):
+            m.q(pud + 8 * i, pmd | PTE_P)
+        for i in range(512):
+            m.q(pmd + 8 * i, pte | PTE_P)
+            m.q(pte + 8 * i, ff | PTE_P)
+        m.put(ff, b'\xff' * PAGE)
+        num = [kv for kv in keys if kv[0] == 'SYMBOL(kallsyms_num_syms)'][0][1]
+        struct.pack_into('<I', m.b, int(num, 16) - lin, 4 << 20)
+        keys = [kv for kv in keys if kv[0] != 'SYMBOL(kallsyms_names)']
+        keys.append(('SYMBOL(kallsyms_names)', 'ffffc90000000000'))
+    vi = vi.rstrip('\0') + ''.join('%s=%s\n' % kv for kv in keys + v.get('keys', [])) + '\0'
+    for k, val in v.get('edit', {}).items():
+        vi = '\n'.join(l for l in vi.split('\n') if not l.startswith(k + '='))
+        vi = '%s=%s\n' % (k, val) + vi
+    n = npage * PAGE
+    body = bytes(m.b[:n])
+    return vi, body, [lin + stack + 0x40, M64 - 0xffe, M64]
+
+
+def dbg_arm64(v):
+    """An arm64 kernel (48-bit VA, 4 levels, the 5.4+ layout with
+    TCR_EL1_T1SZ: the linear map arithmetic from 0xffff000000000000 onto
+    physical 0): page tables mapping the image at KIMAGE_VADDR (a 2 MiB
+    block, then a table of 4 KiB pages), init_uts_ns in the image, and the
+    finder's structures in the linear map."""
+    lin = 0xffff000000000000
+    m = Mem(32)
+    pgd, pud, pmd, pte = PAGE, 2 * PAGE, 3 * PAGE, 4 * PAGE
+    va = ARM64_IMAGE
+    m.q(pgd + ((va >> 39) & 511) * 8, pud | 3)
+    m.q(pud + ((va >> 30) & 511) * 8, pmd | 3)
+    m.q(pmd + ((va >> 21) & 511) * 8, 0 | 0x401)          # 2 MiB block onto pa 0, AF
+    m.q(pmd + (((va >> 21) & 511) + 1) * 8, pte | 3)
+    for i in range(8):                                    # 4 KiB pages onto pa 0..
+        m.q(pte + 8 * i, (i * PAGE) | 0x403)
+    uts = 0x100
+    m.put(uts, b''.join(s.ljust(65, b'\0') for s in
+                        (b'Linux', b'fuzzarm', b'6.1.0-fuzz', b'#1 SMP', b'aarch64', b'(none)')))
+    keys, stack, end = dbg_kernel(m, 5, lin, v)
+    voff = ARM64_IMAGE                                    # image at pa 0
+    keys = [('OSRELEASE', '6.1.0-fuzz'), ('PAGESIZE', '4096'),
+            ('SYMBOL(swapper_pg_dir)', '%x' % (voff + pgd)),
+            ('NUMBER(kimage_voffset)', '0x%x' % voff), ('NUMBER(VA_BITS)', '48'),
+            ('NUMBER(TCR_EL1_T1SZ)', '16'), ('NUMBER(PHYS_OFFSET)', '0x0'),
+            ('SYMBOL(init_uts_ns)', '%x' % (voff + uts)),
+            ('OFFSET(uts_namespace.name)', '0')] + keys + v.get('keys', [])
+    vi = ''.join('%s=%s\n' % kv for kv in keys) + '\0'
+    n = (end + PAGE - 1) // PAGE * PAGE
+    return vi, bytes(m.b[:n]), [lin + stack + 0x40, ARM64_IMAGE + 0x1234, M64 - 0xfff]
+
+
+def dbg_seed(arch, v, ctl=0x30):
+    """A fuzz_dbgpages input: the control byte (ctl: 3 PRSTATUS notes, the
+    budget and work caps the capture would give), three stack pointers,
+    then fuzz_vmcore_mem.h's layout over the kernel's memory."""
+    vi, body, sps = (dbg_arm64 if arch == 'arm64' else dbg_x86)(v)
+    ctl |= 1 if arch == 'arm64' else 0
+    n = len(body)
+    hdr = fz_header([(0, n, 0, 0)], fpages=n // PAGE + v.get('zero_pages', 0))
+    return bytes([ctl]) + struct.pack('<3Q', *sps) + fz_seed(hdr, vi, body)
+
+
+# Seeds that hang or crash the finder while the bug is open go to
+# tests/fuzz/crashes/ as dbgpages-NAME (crashes/README.md); once fixed,
+# take the name out of here and they join the corpus as
+# regress-dbgpages-NAME.
+DBG_OPEN = {'walk-selfref'}
+DBG_VARIANTS = [
+    # name, arch, variant, control byte
+    ('x86-tasks', 'x86', {}, 0x30),
+    ('x86-tasks-5l', 'x86', {'l5': True}, 0x30),
+    ('x86-tasks-place', 'x86', {'enc': 'place'}, 0x30),
+    ('x86-tasks-nostext', 'x86', {'stext': False}, 0x30),
+    ('x86-poison-head', 'x86', {'poison_head': True}, 0x30),
+    ('x86-tasks-budget64', 'x86', {}, 0x38),
+    ('x86-tasks-nomemmap-work', 'x86', {}, 0x32 | 0x80),
+    ('arm64-tasks', 'arm64', {}, 0x30),
+    ('arm64-poison-head', 'arm64', {'poison_head': True}, 0x30),
+    # regress-dbgpages-* (crashes/README.md #13-#16; each hung e0a2743,
+    # fixed in 9705e3b): words in the top page of the address space, where
+    # add_area's `v += ps` wrapped to 0 and walked all of it (issue 37): a
+    # task's word ERR_PTR(-EBUSY), a pid xarray node at ERR_PTR(-4096) (an
+    # entry ending in 2) and a struct pid at ERR_PTR(-ERESTARTSYS),
+    # node_data[0] 8 KiB below 2^64, init_uts_ns 768 bytes below it, a
+    # mem_section root 6 KiB below it.
+    ('errptr-task-word', 'x86', {'task_words': [M64 - 15]}, 0x30),
+    ('errptr-task-word-arm64', 'arm64', {'task_words': [M64 - 15]}, 0x30),
+    ('xa-node-top', 'x86', {'xa_slots': [0xfffffffffffff002]}, 0x30),
+    ('xa-pid-top', 'x86', {'xa_slots': [M64 - 511]}, 0x30),
+    ('node-data-top', 'x86', {'node': M64 - 8191, 'pglist_size': 6144}, 0x30),
+    ('uts-top', 'x86', {'edit': {'SYMBOL(init_uts_ns)': 'fffffffffffffd00'}}, 0x30),
+    ('memsection-root-top', 'x86', {'ms_root1': M64 - 6143}, 0x30),
+    # 2^30 mem_section roots (MAX_PHYSMEM_BITS 52, SECTION_SIZE_BITS 15),
+    # each read by add_memsection: now the work cap's (-ETIME).
+    ('memsection-roots', 'x86', {'l5': True, 'small_sections': True}, 0x30),
+    # Page tables made to cost (dbgpages' walk and on_leaf: cea-huge took
+    # 134 M runs_add calls, 10 s), and a symbol table whose names never
+    # end (kallsyms: 4 Mi names of 32 Ki tokens). walk-selfref is open:
+    # 2^18 tables of 512 leaves each, 134 M on_leaf calls the work cap
+    # does not count (3-8 s under ASan).
+    ('cea-huge', 'x86', {'cea_huge': True}, 0x30),
+    ('walk-selfref', 'x86', {'selfref': True}, 0x30),
+    ('kallsyms-names-alias', 'x86', {'names_alias': True}, 0x30),
+]
+
+
+def dbg_seeds(add, crashes):
+    for name, arch, v, ctl in DBG_VARIANTS:
+        data = dbg_seed(arch, v, ctl)
+        if name in DBG_OPEN:
+            crashes['dbgpages-' + name] = data
+            continue
+        crashes['dbgpages-' + name] = None     # fixed: no longer in crashes/
+        if name.startswith(('x86-', 'arm64-')):
+            add('fuzz_dbgpages', name, data)
+        else:
+            add('fuzz_dbgpages', 'regress-dbgpages-' + name, data)
+
+
 # ---------------------------------------------------------------- ELF vmcores
 def elf_vmcore(mem, vmcoreinfo, segs, cpus=1):
     """ET_CORE x86_64: PT_NOTE (NT_PRSTATUS per cpu, VMCOREINFO) and PT_LOADs
@@ -579,12 +862,21 @@ def main():
     ap.add_argument('--kdumpinit', default='build/kdumpinit')
     ap.add_argument('--mkvmcore', default='build/tools/mkvmcore')
     ap.add_argument('--out', default='tests/fuzz/corpus')
+    ap.add_argument('--only', metavar='TARGET',
+                    help='write only this target\'s seeds (fuzz_dbgpages: needs no build)')
     a = ap.parse_args()
     seeds = {}
+    crashes = {}
 
     def add(target, name, data):
         assert len(data) < 65536, '%s/%s is %d bytes' % (target, name, len(data))
         seeds.setdefault(target, {})[name] = data
+
+    dbg_seeds(add, crashes)
+    write_crashes(os.path.join(os.path.dirname(os.path.abspath(a.out)), 'crashes'), crashes)
+    if a.only == 'fuzz_dbgpages':
+        write_seeds(a.out, seeds)
+        return
 
     tmp = tempfile.mkdtemp(prefix='kdi-fuzz-')
     try:
@@ -782,11 +1074,29 @@ def main():
     finally:
         shutil.rmtree(tmp)
 
+    write_seeds(a.out, {t: f for t, f in seeds.items() if not a.only or t == a.only})
+
+
+def write_crashes(d, crashes):
+    """The open findings mkcorpus.py makes (name: bytes), and those it
+    made that are fixed now (name: None), which leave crashes/."""
+    for name, data in sorted(crashes.items()):
+        path = os.path.join(d, name)
+        if data is None:
+            if os.path.exists(path):
+                os.unlink(path)
+            continue
+        with open(path, 'wb') as f:
+            f.write(data)
+        print('crashes/%s: %d bytes (open)' % (name, len(data)))
+
+
+def write_seeds(out, seeds):
     # Seeds made here replace what is there; files named regress-* that
     # this script does not make (added by hand) are kept.
     total = 0
     for target, files in sorted(seeds.items()):
-        d = os.path.join(a.out, target)
+        d = os.path.join(out, target)
         os.makedirs(d, exist_ok=True)
         for old in os.listdir(d):
             if old not in files and not old.startswith('regress-'):
