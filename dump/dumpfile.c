@@ -31,6 +31,37 @@ static void stopped(struct dumpfile *d, const char *why)
 		snprintf(d->why, sizeof d->why, "%s", why);
 }
 
+/* A dump whose START was lost: the page size and the machine, from
+ * VMCOREINFO (PAGESIZE; the arch's own keys). */
+static void start_from_vmcoreinfo(struct dumpfile *d)
+{
+	const char *vi = d->vmcoreinfo, *p = strstr(vi, "PAGESIZE=");
+	unsigned long ps = p ? strtoul(p + 9, NULL, 10) : 0;
+
+	if (ps >= 512 && ps <= 65536 && !(ps & (ps - 1)))
+		d->start.page_size = (uint32_t)ps;
+	if (strstr(vi, "NUMBER(kimage_voffset)="))
+		d->start.e_machine = 183;	/* EM_AARCH64 */
+	else if (strstr(vi, "SYMBOL(init_top_pgt)="))
+		d->start.e_machine = 62;	/* EM_X86_64 */
+}
+
+/* A part of the stream lost and gone around: chunks [seq, next) from
+ * device offset at, bytes long; kind says how the reader went on. */
+static void note_hole(struct dumpfile *d, const char *why, uint64_t seq, uint64_t next,
+		      uint64_t at, uint64_t bytes, int kind)
+{
+	if (!d->gaps)
+		snprintf(d->gap_why, sizeof d->gap_why, "%s", why);
+	d->gaps++;
+	d->read_gaps += kind == KDI_RESUME_UNREADABLE;
+	d->damaged += kind == KDI_RESUME_DAMAGE;
+	d->gap_bytes += bytes;
+	d->gap_chunks += next - seq;
+	if (d->nholes < sizeof d->holes / sizeof d->holes[0])
+		d->holes[d->nholes++] = (struct dump_hole){ seq, next, at, bytes, d->nblocks, kind };
+}
+
 static const struct page_block *block_in(const struct page_block *b, size_t n, uint64_t pfn);
 
 static int bit(const uint8_t *bm, uint32_t i)
@@ -334,9 +365,9 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 	else if (e->bytes_out != bytes)
 		snprintf(w, sizeof w, "END counts %llu stream bytes, the stream has %llu",
 			 (unsigned long long)e->bytes_out, (unsigned long long)bytes);
-	else if (d->gaps > d->read_gaps && !(e->status & KDI_ST_INCOMPLETE))
+	else if (d->gaps > d->read_gaps + d->damaged && !(e->status & KDI_ST_INCOMPLETE))
 		snprintf(w, sizeof w, "the stream has %u gaps from write errors, but END says complete",
-			 d->gaps - d->read_gaps);
+			 d->gaps - d->read_gaps - d->damaged);
 	else if (d->gaps ? e->pages_stored < d->pages_stored : e->pages_stored != d->pages_stored)
 		snprintf(w, sizeof w, "END counts %llu pages stored, the PAGES chunks hold %llu",
 			 (unsigned long long)e->pages_stored, (unsigned long long)d->pages_stored);
@@ -407,12 +438,41 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 	d->base = base;
 	d->limit = limit;
 	ret = reader_open(&r, fd, base, limit, &d->start);
+	if (ret < 0 && ret != -EPROTONOSUPPORT && ret != -ENOMEM) {
+		/* START is damaged, not necessarily the dump: a dump is never
+		 * taken for "none" while chunks of it are there. */
+		char why[sizeof d->start_why];
+		if (r.why[0])
+			snprintf(why, sizeof why, "START: %s", r.why);
+		else
+			snprintf(why, sizeof why, "START (chunk 0) at offset %llu: its header does "
+				 "not check out", (unsigned long long)base);
+		char said[sizeof r.why];
+		snprintf(said, sizeof said, "%s", r.why);
+		int k = reader_recover(&r, fd, base, limit);
+		if (k == -ENOMEM)
+			return k;
+		if (k < 0)
+			snprintf(r.why, sizeof r.why, "%s", said);	/* as reader_open left it */
+		if (k == 0) {
+			d->start_lost = 1;
+			snprintf(d->start_why, sizeof d->start_why, "%s", why);
+			d->start = (struct kdi_start){ .format_version = r.version, .page_size = 4096,
+						       .ei_class = 2, .ei_data = 1 };
+			ret = 0;
+		}
+	}
 	if (ret < 0) {
 		snprintf(d->why, sizeof d->why, "%s", r.why);
 		return ret;
 	}
 	d->dump_id = r.dump_id;
 	d->nr_chunks = 1;	/* START */
+	if (d->start_lost) {
+		/* What START said is gone: what follows is a hole from base. */
+		note_hole(d, d->start_why, 0, r.next_seq, base, r.pos - base, KDI_RESUME_DAMAGE);
+		d->nr_chunks = r.next_seq;
+	}
 
 	for (;;) {
 		int n = reader_next(&r, &h, &buf, &cap);
@@ -421,10 +481,10 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 			goto out;
 		}
 		if (n < 0) {
-			/* A write error the capture went around (GAP), or bytes
-			 * that cannot be read now: the stream goes on past them. */
+			/* A write error the capture went around (GAP), bytes
+			 * that cannot be read now, or a chunk that does not
+			 * check out: the stream goes on past them. */
 			uint64_t broke = r.pos, seq = r.next_seq;
-			int unreadable = r.read_error;
 			char why[sizeof r.why];
 			snprintf(why, sizeof why, "%s", r.why);
 			int rs = reader_resync(&r, d->start.format_version);
@@ -433,12 +493,7 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 				goto out;
 			}
 			if (rs == 1) {
-				if (!d->gaps)
-					snprintf(d->gap_why, sizeof d->gap_why, "%s", why);
-				d->gaps++;
-				d->read_gaps += unreadable;
-				d->gap_bytes += r.pos - broke;
-				d->gap_chunks += r.next_seq - seq;
+				note_hole(d, why, seq, r.next_seq, broke, r.pos - broke, r.resumed);
 				continue;
 			}
 			stopped(d, why);
@@ -446,8 +501,6 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		}
 		if (n == 0)
 			break;
-		d->stream_end = r.pos;
-		d->nr_chunks = h.seq + 1;
 		int e = 0;
 		/* The header as on the device: a PAGES chunk is found again by it. */
 		struct kdi_chunk dev = h;
@@ -458,13 +511,27 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 				ret = u;
 				goto out;
 			}
-			if (u < 0) {
+			/* SEAL itself, or a chunk before it, decides what any of
+			 * the dump can be trusted for: there the stream stops.
+			 * Past it, a chunk that fails its tag or comes in the
+			 * wrong mode is damage like any other: left out, said,
+			 * and the stream goes on (each chunk's tag binds it to
+			 * its seq, dump and type, so none can stand in for it). */
+			if (u < 0 && (h.type == KDI_CH_SEAL || !d->sealed)) {
 				stopped(d, w);
 				d->have_end = 0;
 				break;
 			}
-			if (u == UNSEAL_SKIP)
+			if (u < 0) {
+				note_hole(d, w, h.seq, h.seq + 1, r.pos - chunk_span(dev.len),
+					  chunk_span(dev.len), KDI_RESUME_DAMAGE);
 				continue;
+			}
+			if (u == UNSEAL_SKIP) {
+				d->stream_end = r.pos;
+				d->nr_chunks = h.seq + 1;
+				continue;
+			}
 		} else if (h.type == KDI_CH_SEAL) {
 			stopped(d, "a SEAL record in a dump of a version before sealing");
 			break;
@@ -476,9 +543,14 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		case KDI_CH_VMCOREINFO: {
 			size_t l;
 			e = keep_copy((uint8_t **)&d->vmcoreinfo, &l, buf, h.len);
+			if (!e && d->start_lost)
+				start_from_vmcoreinfo(d);
 			break;
 		}
 		case KDI_CH_SEGMENTS: {
+			if (d->start_lost && !d->seg && !d->start.nr_segments &&
+			    h.len / sizeof(struct kdi_segment) <= KDI_MAX_SEGMENTS)
+				d->start.nr_segments = h.len / sizeof(struct kdi_segment);
 			if (h.len % sizeof(struct kdi_segment) ||
 			    h.len / sizeof(struct kdi_segment) != d->start.nr_segments || d->seg) {
 				e = -EBADMSG;
@@ -506,8 +578,12 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 			/* Only what info says of a cut dump: a record that does
 			 * not fit is left unsaid, never a reason to stop. */
 			if (h.len == sizeof d->dbg && !d->have_dbg && !d->nblocks) {
-				memcpy(&d->dbg, buf, sizeof d->dbg);
-				d->have_dbg = d->dbg.pfns && d->dbg.ranges && d->dbg.ranges <= d->dbg.pfns;
+				struct kdi_debugger g;
+				memcpy(&g, buf, sizeof g);
+				if (g.pfns && g.ranges && g.ranges <= g.pfns) {
+					d->dbg = g;
+					d->have_dbg = 1;
+				}
 			}
 			break;
 		case KDI_CH_PAGES: {
@@ -576,13 +652,20 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 			goto out;
 		}
 		if (e < 0) {
+			/* Intact on the device but not what its type must be:
+			 * left out like damage, and the stream goes on. */
 			char w[200];
-			snprintf(w, sizeof w, "chunk %llu (type %u) is malformed",
-				 (unsigned long long)h.seq, h.type);
-			stopped(d, w);
-			d->have_end = 0;
-			break;
+			snprintf(w, sizeof w, "chunk %llu (type %u) at offset %llu is malformed",
+				 (unsigned long long)h.seq, h.type,
+				 (unsigned long long)(r.pos - chunk_span(dev.len)));
+			if (h.type == KDI_CH_END)
+				d->have_end = 0;
+			note_hole(d, w, h.seq, h.seq + 1, r.pos - chunk_span(dev.len),
+				  chunk_span(dev.len), KDI_RESUME_DAMAGE);
+			continue;
 		}
+		d->stream_end = r.pos;
+		d->nr_chunks = h.seq + 1;
 	}
 	ret = 0;
 	if (d->start.format_version >= KDI_FORMAT_SEALED && !d->sealed && !d->why[0])
@@ -597,6 +680,16 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		stopped(d, "the dump's metadata (VMCOREINFO, segments) is missing");
 		ret = -EBADMSG;
 		goto out;
+	}
+	/* The level START said, as far as END's exclusions show it: a
+	 * class left out names its bit (a lower bound, for save's header). */
+	if (d->start_lost && d->have_end) {
+		static const uint32_t bitof[] = { [KDI_EX_ZERO] = 1, [KDI_EX_CACHE] = 2,
+						  [KDI_EX_CACHE_PRIVATE] = 4, [KDI_EX_USER] = 8,
+						  [KDI_EX_FREE] = 16 };
+		for (int c = 0; c <= KDI_EX_FREE; c++)
+			if (d->end.excluded[c])
+				d->start.dump_level |= bitof[c];
 	}
 	ret = check_end(d, d->nr_chunks, d->stream_end - base);
 out:

@@ -81,6 +81,22 @@ struct dumpfile {
 	uint64_t gap_bytes;		/* stream bytes they lost, all gaps */
 	uint64_t gap_chunks;		/* chunks they lost */
 	char gap_why[200];		/* the first: where, and what broke */
+	uint32_t damaged;		/* of them, chunks that did not check out (not
+					 * a write error's GAP, not unreadable) */
+	/* Each part lost, in stream order (the first DUMP_HOLES_MAX). */
+	struct dump_hole {
+		uint64_t seq_from, seq_to;	/* chunks [seq_from, seq_to) lost */
+		uint64_t at, bytes;		/* device offset of the break, bytes lost */
+		size_t block;			/* blocks[] index of the first PAGES block after */
+		int kind;			/* KDI_RESUME_* (dump/format.h) */
+	} holes[16];
+	uint32_t nholes;
+	/* START did not check out: the stream was opened at the first intact
+	 * chunk after it (reader_recover), and START's facts taken from what
+	 * follows (page size, machine, segments); dump level, start time and
+	 * claim are unknown. Such a dump is never complete. */
+	int start_lost;
+	char start_why[200];
 	/* A sealed dump (format version 5, SEAL read). With the secret key
 	 * (dumpfile_load_key) every sealed chunk was opened, and START,
 	 * CHAIN, SEAL and END's tags checked: nothing unauthenticated is

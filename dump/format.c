@@ -333,16 +333,22 @@ static int resume_at(struct kdi_reader *r, uint64_t at)
 /* Past unreadable bytes: the next readable chunk header of this dump. */
 #define SCAN_PIECE (64u << 10)
 
-static int resync_read(struct kdi_reader *r)
+/* The next intact chunk of this dump after the break: its header's
+ * magic, hash, dump id and a seq past the break's, at any 8-byte offset
+ * within KDI_RESYNC_SCAN past it. Pieces that cannot be read are passed
+ * over. Damage costs only the chunks it touched: a chunk is only ever
+ * found by its own checksummed header, so bytes that merely look like
+ * one never pass. */
+static int resync_scan(struct kdi_reader *r)
 {
 	static const size_t piece = SCAN_PIECE;
 	uint8_t *buf = malloc(piece + sizeof(struct kdi_chunk));
-	uint64_t at = r->pos + KDI_CHUNK_ALIGN, end = r->pos + KDI_GAP_SCAN;
+	uint64_t at = r->pos + KDI_CHUNK_ALIGN, end = r->limit;
 
 	if (!buf)
 		return -ENOMEM;
-	if (end > r->limit)
-		end = r->limit;
+	if (r->limit - r->pos > KDI_RESYNC_SCAN)
+		end = r->pos + KDI_RESYNC_SCAN;
 	while (at < end) {
 		size_t want = piece + sizeof(struct kdi_chunk);
 		if (want > r->limit - at)
@@ -367,14 +373,11 @@ static int resync_read(struct kdi_reader *r)
 	return 0;
 }
 
-int reader_resync(struct kdi_reader *r, uint32_t format_version)
+/* The GAP chunk the writer put after a failed write, at the
+ * KDI_GAP_ALIGN boundaries within KDI_GAP_SCAN past the break, whose
+ * own offset and loss cover the break: 1 and resumed there, or 0. */
+static int resync_gap(struct kdi_reader *r)
 {
-	if (!r->done || r->pos < r->base)
-		return 0;
-	if (r->read_error)
-		return resync_read(r);
-	if (format_version < 2)
-		return 0;
 	uint64_t broke = r->pos;
 	struct kdi_reader t = *r;
 	uint64_t first = r->base + ((broke - r->base) / KDI_GAP_ALIGN + 1) * KDI_GAP_ALIGN;
@@ -387,7 +390,6 @@ int reader_resync(struct kdi_reader *r, uint32_t format_version)
 		if (read_header(&t, &h) < 0 || h.type != KDI_CH_GAP || h.dump_id != r->dump_id ||
 		    h.seq < r->next_seq || h.len != sizeof g || read_payload(&t, &h, &g, sizeof g) < 0)
 			continue;
-		/* Its own offset, and a loss that covers the break. */
 		if (g.lost_to != at - r->base || g.lost_from > g.lost_to)
 			continue;
 		r->pos = at;
@@ -397,6 +399,71 @@ int reader_resync(struct kdi_reader *r, uint32_t format_version)
 		return 1;
 	}
 	return 0;
+}
+
+int reader_resync(struct kdi_reader *r, uint32_t format_version)
+{
+	r->resumed = KDI_RESUME_NONE;
+	if (!r->done || r->pos < r->base || r->pos >= r->limit)
+		return 0;
+	int unreadable = r->read_error;
+	if (!unreadable && format_version >= 2 && resync_gap(r)) {
+		r->resumed = KDI_RESUME_GAP;
+		return 1;
+	}
+	int k = resync_scan(r);
+	if (k == 1)
+		r->resumed = unreadable ? KDI_RESUME_UNREADABLE : KDI_RESUME_DAMAGE;
+	return k;
+}
+
+int reader_recover(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit)
+{
+	memset(r, 0, sizeof *r);
+	r->fd = fd;
+	r->base = r->pos = base;
+	r->limit = limit;
+	r->done = 1;
+	r->next_seq = 1;
+	/* resume_at takes a chunk of r's dump only: take the first intact
+	 * one's, whichever it is, from a reader that knows none. */
+	uint64_t save_limit = r->limit;
+	if (r->limit - base > KDI_START_SCAN)
+		r->limit = base + KDI_START_SCAN;
+	static const size_t piece = SCAN_PIECE;
+	uint8_t *buf = malloc(piece + sizeof(struct kdi_chunk));
+	int found = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t at = base + KDI_CHUNK_ALIGN; at < r->limit && !found; at += piece) {
+		size_t want = piece + sizeof(struct kdi_chunk);
+		if (want > r->limit - at)
+			want = r->limit - at;
+		ssize_t n = read_full_at(fd, buf, want, at);
+		if (n < (ssize_t)sizeof(struct kdi_chunk))
+			continue;
+		for (size_t o = 0; o + sizeof(struct kdi_chunk) <= (size_t)n && o < piece && !found;
+		     o += KDI_CHUNK_ALIGN) {
+			struct kdi_reader t = *r;
+			struct kdi_chunk h;
+			if (memcmp(buf + o, KDI_CHUNK_MAGIC, 4))
+				continue;
+			t.pos = at + o;
+			t.done = 0;
+			t.version = KDI_FORMAT_VERSION;	/* flags of any version pass */
+			if (read_header(&t, &h) < 0 || h.seq == 0)
+				continue;
+			r->dump_id = h.dump_id;
+			r->version = h.flags ? KDI_FORMAT_SEALED : KDI_FORMAT_PLAIN;
+			r->pos = at + o;
+			r->next_seq = h.seq;
+			r->done = 0;
+			found = 1;
+		}
+	}
+	free(buf);
+	r->limit = save_limit;
+	return found ? 0 : -ENOENT;
 }
 
 uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h)

@@ -311,6 +311,7 @@ struct kdi_reader {
 	 * the same walk. */
 	int skim;
 	int read_error;		/* it stopped because the source could not be read */
+	int resumed;		/* KDI_RESUME_*: how reader_resync went on */
 	uint32_t version;	/* START's format_version, once read */
 	char why[160];		/* why reading stopped, when it stopped early */
 };
@@ -325,18 +326,27 @@ int reader_open(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit,
  * was read before is the intact prefix. -ENOMEM is returned as such. */
 int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t *cap);
 /* After reader_next stopped at a broken chunk: looks for where the
- * stream goes on. In version 2 and later, the GAP chunk the writer put
- * after a failed write, at the KDI_GAP_ALIGN boundaries within
- * KDI_GAP_SCAN past the break. And when the source could not be read
- * (a bad sector range, any version), the next chunk of this dump that
- * can be, at any 8-byte offset within KDI_GAP_SCAN past the last
- * readable byte, its header intact and its seq later than the break's:
- * chunks are only ever found by their own checksummed headers, so
- * damage that reads fine still ends the stream exactly where it is. 1
- * when found: the next reader_next returns that chunk, and r->why is
- * cleared (keep it first to say what broke). 0 when there is none: the
- * stream ends. */
+ * stream goes on. First, in version 2 and later, the GAP chunk the
+ * writer put after a failed write (KDI_GAP_ALIGN boundaries within
+ * KDI_GAP_SCAN past the break); else the next intact chunk of this dump
+ * at any 8-byte offset within KDI_RESYNC_SCAN past the break, its header
+ * checksummed, its dump id this one's and its seq later than the
+ * break's: damage (a bad sector, bytes overwritten, a chunk whose
+ * payload does not check out) costs only the chunks it touched. 1 when
+ * found: the next reader_next returns that chunk, r->why is cleared
+ * (keep it first to say what broke) and r->resumed says how. 0 when
+ * there is none: the stream ends. */
+#define KDI_RESYNC_SCAN	(256u << 20)
+enum { KDI_RESUME_NONE, KDI_RESUME_GAP, KDI_RESUME_UNREADABLE, KDI_RESUME_DAMAGE };
 int reader_resync(struct kdi_reader *r, uint32_t format_version);
+/* START did not check out (reader_open failed): the dump may still be
+ * there. Finds the first intact chunk after base, within KDI_START_SCAN,
+ * and opens the stream there with its dump id (a dump is written in one
+ * run from base, so the first intact chunk past it is that dump's) and
+ * the version its flags imply. 0, or -ENOENT (nothing: empty). START's
+ * other facts are the caller's to recover from what follows. */
+#define KDI_START_SCAN	(16u << 20)
+int reader_recover(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit);
 /* Offset (device) of the payload of the chunk just returned. */
 uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h);
 

@@ -212,19 +212,70 @@ static const char *end_reasons(uint32_t status, char *buf, size_t sz)
 	return buf;
 }
 
-static const char *lost_to(const struct dumpfile *d)
+/* What the parts lost were lost to: write errors the capture went
+ * around (GAP), bytes that cannot be read now, chunks damaged since. */
+static const char *lost_to(const struct dumpfile *d, char *buf, size_t sz)
 {
-	return !d->read_gaps ? "write errors" : d->read_gaps == d->gaps ? "read errors" :
-	       "write and read errors";
+	uint32_t w = d->gaps - d->read_gaps - d->damaged;
+	const char *k[3] = { w ? "write errors" : NULL, d->read_gaps ? "read errors" : NULL,
+			     d->damaged ? "damage" : NULL };
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (int i = 0, c = 0; i < 3; i++)
+		if (k[i] && n < sz)
+			n += snprintf(buf + n, sz - n, "%s%s", c++ ? " and " : "", k[i]);
+	return buf;
+}
+
+/* One line per part lost: its chunks, where, and the pfns that lie
+ * between the pages read on either side (what it held is among them). */
+static void print_holes(FILE *f, const struct dumpfile *d)
+{
+	static const char *const how[] = { "lost", "lost to a write error", "unreadable",
+					   "damaged" };
+	for (uint32_t i = 0; i < d->nholes; i++) {
+		const struct dump_hole *h = &d->holes[i];
+		char pf[120] = "";
+		if (h->block > 0 && h->block < d->nblocks) {
+			const struct page_block *a = &d->blocks[h->block - 1], *b = &d->blocks[h->block];
+			if (b->pfn > a->pfn + a->count)
+				snprintf(pf, sizeof pf, ": pfns %#llx-%#llx not read",
+					 (unsigned long long)(a->pfn + a->count),
+					 (unsigned long long)(b->pfn - 1));
+		}
+		char sz[32];
+		if (h->bytes < 1000000)
+			snprintf(sz, sizeof sz, "%.1f KB", h->bytes / 1e3);
+		else
+			snprintf(sz, sizeof sz, "%.1f MB", h->bytes / 1e6);
+		if (h->seq_to - h->seq_from == 1)
+			fprintf(f, "%-12s chunk %llu %s (%s at offset %llu)%s\n", i ? "" : "lost",
+				(unsigned long long)h->seq_from, how[h->kind & 3], sz,
+				(unsigned long long)h->at, pf);
+		else
+			fprintf(f, "%-12s chunks %llu-%llu %s (%s at offset %llu)%s\n",
+				i ? "" : "lost", (unsigned long long)h->seq_from,
+				(unsigned long long)h->seq_to - 1, how[h->kind & 3], sz,
+				(unsigned long long)h->at, pf);
+	}
+	if (d->nholes < d->gaps)
+		fprintf(f, "%-12s and %u more parts\n", "", d->gaps - d->nholes);
+	if (d->have_end && d->end.pages_stored > d->pages_stored)
+		fprintf(f, "%-12s %llu pages lost (END counts %llu stored, %llu read)\n", "",
+			(unsigned long long)(d->end.pages_stored - d->pages_stored),
+			(unsigned long long)d->end.pages_stored, (unsigned long long)d->pages_stored);
 }
 
 const char *dump_incomplete_why(const struct dumpfile *d, char *buf, size_t sz)
 {
 	if (d->why[0])
 		snprintf(buf, sz, "%s", d->why);
-	else if (d->gaps)
+	else if (d->gaps) {
+		char k[64];
 		snprintf(buf, sz, "%u part%s lost to %s, %.1f MB", d->gaps, d->gaps == 1 ? "" : "s",
-			 lost_to(d), d->gap_bytes / 1e6);
+			 lost_to(d, k, sizeof k), d->gap_bytes / 1e6);
+	}
 	else if (!d->have_end)
 		snprintf(buf, sz, "no END record");
 	else
@@ -321,11 +372,14 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 			d->why[0] ? d->why : "stream ends without one", saved);
 	if (!complete)
 		print_progress(f, d);
-	if (d->gaps)
+	if (d->gaps) {
+		char k[64];
 		fprintf(f, "%-12s %u region%s lost to %s (%.1f MB, %llu chunks); the first: %s\n",
 			"gaps", d->gaps, d->gaps == 1 ? "" : "s",
-			lost_to(d), d->gap_bytes / 1e6,
+			lost_to(d, k, sizeof k), d->gap_bytes / 1e6,
 			(unsigned long long)d->gap_chunks, d->gap_why);
+		print_holes(f, d);
+	}
 	if (dump_saved(t, d))
 		print_time(f, "saved at", t->sb.saved_time);
 	if (d->sealed) {
@@ -362,7 +416,13 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 		fprintf(f, "%-12s unknown\n", "kernel");
 	print_time(f, "crash time", vi_has(&vi, VI_CRASHTIME) ? vi_u(&vi, VI_CRASHTIME) : 0);
 	print_time(f, "captured", d->start.start_time);
-	fprintf(f, "%-12s %u\n", "dump level", d->start.dump_level);
+	if (d->start_lost && d->start.dump_level)
+		fprintf(f, "%-12s %u or more (START lost: the classes END counts left out)\n",
+			"dump level", d->start.dump_level);
+	else if (d->start_lost)
+		fprintf(f, "%-12s unknown (START lost)\n", "dump level");
+	else
+		fprintf(f, "%-12s %u\n", "dump level", d->start.dump_level);
 	/* kdumpinit.memmap: what a reader finds of the struct pages. */
 	fprintf(f, "%-12s %s\n", "memory map", d->start.flags & KDI_START_MEMMAP_EXCLUDED ?
 		"the struct pages of pages left out are left out where a whole page of them is" :
