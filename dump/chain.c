@@ -62,8 +62,19 @@ static int dump_at(int fd, uint64_t at, uint64_t limit, uint64_t prev_id, uint64
 	struct kdi_start st;
 	struct kdi_chain_rec rec;
 
-	if (reader_open(&r, fd, at, limit, &st) < 0)
-		return 0;
+	if (reader_open(&r, fd, at, limit, &st) < 0) {
+		/* The first dump with its START damaged is still a dump: the
+		 * next capture goes after it, and save finds it (dumpfile). */
+		if (prev_id || reader_recover(&r, fd, at, limit) < 0)
+			return 0;
+		memset(d, 0, sizeof *d);
+		memset(&st, 0, sizeof st);
+		st.format_version = r.version;
+		d->at = at;
+		d->dump_id = r.dump_id;
+		skim_to_end(&r, &st, d);
+		return 1;
+	}
 	memset(d, 0, sizeof *d);
 	d->at = at;
 	d->dump_id = r.dump_id;

@@ -1134,8 +1134,15 @@ int savecore(const char *src, const struct savecore_opts *o)
 		return EXIT_OK;
 	}
 	if (o->check) {
-		/* Unreadable metadata is unsaved too: the save says why. */
-		code = (r == 0 || r == -EBADMSG) && !dump_saved(&t, &d) ? 0 : 1;
+		/* Three answers: a dump to save (a damaged one too: its
+		 * metadata unreadable, its START lost), none (nothing, or
+		 * saved), or the source cannot be read at all (no device, not
+		 * claimed, an I/O error), which the boot service must not
+		 * take for "none". */
+		if (r == 0 || r == -EBADMSG)
+			code = dump_saved(&t, &d) ? 1 : 0;
+		else
+			code = SAVE_CHECK_UNREADABLE;
 	} else if (r == 0) {
 		struct savecore_run run;
 		int loaded = 1;

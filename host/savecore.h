@@ -18,7 +18,9 @@ struct savecore_opts {
 	struct save_opts so;
 };
 /* Saves SOURCE's dump into o->dir (or with o->check says whether there is
- * one to save). Returns the exit code. */
+ * one to save: 0 yes, a damaged one included; 1 none, or saved;
+ * SAVE_CHECK_UNREADABLE the source cannot be read). Returns the exit code. */
+#define SAVE_CHECK_UNREADABLE 4
 int savecore(const char *src, const struct savecore_opts *o);
 
 #endif

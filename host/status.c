@@ -443,8 +443,9 @@ static void device_state(const char *root, const char *dev, const char *from, st
 		dumps_state(&t, dev, from, path, &d, st);
 	} else if (r >= 0) {
 		int saved = dump_saved(&t, &d);
-		show("device", "%s (%s): %s, claimed, holds a %s%s dump, %s", dev, from, path,
-		     dumpfile_complete(&d) ? "complete" : "incomplete", d.sealed ? " sealed" : "",
+		show("device", "%s (%s): %s, claimed, holds %s%s dump, %s", dev, from, path,
+		     dumpfile_complete(&d) ? "a complete" : d.damaged ? "a damaged" :
+		     "an incomplete", d.sealed ? " sealed" : "",
 		     saved ? "saved" : "not saved yet (kdumpinit-save.service)");
 		st->unsaved = !saved;
 	} else if (code == EXIT_INCOMPLETE) {
