@@ -465,6 +465,17 @@ cp "$W/A.img" "$W/dmg.img"
 printf '\xff\xff\xff\xff' | dd of="$W/dmg.img" bs=1 seek=$(((1 << 20) + 124)) conv=notrunc 2>/dev/null
 "$K" save "$W/dmg.img" --dir "$W/once" >"$W/out" 2>&1; rc=$?
 why="exit $rc: $(cat "$W/out")"
+# START's payload broken: the dump is read from the next intact chunk on
+# (a damaged dump, not an unreadable one), saved as incomplete, the
+# damage said once and no error.
+check "once: a damaged START: exit 5, the damage said once" \
+	test $rc = 5 -a "$(errors)" = 0 -a "$(grep -c 'lost to damage' "$W/out")" = 1
+# The first 4 KiB zeroed: START and the metadata gone, nothing to save
+# from but a dump all the same: said once.
+cp "$W/A.img" "$W/dmg4.img"
+dd if=/dev/zero of="$W/dmg4.img" bs=4096 seek=256 count=1 conv=notrunc status=none
+"$K" save "$W/dmg4.img" --dir "$W/once4" >"$W/out" 2>&1; rc=$?
+why="exit $rc: $(cat "$W/out")"
 check "once: unreadable dump metadata: exit 5, said once" test $rc = 5 -a "$(errors)" = 1
 (trap '' XFSZ; ulimit -f 2048; exec "$K" save "$(fresh A.img)" --dir "$W/once2" --format elf) \
 	>"$W/out" 2>&1; rc=$?
