@@ -43,6 +43,7 @@ SRCS := main/main.c \
 	dump/format.c dump/chain.c dump/seal.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
 	kernel/vmcore.c kernel/vmcoreinfo.c kernel/physmem.c kernel/kmem.c kernel/memmap.c \
 	kernel/dmesg.c kernel/memory.c kernel/dbgpages.c kernel/kallsyms.c kernel/vmemmap.c \
+	kernel/diskdump.c \
 	arch/arch.c arch/x86_64.c arch/arm64.c \
 	lib/log.c lib/io.c lib/ring.c lib/util.c
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)

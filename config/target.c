@@ -274,8 +274,9 @@ int target_open(struct target *t, const char *path, int may_create,
 	snprintf(t->path, sizeof t->path, "%s", path);
 	/* O_EXCL on a block device fails with EBUSY while it is mounted or
 	 * held by anyone: a dump never goes to a device in use. */
-	t->fd = open(path, O_RDWR | O_CLOEXEC | O_EXCL);
-	if (t->fd < 0 && errno == ENOENT && may_create) {
+	mode_t kind;
+	t->fd = open_file_or_blockdev(path, O_RDWR | O_CLOEXEC | O_EXCL, 0, &kind);
+	if (t->fd == -ENOENT && may_create) {
 		/* A new file is ours by construction: claim it now, so that the
 		 * same reader handles files and devices. */
 		t->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -299,18 +300,22 @@ int target_open(struct target *t, const char *path, int may_create,
 		t->limit = UINT64_MAX / 2;	/* the filesystem says when it is full */
 		return 0;
 	}
-	if (t->fd < 0 && errno == EISDIR)
-		return refuse(why, TGT_NOT_TARGET, msg, msgsz,
-			      "%s is a directory, not a dump device or file%s", path, "");
-	if (t->fd < 0)
-		return -errno;
+	if (t->fd == -EISDIR || t->fd == -ENOTBLK) {
+		int r = refuse(why, TGT_NOT_TARGET, msg, msgsz,
+			       "%s is %s, not a regular file or block device", path,
+			       file_kind_name(t->fd == -EISDIR ? S_IFDIR : kind));
+		t->fd = -1;
+		return r;
+	}
+	if (t->fd < 0) {
+		int r = t->fd;
+		t->fd = -1;
+		return r;
+	}
 	int64_t sz = fd_size(t->fd, &t->is_blockdev);
 	if (sz < 0) {
 		close(t->fd);
 		t->fd = -1;
-		if (sz == -ENOTBLK)
-			return refuse(why, TGT_NOT_TARGET, msg, msgsz,
-				      "%s is neither a block device nor a regular file%s", path, "");
 		return (int)sz;
 	}
 	t->size = sz;
@@ -331,17 +336,20 @@ int source_open(struct target *t, const char *path, enum target_refusal *why,
 	*why = TGT_OK;
 	msg[0] = 0;
 	snprintf(t->path, sizeof t->path, "%s", path);
-	t->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (t->fd < 0)
-		return -errno;
-	int64_t sz = fd_size(t->fd, &t->is_blockdev);
-	if (sz == -ENOTBLK) {
+	mode_t kind;
+	t->fd = open_file_or_blockdev(path, O_RDONLY | O_CLOEXEC, 0, &kind);
+	if (t->fd == -ENOTBLK) {
 		*why = TGT_NOT_TARGET;
-		snprintf(msg, msgsz, "%s is neither a block device nor a regular file", path);
-		close(t->fd);
+		snprintf(msg, msgsz, "%s is %s, not a regular file or block device", path, file_kind_name(kind));
 		t->fd = -1;
 		return -ENOENT;
 	}
+	if (t->fd < 0) {
+		int r = t->fd;
+		t->fd = -1;
+		return r;
+	}
+	int64_t sz = fd_size(t->fd, &t->is_blockdev);
 	int r = sz < 0 ? (int)sz : probe_fd(&p, t->fd, sz);
 	if (r < 0)
 		goto fail;

@@ -677,7 +677,13 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		goto out;
 	}
 	if (!d->vmcoreinfo || !d->seg) {
-		stopped(d, "the dump's metadata (VMCOREINFO, segments) is missing");
+		char w[sizeof d->why];
+		if (d->gaps)	/* what took it */
+			snprintf(w, sizeof w, "the dump's metadata (VMCOREINFO, segments) is missing; "
+				 "lost: %.120s", d->gap_why);
+		else
+			snprintf(w, sizeof w, "the dump's metadata (VMCOREINFO, segments) is missing");
+		stopped(d, w);
 		ret = -EBADMSG;
 		goto out;
 	}

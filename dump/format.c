@@ -320,7 +320,9 @@ static int resume_at(struct kdi_reader *r, uint64_t at)
 
 	t.pos = at;
 	t.done = 0;
-	if (read_header(&t, &h) < 0 || h.dump_id != r->dump_id || h.seq <= r->next_seq)
+	/* The seq the break expected, or a later one: stray bytes at the
+	 * break take no seq, a damaged chunk takes its own. */
+	if (read_header(&t, &h) < 0 || h.dump_id != r->dump_id || h.seq < r->next_seq)
 		return 0;
 	r->pos = at;
 	r->next_seq = h.seq;

@@ -1,6 +1,6 @@
 /* The kdump-compressed format (makedumpfile's diskdump), which crash,
- * libkdumpfile/drgn and makedumpfile read. Field layout as in
- * makedumpfile's diskdump_mod.h, header version 6. */
+ * libkdumpfile/drgn, makedumpfile and `kdumpinit dmesg` read; its layout
+ * is kernel/diskdump.h's, header version 6. */
 #include "save.h"
 
 #include <errno.h>
@@ -16,54 +16,9 @@
 #include "../lib/log.h"
 #include "../lib/ring.h"
 #include "../lib/util.h"
+#include "../kernel/diskdump.h"
 #include "../kernel/vmcore.h"
 #include "../kernel/vmcoreinfo.h"
-
-#define DUMP_DH_COMPRESSED_ZLIB		0x1
-#define DUMP_DH_COMPRESSED_INCOMPLETE	0x8
-/* Some struct pages are not in the dump: those of pages left out
- * (makedumpfile -e; kdumpinit's memory-map exclusion). */
-#define DUMP_DH_EXCLUDED_VMEMMAP	0x10
-#define DUMP_PAGE_ZLIB			0x1
-
-struct disk_dump_header {
-	char signature[8];		/* "KDUMP   " */
-	int32_t header_version;
-	char utsname[6][65];		/* sysname nodename release version machine domain */
-	char pad[6];
-	uint64_t tv_sec, tv_usec;
-	uint32_t status;
-	int32_t block_size;
-	int32_t sub_hdr_size;		/* blocks */
-	uint32_t bitmap_blocks;
-	uint32_t max_mapnr;		/* 32-bit copy; the 64-bit one is in the sub header */
-	uint32_t total_ram_blocks;
-	uint32_t device_blocks;
-	uint32_t written_blocks;
-	uint32_t current_cpu;
-	int32_t nr_cpus;
-};
-_Static_assert(sizeof(struct disk_dump_header) == 464, "disk_dump_header");
-
-struct kdump_sub_header {
-	uint64_t phys_base;
-	int32_t dump_level;
-	int32_t split;
-	uint64_t start_pfn, end_pfn;
-	uint64_t offset_vmcoreinfo, size_vmcoreinfo;
-	uint64_t offset_note, size_note;
-	uint64_t offset_eraseinfo, size_eraseinfo;
-	uint64_t start_pfn_64, end_pfn_64, max_mapnr_64;
-};
-_Static_assert(sizeof(struct kdump_sub_header) == 104, "kdump_sub_header");
-
-struct page_desc {
-	int64_t offset;
-	uint32_t size;
-	uint32_t flags;
-	uint64_t page_flags;
-};
-_Static_assert(sizeof(struct page_desc) == 24, "page_desc");
 
 /* ---- which pfns ---- */
 
@@ -413,7 +368,7 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 
 	/* Header, sub header, VMCOREINFO, notes. */
 	struct disk_dump_header *h = (struct disk_dump_header *)hdr;
-	memcpy(h->signature, "KDUMP   ", 8);
+	memcpy(h->signature, DISKDUMP_SIGNATURE, sizeof h->signature);
 	h->header_version = 6;
 	fill_utsname(h, d, &vi, jobs[0].cur);
 	h->tv_sec = vi_has(&vi, VI_CRASHTIME) ? vi_u(&vi, VI_CRASHTIME) : d->start.start_time;

@@ -481,8 +481,14 @@ int cmd_format(int argc, char **argv)
 		return usage(format_help, EXIT_USAGE);
 	const char *path = argv[optind];
 
-	int fd = open(path, O_RDWR | O_CLOEXEC | O_EXCL);
-	if (fd < 0 && errno == ENOENT && size) {
+	mode_t kind;
+	int fd = open_file_or_blockdev(path, O_RDWR | O_CLOEXEC | O_EXCL, 0, &kind);
+	if (fd == -ENOTBLK || fd == -EISDIR) {
+		err("%s is %s, not a regular file or block device: not claimed", path,
+		    file_kind_name(fd == -EISDIR ? S_IFDIR : kind));
+		return EXIT_TARGET;
+	}
+	if (fd == -ENOENT && size) {
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0 && ftruncate(fd, size) < 0) {
 			err("cannot size %s: %s", path, strerror(errno));
@@ -490,10 +496,11 @@ int cmd_format(int argc, char **argv)
 			unlink(path);
 			return EXIT_SYSTEM;
 		}
+		fd = fd < 0 ? -errno : fd;
 		created = 1;
 	}
 	if (fd < 0) {
-		int e = errno;
+		int e = -fd;
 		if (e == ENOENT)
 			err("%s does not exist (give --size to create a file)", path);
 		else if (e == EBUSY)
@@ -505,8 +512,8 @@ int cmd_format(int argc, char **argv)
 	int blk;
 	int64_t sz = fd_size(fd, &blk);
 	if (sz < 0) {
-		err("%s is neither a block device nor a regular file", path);
-		return format_abandon(fd, path, created, EXIT_TARGET);
+		err("cannot read the size of %s: %s", path, errstr((int)sz));
+		return format_abandon(fd, path, created, EXIT_SYSTEM);
 	}
 	if ((uint64_t)sz < KDI_MIN_DEVICE) {
 		err("%s is %lld bytes; a dump target needs at least %u", path, (long long)sz,
@@ -569,9 +576,10 @@ static const char dmesg_help[] =
 	"usage: kdumpinit dmesg SOURCE [--dump N] [--key FILE]\n"
 	"\n"
 	"Prints the crashed kernel's log, as makedumpfile --dump-dmesg does. SOURCE is\n"
-	"a dump device or file (the log the capture wrote before the pages), or an ELF\n"
-	"vmcore such as /proc/vmcore (read from the 5.10+ printk ring buffer through\n"
-	"VMCOREINFO; no vmlinux needed). A sealed dump needs --key (its secret key).\n"
+	"a dump device or file (the log the capture wrote before the pages), an ELF\n"
+	"vmcore such as /proc/vmcore, or a file save wrote (ELF or kdump-compressed):\n"
+	"read from the 5.10+ printk ring buffer through VMCOREINFO, no vmlinux needed.\n"
+	"A sealed dump needs --key (its secret key).\n"
 	"A damaged ring (wild head/tail ids) is scanned for records, which are printed\n"
 	"after a line saying the log was salvaged.\n"
 	"A device holding several dumps: --dump N (1 the oldest); by default the oldest\n"
@@ -579,14 +587,22 @@ static const char dmesg_help[] =
 	"Exit: 0 printed, 3 no log in a vmcore (nothing salvaged), 4 no dump / no log on\n"
 	"the device.\n";
 
+/* The log from a vmcore or a saved dump (ELF or kdump-compressed), read
+ * through its memory. 0 with *code when it was one (said), else the
+ * error: not a vmcore, the caller tries a dump device. */
 static int dmesg_from_vmcore(const char *path, int *code)
 {
 	struct vmcore vc;
 	enum vmcore_err why;
-	int r = vmcore_open(&vc, path, &why);
+	int r = vmcore_open_saved(&vc, path, &why);
 
+	if (r < 0 && why == VMC_BAD_KDUMP) {
+		err("%s is %s: no log read", path, vmcore_strerror(why));
+		*code = EXIT_INPUT;
+		return 0;
+	}
 	if (r < 0)
-		return r;	/* not a vmcore: the caller tries a dump device */
+		return r;
 	struct kmem km;
 	char *text = NULL;
 	size_t len = 0;
@@ -606,7 +622,10 @@ static int dmesg_from_vmcore(const char *path, int *code)
 		    "(kernel older than 5.10?)" :
 		    r == -EFBIG ? "its ring buffer claims more than 1 GiB" :
 		    r == -ENODATA ? "the ring is damaged and no record in it could be salvaged" :
-		    !km.ok ? "page tables cannot be walked" : errstr(r));
+		    !km.ok ? "page tables cannot be walked" :
+		    r == -EFAULT ? "its memory is not in the dump (left out, or cut short)" :
+		    r == -EIO ? "its memory does not read (a read error, or a page that does not "
+		    "decode)" : errstr(r));
 		*code = EXIT_INPUT;
 	}
 	free(text);

@@ -249,7 +249,11 @@ static void print_holes(FILE *f, const struct dumpfile *d)
 			snprintf(sz, sizeof sz, "%.1f KB", h->bytes / 1e3);
 		else
 			snprintf(sz, sizeof sz, "%.1f MB", h->bytes / 1e6);
-		if (h->seq_to - h->seq_from == 1)
+		if (h->seq_to == h->seq_from)
+			fprintf(f, "%-12s %s of bytes not of this dump before chunk %llu, at offset "
+				"%llu: no chunk lost\n", i ? "" : "lost", sz,
+				(unsigned long long)h->seq_to, (unsigned long long)h->at);
+		else if (h->seq_to - h->seq_from == 1)
 			fprintf(f, "%-12s chunk %llu %s (%s at offset %llu)%s\n", i ? "" : "lost",
 				(unsigned long long)h->seq_from, how[h->kind & 3], sz,
 				(unsigned long long)h->at, pf);

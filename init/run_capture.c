@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../arch/arch.h"
@@ -73,6 +74,12 @@ static int open_vmcore(struct vmcore *vc, const char *vmcore)
 	if (r == -ENOENT && why == VMC_OK) {
 		err("%s does not exist: nothing to capture (in a crash kernel this means it was "
 		    "not booted by kexec -p after a panic)", vmcore);
+		return EXIT_INPUT;
+	}
+	struct stat st;
+	if (r < 0 && why == VMC_NOT_FILE && stat(vmcore, &st) == 0) {
+		err("%s is %s, not a regular file or block device: nothing captured", vmcore,
+		    file_kind_name(st.st_mode));
 		return EXIT_INPUT;
 	}
 	if (r < 0) {

@@ -10,6 +10,49 @@
 #include <unistd.h>
 
 #include "../lib/io.h"
+#include "diskdump.h"
+
+struct seg_key {
+	uint64_t paddr;
+	uint32_t i;
+};
+
+static int by_paddr(const void *a, const void *b)
+{
+	const struct seg_key *x = a, *y = b;
+
+	if (x->paddr != y->paddr)
+		return x->paddr < y->paddr ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The zero fill's index: every segment, a data-less one too, by paddr,
+ * with reach[] for a stabbing search (which segments hold an address). */
+static int index_all(struct physmem *pm)
+{
+	const struct vmcore *vc = pm->vc;
+	uint32_t n = vc->nr_seg;
+	struct seg_key *key = calloc(n ? n : 1, sizeof *key);
+
+	pm->all = calloc(n ? n : 1, sizeof *pm->all);
+	pm->reach = calloc(n ? n : 1, sizeof *pm->reach);
+	if (!key || !pm->all || !pm->reach) {
+		free(key);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		key[i] = (struct seg_key){ vc->seg[i].paddr, i };
+	qsort(key, n, sizeof *key, by_paddr);
+	uint64_t top = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct kdi_segment *s = &vc->seg[key[i].i];
+		pm->all[i] = key[i].i;
+		top = s->paddr + s->memsz > top ? s->paddr + s->memsz : top;
+		pm->reach[i] = top;
+	}
+	free(key);
+	return 0;
+}
 
 int physmem_init(struct physmem *pm, const struct vmcore *vc)
 {
@@ -19,13 +62,16 @@ int physmem_init(struct physmem *pm, const struct vmcore *vc)
 	if (!pm->order)
 		return -ENOMEM;
 	pm->n = segment_order(vc->seg, vc->nr_seg, pm->order);
-	return 0;
+	return vc->zero_fill ? index_all(pm) : 0;
 }
 
 void physmem_fini(struct physmem *pm)
 {
 	free(pm->order);
-	pm->order = NULL;
+	free(pm->all);
+	free(pm->reach);
+	pm->order = pm->all = NULL;
+	pm->reach = NULL;
 }
 
 /* The index in vc->seg of a segment holding all of [paddr, paddr+len),
@@ -59,14 +105,90 @@ static long holder(const struct physmem *pm, uint64_t paddr, size_t len)
 
 int physmem_holds(const struct physmem *pm, uint64_t paddr, size_t len)
 {
+	if (pm->vc->dd)
+		return diskdump_holds(pm->vc->dd, paddr, len);
 	return holder(pm, paddr, len) >= 0;
+}
+
+/* The piece of a saved ELF dump at paddr: *n bytes of segment *k's file
+ * data, or (*k -1) *n bytes of zero fill. Any segment whose data holds
+ * paddr will do (aliases hold the same bytes); zero fill only where none
+ * does, and only up to where the next segment starts, which may hold
+ * data. 0 or -EFAULT (no segment holds it, or only the part of one cut
+ * off the end of the file). */
+static int piece(const struct physmem *pm, uint64_t paddr, long *k, uint64_t *n)
+{
+	const struct vmcore *vc = pm->vc;
+	uint32_t lo = 0, hi = vc->nr_seg;
+	uint64_t fill = 0;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (vc->seg[pm->all[mid]].paddr <= paddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint64_t next = lo < vc->nr_seg ? vc->seg[pm->all[lo]].paddr : UINT64_MAX;
+	for (uint32_t j = lo; j-- > 0 && pm->reach[j] > paddr;) {
+		uint32_t i = pm->all[j];
+		const struct kdi_segment *s = &vc->seg[i];
+		uint64_t at = paddr - s->paddr;
+		if (at < s->filesz) {
+			*k = i;
+			*n = s->filesz - at;
+			return 0;
+		}
+		if (at >= vc->seg_fill[i] && at < s->memsz && s->memsz - at > fill)
+			fill = s->memsz - at;
+	}
+	if (!fill)
+		return -EFAULT;
+	*k = -1;
+	*n = next - paddr < fill ? next - paddr : fill;
+	return 0;
+}
+
+static int read_pieces(struct physmem *pm, uint64_t paddr, uint8_t *out, size_t len)
+{
+	const struct vmcore *vc = pm->vc;
+
+	if (paddr + len < paddr)
+		return -EFAULT;
+	while (len) {
+		long k;
+		uint64_t n;
+		if (piece(pm, paddr, &k, &n) < 0)
+			return -EFAULT;
+		if (n > len)
+			n = len;
+		if (k < 0) {
+			memset(out, 0, n);
+		} else {
+			pm->reads++;
+			ssize_t got = read_full_at(vc->fd, out, n,
+						   vc->seg_offset[k] + (paddr - vc->seg[k].paddr));
+			if (got != (ssize_t)n)
+				return -EIO;
+		}
+		paddr += n;
+		out += n;
+		len -= n;
+	}
+	return 0;
 }
 
 int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
 {
 	const struct vmcore *vc = pm->vc;
-	long k = holder(pm, paddr, len);
 
+	if (vc->dd) {
+		pm->reads++;
+		return diskdump_read(vc->dd, paddr, buf, len);
+	}
+	long k = holder(pm, paddr, len);
+	if (k < 0 && vc->zero_fill)
+		return read_pieces(pm, paddr, buf, len);
 	if (k < 0)
 		return -EFAULT;
 	pm->reads++;

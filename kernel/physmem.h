@@ -18,14 +18,22 @@ struct physmem {
 	uint32_t *order;	/* segments with data, by paddr */
 	uint32_t n;
 	uint64_t reads;		/* statistics: pread calls */
+	/* With vc->zero_fill: every segment by paddr, and how far the
+	 * segments up to each one reach (the largest end so far). */
+	uint32_t *all;
+	uint64_t *reach;
 };
 
 int physmem_init(struct physmem *pm, const struct vmcore *vc);
 void physmem_fini(struct physmem *pm);
 /* Reads [paddr, paddr+len) if one segment holds all of it: 0, -EFAULT when
- * the range is not in the dump (or crosses a hole), -EIO on read errors. */
+ * the range is not in the dump (or crosses a hole), -EIO on read errors.
+ * A saved dump (vmcore_open_saved) is read as a debugger reads it: its
+ * zero fill as zeros, a range across segments piece by piece, a
+ * kdump-compressed file page by page (kernel/diskdump.h). */
 int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len);
-/* 1 when physmem_read of the range would find it in the dump. */
+/* 1 when the dump holds the range's bytes: one segment's file data (not
+ * its zero fill), or a kdump-compressed file's pages. */
 int physmem_holds(const struct physmem *pm, uint64_t paddr, size_t len);
 
 /* One reader's mapping of the vmcore file. Its memory is bounded: one

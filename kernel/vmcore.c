@@ -11,6 +11,7 @@
 #include <libelf.h>
 
 #include "../arch/arch.h"
+#include "diskdump.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -27,6 +28,9 @@ const char *vmcore_strerror(enum vmcore_err e)
 		[VMC_BAD_HEADERS] = "a core file whose program headers are unreadable or out of bounds",
 		[VMC_NO_LOADS] = "a core file in which no PT_LOAD segment holds memory",
 		[VMC_NOT_FILE] = "not a regular file or block device",
+		[VMC_KDUMP] = "a kdump-compressed file, not an ELF vmcore",
+		[VMC_BAD_KDUMP] = "a kdump-compressed file whose headers do not read "
+				  "(damaged, or a variant kdumpinit does not read)",
 	};
 	return (unsigned)e < ARRAY_SIZE(names) ? names[e] : "?";
 }
@@ -104,14 +108,16 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 
 	memset(vc, 0, sizeof *vc);
 	*why = VMC_OK;
-	vc->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (vc->fd < 0)
-		return -errno;
-	int64_t sz = fd_size(vc->fd, NULL);
-	if (sz == -ENOTBLK) {
+	vc->fd = open_file_or_blockdev(path, O_RDONLY | O_CLOEXEC, 0, NULL);
+	if (vc->fd == -ENOTBLK || vc->fd == -EISDIR) {
 		*why = VMC_NOT_FILE;
 		goto fail;
 	}
+	if (vc->fd < 0) {
+		ret = vc->fd;
+		goto fail;
+	}
+	int64_t sz = fd_size(vc->fd, NULL);
 	if (sz < 0) {
 		ret = (int)sz;
 		goto fail;
@@ -123,7 +129,9 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(vc->fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		*why = VMC_NOT_ELF;
+		char sig[8];
+		*why = read_full_at(vc->fd, sig, sizeof sig, 0) == sizeof sig &&
+		       !memcmp(sig, DISKDUMP_SIGNATURE, sizeof sig) ? VMC_KDUMP : VMC_NOT_ELF;
 		goto fail;
 	}
 	if (!gelf_getehdr(elf, &eh)) {
@@ -145,7 +153,8 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 	vc->e_machine = eh.e_machine;
 	vc->seg = calloc(phnum, sizeof *vc->seg);
 	vc->seg_offset = calloc(phnum, sizeof *vc->seg_offset);
-	if (!vc->seg || !vc->seg_offset) {
+	vc->seg_fill = calloc(phnum, sizeof *vc->seg_fill);
+	if (!vc->seg || !vc->seg_offset || !vc->seg_fill) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -204,6 +213,7 @@ int vmcore_open(struct vmcore *vc, const char *path, enum vmcore_err *why)
 			if (!fix_segment(vc, path, s, i))
 				continue;
 			vc->seg_offset[vc->nr_seg] = ph.p_offset;
+			vc->seg_fill[vc->nr_seg] = s->filesz;
 			/* A copy cut short keeps what it has; the dump says so. */
 			if (ph.p_offset >= vc->file_size) {
 				if (s->filesz)
@@ -244,12 +254,26 @@ fail:
 	return ret;
 }
 
+int vmcore_open_saved(struct vmcore *vc, const char *path, enum vmcore_err *why)
+{
+	int r = vmcore_open(vc, path, why);
+
+	if (r == 0)
+		vc->zero_fill = 1;
+	else if (*why == VMC_KDUMP)
+		r = diskdump_open(vc, path, why);
+	return r;
+}
+
 void vmcore_close(struct vmcore *vc)
 {
+	if (vc->dd)
+		diskdump_close(vc->dd);
 	if (vc->fd >= 0)
 		close(vc->fd);
 	free(vc->seg);
 	free(vc->seg_offset);
+	free(vc->seg_fill);
 	free(vc->notes);
 	free(vc->vmcoreinfo);
 	memset(vc, 0, sizeof *vc);

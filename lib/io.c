@@ -122,6 +122,52 @@ int64_t fd_size(int fd, int *is_blockdev)
 	return -ENOTBLK;
 }
 
+int open_file_or_blockdev(const char *path, int flags, mode_t mode, mode_t *kind)
+{
+	struct stat st;
+	int fd = open(path, flags | O_NONBLOCK | O_NOCTTY, mode);
+
+	/* Only a regular file someone holds a lease on says EWOULDBLOCK: its
+	 * open waits for the lease to break, as a blocking open does. */
+	if (fd < 0 && errno == EWOULDBLOCK && !(flags & O_NONBLOCK))
+		fd = open(path, flags | O_NOCTTY, mode);
+	if (kind)
+		*kind = 0;
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENXIO && stat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+			if (kind)
+				*kind = S_IFSOCK;
+			return -ENOTBLK;
+		}
+		return -e;
+	}
+	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (!r && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		if (kind)
+			*kind = st.st_mode & S_IFMT;
+		r = -ENOTBLK;
+	}
+	int fl = r ? 0 : fcntl(fd, F_GETFL);
+	if (!r && !(flags & O_NONBLOCK) && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+		r = -errno;
+	if (r < 0)
+		close(fd);
+	return r < 0 ? r : fd;
+}
+
+const char *file_kind_name(mode_t kind)
+{
+	switch (kind & S_IFMT) {
+	case S_IFIFO: return "a FIFO (named pipe)";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFDIR: return "a directory";
+	case S_IFLNK: return "a symbolic link";
+	default: return "a special file";
+	}
+}
+
 int commit_tmp_at(int dfd, int fd, const char *tmp, const char *name, int r)
 {
 	if (!r && fsync(fd) < 0)

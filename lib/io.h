@@ -43,5 +43,17 @@ ssize_t read_text_file(const char *path, char *buf, size_t size);
 char *read_all_file(const char *path, size_t extra, size_t *len);
 /* Size of a regular file or block device, or -errno. */
 int64_t fd_size(int fd, int *is_blockdev);
+/* Opens an input that must be a regular file or a block device (a
+ * vmcore, a dump device or file, a capture's target), with open's flags
+ * (mode for O_CREAT). Anything else is -ENOTBLK at once, *kind (if not
+ * NULL) its S_IFMT bits: a FIFO opened for reading waits in open() for a
+ * writer, so open never waits here (O_NONBLOCK until fstat has said what
+ * the path is; the fd is blocking again when returned), and a socket,
+ * which open refuses with ENXIO, is named as what it is. The fd or
+ * -errno. */
+int open_file_or_blockdev(const char *path, int flags, mode_t mode, mode_t *kind);
+/* What an S_IFMT kind is, for "PATH is KIND, not a regular file or block
+ * device": "a FIFO (named pipe)", "a socket", "a character device", ... */
+const char *file_kind_name(mode_t kind);
 
 #endif

@@ -151,6 +151,7 @@ struct opts {
 	enum bad bad;
 	int straddle;		/* --straddle: place_straddle */
 	int memmap_edges;	/* --memmap-edges: place_memmap_edges */
+	int ring_zero;		/* --ring-zero-pages: a64_uts_and_ring */
 	/* scale mode (--mix, --no-expect; see "scale mode" below) */
 	int no_expect;
 	struct mix { int on; uint32_t free, cache, user, kernel, kzero; } mix; /* ppm */
@@ -1866,6 +1867,10 @@ static void place_memmap_edges(struct mm *m)
  * {begin, next}}, 24; printk_info {seq, ts_nsec, text_len u16}, 88. */
 #define RING_COUNT_BITS 4
 #define RING_SIZE_BITS 12
+/* --ring-zero-pages: a text ring of 16 KiB, its last three pages unused
+ * (zero), as a real ring has pages nothing was written to yet: a dump at
+ * level 31 leaves them out, and a saved ELF holds them as zero fill. */
+#define RING_SIZE_BITS_ZERO 14
 static const char *const ring_msgs[] = {
 	"Booting Linux on physical CPU 0x0000000000 [0x000f0510]",
 	"Linux version %s (mkvmcore) #1 SMP Debian",
@@ -1887,17 +1892,18 @@ static void a64_uts_and_ring(struct mm *m)
 		memcpy(img_at(m, m->uts + 65 * i, 65), uts[i], strlen(uts[i]));
 
 	/* page 1: prb, the ring at +256, descs at +1024, infos at +1536;
-	 * page 2: the text data ring */
-	uint64_t pg = pool_alloc(m, 2 * PAGE_SIZE, 0), rb = pg + 256;
+	 * page 2 on: the text data ring */
+	unsigned size_bits = o->ring_zero ? RING_SIZE_BITS_ZERO : RING_SIZE_BITS;
+	uint64_t size = 1ull << size_bits, lpos = 0, first = 100;
+	uint64_t pg = pool_alloc(m, PAGE_SIZE + size, 0), rb = pg + 256;
 	uint64_t descs = pg + 1024, infos = pg + 1536, text = pg + PAGE_SIZE;
-	uint64_t size = 1ull << RING_SIZE_BITS, lpos = 0, first = 100;
 	m->ring = pg;
-	memset(img_at(m, pg, 2 * PAGE_SIZE), 0, 2 * PAGE_SIZE);
+	memset(img_at(m, pg, PAGE_SIZE + size), 0, PAGE_SIZE + size);
 	wr_u64(img_at(m, pg, 8), voff + rb);
 	wr_u32(img_at(m, rb, 4), RING_COUNT_BITS);
 	wr_u64(img_at(m, rb + 8, 8), m->po + descs);
 	wr_u64(img_at(m, rb + 16, 8), m->po + infos);
-	wr_u32(img_at(m, rb + 48, 4), RING_SIZE_BITS);
+	wr_u32(img_at(m, rb + 48, 4), size_bits);
 	wr_u64(img_at(m, rb + 56, 8), m->po + text);
 	for (uint64_t k = 0; k < RING_NMSGS; k++) {
 		char t[256];
@@ -3650,6 +3656,8 @@ static void usage(FILE *f)
 		"                    order-misaligned head-511 random-bytes\n"
 		"  --straddle        (--mm) runs across the capture's block and span\n"
 		"                    boundaries (place_straddle)\n"
+		"  --ring-zero-pages (--arch arm64 --mm) a 16 KiB printk text ring whose\n"
+		"                    last three pages are unused (zero)\n"
 		"  --memmap-edges    (--mm) pages of struct pages that describe kept and\n"
 		"                    free pages, on each side of span and section\n"
 		"                    boundaries (place_memmap_edges)\n"
@@ -3851,6 +3859,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "sme-bit", required_argument, NULL, 'E' },
 		{ "straddle", no_argument, NULL, 'X' },
 		{ "memmap-edges", no_argument, NULL, 'Y' },
+		{ "ring-zero-pages", no_argument, NULL, 'W' },
 		{ "mix", required_argument, NULL, 'Q' },
 		{ "no-expect", no_argument, NULL, 'N' },
 		{ "arch", required_argument, NULL, 'A' },
@@ -3870,6 +3879,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'a': o->text_alias = 1; break;
 		case 'X': o->straddle = 1; break;
 		case 'Y': o->memmap_edges = 1; break;
+		case 'W': o->ring_zero = 1; break;
 		case 'N': o->no_expect = 1; break;
 		case 'Q': if (parse_mix(optarg, &o->mix)) return bad_arg(name, optarg); break;
 		case 'r': o->osrelease = optarg; break;

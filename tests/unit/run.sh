@@ -138,11 +138,11 @@ ck_not() {
 	if "$@" >>"$LOG" 2>&1; then failed "$why"; fi
 }
 
-# x COMMAND...: run with a bound, stdout in $W/out, stderr in $W/err,
-# exit code in RC.
+# x COMMAND...: run with a bound (XT seconds, 120 unless set), stdout in
+# $W/out, stderr in $W/err, exit code in RC (124: the bound ran out).
 x() {
 	LAST="${1##*/}${2:+ $2}"
-	timeout 120 "$@" >"$W/out" 2>"$W/err" </dev/null
+	timeout "${XT:-120}" "$@" >"$W/out" 2>"$W/err" </dev/null
 	RC=$?
 	{
 		echo "+ $* -> exit $RC"
@@ -441,6 +441,60 @@ vc "$W/xnum.core" "$W/xnum.elf"
 rm -f "$W/xnum.core" "$W/xnum.img" "$W/xnum.elf"
 end; fi
 
+# dmesg reads every file kdumpinit writes, as the device and the vmcore
+# give the log: the saved ELF, whose pages the dump left out are zero fill
+# (p_filesz < p_memsz: --ring-zero-pages puts three of the ring's pages
+# there, so the ring is read across it; before, "no log: Bad address"),
+# and the kdump-compressed file, zlib and raw ("unrecognised data").
+if begin A.dmesg_reads_saved_files; then
+mk -o "$W/ring.core" --arch arm64 --mm 6.12 --mem 64M --seed 7 --ring-zero-pages
+K capture --vmcore "$W/ring.core" --output "$W/ring.img" --level 31
+rc_is 0
+K dmesg "$W/ring.core"
+rc_is 0
+cp "$W/out" "$W/ring.log"
+ck "the vmcore's log lacks its last record" grep -q 'Kernel panic - not syncing' "$W/ring.log"
+ck "the vmcore's log is not its 5 records" test "$(grep -c '^\[' "$W/ring.log")" = 5
+K dmesg "$W/ring.img"
+rc_is 0
+ck "the device's log is not the vmcore's" cmp "$W/out" "$W/ring.log"
+for f in "elf:--format elf" "kdump:--format kdump" "raw:--compress none"; do
+	n=${f%%:*}
+	# shellcheck disable=SC2086
+	K save "$W/ring.img" --output "$W/ring.$n" ${f#*:}
+	rc_is 0
+	K dmesg "$W/ring.$n"
+	rc_is 0
+	ck "dmesg of the saved $n file is not the device's log" cmp "$W/out" "$W/ring.log"
+done
+end; fi
+
+# A kdump-compressed file that does not read says so, as such (3), and
+# one cut short reads what it holds: here not the log's pages.
+if begin B.dmesg_kdump_damaged; then
+mk -o "$W/kd.core" --arch arm64 --mm 6.12 --mem 64M --seed 7
+K capture --vmcore "$W/kd.core" --output "$W/kd.img"
+rc_is 0
+K save "$W/kd.img" --output "$W/kd.kdump"
+rc_is 0
+cp "$W/kd.kdump" "$W/kdbs.kdump"
+# block_size (offset 428) 0x1234: not a page size
+printf '\x34\x12\x00\x00' | dd of="$W/kdbs.kdump" bs=1 seek=428 conv=notrunc status=none
+K dmesg "$W/kdbs.kdump"
+rc_is 3
+err_has 'kdbs.kdump is a kdump-compressed file whose headers do not read'
+ck "stdout not empty" test ! -s "$W/out"
+cp "$W/kd.kdump" "$W/kdcut.kdump"
+truncate -s 128K "$W/kdcut.kdump"
+K dmesg "$W/kdcut.kdump"
+rc_is 3
+err_has 'not in the dump'
+K capture --vmcore "$W/kd.kdump" --output "$W/kd2.img"
+rc_is 3
+err_has 'kd.kdump is a kdump-compressed file, not an ELF vmcore'
+absent "$W/kd2.img"
+end; fi
+
 # ================= B. bad input =================
 
 # bad NAME VMCORE KEYWORD: capture refuses with 3, says why, creates nothing.
@@ -605,6 +659,50 @@ err_has 'neither|not a dump|regular file'
 K save /dev/null --output "$W/null.elf" --format elf
 rc_is 4
 absent "$W/null.elf"
+end; fi
+
+# Any input that is not a regular file or a block device is refused at
+# once, said as what it is: a FIFO (before, info and capture --vmcore
+# waited in open() for a writer, for ever), a socket, a character device.
+# Each command that opens one, under a bound of 10 s: 124 is a hang.
+if begin C.inputs_not_files_refused_at_once; then
+rm -f "$W/nf.fifo" "$W/nf.sock"
+ck "mkfifo" mkfifo "$W/nf.fifo"
+ck "no unix socket made" "$PY" -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$W/nf.sock"
+XT=10
+for p in "$W/nf.fifo:a FIFO \\(named pipe\\)" "$W/nf.sock:a socket" "/dev/null:a character device"; do
+	f=${p%%:*} kind=${p#*:}
+	said="$f is $kind, not a regular file or block device"
+	for c in info dmesg; do
+		K "$c" "$f"
+		rc_is 4
+		err_has "$said"
+	done
+	K save "$f" --output "$W/nf.elf" --format elf
+	rc_is 4
+	err_has "$said"
+	absent "$W/nf.elf"
+	K save "$f" --dir "$W/nf.dir"
+	rc_is 4
+	err_has "$said"
+	K save "$f" --check
+	rc_is 4
+	K status --dev "$f"
+	ck "status --dev $f: ${RC} (124: it hung)" test "$RC" -ne 124
+	out_has "$said"
+	K capture --vmcore "$f" --output "$W/nf.img"
+	rc_is 3
+	err_has "$said: nothing captured"
+	absent "$W/nf.img"
+	K capture --vmcore "$W/v16.core" --output "$f"
+	rc_is 4
+	err_has "$said"
+	K format "$f"
+	rc_is 4
+	err_has "$said"
+done
+XT=
 end; fi
 
 if begin C.claimed_then_mkfs_ext4; then
