@@ -106,6 +106,11 @@ int kmem_vtop(struct kmem *km, uint64_t va, uint64_t *pa, uint64_t *span)
 	return r < 0 && kmem_over(km) ? -ETIME : r;
 }
 
+int kmem_spend(struct kmem *km, uint64_t units)
+{
+	return spend(km, units);
+}
+
 void kmem_budget(struct kmem *km, uint64_t units)
 {
 	km->work = 0;

@@ -41,6 +41,9 @@ int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len);
 /* Kernel virtual -> physical, counted as work: ops->vtop's contract, or
  * -ETIME past the budget. */
 int kmem_vtop(struct kmem *km, uint64_t va, uint64_t *pa, uint64_t *span);
+/* Counts work done outside kmem's reads (a leaf of a table walk): 0, or
+ * -ETIME past the budget. */
+int kmem_spend(struct kmem *km, uint64_t units);
 /* Sets the work a step may do from now on (0: no limit). */
 void kmem_budget(struct kmem *km, uint64_t units);
 /* 1 when the step went past its budget. */
