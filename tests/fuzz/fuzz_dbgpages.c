@@ -165,7 +165,8 @@ static void check_translation(const struct vmcore *vc, const struct arch_ops *ar
 	if (arch == &arch_arm64)
 		reach.arm64++;
 	if (arch->walk) {
-		struct walk_check wc = { .ac = &km.ac, .page = vc->page_size };
+		/* The tables' granule, whatever PAGESIZE the note gives. */
+		struct walk_check wc = { .ac = &km.ac, .page = arch->page_size };
 		struct arch_walk w = { .table = wc_table, .leaf = wc_leaf, .arg = &wc,
 				       .max_tables = FZ_WALK_TABLES };
 		r = arch->walk(&km.ac, &w);
