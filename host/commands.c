@@ -4,6 +4,7 @@
 #include "savecore.h"
 #include "source.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
+#include "../lib/sigclean.h"
 #include "../lib/util.h"
 
 static int usage(const char *text, int code)
@@ -233,8 +236,9 @@ static const char save_help[] =
 	"                  compressed on every core, or raw with --compress none.\n"
 	"  --format elf    an ELF vmcore for gdb, crash and drgn: PT_NOTE copied,\n"
 	"                  excluded pages as p_filesz < p_memsz.\n"
-	"FILE is written under a temporary name and renamed when complete; an existing\n"
-	"FILE is not overwritten unless --force.\n"
+	"FILE is written under a temporary name (removed on SIGINT, SIGTERM, SIGHUP;\n"
+	"one a killed save left is removed by the next) and renamed when complete; an\n"
+	"existing FILE is not overwritten unless --force.\n"
 	"\n"
 	"savecore mode (--dir, for boot): writes DIR/<crash time>/{vmcore,dmesg.txt,info.txt}\n"
 	"(mode 0600, temporary names, fsync, rename), then marks the device's dump saved\n"
@@ -255,6 +259,64 @@ static const char save_help[] =
 	"not the dump's: exit 2, nothing moved.\n"
 	"Exit: 0 saved (or nothing to save with --dir), 5 saved but incomplete,\n"
 	"4 no dump, 1 I/O error or no space.\n";
+
+/* A temporary name of save --output for OUTPUT: its name, ".partial-"
+ * and mkstemp's six letters or digits. */
+static int partial_of(const char *name, const char *base)
+{
+	size_t b = strlen(base), p = strlen(".partial-");
+
+	if (strncmp(name, base, b) || strncmp(name + b, ".partial-", p) || strlen(name) != b + p + 6)
+		return 0;
+	for (const char *c = name + b + p; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+			return 0;
+	return 1;
+}
+
+/* Removes, saying so, what an earlier save of OUTPUT left when it died
+ * where it could not clean up (SIGKILL, a crash, power; a signal it can
+ * catch removes its own): OUTPUT.partial-XXXXXX in OUTPUT's directory,
+ * which may be anyone's. Only a regular file of ours, never through a
+ * link, and not one a save still writes: each holds a lock on its file
+ * until it ends. */
+static void remove_leftovers(const char *output)
+{
+	char dbuf[4096], bbuf[4096];
+	struct dirent *de;
+
+	snprintf(dbuf, sizeof dbuf, "%s", output);
+	snprintf(bbuf, sizeof bbuf, "%s", output);
+	const char *dir = dirname(dbuf), *base = basename(bbuf);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int lfd = dfd < 0 ? -1 : dup(dfd);
+	DIR *dh = lfd < 0 ? NULL : fdopendir(lfd);
+	if (!dh) {
+		if (lfd >= 0)
+			close(lfd);
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(dh))) {
+		struct stat a, b;
+		if (!partial_of(de->d_name, base))
+			continue;
+		int fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && a.st_uid == geteuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    fstatat(dfd, de->d_name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+		    unlinkat(dfd, de->d_name, 0) == 0)
+			msg("removed %s/%s (%.1f MB), left by a save of %s that did not finish", dir,
+			    de->d_name, a.st_size / 1e6, output);
+		close(fd);
+	}
+	closedir(dh);
+	close(dfd);
+}
 
 int cmd_save(int argc, char **argv)
 {
@@ -384,6 +446,7 @@ int cmd_save(int argc, char **argv)
 	/* A unique name next to OUTPUT, which may be anyone's directory:
 	 * save --dir writes fixed names, but into a directory of its own. */
 	char tmp[4096];
+	remove_leftovers(output);
 	snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", output);
 	int fd = mkstemp(tmp);
 	if (fd < 0) {
@@ -393,9 +456,19 @@ int cmd_save(int argc, char **argv)
 		return EXIT_SYSTEM;
 	}
 	fchmod(fd, 0600);	/* a vmcore holds the machine's secrets */
+	flock(fd, LOCK_EX | LOCK_NB);	/* a save at work: no leftover (remove_leftovers) */
+	/* Interrupted, it goes; published, it stays (sigclean.h). */
+	struct sigclean clean = { 1, { { AT_FDCWD, tmp, 0 } } };
+	sigset_t held;
+	sigclean_arm(&clean);
 	struct save_result res;
 	r = !strcmp(format, "elf") ? save_elf(&d, fd, &so, &res) : save_kdump(&d, fd, &so, &res);
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	sigclean_hold(&held);
 	r = commit_tmp_at(AT_FDCWD, fd, tmp, output, r);
+	sigclean_disarm();
+	sigclean_release(&held);
 	if (r < 0) {
 		err("writing %s failed: %s; nothing left under that name", output, errstr(r));
 		code = EXIT_SYSTEM;

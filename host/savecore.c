@@ -33,6 +33,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
+#include "../lib/sigclean.h"
 #include "../lib/util.h"
 
 /* DIR, opened once: everything below it is reached through fds, never
@@ -627,15 +628,32 @@ static int save_into(const struct crashdir *cd, const char *src, const struct ta
 	int r = make_partial(cd, base, part, sizeof part);
 	if (r < 0)
 		return r;
+	/* Interrupted, the partial directory goes, files first; published,
+	 * it stays (sigclean.h). */
+	struct sigclean dir = { 1, { { cd->fd, part, AT_REMOVEDIR } } }, files = { 0 };
+	sigset_t held;
+	sigclean_arm(&dir);
 	int published = 0, sfd = open_own_dir(cd, part);
 	if (sfd < 0) {
 		r = sfd;
 		goto fail;
 	}
+	_Static_assert(ARRAY_SIZE(dump_files) < SIGCLEAN_MAX, "sigclean list");
+	for (size_t i = 0; i < ARRAY_SIZE(dump_files); i++) {
+		files.e[i].dfd = sfd;
+		files.e[i].name = dump_files[i];
+	}
+	files.n = ARRAY_SIZE(dump_files);
+	files.e[files.n++] = dir.e[0];
+	sigclean_arm(&files);
 	r = write_dump_files(sfd, src, t, d, o, &m, res, cd->room);
+	sigclean_hold(&held);
 	if (!r)
 		r = publish(cd, part, base, fin, sz);
 	published = !r;
+	if (published)
+		sigclean_disarm();
+	sigclean_release(&held);
 	if (!r && fsync(cd->fd) < 0)
 		r = -errno;
 	if (r < 0)
@@ -644,6 +662,7 @@ static int save_into(const struct crashdir *cd, const char *src, const struct ta
 fail:
 	if (r < 0)
 		unlinkat(cd->fd, published ? fin : part, AT_REMOVEDIR);
+	sigclean_disarm();
 	return r;
 }
 
@@ -903,6 +922,36 @@ static void run_init(struct savecore_run *run, const struct savecore_opts *o)
 	run->dir_code = -1;
 }
 
+/* Removes, saying so, the NAME.partial directories a save --dir left
+ * when it died where it could not clean up (SIGKILL, a crash, power; a
+ * signal it can catch removes its own): the lock says no save is writing
+ * one. Only ours (open_own_dir), only the files save --dir writes. */
+static void remove_leftovers(const struct crashdir *cd)
+{
+	int fd = dup(cd->fd);
+	DIR *dh = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+
+	if (!dh) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dh);	/* the dup shares DIR's offset */
+	while ((de = readdir(dh))) {
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len <= 8 || strcmp(de->d_name + len - 8, ".partial"))
+			continue;
+		int r = remove_dump_dir(cd, de->d_name, 0);
+		if (r == 0)
+			msg("removed %s/%s, left by a save that did not finish", cd->path, de->d_name);
+		else if (r == -ENOTEMPTY || r == -EEXIST)
+			warn("%s/%s, left by a save that did not finish, holds other files: not removed",
+			     cd->path, de->d_name);
+	}
+	closedir(dh);
+}
+
 /* DIR opened and locked, once per run. EXIT_OK or the exit code, said. */
 static int open_run_dir(struct savecore_run *run)
 {
@@ -927,6 +976,8 @@ static int open_run_dir(struct savecore_run *run)
 		    cd->path, LOCKFILE, errstr(r));
 	if (r < 0)
 		run->dir_code = EXIT_SYSTEM;
+	else
+		remove_leftovers(cd);
 	return run->dir_code;
 }
 

@@ -919,6 +919,118 @@ vc "$W/v64.core" "$W/keep.elf"
 ck "save left temporary files behind" sh -c "! ls '$W'/keep.elf.partial-* 2>/dev/null | grep -q ."
 end; fi
 
+# sig_run SIG GLOB COMMAND...: runs COMMAND (SIGINT and SIGHUP at their
+# defaults, as from a terminal: a script's background job has SIGINT
+# ignored, and kdumpinit leaves an ignored signal ignored), sends SIG
+# once a file GLOB names holds 1 MiB, and waits at most 30 s. RC: 128 + N
+# for death by signal N, the exit code, 124 still running (killed), 125
+# never reached 1 MiB (SIG not sent).
+sig_run() {
+	local sig=$1 glob=$2
+	shift 2
+	LAST="${1##*/} $2 (SIG$sig)"
+	"$PY" - "$sig" "$glob" "$@" >"$W/out" 2>"$W/err" <<'PYEOF'
+import glob, os, signal, subprocess, sys, time
+sig, pat, cmd = getattr(signal, "SIG" + sys.argv[1]), sys.argv[2], sys.argv[3:]
+def dfl():
+    for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
+p = subprocess.Popen(cmd, preexec_fn=dfl, stdin=subprocess.DEVNULL)
+sent = False
+for _ in range(3000):
+    if p.poll() is not None:
+        break
+    if any(os.path.getsize(f) >= 1 << 20 for f in glob.glob(pat) if os.path.isfile(f)):
+        p.send_signal(sig)
+        sent = True
+        break
+    time.sleep(0.01)
+try:
+    rc = p.wait(30)
+except subprocess.TimeoutExpired:
+    p.kill(); p.wait()
+    sys.exit(124)
+sys.exit(125 if not sent else 128 - rc if rc < 0 else rc)
+PYEOF
+	RC=$?
+	{
+		echo "+ $* (SIG$sig at 1 MiB of $glob) -> exit $RC"
+		sed 's/^/  ! /' "$W/err" | head -40
+	} >>"$LOG"
+}
+
+# An interrupted save leaves nothing: SIGINT, SIGTERM and SIGHUP remove
+# the temporary output and end save by the signal (130, 143, 129); the
+# device's dump is not marked saved. Before, OUTPUT.partial-XXXXXX stayed.
+if begin C.save_signal_removes_partial; then
+mk -o "$W/sig.core" --mem 256M --zero-pct 0 --seed 9
+K capture --vmcore "$W/sig.core" --output "$W/sig.img" --level 0
+rc_is 0
+for s in INT:130 TERM:143 HUP:129; do
+	sig_run "${s%%:*}" "$W/sig-${s%%:*}.kdump.partial-*" \
+		"$KDUMPINIT" save "$W/sig.img" --output "$W/sig-${s%%:*}.kdump" --threads 1
+	rc_is "${s#*:}"
+	ck "SIG${s%%:*}: a partial file stayed" sh -c "! ls '$W'/sig-${s%%:*}.kdump.partial-* 2>/dev/null | grep -q ."
+	absent "$W/sig-${s%%:*}.kdump"
+done
+mkdir -m 700 "$W/sigdir"
+sig_run INT "$W/sigdir/*.partial/.vmcore.tmp" \
+	"$KDUMPINIT" save "$W/sig.img" --dir "$W/sigdir" --threads 1
+rc_is 130
+ck "save --dir left a directory or lock behind: $(ls -A "$W/sigdir" | tr '\n' ' ')" \
+	test -z "$(ls -A "$W/sigdir" | grep -v '^\.kdumpinit\.lock$')"
+K status --dev "$W/sig.img"
+out_has 'not saved yet'
+end; fi
+
+# What a save killed where it could not clean up (SIGKILL) left is named
+# and removed by the next save of the same output: only a regular file of
+# ours, named as save names them, never through a link, and none a save
+# still writes (it holds an flock); save --dir the same for NAME.partial.
+if begin C.save_removes_leftovers; then
+mk -o "$W/lo.core" --mem 256M --zero-pct 0 --seed 9
+K capture --vmcore "$W/lo.core" --output "$W/lo.img" --level 0
+rc_is 0
+sig_run KILL "$W/lo.kdump.partial-*" "$KDUMPINIT" save "$W/lo.img" --output "$W/lo.kdump" --threads 1
+rc_is 137
+left=$(ls "$W"/lo.kdump.partial-* 2>/dev/null)
+ck "SIGKILL left no partial file: test premise" test -n "$left"
+printf 'x' >"$W/lo.kdump.partial-Held42"
+flock "$W/lo.kdump.partial-Held42" sleep 60 &
+holder=$!
+printf 'victim\n' >"$W/lo-victim"
+ln -s "$W/lo-victim" "$W/lo.kdump.partial-Link42"
+mkdir "$W/lo.kdump.partial-Dir042"
+printf 'x' >"$W/lo.kdump.partial-Short"
+printf 'x' >"$W/other.kdump.partial-Abc123"
+for _ in $(seq 50); do flock -n "$W/lo.kdump.partial-Held42" true || break; sleep 0.1; done
+K save "$W/lo.img" --output "$W/lo.kdump"
+rc_is 0
+err_has "removed $W/${left##*/} \([0-9.]+ MB\), left by a save of $W/lo.kdump that did not finish"
+absent "$left"
+present "$W/lo.kdump"
+ck "a partial a save holds (flock) was removed" test -e "$W/lo.kdump.partial-Held42"
+ck "a link was removed or followed" test -L "$W/lo.kdump.partial-Link42" -a -s "$W/lo-victim"
+ck "a directory was removed" test -d "$W/lo.kdump.partial-Dir042"
+ck "a name save never makes was removed" test -e "$W/lo.kdump.partial-Short"
+ck "another output's partial was removed" test -e "$W/other.kdump.partial-Abc123"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+mkdir -m 700 "$W/lodir"
+sig_run KILL "$W/lodir/*.partial/.vmcore.tmp" "$KDUMPINIT" save "$W/lo.img" --dir "$W/lodir" --threads 1
+rc_is 137
+part=$(ls -d "$W"/lodir/*.partial 2>/dev/null)
+ck "SIGKILL left no NAME.partial: test premise" test -n "$part"
+mkdir -m 700 "$W/lodir/other.partial"
+printf 'mine\n' >"$W/lodir/other.partial/notes"
+K save "$W/lo.img" --dir "$W/lodir"
+rc_is 0
+err_has "removed $W/lodir/${part##*/}, left by a save that did not finish"
+err_has "other.partial, left by a save that did not finish, holds other files: not removed"
+ck "a NAME.partial with other files in it was removed" test -s "$W/lodir/other.partial/notes"
+ck "save --dir did not save" sh -c "ls '$W'/lodir/*/vmcore"
+end; fi
+
 if begin C.source_missing; then
 K info "$W/no-such.img"
 rc_is 4
