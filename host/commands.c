@@ -318,6 +318,27 @@ static void remove_leftovers(const char *output)
 	close(dfd);
 }
 
+/* OUTPUT.partial-XXXXXX, new, into tmp, locked for as long as this save
+ * writes it (remove_leftovers leaves it alone). Another save's
+ * remove_leftovers may take the name between mkstemp and the lock, and
+ * remove it: then another name. The fd or -errno. */
+static int open_partial(const char *output, char *tmp, size_t sz)
+{
+	for (int k = 0; k < 8; k++) {
+		struct stat a, b;
+		snprintf(tmp, sz, "%s.partial-XXXXXX", output);
+		int fd = mkstemp(tmp);
+		if (fd < 0)
+			return -errno;
+		fchmod(fd, 0600);	/* a vmcore holds the machine's secrets */
+		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &a) == 0 && lstat(tmp, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return fd;
+		close(fd);
+	}
+	return -EEXIST;
+}
+
 int cmd_save(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -447,10 +468,9 @@ int cmd_save(int argc, char **argv)
 	 * save --dir writes fixed names, but into a directory of its own. */
 	char tmp[4096];
 	remove_leftovers(output);
-	snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", output);
-	int fd = mkstemp(tmp);
+	int fd = open_partial(output, tmp, sizeof tmp);
 	if (fd < 0) {
-		err("cannot create a temporary file next to %s: %s", output, strerror(errno));
+		err("cannot create a temporary file next to %s: %s", output, errstr(fd));
 		dumpfile_free(&d);
 		target_close(&t);
 		return EXIT_SYSTEM;
