@@ -475,8 +475,6 @@ int cmd_save(int argc, char **argv)
 		target_close(&t);
 		return EXIT_SYSTEM;
 	}
-	fchmod(fd, 0600);	/* a vmcore holds the machine's secrets */
-	flock(fd, LOCK_EX | LOCK_NB);	/* a save at work: no leftover (remove_leftovers) */
 	/* Interrupted, it goes; published, it stays (sigclean.h). */
 	struct sigclean clean = { 1, { { AT_FDCWD, tmp, 0 } } };
 	sigset_t held;
