@@ -1042,6 +1042,42 @@ if [ $rawonly = 0 ]; then
 	fi
 fi
 
+# --- dmesg of what save wrote ---------------------------------------------------------
+# The log from the saved ELF (the pages the dump left out are zero fill,
+# the ring's unused ones among them) and from a kdump-compressed save,
+# both as the device gives it; makedumpfile --dump-dmesg on the ELF (its
+# mmap path reads at wrong offsets across our split PT_LOADs: --non-mmap)
+# prints the same lines.
+if [ $rawonly = 0 ] && [ $demo = 0 ] && [ -s "$workdir/saved.elf" ] && [ $stalldisk = 0 ] &&
+	[ -z "$blkdebug$cutat$dumpsize" ]; then
+	"$kdumpinit" dmesg "$dump" "${pick[@]}" "${keyarg[@]}" >"$workdir/dmesg-dev.out" 2>"$workdir/dmesg-dev.err"
+	rc=$?
+	lines=$(wc -l <"$workdir/dmesg-dev.out")
+	"$kdumpinit" save "$dump" "${pick[@]}" "${keyarg[@]}" --output "$workdir/saved-log.kdump" \
+		>"$workdir/save-log.out" 2>&1
+	for f in saved.elf saved-log.kdump; do
+		"$kdumpinit" dmesg "$workdir/$f" >"$workdir/dmesg-$f.out" 2>"$workdir/dmesg-$f.err"
+		rf=$?
+		[ $rc = 0 ] && [ $rf = 0 ] && [ "$lines" -gt 0 ] && cmp -s "$workdir/dmesg-dev.out" "$workdir/dmesg-$f.out" &&
+			pass "dmesg $f: the device's log, $lines lines" ||
+			failed "dmesg $f (exit $rf) is not the device's log (exit $rc, $lines lines): $(head -c 200 "$workdir/dmesg-$f.err")"
+	done
+	rm -f "$workdir/saved-log.kdump"
+	if command -v makedumpfile >/dev/null; then
+		rm -f "$workdir/dmesg-mdf.out"
+		makedumpfile --non-mmap --dump-dmesg "$workdir/saved.elf" "$workdir/dmesg-mdf.out" >"$workdir/mdf.err" 2>&1
+		mlines=$(wc -l <"$workdir/dmesg-mdf.out" 2>/dev/null || echo 0)
+		if [ ! -s "$workdir/dmesg-mdf.out" ]; then
+			say "note: makedumpfile --dump-dmesg did not read the saved ELF: $(grep -m1 -iE 'not supported|fail|error' "$workdir/mdf.err")"
+		else
+			[ "$mlines" = "$lines" ] && pass "makedumpfile --dump-dmesg on the saved ELF: $mlines lines, as kdumpinit dmesg" ||
+				failed "makedumpfile --dump-dmesg on the saved ELF: $mlines lines, kdumpinit dmesg $lines"
+		fi
+	else
+		say "note: makedumpfile --dump-dmesg not run (no makedumpfile)"
+	fi
+fi
+
 # --- a sealed dump (--seal) -----------------------------------------------------------
 # Read through the key above (info, save); here what sealing itself must
 # hold. Where the raw copy is there: nothing of memory in the clear on the
