@@ -9,8 +9,9 @@
 # with 4- and 5-level paging, Debian 13's 6.12, and the 88M crashkernel
 # floor), one arm64 crash (Debian 12's arm64 kernel in QEMU virt), then the
 # differential filter test against makedumpfile on the raw vmcores those
-# crashes produced, and captures from damaged copies of one of them
-# (corrupt; check-full: every fault, on 6.1 and 6.12). Then the documentation against the
+# crashes produced, captures from damaged copies of one of them
+# (corrupt; check-full: every fault, on 6.1 and 6.12), and damaged copies
+# of their dumps (damage). Then the documentation against the
 # binary, the host set-up step, and the Debian package in a fresh chroot.
 #
 # ONLY="NAME..." runs only the suites so named (make check-docs, check-deb).
@@ -344,6 +345,20 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# fault under check-full).
 	run_suite corrupt bash tests/corrupt/run.sh ${FULL:+--full} --workdir "$BUILD/corrupt" \
 		"$raws/raw-6.1-4level.vmcore"
+	# Damage to the dump device: the 6.1 and 7.3 raw vmcores captured at
+	# level 31, clear and sealed, then a byte of the header fields of each
+	# chunk type, random 512-byte and 4 KiB blocks, a zeroed MiB, START
+	# and END damaged; the report names the damage and the save holds
+	# every page of every chunk it did not touch, byte for byte (about a
+	# minute). check-full: every field of every type, 20 blocks of each
+	# size (damage-full, about 8 minutes).
+	if [ -z "${FULL:-}" ]; then
+		run_suite damage bash tests/damage/run.sh --workdir "$BUILD/damage" \
+			"$raws/raw-6.1-4level.vmcore" "$raws/raw-7.3-4level.vmcore"
+	else
+		run_suite damage-full bash tests/damage/run.sh --full --workdir "$BUILD/damage" \
+			"$raws/raw-6.1-4level.vmcore" "$raws/raw-7.3-4level.vmcore"
+	fi
 fi
 
 # make check-full: the larger guests at the 88M floor, 1.5 GiB and 6 GiB
