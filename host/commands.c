@@ -687,7 +687,7 @@ static int dmesg_from_vmcore(const char *path, int *code)
 	enum vmcore_err why;
 	int r = vmcore_open_saved(&vc, path, &why);
 
-	if (r < 0 && why == VMC_BAD_KDUMP) {
+	if (r < 0 && (why == VMC_BAD_KDUMP || why == VMC_KDUMP_CODEC)) {
 		err("%s is %s: no log read", path, vmcore_strerror(why));
 		*code = EXIT_INPUT;
 		return 0;

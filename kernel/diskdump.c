@@ -255,6 +255,10 @@ static int parse(struct vmcore *vc, struct diskdump *dd, enum vmcore_err *why)
 	if (read_full_at(vc->fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
 	    memcmp(h.signature, DISKDUMP_SIGNATURE, sizeof h.signature))
 		return -EINVAL;
+	if (h.status & (DUMP_DH_COMPRESSED_LZO | DUMP_DH_COMPRESSED_SNAPPY | DUMP_DH_COMPRESSED_ZSTD)) {
+		*why = VMC_KDUMP_CODEC;
+		return -EINVAL;
+	}
 	uint32_t ps = (uint32_t)h.block_size;
 	if (h.block_size < 4096 || h.block_size > 65536 || (ps & (ps - 1)) || h.sub_hdr_size < 1 ||
 	    h.header_version < 1)

@@ -15,10 +15,13 @@
 
 /* disk_dump_header.status */
 #define DUMP_DH_COMPRESSED_ZLIB		0x1
+#define DUMP_DH_COMPRESSED_LZO		0x2
+#define DUMP_DH_COMPRESSED_SNAPPY	0x4
 #define DUMP_DH_COMPRESSED_INCOMPLETE	0x8
 /* Some struct pages are not in the dump: those of pages left out
  * (makedumpfile -e; kdumpinit's memory-map exclusion). */
 #define DUMP_DH_EXCLUDED_VMEMMAP	0x10
+#define DUMP_DH_COMPRESSED_ZSTD		0x20
 /* page_desc.flags: how a page is stored; 0 is raw */
 #define DUMP_PAGE_ZLIB			0x1
 
@@ -74,7 +77,8 @@ struct diskdump;
  * VMCOREINFO; no segments (nr_seg 0): pages come through vc->dd
  * (physmem reads them). Everything in the file is checked against its
  * size before it is used; a header that does not read is -EINVAL with
- * *why VMC_BAD_KDUMP (no VMCOREINFO: VMC_NO_VMCOREINFO), I/O -errno. */
+ * *why VMC_BAD_KDUMP (no VMCOREINFO: VMC_NO_VMCOREINFO; pages in a
+ * compression it does not read: VMC_KDUMP_CODEC), I/O -errno. */
 int diskdump_open(struct vmcore *vc, const char *path, enum vmcore_err *why);
 void diskdump_close(struct diskdump *dd);
 /* Physical [paddr, paddr+len) from the dump, any number of pages: 0,

@@ -31,6 +31,8 @@ const char *vmcore_strerror(enum vmcore_err e)
 		[VMC_KDUMP] = "a kdump-compressed file, not an ELF vmcore",
 		[VMC_BAD_KDUMP] = "a kdump-compressed file whose headers do not read "
 				  "(damaged, or a variant kdumpinit does not read)",
+		[VMC_KDUMP_CODEC] = "a kdump-compressed file whose pages are compressed with LZO, "
+				    "snappy or zstd, which kdumpinit does not read (zlib or raw only)",
 	};
 	return (unsigned)e < ARRAY_SIZE(names) ? names[e] : "?";
 }

@@ -21,6 +21,7 @@ enum vmcore_err {
 	VMC_NOT_FILE,		/* a directory, character device, FIFO, ... */
 	VMC_KDUMP,		/* a kdump-compressed file, not an ELF */
 	VMC_BAD_KDUMP,		/* one whose headers do not read (vmcore_open_saved) */
+	VMC_KDUMP_CODEC,	/* one compressed with LZO, snappy or zstd */
 };
 const char *vmcore_strerror(enum vmcore_err e);
 

@@ -484,6 +484,12 @@ K dmesg "$W/kdbs.kdump"
 rc_is 3
 err_has 'kdbs.kdump is a kdump-compressed file whose headers do not read'
 ck "stdout not empty" test ! -s "$W/out"
+cp "$W/kd.kdump" "$W/kdlzo.kdump"
+# status (offset 424) with LZO's bit (0x2), as makedumpfile -l writes it
+printf '\x03' | dd of="$W/kdlzo.kdump" bs=1 seek=424 conv=notrunc status=none
+K dmesg "$W/kdlzo.kdump"
+rc_is 3
+err_has 'kdlzo.kdump is a kdump-compressed file whose pages are compressed with LZO, snappy or zstd'
 cp "$W/kd.kdump" "$W/kdcut.kdump"
 truncate -s 128K "$W/kdcut.kdump"
 K dmesg "$W/kdcut.kdump"
