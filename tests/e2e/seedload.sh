@@ -10,7 +10,8 @@
 # the memory still differs from boot to boot (timing, KASLR), which is the
 # point: a fresh crash is what users capture. Issue 37's hangs came from
 # words near the top of the address space in task structs and slab memory,
-# so tasks and slab objects are what varies most.
+# so tasks and slab objects are what varies most, and most seeds have
+# threads sleep with such words in their saved registers (seedtasks.c).
 #
 # DIR is a mounted tmpfs (files go there), SCRATCHDIR the scratch disk's
 # mount point, if any (its files are read into the page cache). Prints one
@@ -50,6 +51,11 @@ between 1 6; n_tproc=$r
 between 1 24; n_thread=$r
 between 16 512; kib_thread=$r
 between 0 32; mb_churn=$r
+# A third of the seeds plant nothing; the others a share of the threads
+# (seedtasks.c: words from the top of the address space in their saved
+# vector registers, inside their task structs).
+rnd 3; plant=0
+[ "$r" = 0 ] || { between 10 100; plant=$r; }
 
 mkdir -p "$dir/seed"
 cd "$dir/seed" || exit 1
@@ -125,7 +131,7 @@ s_klog() {	# records in the kernel's log ring (all of them: no rate limit)
 }
 s_threads() {	# processes with threads, where stage 1 has the helper
 	command -v seedtasks >/dev/null 2>&1 || return 0
-	seedtasks "$n_tproc" "$n_thread" "$kib_thread" "$seed" >/dev/null 2>&1
+	seedtasks "$n_tproc" "$n_thread" "$kib_thread" "$seed" "$plant" >/dev/null 2>&1
 }
 s_churn() {	# pages written, then freed: free pages that are not zero
 	[ "$mb_churn" -gt 0 ] || return 0
@@ -152,4 +158,4 @@ done
 for w in $order; do "s_$w"; done
 echo "seedload: seed $seed: order$order; random ${mb_random}M text ${mb_text}M" \
 	"anon ${n_anon}x${mb_anon}M sleepers $n_sleep nest $depth files $n_files sized $n_sized" \
-	"cache ${mb_cache}M/file klog $n_klog threads ${n_tproc}x${n_thread}x${kib_thread}K churn ${mb_churn}M"
+	"cache ${mb_cache}M/file klog $n_klog threads ${n_tproc}x${n_thread}x${kib_thread}K plant ${plant}% churn ${mb_churn}M"

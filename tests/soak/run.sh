@@ -12,7 +12,8 @@
 #                     [--mems "1G 1536M"] [--levels "1 31"] [--timeout SEC]
 #                     [--stall SEC] [--raw-only] [--old BIN] [--workdir DIR]
 #
-# The kernels take turns (crash i gets kernel i mod their number); the
+# The kernels take turns (crash i gets kernel i + SOAK_SEED mod their
+# number); the
 # guest's memory and the crash kernel's dump level are drawn from the
 # crash's seed among --mems and --levels. Each crash's seed comes from
 # the soak's: SOAK_SEED=S (printed at the start; random when not given)
@@ -130,8 +131,10 @@ else
 	nk=$#
 	list=
 	for ((i = 0; i < crashes; i++)); do
+		# The turns start where the soak's seed says: a soak with fewer
+		# crashes than kernels (make check's) covers them all over runs.
 		set -- $kernels
-		shift $((i % nk))
+		shift $(((i + master) % nk))
 		# A hash of the soak's seed and the crash's index: every crash a
 		# seed of its own, the same for the same SOAK_SEED.
 		list="$list $1:$(hashnum "soak $master $i")"
