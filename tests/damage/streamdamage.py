@@ -8,7 +8,7 @@ usage: streamdamage.py judge [--full] [--kinds K,...] [--key SEC --plain PLAIN]
                              KDUMPINIT IMAGE REF_ELF
        streamdamage.py selftest [--key SEC --plain PLAIN] KDUMPINIT IMAGE REF_ELF
        streamdamage.py table FILE [FILE]
-       streamdamage.py seeds IMAGE OUTDIR PREFIX
+       streamdamage.py seeds IMAGE OUTDIR PREFIX [SEALED_OUTDIR]
 
 judge: runs KDUMPINIT on damaged copies of IMAGE (a capture, with no other
   dump on it) and prints one ok/FAIL line per kind of damage, named
@@ -57,10 +57,15 @@ table: the records of FILE (and of a second FILE, an older reader's, side
   hold, and the trials that failed.
 seeds: fuzz_dumpfile seeds (compact layout, control byte 0) from a clear
   capture IMAGE: the dump cut down to a handful of chunks (its metadata,
-  the kernel log cut to 1 KiB, the smallest PAGES chunks of each pass and
-  an END whose counts are those of what is kept), each under 64 KiB, then
+  the kernel log cut to 1 KiB, the shortest PAGES chunks that store pages,
+  two of the EARLY pass and four of the first, and an END whose counts
+  are those of what is kept), each under 64 KiB, then
   damaged: a PAGES byte, START's header, 512 random bytes over two
-  chunks, END; written as OUTDIR/PREFIX-*.
+  chunks, END; and two that have the harness damage a PAGES chunk
+  (control bit 6) and forge its hashes again (bits 6 and 7); written as
+  OUTDIR/PREFIX-*. With SEALED_OUTDIR, fuzz_sealed seeds of the intact
+  stream too, as is and with a PAGES chunk tampered (SEALED_OUTDIR/PREFIX,
+  PREFIX-tamper).
 """
 import concurrent.futures
 import mmap
@@ -565,10 +570,11 @@ def build_stream(parts, dump_id):
 
 
 def seeds_main(a):
-    if len(a) != 3:
+    if len(a) not in (3, 4):
         print(__doc__.strip().split("\n\n")[0], file=sys.stderr)
         return 2
-    image, outdir, prefix = a
+    image, outdir, prefix = a[:3]
+    sealed_dir = a[3] if len(a) == 4 else None
     with open(image, "rb") as f:
         img = f.read()
     cs = chunks(img)
@@ -578,8 +584,15 @@ def seeds_main(a):
     pages = [c for c in cs if c.type == PAGES]
     early = [c for c in pages if struct.unpack_from("<I", img, c.off + 48 + 20)[0] & EARLY_FLAG]
     first = [c for c in pages if c not in early]
-    keep = sorted(sorted(early, key=lambda c: c.len)[:2] + sorted(first, key=lambda c: c.len)[:4],
-                  key=lambda c: c.seq)
+    def small(cs, n, room):
+        """The N shortest chunks that store pages, within ROOM bytes."""
+        out = []
+        for c in sorted(cs, key=lambda c: c.len):
+            if len(out) < n and struct.unpack_from("<I", img, c.off + 48 + 12)[0] and c.len <= room:
+                out.append(c)
+                room -= c.len
+        return out
+    keep = sorted(small(early, 2, 8192) + small(first, 4, 16384), key=lambda c: c.seq)
     parts = []
     stored = 0
     for c in meta + keep:
@@ -617,17 +630,34 @@ def seeds_main(a):
     b = at(pg[1], 0) + 48 + len(parts[pg[1]][2]) - 200	# over the end of one PAGES chunk into the next
     variants["block-512"] = [(b + i, rnd.randrange(256)) for i in range(512)]
     variants["end"] = [(at(len(parts) - 1, 60), None)]
+    # the harness's own damage (fuzz_dumpfile.c, control bits 6 and 7):
+    # chunk k, byte at, XOR x; with bit 7 its hashes forged again
+    harness = {"harness-damage": (0x40, mid, 48 + len(parts[mid][2]) // 3),
+               "harness-forge": (0xC0, mid, 48 + len(parts[mid][2]) - 1)}
     os.makedirs(outdir, exist_ok=True)
-    for name, edits in variants.items():
+    for name, edits in list(variants.items()) + [(n, []) for n in harness]:
         s = bytearray(stream)
         for o, v in edits:
             s[o] = s[o] ^ 0x20 if v is None else v
         data = head + bytes(s)
+        if name in harness:
+            ctl, k, rel = harness[name]
+            data = bytes([ctl]) + struct.pack("<HHB", k, rel, 0x10) + data[1:]
         if len(data) >= 65536:
             raise SystemExit("streamdamage: seed %s is %d bytes" % (name, len(data)))
         with open(os.path.join(outdir, "%s-%s" % (prefix, name)), "wb") as f:
             f.write(data)
         print("%s-%s: %d bytes, %d chunks (%d PAGES)" % (prefix, name, len(data), len(parts), len(pg)))
+    if sealed_dir:
+        # fuzz_sealed: control byte, the chunk to tamper (u16, counted in
+        # the sealed stream: SEAL comes in after CHAIN) and the payload
+        # byte (u16), then the superblock area and the stream
+        os.makedirs(sealed_dir, exist_ok=True)
+        for name, ctl in (("", 0), ("-tamper", 2)):
+            data = struct.pack("<BHH", ctl, mid + 1, 100) + head[1:] + bytes(stream)
+            with open(os.path.join(sealed_dir, prefix + name), "wb") as f:
+                f.write(data)
+            print("%s%s (fuzz_sealed): %d bytes" % (prefix, name, len(data)))
     return 0
 
 

@@ -33,14 +33,25 @@
  *          before the cross-checks of END against the stream; this
  *          makes the fuzzer meet them with every chunk intact, as
  *          someone who forges the hashes again could.
+ *   bit 6  damage: 5 bytes follow (after the forge edits, before the
+ *          image): k (u16), at (u16), x (u8). Chunk k of the stream (k
+ *          modulo their count, walking from data_offset by each header's
+ *          len, as bit 1 does) gets its byte at (modulo its span) XORed
+ *          with x (0x40 for 0), after every edit above: damage on the
+ *          device. The image as it was before is read too (the
+ *          reference), and the two are compared (below).
+ *   bit 7  with bit 6: the damaged chunk's hashes are made right again
+ *          (a forger's change rather than damage).
  * Seeds are real images written by `kdumpinit capture` (control 0), with
  * the superblock re-claimed at data_offset KDI_DATA_MIN and stored in the
  * compact layout (see mkcorpus.py).
  *
  * With FZ_REACH set in the environment, the harness prints at exit one
- * line "FZ_REACH inputs=N claimed=N loaded=N complete=N": how many inputs
- * source_open took as a claim, dumpfile_load loaded (returned 0) and
- * dumpfile_complete called complete. run.sh runs the committed corpus so
+ * line "FZ_REACH inputs=N claimed=N loaded=N complete=N damaged=N kept=N":
+ * how many inputs source_open took as a claim, dumpfile_load loaded
+ * (returned 0) and dumpfile_complete called complete, and of the damaged
+ * ones (bit 6) how many had a reference that loaded and how many were
+ * held to the damage property below. run.sh runs the committed corpus so
  * and fails when no seed gets to a loaded, complete dump (a claim rule
  * the seeds no longer meet would otherwise only show as lost coverage).
  *
@@ -53,7 +64,20 @@
  * Beyond "no crash": a dump read as complete has an END whose counts are
  * those of the stream (chunks, stream bytes, pages stored) and segments
  * it vouches for (pfn_limit); every block index entry is what its pages
- * say; save_kdump's bitmaps never span more than pfn_limit. */
+ * say; save_kdump's bitmaps never span more than pfn_limit.
+ *
+ * Damage (bit 6) costs only the chunk it touched (docs/FORMAT.md,
+ * "Reading past damage"): when the reference loads, the damaged image
+ * loads too (a damaged START is recovered, never read as empty), and
+ * every PAGES block of the reference whose chunk does not hold the
+ * damaged byte is in the damaged dump's index as it was (pfns, bitmaps,
+ * payload where it was, with its hash), unless the chunk damaged is
+ * VMCOREINFO or SEGMENTS (without which nothing is placed), or START and
+ * the recovery read another page size or version than START said (a
+ * fuzzed START that disagrees with VMCOREINFO). With forged hashes (bit
+ * 7), a changed payload byte of an intact chunk other than START and END
+ * does not stop the stream: it is read to where the reference's ended,
+ * and a changed chunk that is not PAGES costs no block. */
 #include "fuzz_common.h"
 
 #include <assert.h>
@@ -290,13 +314,155 @@ static uint8_t *expand_image(const uint8_t *in, size_t *len)
 
 /* FZ_REACH: what the inputs got to (header comment). */
 static struct {
-	unsigned long inputs, claimed, loaded, complete;
+	unsigned long inputs, claimed, loaded, complete, damaged, kept;
 } reach;
 
 static void reach_print(void)
 {
-	fprintf(stderr, "FZ_REACH inputs=%lu claimed=%lu loaded=%lu complete=%lu\n",
-		reach.inputs, reach.claimed, reach.loaded, reach.complete);
+	fprintf(stderr, "FZ_REACH inputs=%lu claimed=%lu loaded=%lu complete=%lu damaged=%lu kept=%lu\n",
+		reach.inputs, reach.claimed, reach.loaded, reach.complete, reach.damaged, reach.kept);
+}
+
+/* ---- damage mode (control bits 6 and 7) ---- */
+
+struct fz_damage {
+	unsigned k, at;
+	uint8_t x;
+	int forge;
+	/* what was damaged: the byte's device offset, its chunk (device
+	 * offset, span, type), whether the byte is in the payload, and
+	 * whether the chunk was intact before (magic and both hashes) */
+	uint64_t off, c_off, c_span;
+	uint16_t type;
+	int in_payload, was_intact;
+};
+
+/* Chunk dm->k of the stream gets one byte changed (header comment, bit
+ * 6), and with dm->forge its hashes made right again. 0 when the image
+ * holds no chunk to damage. */
+static int damage_chunk(uint8_t *img, size_t len, struct fz_damage *dm)
+{
+	struct kdi_super sb;
+	uint64_t pos, n = 0;
+
+	if (len < sizeof sb)
+		return 0;
+	memcpy(&sb, img, sizeof sb);
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t i = 0;
+		for (pos = sb.data_offset; pos <= len && len - pos >= sizeof(struct kdi_chunk);) {
+			struct kdi_chunk h;
+			memcpy(&h, img + pos, sizeof h);
+			if (memcmp(h.magic, KDI_CHUNK_MAGIC, 4) || h.len > len - pos - sizeof h)
+				break;
+			uint64_t sp = chunk_span(h.len);
+			if (sp > len - pos)
+				sp = len - pos;
+			if (pass == 1 && i == dm->k % n) {
+				uint64_t hh = h.hdr_hash;
+				h.hdr_hash = 0;
+				dm->was_intact = XXH64(&h, sizeof h, 0) == hh &&
+						 XXH64(img + pos + sizeof h, h.len, 0) == h.payload_hash;
+				dm->c_off = pos;
+				dm->c_span = sp;
+				dm->type = h.type;
+				uint64_t rel = dm->at % sp;
+				dm->off = pos + rel;
+				dm->in_payload = rel >= sizeof h && rel < sizeof h + h.len;
+				img[dm->off] ^= dm->x ? dm->x : 0x40;
+				if (dm->forge) {
+					memcpy(&h, img + pos, sizeof h);
+					if (h.len <= len - pos - sizeof h)
+						h.payload_hash = XXH64(img + pos + sizeof h, h.len, 0);
+					h.hdr_hash = 0;
+					h.hdr_hash = XXH64(&h, sizeof h, 0);
+					memcpy(img + pos, &h, sizeof h);
+				}
+				return 1;
+			}
+			i++;
+			pos += chunk_span(h.len);
+		}
+		if (pass == 0 && !(n = i))
+			return 0;
+	}
+	return 0;
+}
+
+/* Block b of the reference in the damaged dump d as it was (blocks are
+ * in stream order there, so by payload offset). */
+static int block_kept(const struct dumpfile *d, const struct page_block *b)
+{
+	size_t lo = 0, hi = d->nblocks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->blocks[mid].payload_off < b->payload_off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == d->nblocks)
+		return 0;
+	const struct page_block *x = &d->blocks[lo];
+	size_t bl = (b->count + 7) / 8;
+	return x->payload_off == b->payload_off && x->pfn == b->pfn && x->count == b->count &&
+	       x->nstored == b->nstored && x->payload_len == b->payload_len &&
+	       x->payload_hash == b->payload_hash && x->seq == b->seq &&
+	       !memcmp(x->bitmap, b->bitmap, bl) && !x->zbitmap == !b->zbitmap &&
+	       (!x->zbitmap || !memcmp(x->zbitmap, b->zbitmap, bl));
+}
+
+static int reffd = -1;
+
+/* The damaged dump d (dumpfile_load's r) against the reference, the
+ * image before the damage (header comment). */
+static void damage_check(const struct dumpfile *d, int r, const uint8_t *orig, size_t len,
+			 const struct fz_damage *dm)
+{
+	int fd = fz_memfd(&reffd, "fuzz_dumpfile_ref");
+	struct target t0;
+	enum target_refusal why;
+	char msg[400];
+	struct dumpfile d0;
+
+	if (len)
+		fz_pwrite(fd, orig, len, 0);
+	if (source_open(&t0, fz_fdpath(fd), &why, msg, sizeof msg) < 0)
+		return;
+	int r0 = dumpfile_load(&d0, t0.fd, t0.base, t0.limit);
+	if (r0 < 0 || d0.sealed)
+		goto out;
+	reach.damaged++;
+	if (dm->type == KDI_CH_VMCOREINFO || dm->type == KDI_CH_SEGMENTS)
+		goto out;
+	if (!dm->forge) {
+		if (dm->type == KDI_CH_START) {
+			/* never "empty" while the rest of the dump is there */
+			assert(r != -ENOENT);
+			if (r < 0 || d->start.page_size != d0.start.page_size ||
+			    d->start.format_version != d0.start.format_version)
+				goto out;
+		}
+		assert(r == 0);
+		for (size_t i = 0; i < d0.nblocks; i++) {
+			const struct page_block *b = &d0.blocks[i];
+			uint64_t at = b->payload_off - sizeof(struct kdi_chunk);
+			if (dm->off >= at && dm->off < at + chunk_span(b->payload_len))
+				continue;	/* its chunk took the damage */
+			assert(block_kept(d, b));
+		}
+		reach.kept++;
+	} else if (dm->in_payload && dm->was_intact && dm->type != KDI_CH_START &&
+		   dm->type != KDI_CH_END && dm->c_off + dm->c_span <= d0.stream_end && r == 0) {
+		assert(d->stream_end == d0.stream_end);
+		if (dm->type != KDI_CH_PAGES)
+			for (size_t i = 0; i < d0.nblocks; i++)
+				assert(block_kept(d, &d0.blocks[i]));
+		reach.kept++;
+	}
+out:
+	dumpfile_free(&d0);
+	target_close(&t0);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -378,6 +544,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data += 1 + 8 * (size_t)nedits;
 		size -= 1 + 8 * (size_t)nedits;
 	}
+	struct fz_damage dm = { 0 };
+	int damage = (ctl & 64) != 0;
+	if (damage) {
+		if (size < 5)
+			return 0;
+		dm.k = data[0] | data[1] << 8;
+		dm.at = data[2] | data[3] << 8;
+		dm.x = data[4];
+		dm.forge = (ctl & 128) != 0;
+		data += 5;
+		size -= 5;
+	}
 	size_t len = size;
 	uint8_t *img = expand_image(data, &len);
 	if (!img) {
@@ -397,6 +575,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			img = f;
 		}
 	}
+	uint8_t *orig = NULL;
+	if (damage) {
+		orig = malloc(len ? len : 1);
+		if (!orig)
+			abort();
+		memcpy(orig, img, len);
+		damage = damage_chunk(img, len, &dm);
+	}
 	int fd = fz_memfd(&devfd, "fuzz_dumpfile_dev");
 	if (len)
 		fz_pwrite(fd, img, len, 0);
@@ -410,6 +596,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reach.inputs++;
 	if (r < 0) {
 		assert(t.fd < 0);
+		free(orig);
 		return 0;
 	}
 	assert(t.base >= KDI_DATA_MIN && t.base % 4096 == 0 && t.base <= t.limit);
@@ -439,6 +626,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dumpfile d;
 	r = dumpfile_load(&d, t.fd, t.base, t.limit);
 	assert(memchr(d.why, 0, sizeof d.why));
+	if (damage)
+		damage_check(&d, r, orig, len, &dm);
+	free(orig);
 	if (r < 0) {
 		assert(r == -ENOENT || r == -EBADMSG || r == -EPROTONOSUPPORT || r == -ENOMEM);
 		dumpfile_free(&d);
@@ -466,8 +656,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sum += d.end.excluded[c];
 		assert(sum == d.end.pages_total);
 	}
-	if (d.have_end && !d.why[0])
-		assert(d.end.nr_chunks == d.nr_chunks && d.end.pages_stored == d.pages_stored);
+	/* An END that is used agrees with the stream: its chunk count (the
+	 * parts lost count too), and the pages stored, of which a dump with
+	 * a part lost read only some (FORMAT.md: END vouches for what it
+	 * can). */
+	if (d.have_end && !d.why[0]) {
+		assert(d.end.nr_chunks == d.nr_chunks);
+		assert(d.gaps ? d.end.pages_stored >= d.pages_stored : d.end.pages_stored == d.pages_stored);
+	}
 	char v[128];
 	uint64_t ct = 0;
 	if (vmcoreinfo_get(d.vmcoreinfo, "OSRELEASE", v, sizeof v) == 0)
@@ -502,7 +698,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct page_block *f = dumpfile_find(&d, blk->pfn + i, &idx);
 			int set = (blk->bitmap[i / 8] >> (i % 8)) & 1;
 			int zero = dumpfile_is_zero(&d, blk->pfn + i);
-			assert(set ? (f == blk && idx == i) : f == NULL);
+			/* a pfn this block does not store may be another
+			 * pass's (the EARLY, first and LATER passes cover the
+			 * same pfns, each storing its own) */
+			assert(set ? (f == blk && idx == i) : f != blk);
 			assert(!(set && zero));
 			if (!set)
 				continue;
@@ -512,7 +711,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* -ESTALE only if the device changed: it did not here. */
 			assert(e == 0 || e == -EBADMSG || e == -EIO || e == -ENOMEM);
 		}
-		if (b > 0)
+		/* pfns increase within each pass */
+		if (b > 0 && b != d.nearly && b != d.nfirst)
 			assert(blk->pfn >= d.blocks[b - 1].pfn + d.blocks[b - 1].count);
 	}
 	if (budget)

@@ -28,12 +28,17 @@
  *   - without the key (and with another key) a sealed dump is locked:
  *     no notes, VMCOREINFO, segments, log, settings or page index;
  *   - with the key, a dump read as unlocked has every PAGES block sealed,
- *     and a tamper inside a sealed or tagged payload stops the stream at
- *     that chunk: nothing from it or after it is kept;
+ *     and a tamper inside a sealed or tagged payload costs that chunk
+ *     only: nothing of it is kept, and every block of the same stream
+ *     read untampered (the reference) from another chunk is kept as it
+ *     was, past the tampered one too (docs/FORMAT.md, "Reading past
+ *     damage"), unless the chunk tampered is one the dump cannot be
+ *     read without (START and CHAIN, which SEAL's tag covers, SEAL,
+ *     VMCOREINFO, SEGMENTS);
  *   - every stored page decodes or is refused, never read past.
  * With FZ_REACH set, it prints at exit "FZ_REACH inputs=N opened=N
- * complete=N": inputs read with the key and unlocked, and of them read
- * complete; run.sh fails when no seed opens to a complete dump (a harness
+ * complete=N kept=N": inputs read with the key and unlocked, of them read
+ * complete, and tampered ones held to the reference; run.sh fails when no seed opens to a complete dump (a harness
  * that no longer seals right would otherwise only show as lost coverage). */
 #include "fuzz_common.h"
 
@@ -147,13 +152,13 @@ static void tamper(struct out *o, unsigned k, unsigned at)
 static int fd_dev = -1;
 
 static struct {
-	unsigned long inputs, opened, complete;
+	unsigned long inputs, opened, complete, kept;
 } reach;
 
 static void reach_print(void)
 {
-	fprintf(stderr, "FZ_REACH inputs=%lu opened=%lu complete=%lu\n", reach.inputs, reach.opened,
-		reach.complete);
+	fprintf(stderr, "FZ_REACH inputs=%lu opened=%lu complete=%lu kept=%lu\n", reach.inputs,
+		reach.opened, reach.complete, reach.kept);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -248,6 +253,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!o.n)
 		return 0;
+	/* The reference: the same stream untampered, read with the key. */
+	static int fd_ref = -1;
+	struct dumpfile d0;
+	int r0 = -1;
+	if ((ctl & 2) && !(ctl & 8) && o.plen[tk % o.n]) {
+		int rf = fz_memfd(&fd_ref, "sealed_ref");
+		fz_pwrite(rf, o.b, o.len, 0);
+		r0 = dumpfile_load_key(&d0, rf, 0, o.len, sk);
+		if (r0 == -EBADMSG || (r0 == 0 && !(d0.sealed && !d0.locked))) {
+			dumpfile_free(&d0);
+			r0 = -1;
+		}
+	}
 	int tampered = -1;
 	if ((ctl & 2) && o.n) {
 		unsigned k = tk % o.n;
@@ -275,16 +293,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		reach.complete += r == 0 && dumpfile_complete(&d);
 		for (size_t i = 0; i < d.nblocks; i++)
 			assert(d.blocks[i].sealed);
-		/* A chunk changed after sealing: its content never used, nor
-		 * anything after it (a tamper in START or CHAIN fails SEAL). */
-		if (tampered >= 0 && o.ptype[tampered] != KDI_CH_PAD &&
-		    o.ptype[tampered] != KDI_CH_GAP) {
-			/* START and CHAIN are covered by SEAL's tag, which
-			 * then fails: the dump stays locked, not here. */
+		/* A chunk changed after sealing: its content never used; every
+		 * other chunk's block is kept as the untampered stream has it
+		 * (a tamper in START or CHAIN fails SEAL: the dump stays
+		 * locked, not here). */
+		uint16_t ty = tampered >= 0 ? o.ptype[tampered] : 0;
+		if (tampered >= 0 && ty != KDI_CH_PAD && ty != KDI_CH_GAP) {
 			for (size_t i = 0; i < d.nblocks; i++)
-				assert(d.blocks[i].seq < (uint64_t)tampered);
-			if (o.ptype[tampered] == KDI_CH_END)
+				assert(d.blocks[i].seq != (uint64_t)tampered);
+			if (ty == KDI_CH_END)
 				assert(!d.have_end);
+		}
+		if (r0 == 0 && ty != KDI_CH_START && ty != KDI_CH_CHAIN && ty != KDI_CH_SEAL &&
+		    ty != KDI_CH_VMCOREINFO && ty != KDI_CH_SEGMENTS) {
+			reach.kept++;
+			for (size_t i = 0; i < d0.nblocks; i++) {
+				const struct page_block *b = &d0.blocks[i];
+				if (b->seq == (uint64_t)tampered)
+					continue;
+				size_t j = 0;
+				while (j < d.nblocks && d.blocks[j].seq != b->seq)
+					j++;
+				assert(j < d.nblocks);
+				const struct page_block *x = &d.blocks[j];
+				assert(x->pfn == b->pfn && x->count == b->count && x->nstored == b->nstored &&
+				       x->payload_off == b->payload_off && x->payload_hash == b->payload_hash &&
+				       !memcmp(x->bitmap, b->bitmap, (b->count + 7) / 8));
+			}
 		}
 		if (r == 0) {
 			struct dump_cursor c;
@@ -303,5 +338,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (r == 0 || r == -EBADMSG)
 		dumpfile_free(&d);
+	if (r0 == 0)
+		dumpfile_free(&d0);
 	return 0;
 }

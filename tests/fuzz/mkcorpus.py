@@ -23,8 +23,9 @@ Everything is synthetic and built here from first principles:
 * fuzz_vmcoreinfo, fuzz_config: texts and disk heads;
 * regress-*: reproducers of bugs the fuzzers found (now fixed), derived
   from the seeds above; see crashes/README.md. Other regress-* files in a
-  corpus directory (added by hand) are left alone; every other file there
-  is replaced.
+  corpus directory (added by hand) are left alone, and so are real-*
+  (damaged real dumps made small by tests/damage/streamdamage.py seeds);
+  every other file there is replaced.
 
 Seeds are kept under 64 KiB each. The captures carry random dump ids and
 times, so a rerun changes those bytes; nothing else depends on chance.
@@ -1093,13 +1094,14 @@ def write_crashes(d, crashes):
 
 def write_seeds(out, seeds):
     # Seeds made here replace what is there; files named regress-* that
-    # this script does not make (added by hand) are kept.
+    # this script does not make (added by hand) are kept, and real-*
+    # (tests/damage/streamdamage.py seeds).
     total = 0
     for target, files in sorted(seeds.items()):
         d = os.path.join(out, target)
         os.makedirs(d, exist_ok=True)
         for old in os.listdir(d):
-            if old not in files and not old.startswith('regress-'):
+            if old not in files and not old.startswith(('regress-', 'real-')):
                 os.unlink(os.path.join(d, old))
         for name, data in sorted(files.items()):
             with open(os.path.join(d, name), 'wb') as f:

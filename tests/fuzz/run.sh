@@ -63,8 +63,12 @@ opts_for() {
 # (executions: libFuzzer may run an input twice for its leak check).
 reach_for() {
 	case $1 in
-	fuzz_dumpfile) echo "loaded=1 complete=1" ;;	# a seed past the claim check, one whole dump
-	fuzz_sealed) echo "opened=1 complete=1" ;;	# a seed sealed, opened with the key, whole
+	# a seed past the claim check, one whole dump, one damaged by the
+	# harness and held to what damage may cost
+	fuzz_dumpfile) echo "loaded=1 complete=1 damaged=1 kept=1" ;;
+	# a seed sealed, opened with the key, whole; a tampered one held to
+	# what it may cost
+	fuzz_sealed) echo "opened=1 complete=1 kept=1" ;;
 	# page tables walked, kallsyms read, init_task's lists and stacks
 	# found, an arm64 kernel translated
 	fuzz_dbgpages) echo "walked=1 ksyms=1 tasks=1 stacks=1 arm64=1" ;;
