@@ -32,7 +32,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 K=${KDUMPINIT:-$top/build/kdumpinit}
 SD=$top/tests/damage/streamdamage.py
 PY=/usr/bin/python3
-full= reader= work=$top/build/damage record=
+full='' reader='' work=$top/build/damage record=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--full) full=--full; shift ;;
