@@ -25,8 +25,9 @@
 # reader fares, by hand; not part of any suite. --record FILE keeps
 # streamdamage.py's per-trial records (its table command prints them).
 #
-# Prints "ok NAME" / "FAIL NAME: why" and ends with "N passed, N failed,
-# 0 skipped"; then the pages saved per kind of damage, as a table.
+# Prints "ok NAME" / "FAIL NAME: why", a "pages" line per kind (the pages
+# each damaged copy's save holds), then the pages saved per kind as a
+# table ("table" lines), and ends with "N passed, N failed, 0 skipped".
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 K=${KDUMPINIT:-$top/build/kdumpinit}
@@ -47,9 +48,9 @@ pass=0 fail=0
 ok() { echo "ok $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 finish() {
-	echo "$pass passed, $fail failed, 0 skipped"
-	[ -s "$W/record" ] && "$PY" "$SD" table "$W/record"
+	[ -s "$W/record" ] && "$PY" "$SD" table "$W/record" | sed 's/^/table /'
 	[ -z "$record" ] || cp "$W/record" "$record"
+	echo "$pass passed, $fail failed, 0 skipped"
 	[ "$fail" -eq 0 ]
 	exit
 }
