@@ -1014,7 +1014,7 @@ if [ $rawonly = 0 ]; then
 		hostmm=auto
 		for w in $appendfirst; do case $w in e2e.memmap=*) hostmm=${w#*=} ;; esac; done
 		# Bounded: a capture that never ends is a failure here, not a
-		# run that never ends (issue 37).
+		# run that never ends.
 		if timeout 300 "$kdumpinit" capture --vmcore "$workdir/raw.vmcore" --output "$workdir/host.img" --level "$level" --memmap "$hostmm" \
 			>"$workdir/host.out" 2>&1 && "$kdumpinit" save "$workdir/host.img" --format elf -o "$workdir/host.elf" \
 			>>"$workdir/host.out" 2>&1; then

@@ -8,7 +8,7 @@
 # disk sits in the page cache, how many records the kernel log holds, and
 # the order all of that is made in. The same seed draws the same numbers;
 # the memory still differs from boot to boot (timing, KASLR), which is the
-# point: a fresh crash is what users capture. Issue 37's hangs came from
+# point: a fresh crash is what users capture. The finder's hangs came from
 # words near the top of the address space in task structs and slab memory,
 # so tasks and slab objects are what varies most, and most seeds have
 # threads sleep with such words in their saved registers (seedtasks.c).

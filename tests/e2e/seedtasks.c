@@ -18,7 +18,7 @@
  * A sleeping task's registers are saved in its task_struct (x86_64: the
  * FPU state at its end), so the dump holds those words inside task
  * structs, as it does whenever a program leaves such a value there (a
- * byte mask of a string search, an error code): issue 37's finder hang
+ * byte mask of a string search, an error code): the finder's hang
  * was a word like that (0xffffffffffffff00 in a 6.12 task).
  * Build: cc -static -O2 -pthread -o seedtasks seedtasks.c
  */

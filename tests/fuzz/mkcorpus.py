@@ -710,7 +710,7 @@ DBG_VARIANTS = [
     ('arm64-poison-head', 'arm64', {'poison_head': True}, 0x30),
     # regress-dbgpages-* (crashes/README.md #13-#16; each hung e0a2743,
     # fixed in 9705e3b): words in the top page of the address space, where
-    # add_area's `v += ps` wrapped to 0 and walked all of it (issue 37): a
+    # add_area's `v += ps` wrapped to 0 and walked all of it (the finder's wrap): a
     # task's word ERR_PTR(-EBUSY), a pid xarray node at ERR_PTR(-4096) (an
     # entry ending in 2) and a struct pid at ERR_PTR(-ERESTARTSYS),
     # node_data[0] 8 KiB below 2^64, init_uts_ns 768 bytes below it, a

@@ -5,7 +5,7 @@ A capture reads a vmcore in two phases: first the headers, VMCOREINFO, the
 kernel log, the debugger-page finder (page tables, mem_section, task
 structs, stacks, modules...) and the memory map's decision, then the pages
 themselves. The first phase ends with the console's "memory map:" line
-(or the first "capture:" progress line), and it is where issue 37's hangs
+(or the first "capture:" progress line), and it is where the finder's hangs
 were (an address sum that wraps in the finder). A reproducer keeps the file's size, its headers (up to the
 first PT_LOAD's data) and every 4 KiB block of the file the first phase
 read; everything else reads as zeros when the reproducer is rebuilt as a
@@ -93,7 +93,7 @@ def trace_reads(binary, vmcore, out_dir, timeout, level):
     popen = re.compile(r'open(?:at)?\((?:AT_FDCWD, )?"([^"]*)", .*\) += (-?\d+)')
     pread = re.compile(r'pread64\((\d+), .*, (\d+), (\d+)\) += (-?\d+)')
     # The console line that ends the first phase: the memory map's (from
-    # before issue 37's fix, and after it), or the pages' progress.
+    # before the finder's wrap was fixed, and after it), or the pages' progress.
     done = re.compile(r'write\(2, "kdumpinit: (memory map|capture):')
     with open(trace, errors="replace") as f:
         for line in f:

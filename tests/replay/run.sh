@@ -5,7 +5,7 @@
 # Each reproducer in corpus/ holds the headers of one fresh crash's raw
 # vmcore and every 4 KiB block that phase read from it (mkrepro.py; the
 # rest reads as zeros), among them crashes that made the finder loop
-# forever before issue 37's fix (corpus/README.md says where each came
+# forever before the finder's wrap was fixed (corpus/README.md says where each came
 # from). Each is rebuilt as a sparse file on a tmpfs and captured at
 # level 31 under `timeout 30`:
 #   NAME.complete  the capture ends within the bound, exit 0, "dump complete"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The soak (issue 37): many fresh crashes, not a few. Every boot lays out
+# The soak: many fresh crashes, not a few. Every boot lays out
 # memory differently, and a bug in what the capture reads from a dump (a
 # pointer near the top of the address space, an address sum that wraps)
 # shows on some crashes only: three of nine fresh crashes hung the
