@@ -224,8 +224,16 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 			pl += sizeof d->chain;
 		}
 		if (seal_check_auth(d->key, &w, pre, pl, buf, len, buf + len) < 0) {
-			snprintf(why, wsz, "the dump's START, CHAIN or SEAL record fails its "
-				 "authentication tag: it was changed");
+			/* Its tag covers START and CHAIN: with either lost it
+			 * cannot be checked, and nothing is opened (closed, not
+			 * open, on doubt). */
+			if (d->start_lost || !d->have_chain)
+				snprintf(why, wsz, "chunk %u (%s) was lost, and the SEAL record's tag covers "
+					 "it: the sealed dump cannot be opened", d->start_lost ? 0 : 1,
+					 d->start_lost ? "START" : "CHAIN");
+			else
+				snprintf(why, wsz, "the dump's START, CHAIN or SEAL record fails its "
+					 "authentication tag: it was changed");
 			return -EBADMSG;
 		}
 		d->locked = 0;
@@ -233,8 +241,10 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 		return UNSEAL_USE;
 	}
 	if (!d->sealed) {
-		snprintf(why, wsz, "chunk %llu (type %u) is sealed, but no SEAL record came before it",
-			 (unsigned long long)h->seq, h->type);
+		snprintf(why, wsz, d->gaps ? "chunk %llu (type %u) is sealed, but no SEAL record came "
+			 "before it (lost: %.80s)" : "chunk %llu (type %u) is sealed, but no SEAL "
+			 "record came before it%.0s",
+			 (unsigned long long)h->seq, h->type, d->gap_why);
 		return -EBADMSG;
 	}
 	if (mode == KDI_CHUNK_AUTH) {
@@ -457,7 +467,7 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		if (k == 0) {
 			d->start_lost = 1;
 			snprintf(d->start_why, sizeof d->start_why, "%s", why);
-			d->start = (struct kdi_start){ .format_version = r.version, .page_size = 4096,
+			d->start = (struct kdi_start){ .format_version = KDI_FORMAT_PLAIN, .page_size = 4096,
 						       .ei_class = 2, .ei_data = 1 };
 			ret = 0;
 		}
@@ -502,6 +512,9 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		if (n == 0)
 			break;
 		int e = 0;
+		/* START lost: a chunk with sealing's flags says the dump is sealed. */
+		if (d->start_lost && h.flags && d->start.format_version < KDI_FORMAT_SEALED)
+			d->start.format_version = KDI_FORMAT_SEALED;
 		/* The header as on the device: a PAGES chunk is found again by it. */
 		struct kdi_chunk dev = h;
 		if (d->start.format_version >= KDI_FORMAT_SEALED) {

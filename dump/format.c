@@ -456,7 +456,9 @@ int reader_recover(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit)
 			if (read_header(&t, &h) < 0 || h.seq == 0)
 				continue;
 			r->dump_id = h.dump_id;
-			r->version = h.flags ? KDI_FORMAT_SEALED : KDI_FORMAT_PLAIN;
+			/* Any version's flags are read: a sealed dump's CHAIN is
+			 * in the clear, and what follows says which it is. */
+			r->version = KDI_FORMAT_VERSION;
 			r->pos = at + o;
 			r->next_seq = h.seq;
 			r->done = 0;

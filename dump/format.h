@@ -342,8 +342,8 @@ int reader_resync(struct kdi_reader *r, uint32_t format_version);
 /* START did not check out (reader_open failed): the dump may still be
  * there. Finds the first intact chunk after base, within KDI_START_SCAN,
  * and opens the stream there with its dump id (a dump is written in one
- * run from base, so the first intact chunk past it is that dump's) and
- * the version its flags imply. 0, or -ENOENT (nothing: empty). START's
+ * run from base, so the first intact chunk past it is that dump's),
+ * taking chunk flags of any version. 0, or -ENOENT (nothing: empty). START's
  * other facts are the caller's to recover from what follows. */
 #define KDI_START_SCAN	(16u << 20)
 int reader_recover(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit);

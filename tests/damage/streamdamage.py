@@ -79,7 +79,7 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from sealtool import (END, PAD, PAGES, SEAL, SEGS, START, TNAME, VMCI, Chunk, chunks,  # noqa: E402
+from sealtool import (CHAIN, END, PAD, PAGES, SEAL, SEGS, START, TNAME, VMCI, Chunk, chunks,  # noqa: E402
                       span, stored_pfns, xxh64)
 
 PAGE = 4096
@@ -180,7 +180,9 @@ class Judge:
         self.n = len(self.ref)
         # Nothing can be placed without these: damage to them costs every
         # page (still said, and what is saved must be right).
-        need = {VMCI, SEGS} | ({SEAL} if self.sealed else set())
+        # In a sealed dump SEAL's tag covers START and CHAIN too: with one
+        # of them lost nothing is opened (closed on doubt), and it is said.
+        need = {VMCI, SEGS} | ({SEAL, START, CHAIN} if self.sealed else set())
         self.needed = frozenset(c.seq for c in self.cs if c.type in need)
         self.dir = tempfile.mkdtemp(prefix="streamdamage.", dir=os.environ.get("STREAMDAMAGE_TMP"))
         self.lock = threading.Lock()
