@@ -301,7 +301,8 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	r->next_seq++;
 	if (h->type == KDI_CH_END) {
 		/* A sealed dump's END carries its tag after it. */
-		size_t want = r->version >= KDI_FORMAT_SEALED ? sizeof(struct kdi_end) + KDI_TAG_BYTES : 0;
+		int sealed = r->recovered ? h->flags != 0 : r->version >= KDI_FORMAT_SEALED;
+		size_t want = sealed ? sizeof(struct kdi_end) + KDI_TAG_BYTES : 0;
 		if (want ? h->len != want || h->flags != KDI_CHUNK_AUTH :
 			   h->len != sizeof(struct kdi_end) && h->len != KDI_END_V3_SIZE) {
 			r->pos -= chunk_span(h->len);
@@ -459,6 +460,7 @@ int reader_recover(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit)
 			/* Any version's flags are read: a sealed dump's CHAIN is
 			 * in the clear, and what follows says which it is. */
 			r->version = KDI_FORMAT_VERSION;
+			r->recovered = 1;
 			r->pos = at + o;
 			r->next_seq = h.seq;
 			r->done = 0;

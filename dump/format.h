@@ -312,6 +312,8 @@ struct kdi_reader {
 	int skim;
 	int read_error;		/* it stopped because the source could not be read */
 	int resumed;		/* KDI_RESUME_*: how reader_resync went on */
+	int recovered;		/* opened by reader_recover: the version is not known,
+				 * so a chunk's flags say whether it is sealed */
 	uint32_t version;	/* START's format_version, once read */
 	char why[160];		/* why reading stopped, when it stopped early */
 };
