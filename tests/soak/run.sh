@@ -213,7 +213,7 @@ old_check() {
 # guest_checks NAME: the crash kernel's side, from the e2e harness's
 # outputs in $workdir/e2e.
 guest_checks() {
-	local name=$1 w=$workdir/e2e f kd fin bound st rc
+	local name=$1 w=$workdir/e2e f kd fin st
 	if [ "$run_rc" = 0 ] && grep -Eq '^[0-9]+ passed, 0 failed' "$workdir/run.log"; then
 		ok "$name.guest"
 	else
