@@ -337,7 +337,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# (about 4.5 minutes: three took 197 s); check-full runs soak-full
 	# instead: two dozen, 1 and 1.5 GiB guests (about an hour).
 	if [ -z "${FULL:-}" ]; then
-		run_suite soak bash tests/soak/run.sh --crashes 4 --workdir "$BUILD/soak/work"
+		run_suite soak bash tests/soak/run.sh --crashes 3 --workdir "$BUILD/soak/work"
 	else
 		run_suite soak-full bash tests/soak/run.sh --crashes 24 --mems "1G 1536M" --workdir "$BUILD/soak/work-full"
 	fi
