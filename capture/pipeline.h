@@ -50,10 +50,9 @@ struct capture_req {
 	 * always, or never. */
 	enum memmap_mode { MEMMAP_AUTO, MEMMAP_EXCLUDE, MEMMAP_KEEP } memmap;
 	/* Seal the dump to this X25519 public key (32 bytes; dump/seal.h),
-	 * or NULL. pubkey_bad: a key was configured and does not parse:
-	 * nothing is written at all, never the dump in the clear. */
+	 * or NULL. A key asked for and not read whole never gets here: the
+	 * caller writes nothing (config_seal). */
 	const uint8_t *pubkey;
-	int pubkey_bad;
 	/* A second attempt, after the first stalled before its pages (PID
 	 * 1): no optional step runs, and the first attempt's dump, which
 	 * holds at most its log, is written over rather than kept as one

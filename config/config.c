@@ -154,7 +154,8 @@ static int set_pubkey(struct config *c, const char *v)
 	if (hex_decode(v, strlen(v), c->pubkey, sizeof c->pubkey) < 0)
 		return -EINVAL;
 	c->have_pubkey = 1;
-	c->pubkey_bad = 0;
+	c->seal_asked = 1;
+	c->seal_why[0] = 0;
 	return 0;
 }
 
@@ -218,14 +219,10 @@ int config_set_src(struct config *c, const char *key, const char *value, const c
 			if (i == CFG_PUBKEY) {
 				/* No default to fall back on: the dump was to be
 				 * sealed, and a dump in the clear is not one. */
-				config_warn(c, "%s: kdumpinit.pubkey is not %s: no dump will be "
-					    "written (kdumpinit never writes in the clear what was "
-					    "to be sealed)", origin, keys[i].expect);
-				if (apply) {
-					c->have_pubkey = 0;
-					c->pubkey_bad = 1;
-					c->src[i] = src;
-				}
+				char why[160];
+				snprintf(why, sizeof why, "%s: kdumpinit.pubkey is not %s", origin,
+					 keys[i].expect);
+				config_seal_unreadable(c, src, seen, why);
 				return -EINVAL;
 			}
 			if (c->src[i] == CFG_SRC_DEFAULT)
@@ -246,6 +243,32 @@ int config_set_src(struct config *c, const char *key, const char *value, const c
 	}
 	config_warn(c, "%s: unknown setting kdumpinit.%s ignored", origin, key);
 	return -EINVAL;
+}
+
+void config_seal_unreadable(struct config *c, enum config_src src, unsigned *seen,
+			    const char *why)
+{
+	const unsigned bit = 1u << CFG_PUBKEY;
+
+	config_warn(c, "%s; no dump will be written unless a higher source gives a key "
+		    "(never one in the clear)", why);
+	c->seal_asked = 1;
+	/* The rules of any value: outranked, or after this source's first
+	 * key, it decides nothing. */
+	if (src < c->src[CFG_PUBKEY] || (seen && (*seen & bit)))
+		return;
+	if (seen)
+		*seen |= bit;
+	c->have_pubkey = 0;
+	c->src[CFG_PUBKEY] = src;
+	snprintf(c->seal_why, sizeof c->seal_why, "%s", why);
+}
+
+int config_seal(const struct config *c)
+{
+	if (c->have_pubkey)
+		return 1;
+	return c->seal_asked ? -ENOKEY : 0;
 }
 
 void config_set(struct config *c, const char *key, const char *value, const char *origin)
@@ -295,11 +318,28 @@ static void load_line(struct config *c, char *line, const char *origin, enum con
 	config_set_src(c, trim(l), v, origin, src, seen);
 }
 
+/* 1 if text[0..n) is a "pubkey =" or "kdumpinit.pubkey =" line, as far
+ * as its start shows: a line too long to read may still be the key. */
+static int is_pubkey_line(const char *t, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n && isspace((unsigned char)t[i]))
+		i++;
+	if (n - i >= 10 && !memcmp(t + i, "kdumpinit.", 10))
+		i += 10;
+	if (n - i < 6 || memcmp(t + i, "pubkey", 6))
+		return 0;
+	for (k = i + 6; k < n && isspace((unsigned char)t[k]); k++)
+		;
+	return k < n && t[k] == '=';
+}
+
 void config_load_text(struct config *c, const char *text, size_t len, const char *origin,
 		      enum config_src src, unsigned *seen)
 {
-	char line[8192];
-	char where[128];
+	char line[CONFIG_LINE_MAX];
+	char where[128], why[192];
 	int lineno = 0;
 	size_t i = 0;
 
@@ -309,7 +349,11 @@ void config_load_text(struct config *c, const char *text, size_t len, const char
 			e++;
 		lineno++;
 		snprintf(where, sizeof where, "%s:%d", origin, lineno);
-		if (e - i >= sizeof line) {
+		if (e - i >= sizeof line && is_pubkey_line(text + i, e - i)) {
+			snprintf(why, sizeof why, "%s: a kdumpinit.pubkey line longer than %zu bytes",
+				 where, sizeof line - 1);
+			config_seal_unreadable(c, src, seen, why);
+		} else if (e - i >= sizeof line) {
 			config_warn(c, "%s: line longer than %zu bytes ignored", where, sizeof line - 1);
 		} else {
 			memcpy(line, text + i, e - i);
@@ -322,18 +366,33 @@ void config_load_text(struct config *c, const char *text, size_t len, const char
 
 int config_load_file(struct config *c, const char *path)
 {
-	char buf[8192];
+	/* Static: PID 1 reads one file once, and 64 KiB is no stack's. */
+	static char buf[CONFIG_FILE_MAX + 1];
+	char why[192];
+	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read_full_at(fd, buf, sizeof buf, 0);
-	close(fd);
-	if (n < 0)
+	if (fd < 0 && errno == ENOENT)
+		return -ENOENT;
+	if (fd < 0) {
+		n = -errno;
+	} else {
+		n = read_full_at(fd, buf, sizeof buf, 0);
+		close(fd);
+	}
+	/* Read whole or not at all: a tail dropped could be the key
+	 * (kdumpinit-mkinitramfs -p appends it last). */
+	if (n > (ssize_t)CONFIG_FILE_MAX) {
+		snprintf(why, sizeof why, "%s: longer than %u bytes, not read at all (kdumpinit-"
+			 "mkinitramfs refuses such a file)", path, CONFIG_FILE_MAX);
+		n = -EFBIG;
+	} else if (n < 0) {
+		snprintf(why, sizeof why, "%s: cannot be read (%s), not read at all", path,
+			 strerror((int)-n));
+	}
+	if (n < 0) {
+		config_seal_unreadable(c, CFG_SRC_FILE, NULL, why);
 		return (int)n;
-	if ((size_t)n == sizeof buf) {
-		config_warn(c, "%s: longer than %zu bytes; the rest is ignored", path, sizeof buf - 1);
-		n--;
 	}
 	config_load_text(c, buf, (size_t)n, path, CFG_SRC_FILE, NULL);
 	return 0;

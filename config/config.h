@@ -56,15 +56,21 @@ struct config {
 	 * pages left out. 0 auto (left out from 1 GiB of them), 1 exclude,
 	 * 2 keep: capture/pipeline.h's enum memmap_mode. */
 	int memmap;
-	/* kdumpinit.pubkey: seal the dump to this X25519 public key
-	 * (dump/seal.h). pubkey_bad: one was given that does not parse, by
-	 * the source that ranks highest: the owner asked for a sealed dump,
-	 * so none is written rather than one in the clear. */
+	/* Sealing (kdumpinit.pubkey: an X25519 public key, dump/seal.h).
+	 * seal_asked: some source asked for a sealed dump, or may have: one
+	 * that holds a key, or a whole config, and could not be read whole
+	 * (a config file over CONFIG_FILE_MAX, a credential cut short, not
+	 * text, a key that does not parse). have_pubkey: the key of the
+	 * source that decides (the highest-ranked, as for any key) was read
+	 * whole and valid, in pubkey. Asked and not loaded is config_seal's
+	 * -ENOKEY: no dump at all, never one in the clear; seal_why then
+	 * says what could not be read. */
+	int seal_asked, have_pubkey;
 	uint8_t pubkey[32];
-	int have_pubkey, pubkey_bad;
+	char seal_why[200];
 	enum config_src src[CFG_NKEYS];	/* who set each key (config_defaults: DEFAULT) */
 	/* Problems found while parsing; the front door prints them. */
-	char warn[CONFIG_MAX_WARN][160];
+	char warn[CONFIG_MAX_WARN][240];
 	int nwarn;
 };
 
@@ -86,12 +92,30 @@ int config_set_src(struct config *c, const char *key, const char *value, const c
 /* The text of a config file: "key = value" lines, '#' comments outside
  * double quotes, a value's surrounding double quotes dropped. A NUL ends
  * a line, like a newline (a device-tree string list). Warnings name
- * "origin:LINE". Lines of 1024 bytes or more warn and are skipped. */
+ * "origin:LINE". Lines of CONFIG_LINE_MAX bytes or more warn and are
+ * skipped, but one of kdumpinit.pubkey is a key not read whole
+ * (config_seal_unreadable). */
+#define CONFIG_LINE_MAX 8192u
 void config_load_text(struct config *c, const char *text, size_t len, const char *origin,
 		      enum config_src src, unsigned *seen);
-/* A file of such lines (CFG_SRC_FILE), its first 8191 bytes. -errno if
- * unreadable; -ENOENT is not an error for the caller. */
+/* A file of such lines (CFG_SRC_FILE), read whole or not at all: one
+ * over CONFIG_FILE_MAX bytes is -EFBIG, and, like one that cannot be read
+ * (-errno), counts as a source that may have asked for sealing
+ * (config_seal_unreadable; a warning says why). -ENOENT: no file, not an
+ * error. */
+#define CONFIG_FILE_MAX (64u * 1024)
 int config_load_file(struct config *c, const char *path);
+/* A source at rank src that may hold a kdumpinit.pubkey could not be read
+ * whole (why: "ORIGIN: what went wrong"): it counts as a key of that
+ * source that does not parse, by the same rank and first-wins rules as
+ * any value (seen as in config_set_src). Warns. */
+void config_seal_unreadable(struct config *c, enum config_src src, unsigned *seen,
+			    const char *why);
+/* What the settings say of sealing, once every source is read: 0 not
+ * asked (a dump in the clear), 1 seal to c->pubkey, -ENOKEY asked (or
+ * maybe asked) and no key read whole: nothing may be written, and
+ * c->seal_why says why. */
+int config_seal(const struct config *c);
 /* The kernel command line text: kdumpinit.* words, quotes honoured. */
 void config_load_cmdline(struct config *c, const char *cmdline);
 /* Adds a warning to c->warn (dropped past CONFIG_MAX_WARN). */

@@ -1,6 +1,7 @@
 #include "firmware.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #define CRED_BIN_PREFIX "io.systemd.credential.binary:"
 #define OUR_PREFIX "kdumpinit."
 #define CONF_NAME "kdumpinit.conf"
+#define PUBKEY_NAME "kdumpinit.pubkey"
 
 #define FWCFG_DIR "/sys/firmware/qemu_fw_cfg/by_name/opt/io.systemd.credentials"
 #define DMI_DIR "/sys/firmware/dmi/entries"
@@ -184,6 +186,34 @@ int smbios11_parse(const uint8_t *raw, size_t len,
 	return nstr;
 }
 
+/* 1 if a credential of this name holds, or may hold, a key to seal
+ * with: kdumpinit.pubkey, or a whole config (kdumpinit.conf). */
+static int may_seal(const char *name, size_t n)
+{
+	return (n == strlen(CONF_NAME) && !memcmp(name, CONF_NAME, n)) ||
+	       (n == strlen(PUBKEY_NAME) && !memcmp(name, PUBKEY_NAME, n));
+}
+
+/* A credential that could not be read whole was skipped with a warning:
+ * one that may hold the key also counts as a key not read
+ * (config_seal_unreadable), so that a cut one never leaves the dump in
+ * the clear. */
+static void skipped(struct fw_pass *p, const char *name, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void skipped(struct fw_pass *p, const char *name, size_t n, const char *fmt, ...)
+{
+	char why[192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	if (may_seal(name, n))
+		config_seal_unreadable(p->c, p->src, &p->seen, why);
+	else
+		config_warn(p->c, "%s; skipped", why);
+}
+
 void fw_pass_init(struct fw_pass *p, struct config *c, enum config_src src, const char *what,
 		  size_t *total)
 {
@@ -211,18 +241,18 @@ void fw_credential(struct fw_pass *p, const char *name, size_t nlen, const uint8
 		return;		/* another program's credential */
 	snprintf(origin, sizeof origin, "%s %s", p->what, nm);
 	if (vlen > FW_CRED_MAX) {
-		config_warn(c, "%s: %zu bytes, over the %u KiB a credential may hold; skipped",
-			    origin, vlen, FW_CRED_MAX / 1024);
+		skipped(p, nm, nlen, "%s: %zu bytes, over the %u KiB a credential may hold", origin,
+			vlen, FW_CRED_MAX / 1024);
 		return;
 	}
 	if (*p->total + vlen > FW_TOTAL_MAX) {
-		config_warn(c, "%s: over %u KiB of credentials in all; skipped", origin,
-			    FW_TOTAL_MAX / 1024);
+		skipped(p, nm, nlen, "%s: over %u KiB of credentials in all", origin,
+			FW_TOTAL_MAX / 1024);
 		return;
 	}
 	*p->total += vlen;
 	if (!fw_cred_text_ok(v, vlen)) {
-		config_warn(c, "%s: not text (UTF-8 without control characters); skipped", origin);
+		skipped(p, nm, nlen, "%s: not text (UTF-8 without control characters)", origin);
 		return;
 	}
 	if (!strcmp(nm, CONF_NAME)) {
@@ -236,8 +266,8 @@ void fw_credential(struct fw_pass *p, const char *name, size_t nlen, const uint8
 	if (vlen && v[vlen - 1] == '\r')
 		vlen--;
 	if (vlen >= sizeof val) {
-		config_warn(c, "%s: a %zu-byte value is too long for one setting; skipped", origin,
-			    vlen);
+		skipped(p, nm, nlen, "%s: a %zu-byte value is too long for one setting", origin,
+			vlen);
 		return;
 	}
 	memcpy(val, v, vlen);
@@ -278,13 +308,13 @@ void fw_smbios_string(struct fw_pass *p, const char *s, size_t n)
 	}
 	ssize_t d = fw_base64_decode(v, vlen, bin, sizeof bin);
 	if (d == -E2BIG) {
-		config_warn(p->c, "%s %s: over the %u KiB a credential may hold; skipped", p->what,
-			    shown(s, nlen, sh, sizeof sh), FW_CRED_MAX / 1024);
+		skipped(p, s, nlen, "%s %s: over the %u KiB a credential may hold", p->what,
+			shown(s, nlen, sh, sizeof sh), FW_CRED_MAX / 1024);
 		return;
 	}
 	if (d < 0) {
-		config_warn(p->c, "%s %s: not valid base64; skipped", p->what,
-			    shown(s, nlen, sh, sizeof sh));
+		skipped(p, s, nlen, "%s %s: not valid base64", p->what,
+			shown(s, nlen, sh, sizeof sh));
 		return;
 	}
 	fw_credential(p, s, nlen, bin, (size_t)d);
@@ -307,6 +337,34 @@ static ssize_t read_file(const char *path, void *buf, size_t size)
 	return n;
 }
 
+/* 1 if the string an entry cut short ends in (smbios11_parse's
+ * FW_SMB_TRUNCATED: no NUL before the end) is, as far as it goes, one of
+ * our credentials that may hold the key. */
+static int cut_may_seal(const uint8_t *raw, size_t len)
+{
+	static const char *const pre[] = { CRED_PREFIX, CRED_BIN_PREFIX };
+	size_t i = raw[1];
+	const uint8_t *nul;
+
+	while (i < len && (nul = memchr(raw + i, 0, len - i)))
+		i = (size_t)(nul - raw) + 1;
+	const char *s = (const char *)raw + i;
+	size_t n = len - i;
+	for (int k = 0; k < 2; k++) {
+		size_t pl = strlen(pre[k]);
+		if (n <= pl || memcmp(s, pre[k], pl))
+			continue;
+		/* The name, up to '=' or the cut: a prefix of one of ours
+		 * counts, a cut may fall inside the name. */
+		const char *eq = memchr(s + pl, '=', n - pl);
+		size_t nl = eq ? (size_t)(eq - s - pl) : n - pl;
+		if ((nl <= strlen(CONF_NAME) && !memcmp(s + pl, CONF_NAME, nl)) ||
+		    (nl <= strlen(PUBKEY_NAME) && !memcmp(s + pl, PUBKEY_NAME, nl)))
+			return 1;
+	}
+	return 0;
+}
+
 static void load_smbios(struct config *c, const char *root, size_t *total)
 {
 	struct fw_pass p;
@@ -320,20 +378,29 @@ static void load_smbios(struct config *c, const char *root, size_t *total)
 			break;
 		if (access(path, F_OK) < 0)
 			break;	/* systemd's rule too: 11-0, 11-1, ... until one is missing */
+		/* An entry not read whole may have held the key. */
+		char why[160];
 		if (!raw && !(raw = malloc(SMB_RAW_MAX))) {
-			config_warn(c, "smbios: no memory for the OEM strings; skipped");
+			config_seal_unreadable(c, CFG_SRC_SMBIOS, &p.seen,
+					       "smbios: no memory for the OEM strings");
 			return;
 		}
 		ssize_t n = read_file(path, raw, SMB_RAW_MAX);
 		if (n < 0) {
-			config_warn(c, "smbios: %s: %s", path, strerror((int)-n));
+			snprintf(why, sizeof why, "smbios: entry 11-%d: %s", i, strerror((int)-n));
+			config_seal_unreadable(c, CFG_SRC_SMBIOS, &p.seen, why);
 			continue;
 		}
 		unsigned problems;
 		int r = smbios11_parse(raw, (size_t)n, smbios_cb, &p, &problems);
-		if (r < 0)
-			config_warn(c, "smbios: entry 11-%d: not a Type 11 structure; skipped", i);
-		else if (problems & FW_SMB_TRUNCATED)
+		if (r < 0) {
+			snprintf(why, sizeof why, "smbios: entry 11-%d: not a Type 11 structure", i);
+			config_seal_unreadable(c, CFG_SRC_SMBIOS, &p.seen, why);
+		} else if ((problems & FW_SMB_TRUNCATED) && cut_may_seal(raw, (size_t)n)) {
+			snprintf(why, sizeof why, "smbios: entry 11-%d is cut short in a "
+				 "kdumpinit.conf or kdumpinit.pubkey credential", i);
+			config_seal_unreadable(c, CFG_SRC_SMBIOS, &p.seen, why);
+		} else if (problems & FW_SMB_TRUNCATED)
 			config_warn(c, "smbios: entry 11-%d is cut short; its last string skipped", i);
 		else if (problems & FW_SMB_COUNT)
 			config_warn(c, "smbios: entry 11-%d says %u strings and holds %d", i,
@@ -363,28 +430,28 @@ static void load_fwcfg_one(struct fw_pass *p, const char *dir, const char *name)
 		return;
 	ssize_t r = read_text_file(path, text, sizeof text);
 	if (r < 0) {
-		config_warn(p->c, "fw_cfg %s: no size: %s; skipped", name, strerror((int)-r));
+		skipped(p, name, nlen, "fw_cfg %s: no size: %s", name, strerror((int)-r));
 		return;
 	}
 	if (parse_u64(text, 10, &size) < 0) {
-		config_warn(p->c, "fw_cfg %s: size \"%.20s\" is not a number; skipped", name, text);
+		skipped(p, name, nlen, "fw_cfg %s: size \"%.20s\" is not a number", name, text);
 		return;
 	}
 	if (size > FW_CRED_MAX) {
-		config_warn(p->c, "fw_cfg %s: %llu bytes, over the %u KiB a credential may hold; "
-			    "skipped", name, (unsigned long long)size, FW_CRED_MAX / 1024);
+		skipped(p, name, nlen, "fw_cfg %s: %llu bytes, over the %u KiB a credential may hold",
+			name, (unsigned long long)size, FW_CRED_MAX / 1024);
 		return;
 	}
 	if ((size_t)snprintf(path, sizeof path, "%s/%s/raw", dir, name) >= sizeof path)
 		return;
 	r = read_file(path, buf, (size_t)size);
 	if (r < 0) {
-		config_warn(p->c, "fw_cfg %s: %s; skipped", name, strerror((int)-r));
+		skipped(p, name, nlen, "fw_cfg %s: %s", name, strerror((int)-r));
 		return;
 	}
 	if ((uint64_t)r < size) {
-		config_warn(p->c, "fw_cfg %s: raw holds %zd of its %llu bytes; skipped", name, r,
-			    (unsigned long long)size);
+		skipped(p, name, nlen, "fw_cfg %s: raw holds %zd of its %llu bytes", name, r,
+			(unsigned long long)size);
 		return;
 	}
 	fw_credential(p, name, nlen, buf, (size_t)size);
@@ -396,17 +463,24 @@ static void load_fwcfg(struct config *c, const char *root, size_t *total)
 	char dir[4096];
 	int n = 0;
 
+	struct fw_pass p;
+
 	if ((size_t)snprintf(dir, sizeof dir, "%s" FWCFG_DIR, root) >= sizeof dir)
 		return;
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
+	fw_pass_init(&p, c, CFG_SRC_FWCFG, "fw_cfg", total);
 	for (struct dirent *e; (e = readdir(d));) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (n == FWCFG_MAX_FILES) {
-			config_warn(c, "fw_cfg: more than %d credentials; the rest skipped",
-				    FWCFG_MAX_FILES);
+			/* Which are left is readdir's choice: the key may
+			 * be among them. */
+			char why[96];
+			snprintf(why, sizeof why, "fw_cfg: more than %d credentials, the rest not "
+				 "read", FWCFG_MAX_FILES);
+			config_seal_unreadable(c, CFG_SRC_FWCFG, &p.seen, why);
 			break;
 		}
 		/* A longer name is invalid: kept cut, so that it warns. */
@@ -415,8 +489,6 @@ static void load_fwcfg(struct config *c, const char *root, size_t *total)
 	closedir(d);
 	/* Name order, so that "first wins" does not depend on readdir. */
 	qsort(names, n, sizeof names[0], cmp_names);
-	struct fw_pass p;
-	fw_pass_init(&p, c, CFG_SRC_FWCFG, "fw_cfg", total);
 	for (int i = 0; i < n; i++)
 		load_fwcfg_one(&p, dir, names[i]);
 }
@@ -432,12 +504,15 @@ static void load_dt(struct config *c, const char *root)
 	ssize_t n = read_file(path, buf, sizeof buf);
 	if (n == -ENOENT)
 		return;
+	char why[160];
 	if (n < 0) {
-		config_warn(c, "dt: %s: %s", path, strerror((int)-n));
+		snprintf(why, sizeof why, "dt: kdumpinit,conf: %s", strerror((int)-n));
+		config_seal_unreadable(c, CFG_SRC_DT, &seen, why);
 		return;
 	}
 	if ((size_t)n > FW_CRED_MAX) {
-		config_warn(c, "dt: kdumpinit,conf is over %u KiB; skipped", FW_CRED_MAX / 1024);
+		snprintf(why, sizeof why, "dt: kdumpinit,conf is over %u KiB", FW_CRED_MAX / 1024);
+		config_seal_unreadable(c, CFG_SRC_DT, &seen, why);
 		return;
 	}
 	/* A DT string ends in a NUL; a string list has one after each. */
@@ -447,7 +522,7 @@ static void load_dt(struct config *c, const char *root)
 		if (buf[i] == 0)
 			buf[i] = '\n';
 	if (!fw_cred_text_ok(buf, (size_t)n)) {
-		config_warn(c, "dt: kdumpinit,conf is not text; skipped");
+		config_seal_unreadable(c, CFG_SRC_DT, &seen, "dt: kdumpinit,conf is not text");
 		return;
 	}
 	config_load_text(c, (const char *)buf, (size_t)n, "dt kdumpinit,conf", CFG_SRC_DT, &seen);
@@ -470,20 +545,23 @@ static int load_efi(struct config *c, const char *root)
 	ssize_t n = read_file(path, buf, sizeof buf);
 	if (n == -ENOENT)
 		return 0;
+	char why[192];
 	if (n < 0) {
-		config_warn(c, "efi: %s: %s", path, strerror((int)-n));
+		snprintf(why, sizeof why, "efi: %s: %s", EFI_VAR_NAME, strerror((int)-n));
+		config_seal_unreadable(c, CFG_SRC_EFI, &seen, why);
 		return (int)n;
 	}
 	if (n < 4 || (size_t)n > FW_CRED_MAX + 4) {
-		config_warn(c, "efi: %s is %s; skipped", EFI_VAR_NAME,
-			    n < 4 ? "shorter than its attribute word" : "over 64 KiB");
+		snprintf(why, sizeof why, "efi: %s is %s", EFI_VAR_NAME,
+			 n < 4 ? "shorter than its attribute word" : "over 64 KiB");
+		config_seal_unreadable(c, CFG_SRC_EFI, &seen, why);
 		return -EINVAL;
 	}
 	n -= 4;
 	while (n && buf[4 + n - 1] == 0)
 		n--;
 	if (!fw_cred_text_ok(buf + 4, (size_t)n)) {
-		config_warn(c, "efi: %s is not text; skipped", EFI_VAR_NAME);
+		config_seal_unreadable(c, CFG_SRC_EFI, &seen, "efi: " EFI_VAR_NAME " is not text");
 		return -EINVAL;
 	}
 	config_load_text(c, (const char *)buf + 4, (size_t)n, "efi " EFI_VAR_NAME, CFG_SRC_EFI, &seen);
@@ -509,7 +587,8 @@ int config_load_firmware(struct config *c, const char *root, unsigned mask)
 		(void)load_efi(c, root);
 	int n = 0;
 	for (int k = 0; k < CFG_NKEYS; k++)
-		if (c->src[k] >= CFG_SRC_EFI && c->src[k] <= CFG_SRC_FWCFG)
-			n++;
+		if (c->src[k] >= CFG_SRC_EFI && c->src[k] <= CFG_SRC_FWCFG &&
+		    (k != CFG_PUBKEY || c->have_pubkey))
+			n++;	/* a key not read whole was not applied */
 	return n;
 }

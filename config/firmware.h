@@ -26,7 +26,11 @@
  * is at most FW_CRED_MAX bytes, all of ours together FW_TOTAL_MAX, and
  * must be text: valid UTF-8, no NUL, no control character but \t \n \r.
  * Anything malformed adds one warning to c->warn and is skipped: a typo
- * must not cost the dump. */
+ * must not cost the dump. But what may hold the key to seal the dump with
+ * (kdumpinit.pubkey, kdumpinit.conf, the device tree's and the EFI
+ * variable's config, an SMBIOS entry not read whole) and cannot be read
+ * whole counts as a key that does not parse (config_seal_unreadable): no
+ * dump then, unless a higher source gives a key. */
 #ifndef KDI_FIRMWARE_H
 #define KDI_FIRMWARE_H
 
@@ -51,7 +55,8 @@
  * production; a fake tree in tests) into c, each with its rank. Sources
  * that are absent are skipped silently (fw_cfg needs the qemu_fw_cfg
  * module loaded first). Returns the number of settings applied (0 if
- * none); problems are warnings in c->warn, never a failure. */
+ * none; a key not read whole is not one); problems are warnings in
+ * c->warn, never a failure. */
 int config_load_firmware(struct config *c, const char *root, unsigned mask);
 
 /* The pieces, for tests and the fuzzer. */

@@ -599,9 +599,8 @@ void pid1_main(void)
 	msg("kdumpinit %s starting as PID 1", KDI_VERSION);
 
 	config_defaults(&cfg);
-	int r = config_load_file(&cfg, CONF_FILE);
-	if (r < 0 && r != -ENOENT)
-		warn("%s: %s; using the command line and defaults", CONF_FILE, errstr(r));
+	/* A file not read whole says so among the warnings below. */
+	(void)config_load_file(&cfg, CONF_FILE);
 	if (read_text_file("/proc/cmdline", cmdline, sizeof cmdline) < 0)
 		warn("cannot read /proc/cmdline; using defaults");
 	config_load_cmdline(&cfg, cmdline);
@@ -626,6 +625,16 @@ void pid1_main(void)
 	char srcs[512] = "";
 	if (config_format_sources(&cfg, srcs, sizeof srcs) > 0)
 		msg("settings: %s", srcs);
+
+	/* Before any device is opened: a dump that was (or may have been)
+	 * asked to be sealed, without its key, is not written at all. */
+	int seal = config_seal(&cfg);
+	if (seal < 0) {
+		err("a sealed dump was asked for and its key could not be read whole (%s): "
+		    "nothing is written, not even in the clear; the device keeps what it holds",
+		    cfg.seal_why);
+		final_action(cfg.final);
+	}
 
 	open_hwdog(&cfg);
 	/* One page both processes see: the capture's state for the watchdog. */
@@ -664,7 +673,7 @@ void pid1_main(void)
 		final_action(cfg.final);
 	}
 	char path[256];
-	r = wait_for_target(&cfg, path, sizeof path);
+	int r = wait_for_target(&cfg, path, sizeof path);
 	if (r == -ETIMEDOUT) {
 		err("no usable dump device for kdumpinit.dev=%s appeared within %u s "
 		    "(kdumpinit.wait=); is its driver in the initramfs (mkinitramfs -m)?",
@@ -683,8 +692,7 @@ void pid1_main(void)
 		.settings = srcs,
 		.full = cfg.full_overwrite ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP,
 		.memmap = cfg.memmap == 1 ? MEMMAP_EXCLUDE : cfg.memmap == 2 ? MEMMAP_KEEP : MEMMAP_AUTO,
-		.pubkey = cfg.have_pubkey ? cfg.pubkey : NULL,
-		.pubkey_bad = cfg.pubkey_bad,
+		.pubkey = seal > 0 ? cfg.pubkey : NULL,
 	};
 	const struct capture_hooks hk = { .live = wd.live, .progress = 1 };
 	int code = capture_attempt(&wd, path, &rq, &hk);

@@ -479,11 +479,6 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 
 	/* Before anything is opened: a dump that was to be sealed is never
 	 * written in the clear instead. */
-	if (rq->pubkey_bad) {
-		err("the public key to seal the dump with (kdumpinit.pubkey) does not parse: "
-		    "nothing is written; the device keeps what it holds");
-		return EXIT_USAGE;
-	}
 	if (rq->pubkey && seal_begin(&sd, rq->pubkey) < 0) {
 		seal_end(&sd);
 		err("the public key to seal the dump with (kdumpinit.pubkey) is not a usable "

@@ -338,6 +338,27 @@ static void file_problems_warn_with_line(void)
 	unlink(p);
 }
 
+/* A config text of n bytes: "level = 3" first, '#' lines, and last the
+ * line `last` (as kdumpinit-mkinitramfs -p appends the key). malloc'd. */
+static char *long_text(size_t n, const char *last)
+{
+	char *text = malloc(n + 1);
+	size_t l = strlen(last);
+
+	memcpy(text, "level = 3\n", 10);
+	for (size_t i = 10; i < n - l; i++)
+		text[i] = (i % 64 == 63) ? '\n' : '#';
+	text[n - l - 1] = '\n';
+	memcpy(text + n - l, last, l);
+	text[n] = 0;
+	return text;
+}
+
+#define HEXKEY "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+/* A file is read whole or not at all: one over CONFIG_FILE_MAX sets
+ * nothing, is an error, and, as its tail could be the key, leaves no
+ * dump to write (config_seal), whether or not it holds a key at all. */
 static void file_missing_and_long(void)
 {
 	struct config c;
@@ -345,44 +366,68 @@ static void file_missing_and_long(void)
 	config_defaults(&c);
 	CHECK_INT(config_load_file(&c, "/nonexistent/kdumpinit.conf"), -ENOENT);
 	CHECK_INT(c.nwarn, 0);
+	CHECK_INT(config_seal(&c), 0);
 
-	/* Longer than the reader takes: a warning, and the head still applies. */
-	size_t n = 20000;
-	char *text = malloc(n + 1);
-	memcpy(text, "level = 3\n", 10);
-	for (size_t i = 10; i < n; i++)
-		text[i] = (i % 64 == 63) ? '\n' : '#';
-	text[n] = 0;
+	static const char *const last[] = { "pubkey = " HEXKEY "\n", "threads = 2\n" };
+	for (int k = 0; k < 2; k++) {
+		char *text = long_text(CONFIG_FILE_MAX + 1, last[k]);
+		const char *p = conf_file(text);
+		free(text);
+		config_defaults(&c);
+		CHECK_INT(config_load_file(&c, p), -EFBIG);
+		CHECK_INT(c.level, 31);		/* nothing of it applied */
+		CHECK_INT(c.have_pubkey, 0);
+		CHECK_INT(config_seal(&c), -ENOKEY);
+		CHECK(check_mentions(c.seal_why, "longer than 65536"), "why: %s", c.seal_why);
+		CHECK(warned(&c, "longer than 65536", "no dump will be written"), "case %d: %d warnings",
+		      k, c.nwarn);
+		/* A key from a higher source stands over it. */
+		config_load_cmdline(&c, "kdumpinit.pubkey=" HEXKEY);
+		CHECK_INT(config_seal(&c), 1);
+		unlink(p);
+	}
+	/* Exactly CONFIG_FILE_MAX bytes: read whole, its last line the key. */
+	char *text = long_text(CONFIG_FILE_MAX, "pubkey = " HEXKEY "\n");
 	const char *p = conf_file(text);
 	free(text);
 	config_defaults(&c);
 	CHECK_INT(config_load_file(&c, p), 0);
 	CHECK_INT(c.level, 3);
-	CHECK(warned(&c, "longer", NULL), "no warning for an over-long file (%d warnings)", c.nwarn);
+	CHECK_INT(config_seal(&c), 1);
+	CHECK_INT(c.pubkey[1], 0x11);
+	CHECK(c.nwarn == 0, "%d warnings: %s", c.nwarn, c.nwarn ? c.warn[0] : "");
 	unlink(p);
+	/* A file that cannot be read (a directory): the same. */
+	config_defaults(&c);
+	CHECK(config_load_file(&c, "/") < 0, "a directory read as a config");
+	CHECK_INT(config_seal(&c), -ENOKEY);
+	CHECK(check_mentions(c.seal_why, "cannot be read"), "why: %s", c.seal_why);
 }
 
-/* The same, but the reader's cut falls on a line end: the rest of the file
- * is still ignored, so the warning must still come. */
-static void file_long_cut_at_newline_warns(void)
+/* A line too long to read: skipped with a warning, but a kdumpinit.pubkey
+ * line among them is a key not read (no dump), wherever its '=' is. */
+static void file_long_lines(void)
 {
+	static const char *const keyline[] = { "pubkey =", "  kdumpinit.pubkey\t= ", "pubkey=" };
 	struct config c;
-	size_t n = 20000;
-	char *text = malloc(n + 1);
+	size_t n = CONFIG_LINE_MAX + 100;
+	char *text = malloc(n + 80);
 
-	memcpy(text, "level = 3\n", 10);
-	for (size_t i = 10; i < n; i++)
-		text[i] = (i % 64 == 62) ? '\n' : '#';	/* byte 8190 is a newline */
-	memcpy(text + 12000, "\nlevel = 9\n", 11);	/* past the cut: never applied */
-	text[n] = 0;
-	const char *p = conf_file(text);
+	for (int k = 0; k < 4; k++) {
+		size_t o = (size_t)sprintf(text, "level = 3\n%s", k < 3 ? keyline[k] : "# comment");
+		memset(text + o, k < 3 ? ' ' : '#', n - o);
+		strcpy(text + n, HEXKEY "\nthreads=2\n");
+		const char *p = conf_file(text);
+		config_defaults(&c);
+		CHECK_INT(config_load_file(&c, p), 0);
+		CHECK_INT(c.level, 3);
+		CHECK_INT(c.threads, 2);
+		CHECK_INT(config_seal(&c), k < 3 ? -ENOKEY : 0);
+		CHECK(warned(&c, ":2", k < 3 ? "kdumpinit.pubkey line longer" : "line longer"),
+		      "case %d: %s", k, c.nwarn ? c.warn[0] : "no warning");
+		unlink(p);
+	}
 	free(text);
-	config_defaults(&c);
-	CHECK_INT(config_load_file(&c, p), 0);
-	CHECK_INT(c.level, 3);
-	CHECK(warned(&c, "longer", NULL),
-	      "a %zu-byte file was cut at 8191 bytes without a warning (%d warnings)", n, c.nwarn);
-	unlink(p);
 }
 
 /* PID-1 mode: defaults, then the file, then the command line. Whatever the
@@ -416,10 +461,10 @@ static void pubkey_values(void)
 
 	config_defaults(&c);
 	CHECK_INT(c.have_pubkey, 0);
-	CHECK_INT(c.pubkey_bad, 0);
+	CHECK_INT(config_seal(&c), 0);
 	config_set(&c, "kdumpinit.pubkey", hex, "t");
 	CHECK_INT(c.have_pubkey, 1);
-	CHECK_INT(c.pubkey_bad, 0);
+	CHECK_INT(config_seal(&c), 1);
 	CHECK_INT(c.pubkey[0], 0x00);
 	CHECK_INT(c.pubkey[1], 0x11);
 	CHECK_INT(c.pubkey[31], 0xff);
@@ -444,7 +489,8 @@ static void pubkey_values(void)
 		config_defaults(&c);
 		config_set(&c, "kdumpinit.pubkey", hex, "t");
 		config_set(&c, "kdumpinit.pubkey", bad[i], "t");
-		CHECK(c.pubkey_bad == 1 && c.have_pubkey == 0, "pubkey '%s' taken", bad[i]);
+		CHECK(config_seal(&c) == -ENOKEY && c.have_pubkey == 0 && c.seal_asked,
+		      "pubkey '%s' taken", bad[i]);
 		CHECK(c.nwarn == 1 && strstr(c.warn[0], "no dump will be written"),
 		      "pubkey '%s': warning missing", bad[i]);
 	}
@@ -458,20 +504,20 @@ static void pubkey_values(void)
 	config_load_cmdline(&c, cmd);
 	CHECK_INT(config_load_file(&c, p), 0);
 	CHECK_INT(c.have_pubkey, 1);
-	CHECK_INT(c.pubkey_bad, 0);
+	CHECK_INT(config_seal(&c), 1);
 	config_defaults(&c);
 	CHECK_INT(config_load_file(&c, p), 0);
-	CHECK_INT(c.pubkey_bad, 1);
+	CHECK_INT(config_seal(&c), -ENOKEY);
 	config_load_cmdline(&c, cmd);
 	CHECK_INT(c.have_pubkey, 1);
-	CHECK_INT(c.pubkey_bad, 0);
+	CHECK_INT(config_seal(&c), 1);
 	unlink(p);
 	p = conf_file("pubkey = 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
 	config_defaults(&c);
 	CHECK_INT(config_load_file(&c, p), 0);
 	config_load_cmdline(&c, "kdumpinit.pubkey=short");
 	CHECK_INT(c.have_pubkey, 0);
-	CHECK_INT(c.pubkey_bad, 1);
+	CHECK_INT(config_seal(&c), -ENOKEY);
 	unlink(p);
 }
 
@@ -491,7 +537,7 @@ int main(void)
 	RUN(file_lines);
 	RUN(file_problems_warn_with_line);
 	RUN(file_missing_and_long);
-	RUN(file_long_cut_at_newline_warns);
+	RUN(file_long_lines);
 	RUN(cmdline_beats_file);
 	RUN(pubkey_values);
 	return check_done();

@@ -707,6 +707,91 @@ static void efi_variable(void)
 	rm_root();
 }
 
+/* What may hold the key to seal with and cannot be read whole is a key
+ * not read: config_seal says -ENOKEY (no dump at all), unless a higher
+ * source gives a key; anything else not read whole costs only itself. */
+#define HEX "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+#define PUB "kdumpinit-public-key " HEX "\n"
+static void seal_fails_closed(void)
+{
+	struct config c;
+	char pub[] = PUB;
+
+	new_root();
+	put_fwcfg_str("kdumpinit.pubkey", PUB);
+	CHECK_INT(load(&c, FW_SRC_FWCFG), 1);
+	CHECK_INT(config_seal(&c), 1);
+	/* Cut short: size says 86, raw holds 40. */
+	put_fwcfg("kdumpinit.pubkey", "86\n", PUB, 40);
+	CHECK_INT(load(&c, FW_SRC_FWCFG), 0);
+	CHECK_INT(config_seal(&c), -ENOKEY);
+	CHECK(check_mentions(c.seal_why, "40 of its 86"), "why: %s", c.seal_why);
+	CHECK(warned(&c, "kdumpinit.pubkey", "no dump will be written"), "%s", warns(&c));
+	/* The command line's key stands over it, loaded before or after. */
+	config_load_cmdline(&c, "kdumpinit.pubkey=" HEX);
+	CHECK_INT(config_seal(&c), 1);
+	config_defaults(&c);
+	config_load_cmdline(&c, "kdumpinit.pubkey=" HEX);
+	config_load_firmware(&c, root, FW_SRC_FWCFG);
+	CHECK_INT(config_seal(&c), 1);
+	/* A byte gone bad: not text. No size file. */
+	pub[30] = (char)0xff;
+	put_fwcfg("kdumpinit.pubkey", "86\n", pub, 86);
+	CHECK_INT(load(&c, FW_SRC_FWCFG), 0);
+	CHECK_INT(config_seal(&c), -ENOKEY);
+	CHECK(check_mentions(c.seal_why, "not text"), "why: %s", c.seal_why);
+	rm_root();
+	new_root();
+	put_str(FWCFG "/kdumpinit.pubkey/raw", PUB);
+	load(&c, FW_SRC_FWCFG);
+	CHECK(config_seal(&c) == -ENOKEY && check_mentions(c.seal_why, "no size"), "why: %s",
+	      c.seal_why);
+	/* A whole config cut short: it may have held the key, and the first
+	 * of a source wins, so the key credential after it (in name order)
+	 * does not stand. */
+	put_fwcfg_str("kdumpinit.pubkey", PUB);
+	put_fwcfg("kdumpinit.conf", "100\n", "level = 3\n", 10);
+	load(&c, FW_SRC_FWCFG);
+	CHECK_INT(config_seal(&c), -ENOKEY);
+	CHECK(check_mentions(c.seal_why, "kdumpinit.conf"), "why: %s", c.seal_why);
+	/* Another setting cut short costs only itself. */
+	rm_root();
+	new_root();
+	put_fwcfg("kdumpinit.level", "4\n", "3", 1);
+	CHECK_INT(load(&c, FW_SRC_FWCFG), 0);
+	CHECK_INT(config_seal(&c), 0);
+	/* A lower source not read stands under a higher one's key. */
+	put_fwcfg_str("kdumpinit.pubkey", PUB);
+	put(DT, "level = 4\x01", 10);
+	CHECK_INT(load(&c, FW_SRC_FWCFG | FW_SRC_DT), 1);
+	CHECK_INT(config_seal(&c), 1);
+	CHECK_INT(c.src[CFG_PUBKEY], CFG_SRC_FWCFG);
+	CHECK_INT(load(&c, FW_SRC_DT), 0);
+	CHECK_INT(config_seal(&c), -ENOKEY);
+	rm_root();
+
+	/* SMBIOS: bad base64 in our key, a string cut short inside our key
+	 * (and, costing nothing, inside a vendor's). */
+	new_root();
+	const char *e0[] = { "io.systemd.credential.binary:kdumpinit.pubkey=AAA" };
+	put_smb(0, 1, e0, 1, 1);
+	load(&c, FW_SRC_SMBIOS);
+	CHECK(config_seal(&c) == -ENOKEY && check_mentions(c.seal_why, "base64"), "why: %s",
+	      c.seal_why);
+	uint8_t raw[256];
+	const char *e1[] = { "io.systemd.credential:kdumpinit.level=4",
+			     "io.systemd.credential:kdumpinit.pubkey=" PUB };
+	const char *e2[] = { "io.systemd.credential:kdumpinit.level=4", "vendor string" };
+	for (int k = 0; k < 2; k++) {
+		size_t n = smb(raw, 2, k ? e2 : e1, 2, 0) - 4;	/* the last string cut */
+		put(DMI "/11-0/raw", raw, n);
+		load(&c, FW_SRC_SMBIOS);
+		CHECK_INT(c.level, 4);
+		CHECK_INT(config_seal(&c), k ? 0 : -ENOKEY);
+	}
+	rm_root();
+}
+
 int main(void)
 {
 	RUN(smbios_strings);
@@ -729,5 +814,6 @@ int main(void)
 	RUN(format_sources);
 	RUN(efi_and_empty_root);
 	RUN(efi_variable);
+	RUN(seal_fails_closed);
 	return check_done();
 }
