@@ -250,8 +250,7 @@ void config_seal_unreadable(struct config *c, enum config_src src, unsigned *see
 {
 	const unsigned bit = 1u << CFG_PUBKEY;
 
-	config_warn(c, "%s; no dump will be written unless a higher source gives a key "
-		    "(never one in the clear)", why);
+	config_warn(c, "%s; no dump will be written unless a higher source gives a key", why);
 	c->seal_asked = 1;
 	/* The rules of any value: outranked, or after this source's first
 	 * key, it decides nothing. */
@@ -383,8 +382,8 @@ int config_load_file(struct config *c, const char *path)
 	/* Read whole or not at all: a tail dropped could be the key
 	 * (kdumpinit-mkinitramfs -p appends it last). */
 	if (n > (ssize_t)CONFIG_FILE_MAX) {
-		snprintf(why, sizeof why, "%s: longer than %u bytes, not read at all (kdumpinit-"
-			 "mkinitramfs refuses such a file)", path, CONFIG_FILE_MAX);
+		snprintf(why, sizeof why, "%s: longer than %u bytes, not read at all", path,
+			 CONFIG_FILE_MAX);
 		n = -EFBIG;
 	} else if (n < 0) {
 		snprintf(why, sizeof why, "%s: cannot be read (%s), not read at all", path,

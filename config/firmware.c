@@ -397,8 +397,8 @@ static void load_smbios(struct config *c, const char *root, size_t *total)
 			snprintf(why, sizeof why, "smbios: entry 11-%d: not a Type 11 structure", i);
 			config_seal_unreadable(c, CFG_SRC_SMBIOS, &p.seen, why);
 		} else if ((problems & FW_SMB_TRUNCATED) && cut_may_seal(raw, (size_t)n)) {
-			snprintf(why, sizeof why, "smbios: entry 11-%d is cut short in a "
-				 "kdumpinit.conf or kdumpinit.pubkey credential", i);
+			snprintf(why, sizeof why, "smbios: entry 11-%d is cut short in our "
+				 "credential", i);
 			config_seal_unreadable(c, CFG_SRC_SMBIOS, &p.seen, why);
 		} else if (problems & FW_SMB_TRUNCATED)
 			config_warn(c, "smbios: entry 11-%d is cut short; its last string skipped", i);

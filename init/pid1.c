@@ -28,6 +28,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
+#include "../lib/rng.h"
 #include "../lib/util.h"
 
 #define CONF_FILE "/etc/kdumpinit.conf"
@@ -558,6 +559,48 @@ static int wait_for_target(const struct config *c, char *path, size_t sz)
 	return -ETIMEDOUT;
 }
 
+/* ---- randomness ----
+ * A sealed dump's one-time key is drawn from the kernel's pool, and
+ * getrandom blocks until the pool is ready, with no bound: in a crash
+ * kernel on hardware with no random source and no cycle counter that can
+ * be for good. So PID 1 waits RNG_WAIT_S at most, and then credits the
+ * pool itself with what it has: clock readings with the jitter of a busy
+ * loop, and pages of the crashed kernel's memory (its own pool's state
+ * among them, somewhere). The key is then only as unpredictable as those
+ * (docs/DESIGN.md, "Sealed dumps"), which the console says. */
+#define RNG_WAIT_S 10
+
+static void ensure_random(void)
+{
+	static struct { struct timespec t[256]; uint8_t mem[3][4096]; } mix;
+	/* Test hook (tests/e2e): the pool taken as never ready. */
+	const char *hook = getenv("KDUMPINIT_TEST_HOOK");
+	int r = hook && !strcmp(hook, "rng-timeout") ? -ETIMEDOUT : rng_wait(RNG_WAIT_S * 1000);
+
+	if (r == 0)
+		return;
+	if (r != -ETIMEDOUT) {
+		warn("randomness: %s", errstr(r));
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(mix.t); i++) {
+		clock_gettime(CLOCK_MONOTONIC_RAW, &mix.t[i]);
+		for (volatile long k = mix.t[i].tv_nsec & 0x3ff; k > 0; k--)
+			;
+	}
+	int fd = open(VMCORE, O_RDONLY | O_CLOEXEC);
+	off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+	for (int i = 0; fd >= 0 && i < 3 && size > 0; i++)
+		(void)!pread(fd, mix.mem[i], sizeof mix.mem[i], size / 4 * (i + 1));
+	if (fd >= 0)
+		close(fd);
+	r = rng_credit(&mix, sizeof mix, 256);
+	explicit_bzero(&mix, sizeof mix);
+	warn("randomness: the kernel's pool not ready after %d s; credited with clock jitter "
+	     "and crashed memory (the one-time key is as unpredictable as those): %s",
+	     RNG_WAIT_S, r < 0 ? errstr(r) : "done");
+}
+
 /* Right after the modules (its driver is one) and the settings (it may
  * be off): the sooner it runs, the less of a hang goes unwatched. */
 static void open_hwdog(const struct config *c)
@@ -630,9 +673,8 @@ void pid1_main(void)
 	 * asked to be sealed, without its key, is not written at all. */
 	int seal = config_seal(&cfg);
 	if (seal < 0) {
-		err("a sealed dump was asked for and its key could not be read whole (%s): "
-		    "nothing is written, not even in the clear; the device keeps what it holds",
-		    cfg.seal_why);
+		err("sealing asked for, its key not read whole (%s): nothing is written, "
+		    "not even in the clear", cfg.seal_why);
 		final_action(cfg.final);
 	}
 
@@ -683,6 +725,8 @@ void pid1_main(void)
 	if (r < 0)
 		final_action(cfg.final);
 
+	if (seal > 0)
+		ensure_random();
 	/* run_capture reopens and re-checks it, with the watchdog armed. */
 	const struct capture_req rq = {
 		.level = cfg.level,

@@ -471,12 +471,21 @@ static int capture_into(struct vmcore *vc, const struct capture_req *rq,
 	return code;
 }
 
+void sodium_misuse(void);	/* dump/seal.c's, for the hook below */
+
 int run_capture(const char *vmcore, const char *output, int may_create,
 		const struct capture_req *rq, const struct capture_hooks *hk)
 {
 	struct vmcore vc;
 	struct seal_dump sd;
 
+	/* Test hooks, from the environment (a crash kernel's init gets its
+	 * command line's NAME=VALUE words there; more below): sodium-misuse
+	 * calls libsodium's misuse handler in a sealed capture, as an
+	 * impossible request would (dump/seal.c: abort). */
+	const char *hook = getenv("KDUMPINIT_TEST_HOOK");
+	if (rq->pubkey && hook && !strcmp(hook, "sodium-misuse"))
+		sodium_misuse();
 	/* Before anything is opened: a dump that was to be sealed is never
 	 * written in the clear instead. */
 	if (rq->pubkey && seal_begin(&sd, rq->pubkey) < 0) {
@@ -549,7 +558,6 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		 * its command line's NAME=VALUE words there): spin-steps (the
 		 * finder never ends: PID 1's stall path), finder-budget=N (the
 		 * finder's budget, in kmem's units: a step past it). */
-		const char *hook = getenv("KDUMPINIT_TEST_HOOK");
 		sp->spin = hook && !strcmp(hook, "spin-steps");
 		if (hook && !strncmp(hook, "finder-budget=", 14))
 			sp->finder_work = strtoull(hook + 14, NULL, 10);

@@ -824,11 +824,28 @@ elif [ $mode = full ]; then
 	badcheck small 129 "too small: the dump holds what fit and is marked incomplete" "device too small"
 	badcheck poweroff 130 "final action: poweroff" "final=poweroff"
 	if [ $seal = 1 ]; then
-		badcheck badkey 129 "kdumpinit.pubkey.*(does not parse|no dump will be written)" \
+		# Fail closed: a key asked for and not read whole writes nothing
+		# (testinit's sealcase runs), and PID 1 says why in one line.
+		sealcheck() {	# NAME PATTERN WHAT
+			badcheck "$1" 129 "error: sealing asked for, its key not read whole \\(.*$2.*\\): nothing is written" "$3"
+			grep -a -q "e2e-testinit: badcase $1: kdump-small unchanged" "$log" &&
+				pass "$3: nothing written, kdump-small as the small case left it" ||
+				failed "$3: $(grep -a -m1 -o "e2e-testinit: badcase $1: kdump-small.*" "$log" || echo 'no before/after line')"
+		}
+		sealcheck badkey "command line: kdumpinit.pubkey is not" \
 			"an unparsable kdumpinit.pubkey (command line over the firmware's key)"
-		grep -a -q "e2e-testinit: badcase badkey: kdump-small unchanged" "$log" &&
-			pass "the unparsable key wrote nothing: kdump-small as the small case left it" ||
-			failed "the unparsable key: $(grep -a -m1 -o 'e2e-testinit: badcase badkey: kdump-small.*' "$log" || echo 'no before/after line')"
+		sealcheck longconf "/etc/kdumpinit.conf: longer than 65536 bytes" \
+			"a config file over 64 KiB with the key last"
+		sealcheck shortcred "fw_cfg kdumpinit.pubkey: raw holds 40 of its 86 bytes" \
+			"the credential kdumpinit.pubkey cut short"
+		sealcheck corruptkey "fw_cfg kdumpinit.pubkey: not text" "a bad byte in the credential kdumpinit.pubkey"
+		badcheck rngseed 129 "randomness: the kernel's pool not ready after [0-9]+ s; credited .*: done" \
+			"the random pool never ready (test hook): credited by PID 1"
+		grep -a "^e2e-bad-rngseed: kdumpinit: " "$log" | grep -q "sealing the dump to key $keyid" &&
+			pass "the random pool credited by PID 1: the one-time key made, sealing to $keyid" ||
+			failed "the random pool credited by PID 1: no 'sealing the dump to key $keyid' line"
+		badcheck misuse 129 "the capture's process died \\(signal 6\\)" \
+			"libsodium's misuse handler (abort) in the capture's process (test hook)"
 	fi
 	if "$kdumpinit" info "$small" >"$workdir/small.info" 2>&1; then
 		failed "the too-small dump claims to be complete"
