@@ -1016,7 +1016,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		memcpy(pl, sl->head, hl);
 		memcpy(pl + hl, sl->sizes, sz);
 		uint32_t len = (uint32_t)(hl + sz + sl->data_len);
-		sl->seal_seq = w->p->seq_base + idx;
+		sl->seal_seq = __atomic_load_n(&w->p->seq_base, __ATOMIC_RELAXED) + idx;
 		struct seal_where wh = { .dump_id = w->p->wr->dump_id, .seq = sl->seal_seq,
 					 .type = KDI_CH_PAGES, .len = len };
 		seal_chunk(w->p->in->seal, &wh, pl, pl + len);
@@ -1068,7 +1068,7 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 			  const struct capture_in *in)
 {
 	struct kdi_start st = {
-		.format_version = in->seal ? KDI_FORMAT_SEALED : KDI_FORMAT_PLAIN,
+		.format_version = in->seal ? KDI_FORMAT_SEALED_ALL : KDI_FORMAT_PLAIN,
 		.page_size = vc->page_size,
 		.e_machine = vc->e_machine,
 		.ei_class = 2, .ei_data = 1,
@@ -1278,6 +1278,13 @@ static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 	struct slot *sl = &p->slots[slot];
 
 	int r = emit_block(p->wr, sl, p->res);
+	/* A GAP took a seq before this chunk: the workers seal what comes
+	 * next under the seqs it will really get, so the writer need not
+	 * seal every later chunk again. */
+	uint64_t want = __atomic_load_n(&p->seq_base, __ATOMIC_RELAXED) + idx;
+	if (!r && p->wr->seal && p->wr->seq - 1 != want)
+		__atomic_store_n(&p->seq_base, p->seq_base + (p->wr->seq - 1 - want),
+				 __ATOMIC_RELAXED);
 	p->done += sl->scanned;
 	if (p->hk->live) {
 		struct capture_live *l = p->hk->live;

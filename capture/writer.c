@@ -65,6 +65,10 @@ static int seal_pieces(struct kdi_writer *w, uint16_t type, uint32_t mode, const
 		seal_chunk(w->seal, &wh, w->sbuf, w->sbuf + len);
 	else if (type == KDI_CH_SEAL)
 		seal_auth(w->seal, &wh, w->authpre, w->authpre_len, w->sbuf, len, w->sbuf + len);
+	else if (type == KDI_CH_PAD)
+		/* Zeros, which a reader checks: the tag binds its place and
+		 * length, and a PAD of any length stays one tag's work. */
+		seal_auth(w->seal, &wh, NULL, 0, NULL, 0, w->sbuf + len);
 	else
 		seal_auth(w->seal, &wh, w->sbuf, len, NULL, 0, w->sbuf + len);
 	return 0;
@@ -264,8 +268,14 @@ static int go_around(struct kdi_writer *w)
 	w->buf_used = 0;	/* staged after the break: lost with it */
 	w->flushed = w->pos = at;
 	w->in_gap = 1;
+	/* The GAP is the writer's own chunk, tagged as its type says, even
+	 * in the middle of putting a chunk the caller sealed: that one is
+	 * sealed again under its new seq once the GAP is in. */
+	int presealed = w->presealed;
+	w->presealed = 0;
 	int r = put_chunk(w, KDI_CH_GAP, w->limit - writer_end_reserve(), NULL, &g, sizeof g,
 			  NULL, 0, NULL, 0);
+	w->presealed = presealed;
 	w->in_gap = 0;
 	return r;
 }
@@ -283,12 +293,14 @@ int writer_flush(struct kdi_writer *w)
 	 * do (readers stop at END). If neither fits, the sink writes the
 	 * tail through the page cache instead. */
 	size_t need = (w->align - (w->pos % w->align)) % w->align;
+	/* A sealed dump's PAD carries a tag after its zeros. */
+	size_t over = sizeof(struct kdi_chunk) + (w->seal ? KDI_TAG_BYTES : 0);
 	if (need && !w->ended) {
-		if (need < sizeof(struct kdi_chunk))
+		if (need < over)
 			need += w->align;
-		if (need - sizeof(struct kdi_chunk) <= sizeof zeros)
+		if (need - over <= sizeof zeros)
 			r = put_chunk(w, KDI_CH_PAD, w->limit - writer_end_reserve(), NULL, zeros,
-				      need - sizeof(struct kdi_chunk), NULL, 0, NULL, 0);
+				      need - over, NULL, 0, NULL, 0);
 		if (r == -ENOSPC)
 			r = 0;
 	} else if (need && w->base + w->pos + need <= w->limit) {
@@ -337,7 +349,7 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 {
 	size_t len = l1 + l2 + l3;
 	/* A payload the caller sealed (writer_put_sealed) counts its tag. */
-	uint32_t mode = w->seal && !w->presealed ? chunk_seal_mode(type) : 0;
+	uint32_t mode = w->seal && !w->presealed ? chunk_seal_mode(type, KDI_FORMAT_SEALED_ALL) : 0;
 	size_t span = chunk_span(len + (mode ? KDI_TAG_BYTES : 0));
 	static const uint8_t zeros[KDI_CHUNK_ALIGN];
 
@@ -426,7 +438,7 @@ int writer_put(struct kdi_writer *w, uint16_t type,
 int writer_put_sealed(struct kdi_writer *w, uint16_t type, uint8_t *payload, size_t len,
 		      uint64_t hash, uint64_t seq)
 {
-	if (!w->seal || len < KDI_TAG_BYTES || chunk_seal_mode(type) != KDI_CHUNK_SEALED)
+	if (!w->seal || len < KDI_TAG_BYTES || chunk_seal_mode(type, KDI_FORMAT_SEALED_ALL) != KDI_CHUNK_SEALED)
 		return -EINVAL;
 	w->presealed = 1;
 	w->presealed_seq = seq;

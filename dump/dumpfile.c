@@ -153,8 +153,8 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 
 enum { UNSEAL_USE, UNSEAL_SKIP };
 
-/* A chunk of a sealed dump (version 5), before it is used: checks that
- * it is sealed as its type must be (chunk_seal_mode), reads SEAL, and
+/* A chunk of a sealed dump (version 5 on), before it is used: checks
+ * that it is sealed as its type must be (chunk_seal_mode), reads SEAL, and
  * with the key opens a sealed chunk in place or checks a tagged one,
  * leaving h->len the clear length. UNSEAL_USE: go on with buf;
  * UNSEAL_SKIP: locked, the chunk's content stays unknown; or -EBADMSG
@@ -162,7 +162,7 @@ enum { UNSEAL_USE, UNSEAL_SKIP };
 static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const uint8_t *sk,
 		  char *why, size_t wsz)
 {
-	uint32_t mode = chunk_seal_mode(h->type);
+	uint32_t mode = chunk_seal_mode(h->type, d->start.format_version);
 
 	if (h->flags != mode) {
 		snprintf(why, wsz, "chunk %llu (type %u) is %s, where a sealed dump's must be %s",
@@ -248,9 +248,20 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 		return -EBADMSG;
 	}
 	if (mode == KDI_CHUNK_AUTH) {
-		if (d->locked)
-			d->end_unverified = 1;
-		else if (seal_check_auth(d->key, &w, buf, len, NULL, 0, buf + len) < 0) {
+		/* A PAD holds zeros, and its tag binds its place and length
+		 * (capture/writer.c): bytes other than zeros are not its own. */
+		int pad = h->type == KDI_CH_PAD;
+		for (uint32_t i = 0; pad && i < len; i++)
+			if (buf[i]) {
+				snprintf(why, wsz, "chunk %llu (PAD) holds bytes other than zeros: changed",
+					 (unsigned long long)h->seq);
+				return -EBADMSG;
+			}
+		if (d->locked) {
+			if (h->type == KDI_CH_END)
+				d->end_unverified = 1;
+		} else if (seal_check_auth(d->key, &w, pad ? NULL : buf, pad ? 0 : len, NULL, 0,
+					   buf + len) < 0) {
 			snprintf(why, wsz, "chunk %llu (type %u) fails its authentication tag: "
 				 "changed, or torn", (unsigned long long)h->seq, h->type);
 			return -EBADMSG;
@@ -513,8 +524,13 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 			break;
 		int e = 0;
 		/* START lost: a chunk with sealing's flags says the dump is sealed. */
-		if (d->start_lost && h.flags && d->start.format_version < KDI_FORMAT_SEALED)
-			d->start.format_version = KDI_FORMAT_SEALED;
+		if (d->start_lost && h.flags) {
+			/* A tagged PAD or GAP says version 6 (format.h). */
+			uint32_t v = h.type == KDI_CH_PAD || h.type == KDI_CH_GAP ?
+					     KDI_FORMAT_SEALED_ALL : KDI_FORMAT_SEALED;
+			if (d->start.format_version < v)
+				d->start.format_version = v;
+		}
 		/* The header as on the device: a PAGES chunk is found again by it. */
 		struct kdi_chunk dev = h;
 		if (d->start.format_version >= KDI_FORMAT_SEALED) {

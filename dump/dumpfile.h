@@ -1,8 +1,9 @@
 /* A dump read back from a device or file: every chunk validated once, the
  * metadata kept, and an index of PAGES chunks so pages can be fetched by
  * pfn. Used by save and info. Everything here came from a device and is
- * untrusted: the loader stops at the first chunk that does not check out
- * and reports the intact prefix. */
+ * untrusted: a chunk that does not check out is left out and recorded as
+ * a hole, and the loader goes on at the next intact chunk of the dump
+ * (dump/format.h, reader_resync), so damage costs only what it touched. */
 #ifndef KDI_DUMPFILE_H
 #define KDI_DUMPFILE_H
 

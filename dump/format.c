@@ -156,11 +156,13 @@ uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 	return XXH64_digest(&st);
 }
 
-uint32_t chunk_seal_mode(uint16_t type)
+uint32_t chunk_seal_mode(uint16_t type, uint32_t version)
 {
 	switch (type) {
-	case KDI_CH_START: case KDI_CH_CHAIN: case KDI_CH_GAP: case KDI_CH_PAD:
+	case KDI_CH_START: case KDI_CH_CHAIN:
 		return 0;
+	case KDI_CH_GAP: case KDI_CH_PAD:
+		return version >= KDI_FORMAT_SEALED_ALL ? KDI_CHUNK_AUTH : 0;
 	case KDI_CH_SEAL: case KDI_CH_END:
 		return KDI_CHUNK_AUTH;
 	default:

@@ -88,13 +88,19 @@ _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
  * (KDI_START_MEMMAP_EXCLUDED, and its count in END, which grew by 8
  * bytes); a dump of an older version is a newer one without those, so
  * all are read. */
-#define KDI_FORMAT_VERSION 5
+#define KDI_FORMAT_VERSION 6
 #define KDI_FORMAT_MIN 1
 /* Version 5 is version 4 with sealing (KDI_CH_SEAL, KDI_CHUNK_*): a dump
  * written without a key stays version 4, so that readers from before
  * sealing still read it. */
 #define KDI_FORMAT_PLAIN 4
 #define KDI_FORMAT_SEALED 5
+/* Version 6 is version 5 with PAD and GAP tagged too (KDI_CHUNK_AUTH):
+ * every chunk past SEAL is then sealed or tagged, and START and CHAIN
+ * are covered by SEAL's tag, so the key's holder authenticates the whole
+ * stream, chunk by chunk (FORMAT.md "Sealed dumps"). Sealed dumps are
+ * written as version 6; version 5 ones are still read. */
+#define KDI_FORMAT_SEALED_ALL 6
 
 struct kdi_start {
 	uint32_t format_version;
@@ -287,11 +293,12 @@ int uuid_parse(const char *s, uint8_t uuid[16]);
 /* ---- chunks ---- */
 /* Bytes a chunk with this payload occupies on the device. */
 size_t chunk_span(size_t payload_len);
-/* How a chunk of this type is written in a sealed dump: KDI_CHUNK_SEALED
- * (the memory's contents and layout), KDI_CHUNK_AUTH (SEAL, END: clear
- * but tagged), or 0 (START, CHAIN, GAP, PAD: clear, START and CHAIN
- * covered by SEAL's tag). A reader refuses any other. */
-uint32_t chunk_seal_mode(uint16_t type);
+/* How a chunk of this type is written in a sealed dump of this version:
+ * KDI_CHUNK_SEALED (the memory's contents and layout), KDI_CHUNK_AUTH
+ * (SEAL, END, and from version 6 GAP and PAD: clear but tagged), or 0
+ * (START, CHAIN: clear, covered by SEAL's tag; GAP and PAD before
+ * version 6). A reader refuses any other. */
+uint32_t chunk_seal_mode(uint16_t type, uint32_t version);
 /* XXH64 of a payload given in up to three pieces (any may be NULL/0). */
 uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 		      const void *p3, size_t l3);

@@ -11,7 +11,11 @@
 # names a chunk the damage touched, save --check exits 0, and the save
 # holds every page of every chunk the damage did not touch, byte for byte
 # the undamaged save's, and no page with other bytes (docs/FORMAT.md,
-# "Reading past damage").
+# "Reading past damage"). On each sealed device, tests/damage/tamper.py
+# then does what a forger without the key can: each chunk type rewritten
+# as a clear PAD, retyped, dropped, repeated, swapped with the next and
+# cut, the XXH64s forged again; info --key must say each, by chunk, and
+# never "complete, authenticated".
 #
 #   tests/damage/run.sh [--full] [--reader BIN] [--workdir DIR] [--record FILE] RAW_VMCORE...
 #
@@ -89,8 +93,25 @@ tool() {	# LABEL ARGS...
 	fi
 }
 
+# tamper.py's ok/FAIL lines likewise.
+ttool() {	# LABEL ARGS...
+	local label=$1 rc l n=0
+	shift
+	"$PY" "$top/tests/damage/tamper.py" "$@" >"$W/tool.out" 2>"$W/tool.err"
+	rc=$?
+	while IFS= read -r l; do
+		case $l in
+		"ok "*) echo "$l"; n=$((n + 1)); pass=$((pass + 1)) ;;
+		"FAIL "*) echo "$l"; n=$((n + 1)); fail=$((fail + 1)) ;;
+		esac
+	done <"$W/tool.out"
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$W/tool.out"; then
+		bad "$label: tamper.py exit $rc after $n cases: $(tail -n 2 "$W/tool.err" | tr '\n' ' ')"
+	fi
+}
+
 "$K" keygen "$W/sec" "$W/pub" >/dev/null 2>&1 || { bad "setup: keygen failed"; finish; }
-selftest_done=0
+selftest_done=0 tamper_selftest_done=0
 for raw in "$@"; do
 	if [ ! -s "$raw" ]; then
 		bad "setup: $raw is missing or empty (the e2e run that leaves it failed or did not run)"
@@ -126,6 +147,13 @@ for raw in "$@"; do
 	ok "$v-sealed/undamaged: complete, $(grep -oE '[0-9]+ pages in' "$W/save.log" | head -n 1) the save"
 	tool "$v-sealed" judge $full --label "$v-sealed" --key "$W/sec" --plain "$clear" \
 		--record "$W/record" "$reader" "$sealed" "$sealed.elf"
+	# A forger without the key: every chunk type retyped, dropped,
+	# repeated, swapped and cut, the XXH64s forged again (tamper.py).
+	if [ $tamper_selftest_done = 0 ]; then
+		ttool "tamper-selftest" selftest "$reader" "$sealed" "$W/sec"
+		tamper_selftest_done=1
+	fi
+	ttool "$v-sealed/tamper" judge --label "$v-sealed" "$reader" "$sealed" "$W/sec"
 	rm -f "$clear" "$sealed" "$sealed.elf"
 done
 finish

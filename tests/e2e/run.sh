@@ -1123,9 +1123,9 @@ if [ $seal = 1 ] && [ $rawonly = 0 ]; then
 			pass "info without the key: sealed to $keyid, $st, $kept pages kept (exit 0)" ||
 			{ failed "info without the key exited $rc (want 0, sealed, complete):"; sed 's/^/    /' "$workdir/info-nokey.out"; }
 	fi
-	grep -q "^sealed .*opened, every tag checked" "$workdir/info.out" &&
-		pass "info --key: opened, every tag checked" ||
-		failed "info --key: no 'opened, every tag checked': $(grep -m1 '^sealed' "$workdir/info.out")"
+	grep -q "^sealed .*opened; complete, authenticated" "$workdir/info.out" &&
+		pass "info --key: opened; complete, authenticated" ||
+		failed "info --key: no 'opened; complete, authenticated': $(grep -m1 '^sealed' "$workdir/info.out")"
 	# Without the key, or with another, nothing of memory comes out.
 	rm -f "$workdir/nokey.elf" "$workdir/otherkey.elf" "$workdir/other.secret" "$workdir/other.public"
 	"$kdumpinit" save "$dump" "${pick[@]}" --output "$workdir/nokey.elf" --format elf >"$workdir/save-nokey.out" 2>&1

@@ -111,6 +111,8 @@ static int put(struct out *o, uint16_t type, const uint8_t *p, uint32_t len, uin
 		seal_chunk(&sd, &w, pl, pl + len);
 	else if (mode == KDI_CHUNK_AUTH && type == KDI_CH_SEAL)
 		seal_auth(&sd, &w, o->pre, o->prelen, pl, len, pl + len);
+	else if (mode == KDI_CHUNK_AUTH && type == KDI_CH_PAD && !clear)
+		seal_auth(&sd, &w, NULL, 0, NULL, 0, pl + len);	/* zeros: bound by place */
 	else if (mode == KDI_CHUNK_AUTH && !clear)
 		seal_auth(&sd, &w, pl, len, NULL, 0, pl + len);
 	else if (mode)
@@ -210,11 +212,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *pl = p + at + sizeof h;
 		at += sizeof h + ((len + 7) & ~(size_t)7);
 		if (o.seq == 0) {
-			/* START, whatever the input said: version 5. */
+			/* START, whatever the input said: the version sealing
+			 * writes. */
 			struct kdi_start st;
 			memset(&st, 0, sizeof st);
 			memcpy(&st, pl, len < sizeof st ? len : sizeof st);
-			st.format_version = KDI_FORMAT_SEALED;
+			st.format_version = KDI_FORMAT_SEALED_ALL;
 			if (put(&o, KDI_CH_START, (const uint8_t *)&st, sizeof st, 0, 0, 0) < 0)
 				break;
 			continue;
@@ -231,7 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			seal_done = 1;
 		}
-		uint32_t mode = chunk_seal_mode(h.type);
+		uint32_t mode = chunk_seal_mode(h.type, KDI_FORMAT_SEALED_ALL);
 		uint32_t clen = (uint32_t)len;
 		struct kdi_end e;
 		if (h.type == KDI_CH_END) {

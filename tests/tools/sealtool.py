@@ -23,7 +23,7 @@ strings: one "COUNT NEEDLE" line per needle (occurrences in IMAGE).
 samples: 32-byte windows (16+ distinct byte values) taken from the
   payloads of PLAIN's PAGES chunks; prints "found N of M" in IMAGE.
 layout: the sealed stream against the plain capture of the same vmcore
-  (ok/FAIL lines): START version 5 and 4, SEAL at seq 2, the flags of
+  (ok/FAIL lines): START version 6 and 4, SEAL at seq 2, the flags of
   every type, PAGES payloads 16 bytes longer.
 samestream: exit 0 when A and B hold the same chunk stream byte for byte
   (each from its own superblock's data_offset to the end of END).
@@ -76,7 +76,7 @@ START, NOTES, VMCI, SEGS, PAGES, DMESG, END, PAD, SETTINGS, GAP, CHAIN, DBG, SEA
 TNAME = {1: "START", 2: "NOTES", 3: "VMCOREINFO", 4: "SEGMENTS", 5: "PAGES", 6: "DMESG", 7: "END",
          8: "PAD", 9: "SETTINGS", 10: "GAP", 11: "CHAIN", 12: "DEBUGGER", 13: "SEAL", 14: "STEPS"}
 MODE = {NOTES: SEALED, VMCI: SEALED, SEGS: SEALED, PAGES: SEALED, DMESG: SEALED, SETTINGS: SEALED,
-        DBG: SEALED, STEPS: SEALED, SEAL: AUTH, END: AUTH, START: 0, CHAIN: 0, GAP: 0, PAD: 0}
+        DBG: SEALED, STEPS: SEALED, SEAL: AUTH, END: AUTH, START: 0, CHAIN: 0, GAP: AUTH, PAD: AUTH}
 
 
 def span(ln):
@@ -296,8 +296,8 @@ def layout(sealed, plain):
     cs, cp = chunks(s), chunks(p)
     out = Cases()
     ver = lambda img, c: struct.unpack_from("<I", img, c.off + 48)[0]  # noqa: E731
-    out.report("layout.start_version_5_sealed_4_plain",
-               None if cs[0].type == START and cp[0].type == START and ver(s, cs[0]) == 5 and ver(p, cp[0]) == 4
+    out.report("layout.start_version_6_sealed_4_plain",
+               None if cs[0].type == START and cp[0].type == START and ver(s, cs[0]) == 6 and ver(p, cp[0]) == 4
                else "versions %d and %d" % (ver(s, cs[0]), ver(p, cp[0])))
     why = None
     if [c.type for c in cs[:3]] != [START, CHAIN, SEAL] or cs[2].len != 120 + TAG:
