@@ -255,6 +255,10 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# Write errors on the dump disk (QEMU blkdebug): a bad range early in
 	# the pages is gone around (GAP), the rest of the dump kept.
 	run_suite faults-blkdebug bash tests/faults/blkdebug.sh early --workdir "$BUILD/faults/early"
+	# The same sealed: the capture goes around the bad range as the clear
+	# one does and reads to END, authenticated up to the loss and past it.
+	run_suite faults-blkdebug-sealed bash tests/faults/blkdebug.sh early --seal \
+		--workdir "$BUILD/faults/early-sealed"
 	# A power cut (QEMU killed) late in a level-1 capture: drgn opens what
 	# is left (the kernel's pages go first; check-full does the same on a
 	# guest whose kernel KASLR placed high, memmap=, ~2 min: the dump shows
@@ -395,6 +399,8 @@ if [ -n "${FULL:-}" ]; then
 	# capture gives up, keeps what came before, runs its final action).
 	run_suite faults-blkdebug-late bash tests/faults/blkdebug.sh late --workdir "$BUILD/faults/late"
 	run_suite faults-blkdebug-after bash tests/faults/blkdebug.sh after --workdir "$BUILD/faults/after"
+	run_suite faults-blkdebug-late-sealed bash tests/faults/blkdebug.sh late --seal \
+		--workdir "$BUILD/faults/late-sealed"
 	# The suites make check leaves out for time (about 7 minutes on 2
 	# cores): the stalled capture reset by the hardware watchdog; a
 	# level-1 capture cut short on a disk too small (the kernel's pages

@@ -31,6 +31,7 @@ judge: IMAGE holds one sealed dump, complete, and SECKEY opens it. For
 selftest: the judge must be able to fail: the untouched IMAGE, judged
   as if tampered, must be refused.
 """
+import concurrent.futures
 import os
 import struct
 import subprocess
@@ -152,18 +153,32 @@ def judge(kdi, image, sec, label, selftest=False):
         print(("ok %s/selftest: the untouched dump is refused as tampered (%s)" % (label, why))
               if why else "FAIL %s/selftest: the judge takes an untouched dump for tampered" % label)
         return 0 if why else 1
+    # Two at a time: each trial is one `info --key` reading the whole dump.
+    trials = [(name, k, kind) for name, k in targets(cs, img) for kind in KINDS]
+    tmpdir = tempfile.mkdtemp(prefix="tamper.", dir=os.environ.get("STREAMDAMAGE_TMP"))
+
+    def run(i):
+        name, k, kind = trials[i]
+        b = tampered(img, cs, k, kind)
+        if b is None:
+            return None
+        path = os.path.join(tmpdir, "t%d" % i)
+        with open(path, "wb") as f:
+            f.write(b)
+        del b
+        try:
+            return info(kdi, path, sec)
+        finally:
+            os.unlink(path)
+
     fails = 0
-    fd, tmp = tempfile.mkstemp(prefix="tamper.", dir=os.environ.get("STREAMDAMAGE_TMP"))
-    os.close(fd)
     try:
-        for name, k in targets(cs, img):
-            for kind in KINDS:
-                b = tampered(img, cs, k, kind)
-                if b is None:
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            for i, res in enumerate(ex.map(run, range(len(trials)))):
+                if res is None:
                     continue
-                with open(tmp, "wb") as f:
-                    f.write(b)
-                rc, out = info(kdi, tmp, sec)
+                rc, out = res
+                name, k, kind = trials[i]
                 why = verdict(rc, out)
                 case = "%s/tamper-%s-%s" % (label, name, kind)
                 if why:
@@ -173,7 +188,7 @@ def judge(kdi, image, sec, label, selftest=False):
                     said = [l for l in out.splitlines() if "chunk" in l or "opened" in l]
                     print("ok %s: exit %d, %s" % (case, rc, (said[0] if said else "").strip()[:160]))
     finally:
-        os.unlink(tmp)
+        os.rmdir(tmpdir)
     return 1 if fails else 0
 
 

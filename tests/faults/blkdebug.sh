@@ -5,23 +5,26 @@
 # chunk, docs/FORMAT.md), end in its final action, and leave a dump that
 # `info` calls incomplete and `save` saves with every page it kept right.
 #
-# usage: tests/faults/blkdebug.sh CASE [--workdir DIR]
+# usage: tests/faults/blkdebug.sh CASE [--seal] [--workdir DIR]
 #   early   writes touching 8 MiB .. 8.5 MiB of the disk fail (the first pages)
 #   late    the same at 200 MiB (late in a level-1 dump of a 1 GiB guest)
 #   after   every write from 100 MiB to the end fails: the capture must give
 #           up, keep what came before, and still run its final action
 # Runs tests/e2e/run.sh --blkdebug (raw reference copy, level 1) and adds
-# the checks of the case on its console and on the saved files.
+# the checks of the case on its console and on the saved files. --seal: a
+# sealed capture (e2e/run.sh --seal), which must go around the bad range
+# as a clear one does and keep the dump to its END.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 case=${1:-}
 shift || true
-workdir=''
+workdir='' seal=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--workdir) workdir=$2; shift ;;
+	--seal) seal=(--seal) ;;
 	*) echo "blkdebug.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -53,7 +56,7 @@ npass=0 nfail=0
 pass() { npass=$((npass + 1)); echo "PASS: $*"; }
 failed() { nfail=$((nfail + 1)); echo "FAIL: $*"; }
 
-bash "$top/tests/e2e/run.sh" --cpu max,la57=off --level 1 --blkdebug "$conf" --workdir "$workdir"
+bash "$top/tests/e2e/run.sh" --cpu max,la57=off --level 1 --blkdebug "$conf" "${seal[@]}" --workdir "$workdir"
 e2e=$?
 [ $e2e = 0 ] && pass "e2e with write errors ($case): its own checks passed" ||
 	failed "e2e with write errors ($case): tests/e2e/run.sh exited $e2e"
@@ -87,7 +90,9 @@ else
 	# beyond the bad range's share of the stream, checked by pagecheck
 	# above; here the kdump-compressed save says INCOMPLETE.
 	if [ -n "$dump" ]; then
-		"$kdumpinit" save "$dump" --output "$workdir/saved.kdump" --format kdump >"$workdir/save-kdump.out" 2>&1
+		key=()
+		[ ${#seal[@]} = 0 ] || key=(--key "$workdir/seal.secret")
+		"$kdumpinit" save "$dump" "${key[@]}" --output "$workdir/saved.kdump" --format kdump >"$workdir/save-kdump.out" 2>&1
 		rc=$?
 		[ $rc = 5 ] && [ -s "$workdir/saved.kdump" ] &&
 			pass "save --format kdump: exit 5, $(stat -c %s "$workdir/saved.kdump") bytes, marked incomplete" ||
