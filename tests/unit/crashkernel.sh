@@ -226,10 +226,24 @@ echo "kdumpinit \$*" >>"$LOG"
 # itself refused the unsigned image).
 case " \$* " in *" --initramfs "*) ;; *" arm "*) exit \${ARM_RC:-0} ;; esac
 EOF
+# With --pubkey the image is a cpio holding /etc/kdumpinit.conf with its
+# "pubkey = HEX" line, as the real one writes it (kdumpinit-arm reads it).
 cat >"$W/bin/mkinitramfs" <<EOF
 #!/bin/sh
 echo "mkinitramfs \$*" >>"$LOG"
-for a in "\$@"; do [ "\$prev" = -o ] && echo built >"\$a"; [ "\$prev" = --manifest ] && echo m >"\$a"; prev=\$a; done
+pub=
+for a in "\$@"; do [ "\$prev" = --pubkey ] && pub=\$a; prev=\$a; done
+prev=
+for a in "\$@"; do
+	if [ "\$prev" = -o ] && [ -n "\$pub" ]; then
+		d=\$(mktemp -d); mkdir "\$d/etc"
+		echo "pubkey = \$(sed -n 's/^kdumpinit-public-key //p' "\$pub")" >"\$d/etc/kdumpinit.conf"
+		(cd "\$d" && echo etc/kdumpinit.conf | cpio -o -H newc --quiet) >"\$a"; rm -rf "\$d"
+	elif [ "\$prev" = -o ]; then
+		echo built >"\$a"
+	fi
+	[ "\$prev" = --manifest ] && echo m >"\$a"; prev=\$a
+done
 [ "\$1" = --print-manifest ] || case " \$* " in *" --print-manifest "*) echo m ;; esac
 EOF
 chmod +x "$W/bin/kdumpinit" "$W/bin/mkinitramfs"
@@ -304,6 +318,43 @@ t "$rc/$(built)" 0/1 "kdumpinit-arm, sealed, stock kernel: its image built"
 grep '^mkinitramfs ' "$LOG" | grep -v -- '--print-manifest' | grep -qF -- "--pubkey $F/etc/kdumpinit/dump.pub" &&
 	ok "kdumpinit-arm, sealed, stock kernel: mkinitramfs gets --pubkey" ||
 	bad "kdumpinit-arm, sealed, stock kernel: mkinitramfs args" "$(cat "$LOG")"
+grep -q '^kdumpinit arm .*--initramfs' "$LOG" &&
+	ok "kdumpinit-arm, sealed, stock kernel: the image carries the key: armed" ||
+	bad "kdumpinit-arm, sealed, stock kernel: not armed" "$(cat "$W/out")"
+# The key the crash kernel will read must be KDUMPINIT_PUBKEY's, whole:
+# an image (current by its manifest) with another key, or whose config is
+# over the 65536 bytes the crash kernel reads, is not armed; nor is a
+# KDUMPINIT_APPEND whose kdumpinit.pubkey= would outrank it.
+simg=$F/var/lib/kdumpinit/initrd-$kv.img
+mkimg() {	# CONFIG TEXT: the image holds it as /etc/kdumpinit.conf
+	rm -rf "$W/sealconf" && mkdir -p "$W/sealconf/etc" && printf '%s\n' "$1" >"$W/sealconf/etc/kdumpinit.conf" &&
+		(cd "$W/sealconf" && echo etc/kdumpinit.conf | cpio -o -H newc --quiet) >"$simg"
+}
+# Images built, not counting --print-manifest's look.
+builds() { grep '^mkinitramfs' "$LOG" | grep -vc -- --print-manifest; }
+other=$(echo "$hex" | tr 0-9a-f 1-9a-f0)
+long=$(i=0; while [ $i -lt 1100 ]; do echo "# a long configuration, past the crash kernel's limit of 64 KiB"; i=$((i + 1)); done)
+for case in other long gzip; do
+	case $case in
+	other) mkimg "pubkey = $other" ;;
+	long) mkimg "$long
+pubkey = $hex" ;;
+	gzip) mkimg "level = 3
+pubkey = $hex" && gzip -c "$simg" >"$simg.gz" && mv "$simg.gz" "$simg" ;;
+	esac
+	runarm --kver "$kv"; rc=$?
+	if [ $case = gzip ]; then
+		t "$rc/$(builds)/$(grep -c '^kdumpinit arm' "$LOG")" 0/0/1 "kdumpinit-arm, sealed: a gzip image carrying the key: armed"
+		continue
+	fi
+	t "$rc/$(builds)/$(grep -c '^kdumpinit arm' "$LOG")" 1/0/0 "kdumpinit-arm, sealed: an image with the $case key: not armed"
+	grep -q "does not carry KDUMPINIT_PUBKEY's key whole" "$W/out" && ok "kdumpinit-arm, sealed, $case key: says why" ||
+		bad "kdumpinit-arm, sealed, $case key: says why" "$(cat "$W/out")"
+done
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=stock' \
+	'KDUMPINIT_PUBKEY=/etc/kdumpinit/dump.pub' "KDUMPINIT_APPEND='kdumpinit.pubkey=$other'" >"$F/etc/default/kdumpinit"
+runarm --kver "$kv"; rc=$?
+t "$rc/$(builds)/$(grep -c '^kdumpinit arm' "$LOG")" 1/0/0 "kdumpinit-arm, sealed: KDUMPINIT_APPEND with another kdumpinit.pubkey=: not armed"
 for badkey in secret short missing; do
 	case $badkey in
 	secret) cp "$F/etc/kdumpinit/dump.key" "$F/etc/kdumpinit/bad.pub" ;;
