@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "../config/config.h"
 #include "../config/probe.h"
 #include "../config/target.h"
@@ -63,6 +65,19 @@ static int take_key(int *argc, char **argv, uint8_t sk[32])
 		return 1;
 	}
 	return 0;
+}
+
+/* Runs a command that may read a secret key into sk: the key's only
+ * copy here lives in this frame, locked in memory, and is wiped on every
+ * way out of the command (host/keys.c). */
+static int with_key(int (*cmd)(int, char **, uint8_t *), int argc, char **argv)
+{
+	uint8_t sk[32];
+
+	(void)sodium_mlock(sk, sizeof sk);
+	int code = cmd(argc, argv, sk);
+	(void)sodium_munlock(sk, sizeof sk);
+	return code;
 }
 
 /* ---------------- capture ---------------- */
@@ -168,13 +183,12 @@ static const char info_help[] =
 	"each, oldest first, or only dump N (1 the oldest).\n"
 	"Exit: 0 a complete dump, 5 an incomplete one, 4 empty or not a dump device.\n";
 
-int cmd_info(int argc, char **argv)
+static int info_with(int argc, char **argv, uint8_t skb[32])
 {
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return usage(info_help, EXIT_OK);
 	unsigned only = 0;
 	uint64_t v;
-	uint8_t skb[32];
 	int hk = take_key(&argc, argv, skb);
 	if (hk < 0)
 		return -hk;
@@ -215,6 +229,11 @@ int cmd_info(int argc, char **argv)
 			break;
 	}
 	return worst;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	return with_key(info_with, argc, argv);
 }
 
 /* ---------------- save ---------------- */
@@ -340,7 +359,7 @@ static int open_partial(const char *output, char *tmp, size_t sz)
 	return -EEXIST;
 }
 
-int cmd_save(int argc, char **argv)
+static int save_with(int argc, char **argv, uint8_t skb[32])
 {
 	static const struct option opts[] = {
 		{ "output", 1, 0, 'o' }, { "format", 1, 0, 'f' }, { "force", 0, 0, 'F' },
@@ -351,7 +370,6 @@ int cmd_save(int argc, char **argv)
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct savecore_opts sc = { 0 };
-	uint8_t skb[32];
 	const char *output = NULL, *format = "kdump";
 	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
 	int force = 0, c;
@@ -508,6 +526,11 @@ int cmd_save(int argc, char **argv)
 	dumpfile_free(&d);
 	target_close(&t);
 	return code;
+}
+
+int cmd_save(int argc, char **argv)
+{
+	return with_key(save_with, argc, argv);
 }
 
 /* ---------------- format ---------------- */
@@ -726,13 +749,12 @@ static int dmesg_from_vmcore(const char *path, int *code)
 	return 0;
 }
 
-int cmd_dmesg(int argc, char **argv)
+static int dmesg_with(int argc, char **argv, uint8_t skb[32])
 {
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return usage(dmesg_help, EXIT_OK);
 	unsigned which = 0;
 	uint64_t v;
-	uint8_t skb[32];
 	int hk = take_key(&argc, argv, skb);
 	if (hk < 0)
 		return -hk;
@@ -772,4 +794,9 @@ int cmd_dmesg(int argc, char **argv)
 		dumpfile_free(&d);
 	target_close(&t);
 	return code;
+}
+
+int cmd_dmesg(int argc, char **argv)
+{
+	return with_key(dmesg_with, argc, argv);
 }

@@ -17,37 +17,74 @@
 #include "../lib/log.h"
 #include "../lib/util.h"
 
+/* Every buffer that holds a secret key (or its file's text) is locked in
+ * memory where the system lets us, with sodium_mlock (a failure is
+ * silent: the key still works), and wiped when done with, by
+ * sodium_munlock, which zeroes it before it unlocks, even a buffer it
+ * could not lock. */
+
+/* Why fd's file may not hold a secret key, as one line naming the fix
+ * (ssh's rules for an identity file), or 0. */
+static int secret_file_refused(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err("%s is not a regular file: not a key", path);
+		return -EINVAL;
+	}
+	if (st.st_uid != geteuid()) {
+		err("%s: owned by uid %u, not by you (uid %u): run chown %u %s", path,
+		    (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
+		return -EPERM;
+	}
+	if (st.st_mode & 077) {
+		err("%s: %s group or others (mode %04o): run chmod 600 %s", path,
+		    st.st_mode & 044 ? "readable by" : st.st_mode & 022 ? "writable by" : "open to",
+		    (unsigned)(st.st_mode & 07777), path);
+		return -EPERM;
+	}
+	return 0;
+}
+
 int keyfile_read(const char *path, int secret, uint8_t key[32])
 {
 	char buf[256];
 	struct stat st;
 	const char *why;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* A secret key is never read through a link (a link there may be
+	 * anyone's), nor opened blocking (a FIFO would hang the command). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (secret ? O_NOFOLLOW | O_NONBLOCK : 0));
 
 	if (fd < 0) {
 		int e = -errno;
-		err("cannot open the %s key %s: %s", secret ? "secret" : "public", path, strerror(-e));
+		if (secret && e == -ELOOP)
+			err("%s: a symbolic link: give the key file itself", path);
+		else
+			err("cannot open the %s key %s: %s", secret ? "secret" : "public", path,
+			    strerror(-e));
 		return e;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	int r = secret ? secret_file_refused(fd, path) :
+		fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ? -EINVAL : 0;
+	if (r == -EINVAL && !secret)
 		err("%s is not a regular file: not a key", path);
+	if (r < 0) {
 		close(fd);
-		return -EINVAL;
+		return r;
 	}
-	if (secret && (st.st_mode & 077))
-		warn("%s: the secret key may be read by others (mode %04o): chmod 600 it", path,
-		     (unsigned)(st.st_mode & 07777));
+	(void)sodium_mlock(buf, sizeof buf);
 	ssize_t n = read_full_at(fd, buf, sizeof buf, 0);
 	close(fd);
 	if (n < 0) {
+		(void)sodium_munlock(buf, sizeof buf);
 		err("cannot read %s: %s", path, strerror((int)-n));
 		return (int)n;
 	}
-	int r = (size_t)n == sizeof buf ? -EINVAL :
-		seal_parse_key(buf, (size_t)n, secret, key, &why);
+	r = (size_t)n == sizeof buf ? -EINVAL : seal_parse_key(buf, (size_t)n, secret, key, &why);
 	if ((size_t)n == sizeof buf)
 		why = "longer than a key file";
-	sodium_memzero(buf, sizeof buf);
+	(void)sodium_munlock(buf, sizeof buf);
 	if (r < 0)
 		err("%s: %s", path, why);
 	return r;
@@ -93,10 +130,11 @@ static int write_new(const char *path, const char *line, mode_t mode)
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	int r = 0;
-	if (fchmod(fd, mode) < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line) ||
-	    fsync(fd) < 0)
-		r = errno ? -errno : -EIO;
+	/* fchmod: the umask may not take bits from a public key, and a
+	 * secret key gets 0600 whatever the umask adds. */
+	int r = fchmod(fd, mode) < 0 ? -errno : write_full(fd, line, strlen(line));
+	if (!r && fsync(fd) < 0)
+		r = -errno;
 	close(fd);
 	if (r < 0)
 		unlink(path);
@@ -124,14 +162,19 @@ int cmd_keygen(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (seal_keypair(pk, sk) < 0) {
+	(void)sodium_mlock(sk, sizeof sk);
+	(void)sodium_mlock(line, sizeof line);
+	int made = seal_keypair(pk, sk), r = 0;
+	if (made == 0) {
+		key_line(line, "kdumpinit-secret-key ", sk);
+		r = write_new(argv[1], line, 0600);
+	}
+	(void)sodium_munlock(line, sizeof line);
+	(void)sodium_munlock(sk, sizeof sk);
+	if (made < 0) {
 		err("could not make a key pair");
 		return EXIT_SYSTEM;
 	}
-	key_line(line, "kdumpinit-secret-key ", sk);
-	int r = write_new(argv[1], line, 0600);
-	sodium_memzero(line, sizeof line);
-	sodium_memzero(sk, sizeof sk);
 	if (r < 0) {
 		err("cannot write %s: %s", argv[1], strerror(-r));
 		return EXIT_SYSTEM;

@@ -344,8 +344,18 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 
 	uuid_format(t->sb.uuid, u);
 	fprintf(f, "%-12s %s\n", "source", src);
-	fprintf(f, "%-12s %s%s%s%s\n", "claim", u, t->sb.label[0] ? " (label " : "",
-		t->sb.label, t->sb.label[0] ? ")" : "");
+	/* The claim a dump was written under is START's, which SEAL's tag
+	 * vouches for once the key opened it. A sealed copy (save --dir
+	 * without the key) is a claimed file of its own: its claim says
+	 * nothing of where the dump was taken. */
+	if (d->sealed && !d->locked && memcmp(d->start.sb_uuid, t->sb.uuid, 16)) {
+		char w[37];
+		uuid_format(d->start.sb_uuid, w);
+		fprintf(f, "%-12s %s (the dump's, authenticated); this file's: %s", "claim", w, u);
+	} else {
+		fprintf(f, "%-12s %s", "claim", u);
+	}
+	fprintf(f, "%s%s%s\n", t->sb.label[0] ? " (label " : "", t->sb.label, t->sb.label[0] ? ")" : "");
 	fprintf(f, "%-12s %.1f MB\n", "capacity", (t->limit - t->base) / 1e6);
 	if (d->ndumps > 1)
 		fprintf(f, "%-12s %u of %u on the device, oldest first\n", "dump", d->position,

@@ -81,6 +81,7 @@ static void expand_image(const char *tmpl, const char *release, char *out, size_
 static const char status_help[] =
 	"usage: kdumpinit status [--dev SEL] [--image FILE] [--root DIR]\n"
 	"       kdumpinit status --configured [--root DIR]\n"
+	"       kdumpinit status --clear-dumps [--dev SEL] [--root DIR]\n"
 	"\n"
 	"Says whether this machine is ready to capture a crash: the crash kernel loaded\n"
 	"(/sys/kernel/kexec_crash_loaded) and the reservation (kexec_crash_size); the image\n"
@@ -92,7 +93,8 @@ static const char status_help[] =
 	"crash header's CPUs and memory against the machine's now (hotplug);\n"
 	"the dump device the crash kernel will look for (kdumpinit.dev= of the armed\n"
 	"command line, parsed as PID 1 parses it), present and claimed; the dumps on\n"
-	"it not saved yet, and the room left after them.\n"
+	"it not saved yet, and the room left after them; with a public key configured\n"
+	"(KDUMPINIT_PUBKEY, kdumpinit.pubkey), each of them written in the clear.\n"
 	"  --dev SEL     the dump device (default: KDUMPINIT_DEVICE in " DEFAULTS ",\n"
 	"                else the firmware credential kdumpinit.dev)\n"
 	"  --image FILE  the image that should be armed (default: KDUMPINIT_IMAGE, %v\n"
@@ -100,13 +102,14 @@ static const char status_help[] =
 	"  --root DIR    read DIR/sys, DIR/run, DIR/etc instead (tests)\n"
 	"  --configured  only print the configured dump device and where it came from\n"
 	"                (" DEFAULTS ", else firmware); exit 4 when there is none\n"
+	"  --clear-dumps only the lines on dumps in the clear; exit 8 when one waits\n"
 	"Exit: 0 ready, 1 error, 2 usage, 4 device missing or unclaimed, 6 not armed\n"
 	"(no reservation or nothing loaded), 7 armed image or crash header stale, 8 a\n"
-	"dump waits to be\n"
-	"saved; when several hold, the first of 1 6 4 7 8.\n";
+	"dump waits to be saved; when several hold, the first of 1 6 4 7 8.\n";
 
 struct status {
 	int not_armed, no_reservation, stale, dev_bad, unsaved, error;
+	const char *sealing;	/* where a public key is configured, or NULL */
 };
 
 static void show(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -358,6 +361,60 @@ static const char *configured_device(const char *root, const char *text, char *d
 	return from;
 }
 
+/* Whether dumps are sealed from now on: a public key in the settings
+ * (KDUMPINIT_PUBKEY, which kdumpinit-arm builds into the image or puts
+ * on the command line), on the armed command line (cmdline, or NULL), or
+ * from the firmware, as the crash kernel reads it. Where, or NULL. */
+static const char *sealing_on(const char *root, const char *text, const char *cmdline)
+{
+	struct config c;
+	char v[300];
+
+	if (defaults_get(text, "KDUMPINIT_PUBKEY", v, sizeof v) && v[0])
+		return DEFAULTS;
+	config_defaults(&c);
+	config_load_firmware(&c, root[0] ? root : "/", FW_SRC_ALL);
+	if (cmdline)
+		config_load_cmdline(&c, cmdline);
+	if (c.src[CFG_PUBKEY] == CFG_SRC_DEFAULT && !c.have_pubkey)
+		return NULL;
+	return c.src[CFG_PUBKEY] == CFG_SRC_CMDLINE ? "armed command line" :
+	       config_src_name(c.src[CFG_PUBKEY]);
+}
+
+/* Turning sealing on does not seal what is already on the device: a dump
+ * written before stays in the clear, for anyone who can read the device,
+ * until it is saved or the device is claimed anew. Each one not saved is
+ * said (with label, a status line; without, a bare line for
+ * kdumpinit-arm), found by its START alone (a dump without a key is
+ * written as format version 4). The number said. */
+static unsigned clear_dumps(const struct target *t, const char *path, const char *label)
+{
+	struct chain c;
+	unsigned n = 0;
+
+	if (chain_walk(t->fd, t->base, t->limit, &c) < 0)
+		return 0;
+	for (unsigned i = 0; i < c.n; i++) {
+		struct kdi_reader r;
+		struct kdi_start s;
+		uint64_t end = i + 1 < c.n ? c.d[i + 1].at : t->limit;
+		if (chain_saved(&c, i, t->sb.saved_dump_id) ||
+		    reader_open(&r, t->fd, c.d[i].at, end, &s) < 0 || s.format_version >= KDI_FORMAT_SEALED)
+			continue;
+		char line[700];
+		snprintf(line, sizeof line, "dump %u on %s is in the clear (written before sealing was "
+			 "on): save it (kdumpinit save %s --dir DIR) or discard it (kdumpinit format %s "
+			 "--force: all its dumps go)", i + 1, path, path, path);
+		if (label)
+			show(label, "%s", line);
+		else
+			puts(line);
+		n++;
+	}
+	return n;
+}
+
 /* A device holding several dumps (a crash came before the dump of the one
  * before was saved): how many, how many wait, and whether the next crash
  * still finds room after them. d is the one save takes next. */
@@ -387,13 +444,35 @@ static void dumps_state(const struct target *t, const char *dev, const char *fro
 		     "kdumpinit.full=keep (the default; overwrite writes over them): save them");
 }
 
-static void device_state(const char *root, const char *dev, const char *from, struct status *st)
+/* The device dev names, into path: a path is taken as it is, as `info`
+ * and `save` take SOURCE (host/source.c: a claimed file works as a
+ * device), a selector list by its first match under root. 0, -EINVAL (a
+ * bad selector, named in bad) or -ENODEV (nothing matches). */
+static int device_path(const char *root, const char *dev, char *path, size_t sz, char *bad,
+		       size_t bsz)
 {
 	struct selector sel[SEL_MAX];
-	char bad[80], path[600], m[800];
 	char sys[512], devdir[512];
 	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
 				    root_path(root, "/dev", devdir, sizeof devdir) };
+	struct stat sb;
+
+	if (dev[0] == '/' && !strchr(dev, ',')) {
+		snprintf(path, sz, "%s", dev);
+		return stat(path, &sb) == 0 ? 0 : -ENODEV;
+	}
+	int n = selectors_parse(dev, sel, SEL_MAX, bad, bsz);
+	if (n < 0)
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		if (selector_find(&sr, &sel[i], path, sz) == 0)
+			return 0;
+	return -ENODEV;
+}
+
+static void device_state(const char *root, const char *dev, const char *from, struct status *st)
+{
+	char bad[80], path[600], m[800];
 
 	st->dev_bad = 1;
 	if (!dev[0]) {
@@ -401,20 +480,11 @@ static void device_state(const char *root, const char *dev, const char *from, st
 		     "firmware credential kdumpinit.dev)", DEFAULTS);
 		return;
 	}
-	/* A path is taken as it is, as `info` and `save` take SOURCE
-	 * (host/source.c): a claimed file works as a device. */
-	int n = 1, found = -1;
-	if (dev[0] == '/' && !strchr(dev, ',')) {
-		struct stat sb;
-		snprintf(path, sizeof path, "%s", dev);
-		found = stat(path, &sb) == 0 ? 0 : -1;
-	} else if ((n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad)) < 0) {
+	int found = device_path(root, dev, path, sizeof path, bad, sizeof bad);
+	if (found == -EINVAL) {
 		show("device", "%s (%s): bad selector '%s'", dev, from, bad);
 		return;
 	}
-	for (int i = 0; found < 0 && dev[0] != '/' && i < n; i++)
-		if (selector_find(&sr, &sel[i], path, sizeof path) == 0)
-			found = i;
 	if (found < 0) {
 		show("device", "%s (%s): missing, no device matches", dev, from);
 		return;
@@ -455,19 +525,41 @@ static void device_state(const char *root, const char *dev, const char *from, st
 	} else {
 		st->error = 1;	/* open_dump said why */
 	}
+	if (st->sealing && t.fd >= 0)
+		clear_dumps(&t, path, "in the clear");
 	if (r == 0 || r == -EBADMSG)
 		dumpfile_free(&d);
 	target_close(&t);
+}
+
+/* status --clear-dumps, for kdumpinit-arm: only the dumps in the clear on
+ * the configured device (or --dev's), when sealing is configured. 0, or 8
+ * when one waits; nothing said of a device that cannot be read (status
+ * says that). */
+static int clear_dumps_only(const char *root, const char *dev, const char *text)
+{
+	char path[600], bad[80], m[800];
+	struct target t;
+	enum target_refusal why;
+
+	if (!dev[0] || !sealing_on(root, text, NULL) ||
+	    device_path(root, dev, path, sizeof path, bad, sizeof bad) < 0 ||
+	    source_open(&t, path, &why, m, sizeof m) < 0)
+		return EXIT_OK;
+	unsigned n = clear_dumps(&t, path, NULL);
+	target_close(&t);
+	return n ? EXIT_UNSAVED : EXIT_OK;
 }
 
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dev", 1, 0, 'd' }, { "image", 1, 0, 'i' }, { "root", 1, 0, 'R' },
-		{ "configured", 0, 0, 'C' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "configured", 0, 0, 'C' }, { "clear-dumps", 0, 0, 'c' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	const char *dev_arg = NULL, *image_arg = NULL, *root = "";
-	int c, only_configured = 0;
+	int c, only_configured = 0, only_clear = 0;
 
 	while ((c = getopt_long(argc, argv, "d:i:R:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -475,11 +567,13 @@ int cmd_status(int argc, char **argv)
 		case 'i': image_arg = optarg; break;
 		case 'R': root = optarg; break;
 		case 'C': only_configured = 1; break;
+		case 'c': only_clear = 1; break;
 		case 'h': fputs(status_help, stdout); return EXIT_OK;
 		default: fputs(status_help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc || (only_configured && (dev_arg || image_arg))) {
+	if (optind != argc || (only_configured && (dev_arg || image_arg || only_clear)) ||
+	    (only_clear && image_arg)) {
 		fputs(status_help, stderr);
 		return EXIT_USAGE;
 	}
@@ -505,6 +599,8 @@ int cmd_status(int argc, char **argv)
 		printf("dev=%s (%s)\n", cfg, cfg_from);
 		return EXIT_OK;
 	}
+	if (only_clear)
+		return clear_dumps_only(root, dev_arg ? dev_arg : cfg_from ? cfg : "", text);
 	if (image_arg) {
 		snprintf(tmpl, sizeof tmpl, "%s", image_arg);
 		want_from = "--image";
@@ -522,8 +618,11 @@ int cmd_status(int argc, char **argv)
 	/* The record of a crash kernel no longer loaded says nothing of what
 	 * a crash would use. */
 	armed[0] = 0;
+	struct armed_state as;
+	int have_as = !st.not_armed && armed_read(root, &as) == 0;
 	if (!st.not_armed)
 		armed_device(root, armed, sizeof armed);
+	st.sealing = sealing_on(root, text, have_as ? as.cmdline : NULL);
 	if (dev_arg) {
 		snprintf(dev, sizeof dev, "%s", dev_arg);
 		dev_from = "--dev";

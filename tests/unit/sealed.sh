@@ -270,16 +270,16 @@ done
 if [ "$(id -u)" = 0 ]; then
 	chown 65534 "$W/m.sec"
 	run info "$W/sa" --key "$W/m.sec"
-	check "secretkey.someone_elses_refused_naming_chown" eval 'rc_is 2 && test "$(wc -l <"$W/err")" = 1 && has "owned by uid 65534, not by the user reading it \(uid 0\): run chown 0 " "$W/err"'
+	check "secretkey.someone_elses_refused_naming_chown" eval 'rc_is 2 && test "$(wc -l <"$W/err")" = 1 && has "owned by uid 65534, not by you \(uid 0\): run chown 0 " "$W/err"'
 	chown 0 "$W/m.sec"
 else
 	# /etc/passwd is root's: a file someone else owns
 	run info "$W/sa" --key /etc/passwd
-	check "secretkey.someone_elses_refused_naming_chown" eval 'rc_is 2 && has "owned by uid 0, not by the user reading it" "$W/err"'
+	check "secretkey.someone_elses_refused_naming_chown" eval 'rc_is 2 && has "owned by uid 0, not by you" "$W/err"'
 fi
 ln -s "$W/a.sec" "$W/keylink.sec"
 run info "$W/sa" --key "$W/keylink.sec"
-check "secretkey.link_refused" eval 'rc_is 2 && test "$(wc -l <"$W/err")" = 1 && has "keylink\.sec: a symbolic link: give the secret key file itself" "$W/err"'
+check "secretkey.link_refused" eval 'rc_is 2 && test "$(wc -l <"$W/err")" = 1 && has "keylink\.sec: a symbolic link: give the key file itself" "$W/err"'
 mkfifo "$W/fifo.sec"
 timeout 20 "$K" info "$W/sa" --key "$W/fifo.sec" >"$W/out" 2>"$W/err"; RC=$?
 check "secretkey.fifo_refused_without_waiting" eval 'rc_is 2 && has "fifo\.sec is not a regular file" "$W/err"'

@@ -183,6 +183,39 @@ if "$MK" -o "$W/v.core" --mem 16M --segments 1 --seed 3 >/dev/null 2>&1 &&
 		st --dev "$W/two.img"
 	"$K" save "$W/two.img" --dir "$W/crash-two" >/dev/null 2>&1
 	expect "status: all saved: exit 0, 0 not saved" 0 'holds [0-9]+ dumps, 0 not saved yet' st --dev "$W/two.img"
+	# Sealing turned on while a dump written in the clear waits: it is
+	# named, with the commands that save or discard it, wherever the key
+	# is configured (the settings, the armed command line, firmware); the
+	# sealed one is not, and nothing is said without a key or once saved.
+	"$K" keygen "$W/seal.sec" "$W/seal.pub" >/dev/null 2>&1
+	hex=$(cut -d' ' -f2 "$W/seal.pub")
+	"$K" format "$W/mix.img" --size 40M >/dev/null 2>&1
+	"$K" capture --vmcore "$W/v.core" --output "$W/mix.img" --level 0 >/dev/null 2>&1
+	"$K" capture --vmcore "$W/v.core" --output "$W/mix.img" --level 0 --pubkey "$W/seal.pub" >/dev/null 2>&1
+	clear1="dump 1 on $W/mix.img is in the clear \(written before sealing was on\): save it \(kdumpinit save $W/mix.img --dir DIR\) or discard it \(kdumpinit format $W/mix.img --force: all its dumps go\)"
+	noclear() { ! grep -q "${1:-in the clear}" "$W/out" && ok "$2" || bad "$2" "$(grep "${1:-in the clear}" "$W/out")"; }
+	expect "status: no key configured, a clear and a sealed dump wait: exit 8" 8 'holds 2 dumps, 2 not saved yet' st --dev "$W/mix.img"
+	noclear '' "status: no key configured: nothing said of dumps in the clear"
+	printf 'KDUMPINIT_PUBKEY=%s\n' "$W/seal.pub" >"$R/etc/default/kdumpinit"
+	touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+	expect "status: KDUMPINIT_PUBKEY set: the dump in the clear named, with save and format" 8 "^in the clear +$clear1" st --dev "$W/mix.img"
+	noclear 'dump 2 on' "status: KDUMPINIT_PUBKEY set: the sealed dump not named"
+	expect "status --clear-dumps: the bare line, exit 8" 8 "^$clear1" "$K" status --root "$R" --clear-dumps --dev "$W/mix.img"
+	t "$(wc -l <"$W/out")" 1 "status --clear-dumps: that line only"
+	rm -f "$R/etc/default/kdumpinit"
+	expect "status --clear-dumps: no key configured: exit 0" 0 '' "$K" status --root "$R" --clear-dumps --dev "$W/mix.img"
+	t "$(wc -c <"$W/out")" 0 "status --clear-dumps: no key configured: says nothing"
+	mkdir -p "$R/sys/firmware/dmi/entries/11-0"
+	s="io.systemd.credential:kdumpinit.pubkey=$hex"
+	{ printf '\013\005\000\000\001'; printf '%s\000\000' "$s"; } >"$R/sys/firmware/dmi/entries/11-0/raw"
+	expect "status: the key from firmware (SMBIOS): the dump in the clear named" 8 "^in the clear +$clear1" st --dev "$W/mix.img"
+	rm -rf "$R/sys/firmware"
+	ARMED_APPEND="kdumpinit.pubkey=$hex" record "$vml" "$img"
+	expect "status: the key on the armed command line: the dump in the clear named" 8 "^in the clear +$clear1" st --dev "$W/mix.img"
+	"$K" save "$W/mix.img" --dir "$W/crash-mix" --key "$W/seal.sec" >/dev/null 2>&1
+	expect "status: key configured, every dump saved: exit 0" 0 'holds 2 dumps, 0 not saved yet' st --dev "$W/mix.img"
+	noclear '' "status: key configured, the dump in the clear saved: not named"
+	record "$vml" "$img"
 else
 	bad "status: unsaved dump" "mkvmcore or capture failed ($MK)"
 fi
@@ -398,6 +431,10 @@ if [ "$1" = status ] && [ "${2:-}" = --configured ]; then
 	[ -n "${FW_DEV:-}" ] || exit 4
 	echo "dev=$FW_DEV (smbios)"
 fi
+if [ "$1" = status ] && [ "${2:-}" = --clear-dumps ] && [ -n "${CLEAR_LINE:-}" ]; then
+	echo "$CLEAR_LINE"
+	exit 8
+fi
 exit 0
 EOF
 cat >"$W/bin/mkinitramfs" <<'EOF'
@@ -452,6 +489,13 @@ grep -qF "kdumpinit arm --kernel $F/boot/vmlinuz-$kv --initramfs $fimg --cpus au
 t "$(cat "$fimg" 2>/dev/null)/$(ls "$fimg.manifest" 2>/dev/null | wc -l)" "built/1" "kdumpinit-arm: the image and its manifest are in place"
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)/$(armed)" 0/0/1 "kdumpinit-arm: image current: not rebuilt, armed"
+grep -qxF "kdumpinit status --clear-dumps --dev LABEL=dump --root $F" "$LOG" &&
+	ok "kdumpinit-arm: asks status --clear-dumps of the configured device" || bad "kdumpinit-arm: status --clear-dumps" "$(cat "$LOG")"
+line="dump 1 on /dev/vdb is in the clear (written before sealing was on): save it with ..."
+CLEAR_LINE=$line runarm --kver "$kv"; rc=$?
+t "$rc/$(armed)/$(grep -cxF "kdumpinit-arm: $line" "$W/out")" 0/1/1 "kdumpinit-arm: says each dump in the clear that status names, and arms"
+CLEAR_LINE=$line runarm --kver "$kv" --build-only; rc=$?
+t "$rc/$(grep -c 'clear-dumps' "$LOG")" 0/0 "kdumpinit-arm --build-only: does not ask about dumps in the clear"
 # Staleness is by content: dates alone change nothing ...
 touch -d '2026-01-01 12:00' "$F/boot/vmlinuz-$kv" "$F/etc/default/kdumpinit" "$W/bin/kdumpinit"
 runarm --kver "$kv"; rc=$?
