@@ -390,11 +390,17 @@ static int resync_gap(struct kdi_reader *r)
 	for (uint64_t at = first; at <= broke + KDI_GAP_SCAN && at < r->limit; at += KDI_GAP_ALIGN) {
 		struct kdi_chunk h;
 		struct kdi_gap g;
+		uint8_t pl[sizeof g + KDI_TAG_BYTES];
 		t.pos = at;
 		t.done = 0;
+		/* A sealed dump's GAP (version 6) carries its tag after it,
+		 * which the dump's reader checks with the key. */
 		if (read_header(&t, &h) < 0 || h.type != KDI_CH_GAP || h.dump_id != r->dump_id ||
-		    h.seq < r->next_seq || h.len != sizeof g || read_payload(&t, &h, &g, sizeof g) < 0)
+		    h.seq < r->next_seq ||
+		    (h.len != sizeof g && (h.flags != KDI_CHUNK_AUTH || h.len != sizeof pl)) ||
+		    read_payload(&t, &h, pl, sizeof pl) < 0)
 			continue;
+		memcpy(&g, pl, sizeof g);
 		if (g.lost_to != at - r->base || g.lost_from > g.lost_to)
 			continue;
 		r->pos = at;

@@ -2190,9 +2190,14 @@ static void write_errors_run(int sealed, const uint8_t *pk, const uint8_t *sk, u
 
 	struct dumpfile d;
 	dumpfile_load_key(&d, sfd, BASE, limit, sealed ? sk : NULL);
+	/* Each loss found through its GAP (the probe at the 1 MiB
+	 * boundaries), not by the scan for any intact chunk. */
 	*lost = 0;
-	for (uint32_t i = 0; i < d.nholes; i++)
+	for (uint32_t i = 0; i < d.nholes; i++) {
 		*lost += d.holes[i].seq_to - d.holes[i].seq_from;
+		CHECK(d.holes[i].kind == KDI_RESUME_GAP, "%s: loss %u found as kind %d, not through its GAP",
+		      sealed ? "sealed" : "clear", i, d.holes[i].kind);
+	}
 	*gaps = d.gaps;
 	*end = d.have_end && !d.end_disagrees;
 	*opened = !sealed || (d.sealed && !d.locked);
