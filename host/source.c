@@ -336,6 +336,32 @@ static void print_progress(FILE *f, const struct dumpfile *d)
 		fprintf(f, "%-12s %s\n", "written", line);
 }
 
+/* What the key's holder can say of a sealed dump. From version 6 every
+ * chunk is sealed or tagged (dump/format.h), so a stream that reads to
+ * its END with nothing lost is authenticated as a whole; a version 5
+ * dump's PAD and GAP records carry no tag. */
+static void sealed_how(const struct dumpfile *d, int complete, char *out, size_t n)
+{
+	if (d->locked) {
+		snprintf(out, n, "%s", d->wrong_key ? "the key given is not its key" :
+			 "no key given (--key FILE)");
+	} else if (d->start.format_version < KDI_FORMAT_SEALED_ALL) {
+		snprintf(out, n, "opened, every sealed chunk's tag checked (format version %u: its "
+			 "PAD and GAP records carry no tag)", d->start.format_version);
+	} else if (complete) {
+		snprintf(out, n, "opened; complete, authenticated (every chunk's tag checked)");
+	} else {
+		/* The chunks before the first one lost, or all that were read. */
+		uint64_t upto = d->nholes ? d->holes[0].seq_from : d->nr_chunks;
+		if (upto)
+			snprintf(out, n, "opened; incomplete: authenticated up to chunk %llu%s",
+				 (unsigned long long)upto - 1,
+				 d->nholes ? ", then past what is lost (above)" : "");
+		else
+			snprintf(out, n, "opened; incomplete: nothing authenticated from chunk 0");
+	}
+}
+
 /* What `info` prints, also written as info.txt by save --dir. r is what
  * open_dump returned. Returns the exit code info uses. */
 int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r)
@@ -397,11 +423,10 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	if (dump_saved(t, d))
 		print_time(f, "saved at", t->sb.saved_time);
 	if (d->sealed) {
-		char id[17];
+		char id[17], how[160];
 		key_id_hex(d->seal.key_id, id);
-		fprintf(f, "%-12s to key %s (X25519, XChaCha20-Poly1305)%s\n", "sealed", id,
-			!d->locked ? ": opened, every tag checked" :
-			d->wrong_key ? ": the key given is not its key" : ": no key given (--key FILE)");
+		sealed_how(d, complete, how, sizeof how);
+		fprintf(f, "%-12s to key %s (X25519, XChaCha20-Poly1305): %s\n", "sealed", id, how);
 	}
 	if (d->locked) {
 		/* What is in the clear: SEAL, START, and END (its tag unchecked). */
