@@ -92,6 +92,7 @@ else
 	if [ -n "$dump" ]; then
 		key=()
 		[ ${#seal[@]} = 0 ] || key=(--key "$workdir/seal.secret")
+		rm -f "$workdir/saved.kdump"	# a run before's, in the same workdir
 		"$kdumpinit" save "$dump" "${key[@]}" --output "$workdir/saved.kdump" --format kdump >"$workdir/save-kdump.out" 2>&1
 		rc=$?
 		[ $rc = 5 ] && [ -s "$workdir/saved.kdump" ] &&
