@@ -23,25 +23,19 @@
  * sodium_munlock, which zeroes it before it unlocks, even a buffer it
  * could not lock. */
 
-/* Why fd's file may not hold a secret key, as one line naming the fix
- * (ssh's rules for an identity file), or 0. */
-static int secret_file_refused(int fd, const char *path)
+/* Why a file st describes may not hold a secret key, as one line
+ * naming the fix (ssh's rules for an identity file), or 0. */
+static int secret_file_refused(const struct stat *st, const char *path)
 {
-	struct stat st;
-
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		err("%s is not a regular file: not a key", path);
-		return -EINVAL;
-	}
-	if (st.st_uid != geteuid()) {
+	if (st->st_uid != geteuid()) {
 		err("%s: owned by uid %u, not by you (uid %u): run chown %u %s", path,
-		    (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
+		    (unsigned)st->st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
 		return -EPERM;
 	}
-	if (st.st_mode & 077) {
+	if (st->st_mode & 077) {
 		err("%s: %s group or others (mode %04o): run chmod 600 %s", path,
-		    st.st_mode & 044 ? "readable by" : st.st_mode & 022 ? "writable by" : "open to",
-		    (unsigned)(st.st_mode & 07777), path);
+		    st->st_mode & 044 ? "readable by" : st->st_mode & 022 ? "writable by" : "open to",
+		    (unsigned)(st->st_mode & 07777), path);
 		return -EPERM;
 	}
 	return 0;
@@ -65,10 +59,12 @@ int keyfile_read(const char *path, int secret, uint8_t key[32])
 			    strerror(-e));
 		return e;
 	}
-	int r = secret ? secret_file_refused(fd, path) :
-		fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ? -EINVAL : 0;
-	if (r == -EINVAL && !secret)
+	/* fstat of what was opened: the name may be another file by now. */
+	int r = fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ? -EINVAL : 0;
+	if (r < 0)
 		err("%s is not a regular file: not a key", path);
+	else if (secret)
+		r = secret_file_refused(&st, path);
 	if (r < 0) {
 		close(fd);
 		return r;
