@@ -259,6 +259,9 @@ static int check(struct target *t, enum target_refusal *why, char *msg, size_t m
 	t->sb = p.sb;
 	t->base = p.sb.data_offset;
 	t->limit = t->size;
+	t->grows = !t->is_blockdev && !p.sb.dev_size;
+	if (t->grows)
+		t->limit = UINT64_MAX / 2;	/* as when it was made */
 	if (t->limit < t->base + (64u << 10))
 		return refuse(why, TGT_TOO_SMALL, msg, msgsz, "%s is too small for a dump%s",
 			      t->path, "");
@@ -295,7 +298,7 @@ int target_open(struct target *t, const char *path, int may_create,
 			unlink(path);
 			return r;
 		}
-		t->created = 1;
+		t->created = t->grows = 1;
 		t->base = t->sb.data_offset;
 		t->limit = UINT64_MAX / 2;	/* the filesystem says when it is full */
 		return 0;
@@ -362,7 +365,8 @@ int source_open(struct target *t, const char *path, enum target_refusal *why,
 	}
 	t->sb = p.sb;
 	t->base = p.sb.data_offset;
-	t->limit = t->size;
+	t->limit = t->size;	/* for reading: what is there */
+	t->grows = !t->is_blockdev && !p.sb.dev_size;
 	return 0;
 fail:
 	close(t->fd);

@@ -46,6 +46,10 @@ struct target {
 	int fd;
 	int is_blockdev;
 	int created;		/* capture made this file */
+	/* A file a capture made (its claim records no size: format's always
+	 * does): it grows as a dump needs, its filesystem saying when it is
+	 * full; limit is then far past its size when opened for capture. */
+	int grows;
 	uint64_t size;		/* device/file size */
 	uint64_t base, limit;	/* where the dump stream may go */
 	struct kdi_super sb;

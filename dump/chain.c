@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
+#include "../lib/io.h"
+
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;
@@ -28,6 +32,21 @@ static int read_rec(struct kdi_reader *r, struct kdi_chain_rec *rec)
 	return found;
 }
 
+/* Does the END the skim just passed say complete? Its payload (status
+ * first, in the clear in a sealed dump too) read and checked here. */
+static int end_complete(const struct kdi_reader *r, const struct kdi_chunk *h)
+{
+	uint8_t b[sizeof(struct kdi_end) + KDI_TAG_BYTES];
+	struct kdi_end e;
+
+	if (h->len < sizeof e - 8 || h->len > sizeof b ||
+	    read_full_at(r->fd, b, h->len, reader_payload_offset(r, h)) != (ssize_t)h->len ||
+	    XXH64(b, h->len, 0) != h->payload_hash)
+		return 0;
+	memcpy(&e.status, b, sizeof e.status);
+	return !(e.status & KDI_ST_INCOMPLETE);
+}
+
 /* Walks the rest of the dump r has open, headers only, across any GAP or
  * unreadable stretch the reader can go around; fills in where it ends. */
 static void skim_to_end(struct kdi_reader *r, const struct kdi_start *st, struct chain_dump *d)
@@ -35,17 +54,22 @@ static void skim_to_end(struct kdi_reader *r, const struct kdi_start *st, struct
 	struct kdi_chunk h;
 	uint8_t *buf = NULL;
 	size_t cap = 0;
+	int skipped = 0;
 
 	r->skim = 1;
 	for (;;) {
 		int n = reader_next(r, &h, &buf, &cap);
 		if (n == 1) {
-			if (h.type == KDI_CH_END)
+			if (h.type == KDI_CH_END) {
 				d->complete = 1;
+				d->whole = !skipped && end_complete(r, &h);
+			}
 			continue;
 		}
-		if (n < 0 && n != -ENOMEM && reader_resync(r, st->format_version) == 1)
+		if (n < 0 && n != -ENOMEM && reader_resync(r, st->format_version) == 1) {
+			skipped = 1;
 			continue;
+		}
 		break;
 	}
 	free(buf);
@@ -151,6 +175,16 @@ void chain_place(const struct chain *c, uint64_t data_offset, uint64_t limit,
 	}
 	if (full == CHAIN_FULL_KEEP) {
 		p->refused = 1;
+		return;
+	}
+	uint64_t largest = 0;
+	for (unsigned i = 0; i < c->n; i++)
+		if (!chain_saved(c, i, saved_dump_id) && c->d[i].whole &&
+		    c->d[i].end - c->d[i].at > largest)
+			largest = c->d[i].end - c->d[i].at;
+	if (largest > (limit - data_offset) / 5 * 4) {
+		p->refused = 1;
+		p->kept_whole = largest;
 		return;
 	}
 	p->overwritten = p->unsaved;

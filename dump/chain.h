@@ -27,6 +27,7 @@ struct chain_dump {
 	uint64_t start_time;
 	uint32_t index;			/* 1 first */
 	int complete;			/* the walk reached an END */
+	int whole;			/* ... which says complete, nothing skipped before it */
 };
 
 struct chain {
@@ -55,11 +56,19 @@ struct chain_place {
 	unsigned unsaved;		/* dumps kept before it, not yet saved */
 	unsigned overwritten;		/* unsaved dumps it overwrites (policy OVERWRITE) */
 	int refused;			/* no room, and the policy keeps them: do not write */
+	/* Refused under OVERWRITE: a whole unsaved dump of this size would
+	 * not fit again with a quarter to spare, so it is kept. */
+	uint64_t kept_whole;
 };
 
 /* Places a new dump: at data_offset when every dump on the device is
  * saved (or there is none), else after the last one; with less than
- * KDI_CHAIN_MIN_ROOM left there (or KDI_CHAIN_MAX dumps), per full. */
+ * KDI_CHAIN_MIN_ROOM left there (or KDI_CHAIN_MAX dumps), per full. A
+ * new dump never goes over a whole (complete) unsaved one unless full is
+ * OVERWRITE and the device holds the largest of them again with a
+ * quarter to spare: that one is the best guess of the new dump's size
+ * (the same machine), and a new dump that would be cut short is worth
+ * less than a complete one. */
 void chain_place(const struct chain *c, uint64_t data_offset, uint64_t limit,
 		 uint64_t saved_dump_id, enum chain_full full, struct chain_place *p);
 

@@ -438,7 +438,9 @@ static void dumps_state(const struct target *t, const char *dev, const char *fro
 		show("next dump", "dump %u is %s; the next save takes it first", d->position,
 		     dumpfile_complete(d) ? "complete" : "incomplete");
 	st->unsaved = unsaved != 0;
-	chain_place(&c, t->base, t->limit, t->sb.saved_dump_id, CHAIN_FULL_KEEP, &p);
+	/* A file a capture made grows as the next dump needs. */
+	chain_place(&c, t->base, t->grows ? UINT64_MAX / 2 : t->limit, t->sb.saved_dump_id,
+		    CHAIN_FULL_KEEP, &p);
 	if (p.refused)
 		show("room", "none after the unsaved dumps: a crash now is not captured under "
 		     "kdumpinit.full=keep (the default; overwrite writes over them): save them");

@@ -175,7 +175,13 @@ static int place_dump(const struct target *t, enum chain_full full, uint64_t rep
 	if (replace_id && c->n && c->d[c->n - 1].dump_id == replace_id)
 		c->n--;
 	chain_place(c, t->base, t->limit, t->sb.saved_dump_id, full, &p);
-	if (p.refused) {
+	if (p.refused && p.kept_whole) {
+		err("%s holds %u dump%s not yet saved and has no room after them; "
+		    "kdumpinit.full=overwrite, but a complete one of %.1f MB would not fit again "
+		    "with a quarter to spare (%.1f MB): this crash is not captured, and they are "
+		    "kept (kdumpinit save --dir saves them)", t->path, p.unsaved,
+		    p.unsaved == 1 ? "" : "s", p.kept_whole / 1e6, (t->limit - t->base) / 1e6);
+	} else if (p.refused) {
 		err("%s holds %u dump%s not yet saved and has no room after them: this crash is "
 		    "not captured, and they are kept (kdumpinit.full=overwrite writes over them; "
 		    "kdumpinit save --dir saves them)", t->path, p.unsaved, p.unsaved == 1 ? "" : "s");
@@ -183,6 +189,10 @@ static int place_dump(const struct target *t, enum chain_full full, uint64_t rep
 		warn("%s holds %u dump%s not yet saved and has no room after them: writing over "
 		     "them (kdumpinit.full=overwrite)", t->path, p.overwritten,
 		     p.overwritten == 1 ? "" : "s");
+	} else if (p.unsaved && t->grows) {
+		msg("%s holds %u dump%s not yet saved: this one goes after them, as dump %u (the "
+		    "file grows as it needs)", t->path, p.unsaved, p.unsaved == 1 ? "" : "s",
+		    p.rec.index);
 	} else if (p.unsaved) {
 		msg("%s holds %u dump%s not yet saved: this one goes after them, as dump %u, with "
 		    "%.1f MB of room", t->path, p.unsaved, p.unsaved == 1 ? "" : "s", p.rec.index,
@@ -226,7 +236,7 @@ static int open_output(struct target *t, const char *output, int may_create,
 	/* A regular file may sit on a filesystem with less room than its
 	 * size says (format --size makes it sparse). */
 	in->grow_file = !t->is_blockdev;
-	in->trim_file = t->created;
+	in->trim_file = t->grows;	/* what it took past this dump, given back */
 	return place_dump(t, full, replace_id, in);
 }
 
@@ -241,7 +251,7 @@ static int report(int r, const struct capture_result *res, const struct target *
 	summary(res, ps);
 	uint32_t st = res->end.status;
 	if (st & KDI_ST_DEVICE_FULL)
-		warn(res->fs_full || t->created ? "the filesystem holding %s is full: the dump holds what fit "
+		warn(res->fs_full || t->grows ? "the filesystem holding %s is full: the dump holds what fit "
 		     "and is marked incomplete" : "%s is too small: the dump holds what fit "
 		     "and is marked incomplete", t->path);
 	if (st & KDI_ST_READ_ERRORS)
@@ -457,7 +467,7 @@ static int capture_into(struct vmcore *vc, const struct capture_req *rq,
 	uuid_format(t->sb.uuid, u);
 	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
 	    t->path, u, t->sb.label[0] ? ", label " : "", t->sb.label,
-	    t->created ? 0.0 : (in->limit - in->base) / 1e6, rq->level, rq->threads,
+	    t->grows ? 0.0 : (in->limit - in->base) / 1e6, rq->level, rq->threads,
 	    rq->threads == 1 ? "" : "s");
 	capture_plan(rq, vc, in, avail, &pl, plan, sizeof plan);
 	msg("%s", plan);

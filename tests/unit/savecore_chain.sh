@@ -2,7 +2,9 @@
 # A second crash before the first dump is saved (docs/FORMAT.md, "Several
 # dumps"): the capture writes after the unsaved dump instead of over it;
 # info, save --dump and save --dir show and save each; with no room the
-# policy (kdumpinit.full=, capture --full) keeps them or writes over them;
+# policy (kdumpinit.full=, capture --full) keeps them or writes over them,
+# but never a complete one with a dump that would not fit; a file the
+# capture made grows instead;
 # a dump already saved is written over from the start again, and what is
 # left of it further on is never taken for a dump that follows. Every
 # dump is checked byte for byte: at level 0 the ELF save of a dump is its
@@ -82,6 +84,37 @@ cap "$W/small.img" "$W/v2.core" --full overwrite; rc=$?
 check "no room, --full overwrite: the capture writes over it (exit 0, said)" \
 	eval 'test $rc = 0 && grep -q "writing over" "$W/cap.out"'
 check "no room, overwrite: the device holds the new crash" same "$W/small.img" 1 "$W/v2.core"
+
+# 5b. A complete dump is never written over by one that would not fit:
+# under --full overwrite too, a device that would not hold it again with
+# a quarter to spare keeps it (exit 4, said).
+"$K" format "$W/tight.img" --size 7M --label tight >/dev/null 2>&1
+cap "$W/tight.img" "$W/v1.core"; rc=$?
+check "a dump that fills most of a device: complete (exit 0)" test $rc = 0
+cap "$W/tight.img" "$W/v2.core" --full overwrite; rc=$?
+check "no room, --full overwrite, the complete dump would not fit again: exit 4, said" \
+	eval 'test $rc = 4 && grep -q "would not fit again with a quarter to spare" "$W/cap.out"'
+check "... and the complete dump is intact" same "$W/tight.img" 1 "$W/v1.core"
+# An incomplete one (the device was full) is no reason to keep it.
+"$K" format "$W/full.img" --size 3M --label full >/dev/null 2>&1
+cap "$W/full.img" "$W/v1.core"; rc=$?
+check "a dump onto a device too small: incomplete (exit 5)" test $rc = 5
+cap "$W/full.img" "$W/v2.core" --full overwrite; rc=$?
+check "--full overwrite writes over an incomplete dump (said)" \
+	eval 'test $rc = 5 && grep -q "writing over" "$W/cap.out"'
+
+# 5c. A file the capture made grows: a second crash goes after the first
+# dump, whatever the file's size, and both are whole.
+cap "$W/grown.img" "$W/v1.core"
+s1=$(stat -c %s "$W/grown.img")
+cap "$W/grown.img" "$W/v2.core"; rc=$?
+check "a file the capture made: the second crash goes after the first (exit 0, said)" \
+	eval 'test $rc = 0 && grep -q "as dump 2 (the file grows as it needs)" "$W/cap.out"'
+check "... the file grew" test "$(stat -c %s "$W/grown.img")" -gt "$s1"
+check "... dump 1 is the first crash, byte for byte" same "$W/grown.img" 1 "$W/v1.core"
+check "... dump 2 is the second crash, byte for byte" same "$W/grown.img" 2 "$W/v2.core"
+"$K" status --dev "$W/grown.img" >"$W/st" 2>&1
+check "status: a file the capture made has room for the next crash" eval '! grep -q "^room" "$W/st"'
 
 # 6. An incomplete dump (cut short, as by a power cut): the next one goes
 # after its intact part, and both are read.
