@@ -620,7 +620,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(p.at >= t.base && p.at <= t.limit && p.rec.self_at == p.at);
 		if (!p.refused && p.at != t.base)
 			assert(ch.n && p.at >= ch.d[ch.n - 1].end && t.limit - p.at >= KDI_CHAIN_MIN_ROOM);
-		assert(!p.refused || full == CHAIN_FULL_KEEP);
+		/* OVERWRITE refuses only to keep a whole unsaved dump the
+		 * device would not hold again with a quarter to spare. */
+		if (p.refused && full == CHAIN_FULL_OVERWRITE) {
+			int kept = 0;
+			for (unsigned i = 0; i < ch.n; i++)
+				kept |= !chain_saved(&ch, i, t.sb.saved_dump_id) && ch.d[i].whole &&
+					ch.d[i].end - ch.d[i].at == p.kept_whole;
+			assert(kept && p.kept_whole > (t.limit - t.base) / 5 * 4);
+		}
+		assert(!p.kept_whole || full == CHAIN_FULL_OVERWRITE);
+		assert(!p.refused || full == CHAIN_FULL_KEEP || p.kept_whole);
 	}
 
 	struct dumpfile d;
