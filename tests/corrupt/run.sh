@@ -11,6 +11,11 @@
 # printk ring ids. --full (make check-full) runs every fault damage.py has;
 # --faults names the ones to run.
 #
+# At level 31 each fault is captured sealed too (capture --pubkey): it
+# completes as the clear capture does, info --key calls it complete and
+# authenticated with as many pages kept, and dmesg --key prints the clear
+# dump's log.
+#
 # Every fault, every level: the capture completes (exit 0, "dump complete"),
 # prints its summary line, and the dump opens (`info`). Then what the fault
 # must leave: pages the filter cannot classify are kept and counted in the
@@ -203,6 +208,35 @@ vmcore_checks() {
 	esac
 }
 
+# sealed_check FAULT CORE KEPT IMG: the same level-31 capture sealed: it
+# completes as the clear one IMG did, info --key says it is complete and
+# authenticated with as many pages kept, and its log (dmesg --key) is the
+# clear dump's, or both have none.
+"$K" keygen "$W/sec" "$W/pub" >/dev/null 2>&1 || bad "setup: keygen failed"
+sealed_check() {
+	local f=$1 core=$2 k=$3 img=$4 simg=$W/$1-sealed.img rc rc1 rc2
+	rm -f "$simg"
+	"$K" capture --vmcore "$core" --output "$simg" --level 31 --threads 2 --pubkey "$W/pub" >"$W/s.log" 2>&1
+	rc=$?
+	"$K" info --key "$W/sec" "$simg" >"$W/s.info" 2>&1
+	if [ $rc = 0 ] && grep -q '^kdumpinit: dump complete' "$W/s.log" &&
+		grep -qE '^sealed .*complete, authenticated' "$W/s.info" && grep -qE "^pages kept +$k " "$W/s.info"; then
+		ok "$f/d31/sealed: complete and authenticated, $k pages kept as in the clear"
+	else
+		bad "$f/d31/sealed: exit $rc: $(grep -m1 -E 'error|warning' "$W/s.log") $(grep -E '^(state|sealed|pages kept)' "$W/s.info" | tr '\n' ' ')"
+	fi
+	"$K" dmesg "$img" >"$W/c.dmesg" 2>/dev/null
+	rc1=$?
+	"$K" dmesg "$simg" --key "$W/sec" >"$W/s.dmesg" 2>/dev/null
+	rc2=$?
+	if [ $rc1 = $rc2 ] && cmp -s "$W/c.dmesg" "$W/s.dmesg"; then
+		ok "$f/d31/sealed: dmesg --key as the clear dump's (exit $rc2, $(grep -c '' "$W/s.dmesg") lines)"
+	else
+		bad "$f/d31/sealed: dmesg --key exit $rc2, $(grep -c '' "$W/s.dmesg") lines; the clear dump's exit $rc1, $(grep -c '' "$W/c.dmesg") lines"
+	fi
+	rm -f "$simg"
+}
+
 for f in $faults; do
 	core=$W/$f.vmcore
 	cp --sparse=always "$W/clean.vmcore" "$core"
@@ -237,6 +271,7 @@ for f in $faults; do
 				bad "$f/d$L: info: $(head -n2 "$W/info")"
 			fi
 			expect "$f" $L "$log" "$W/facts" "$img"
+			[ "$L" != 31 ] || sealed_check "$f" "$core" "$k" "$img"
 		else
 			bad "$f/d$L: capture failed (exit $rc after $secs s): $(grep -E 'error|warning' "$log" | head -n 3 || tail -n 2 "$log" | tr '\n' ' ')"
 		fi

@@ -74,12 +74,12 @@ if [ -d /dev/shm ] && [ -w /dev/shm ] &&
 	STREAMDAMAGE_TMP=/dev/shm
 fi
 
-# streamdamage.py's ok/FAIL lines are cases; one that dies without
-# naming a failure is one failure.
-tool() {	# LABEL ARGS...
-	local label=$1 rc l n=0
-	shift
-	"$PY" "$SD" "$@" >"$W/tool.out" 2>"$W/tool.err"
+# The ok/FAIL lines of streamdamage.py and tamper.py are cases; a tool
+# that dies without naming a failure is one failure.
+pytool() {	# SCRIPT LABEL ARGS...
+	local script=$1 label=$2 rc l n=0
+	shift 2
+	"$PY" "$script" "$@" >"$W/tool.out" 2>"$W/tool.err"
 	rc=$?
 	while IFS= read -r l; do
 		case $l in
@@ -89,26 +89,11 @@ tool() {	# LABEL ARGS...
 		esac
 	done <"$W/tool.out"
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$W/tool.out"; then
-		bad "$label: streamdamage.py exit $rc after $n cases: $(tail -n 2 "$W/tool.err" | tr '\n' ' ')"
+		bad "$label: $(basename "$script") exit $rc after $n cases: $(tail -n 2 "$W/tool.err" | tr '\n' ' ')"
 	fi
 }
-
-# tamper.py's ok/FAIL lines likewise.
-ttool() {	# LABEL ARGS...
-	local label=$1 rc l n=0
-	shift
-	"$PY" "$top/tests/damage/tamper.py" "$@" >"$W/tool.out" 2>"$W/tool.err"
-	rc=$?
-	while IFS= read -r l; do
-		case $l in
-		"ok "*) echo "$l"; n=$((n + 1)); pass=$((pass + 1)) ;;
-		"FAIL "*) echo "$l"; n=$((n + 1)); fail=$((fail + 1)) ;;
-		esac
-	done <"$W/tool.out"
-	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$W/tool.out"; then
-		bad "$label: tamper.py exit $rc after $n cases: $(tail -n 2 "$W/tool.err" | tr '\n' ' ')"
-	fi
-}
+tool() { pytool "$SD" "$@"; }
+ttool() { pytool "$top/tests/damage/tamper.py" "$@"; }
 
 "$K" keygen "$W/sec" "$W/pub" >/dev/null 2>&1 || { bad "setup: keygen failed"; finish; }
 selftest_done=0 tamper_selftest_done=0
