@@ -165,7 +165,9 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	# on the memories of real crashes, some of which hung it before issue
 	# 37's fix: small committed reproducers, seconds.
 	run_suite replay bash tests/replay/run.sh
-	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" fuzz-smoke
+	# Each target's corpus, then 2 s of fuzzing each (5 s under check-full).
+	run_if tests/fuzz/fuzz.mk fuzz make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" \
+		FUZZ_SMOKE_SECONDS="$([ -n "${FULL:-}" ] && echo 5 || echo 2)" fuzz-smoke
 	run_suite docs bash tests/docs/run.sh
 	run_suite setup bash tests/setup/run.sh
 	run_suite deb bash tests/deb/run.sh
@@ -317,9 +319,10 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# kdumpinit inside; built once per machine, crash-kernel/README.md) at
 	# its floor, crashkernel=24M, under Debian 12's 6.1: level 31 on a
 	# 1.5 GiB guest, the save byte for byte a host capture's of the raw
-	# copy; then as users run it, with no initramfs at all. And on 7.3
+	# copy (check-full: then as users run it, with no initramfs at all,
+	# and on 7.3
 	# with crashkernel=,cma: 16M fixed, the CMA paying for a worker per
-	# CPU (--cpus auto).
+	# CPU (--cpus auto)).
 	# Set whichever suites run: the lines below name it even when ONLY
 	# leaves them out (set -u).
 	ckernel=
@@ -337,7 +340,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# dedicated kernel (exit 9, before loading, and when securityfs is
 	# not there to tell); status says so; lockdown=none takes it.
 	run_suite e2e-lockdown bash tests/e2e/lockdown.sh "$ckernel" --workdir "$BUILD/e2e/lockdown"
-	if wanted e2e-dedicated-cma-7.3; then
+	if [ -n "${FULL:-}" ] && wanted e2e-dedicated-cma-7.3; then
 		tree=$(tests/filter-makedumpfile/get-kernel.sh 7.3 | sed -n 's/^MODROOT=//p')
 		run_suite e2e-dedicated-cma-7.3 bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$tree" \
 			--crashkernel "13M crashkernel=256M,cma" --mem 1536M --level 31 --crash-kernel "$ckernel" \
@@ -346,7 +349,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# The memory map's exclusion (kdumpinit.memmap=exclude) in the real
 	# crash kernel: 6.1, level 31, the same pages as a host capture of the
 	# raw copy, opened by crash (log, bt, kmem -i) and drgn.
-	run_suite e2e-memmap bash tests/crash/memmap.sh --workdir "$BUILD/crash/memmap"
+	full_suite e2e-memmap bash tests/crash/memmap.sh --workdir "$BUILD/crash/memmap"
 	# Fresh crashes, each boot's memory load drawn from its own seed
 	# (printed; SOAK_SEED= runs the same again): Debian's 6.1, 6.12, 7.3
 	# and arm64 6.1, each captured complete, within a bound, in the crash
