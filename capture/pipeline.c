@@ -1281,10 +1281,8 @@ static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 	/* A GAP took a seq before this chunk: the workers seal what comes
 	 * next under the seqs it will really get, so the writer need not
 	 * seal every later chunk again. */
-	uint64_t want = __atomic_load_n(&p->seq_base, __ATOMIC_RELAXED) + idx;
-	if (!r && p->wr->seal && p->wr->seq - 1 != want)
-		__atomic_store_n(&p->seq_base, p->seq_base + (p->wr->seq - 1 - want),
-				 __ATOMIC_RELAXED);
+	if (!r && p->wr->seal)
+		__atomic_store_n(&p->seq_base, p->wr->seq - 1 - idx, __ATOMIC_RELAXED);
 	p->done += sl->scanned;
 	if (p->hk->live) {
 		struct capture_live *l = p->hk->live;

@@ -261,7 +261,7 @@ static int check(struct target *t, enum target_refusal *why, char *msg, size_t m
 	t->limit = t->size;
 	t->grows = !t->is_blockdev && !p.sb.dev_size;
 	if (t->grows)
-		t->limit = UINT64_MAX / 2;	/* as when it was made */
+		t->limit = TARGET_NO_END;	/* as when it was made */
 	if (t->limit < t->base + (64u << 10))
 		return refuse(why, TGT_TOO_SMALL, msg, msgsz, "%s is too small for a dump%s",
 			      t->path, "");
@@ -300,7 +300,7 @@ int target_open(struct target *t, const char *path, int may_create,
 		}
 		t->created = t->grows = 1;
 		t->base = t->sb.data_offset;
-		t->limit = UINT64_MAX / 2;	/* the filesystem says when it is full */
+		t->limit = TARGET_NO_END;	/* the filesystem says when it is full */
 		return 0;
 	}
 	if (t->fd == -EISDIR || t->fd == -ENOTBLK) {

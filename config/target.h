@@ -55,6 +55,8 @@ struct target {
 	struct kdi_super sb;
 	char path[256];
 };
+/* The limit of a file that grows: no end of its own. */
+#define TARGET_NO_END (UINT64_MAX / 2)
 
 enum target_refusal {
 	TGT_OK,

@@ -37,14 +37,14 @@ static int read_rec(struct kdi_reader *r, struct kdi_chain_rec *rec)
 static int end_complete(const struct kdi_reader *r, const struct kdi_chunk *h)
 {
 	uint8_t b[sizeof(struct kdi_end) + KDI_TAG_BYTES];
-	struct kdi_end e;
+	uint32_t status;	/* struct kdi_end's first field */
 
-	if (h->len < sizeof e - 8 || h->len > sizeof b ||
+	if (h->len < KDI_END_V3_SIZE || h->len > sizeof b ||
 	    read_full_at(r->fd, b, h->len, reader_payload_offset(r, h)) != (ssize_t)h->len ||
 	    XXH64(b, h->len, 0) != h->payload_hash)
 		return 0;
-	memcpy(&e.status, b, sizeof e.status);
-	return !(e.status & KDI_ST_INCOMPLETE);
+	memcpy(&status, b, sizeof status);
+	return !(status & KDI_ST_INCOMPLETE);
 }
 
 /* Walks the rest of the dump r has open, headers only, across any GAP or

@@ -439,7 +439,7 @@ static void dumps_state(const struct target *t, const char *dev, const char *fro
 		     dumpfile_complete(d) ? "complete" : "incomplete");
 	st->unsaved = unsaved != 0;
 	/* A file a capture made grows as the next dump needs. */
-	chain_place(&c, t->base, t->grows ? UINT64_MAX / 2 : t->limit, t->sb.saved_dump_id,
+	chain_place(&c, t->base, t->grows ? TARGET_NO_END : t->limit, t->sb.saved_dump_id,
 		    CHAIN_FULL_KEEP, &p);
 	if (p.refused)
 		show("room", "none after the unsaved dumps: a crash now is not captured under "
