@@ -198,13 +198,13 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	done
 	run_suite e2e-6.1-4level bash tests/e2e/run.sh --cpu max,la57=off \
 		--raw-out "$raws/raw-6.1-4level.vmcore"
-	# The second crash before the first was saved: the 5-level guest
+	# check-full: the second crash before the first was saved: the 5-level guest
 	# crashes onto a copy of the 4-level run's dump disk, whose dump was
 	# never saved; its capture must go after that dump, and both must
 	# save page for page as their raw vmcores (no extra QEMU run).
 	first=$PWD/build/e2e/max_la57-off/dump.img:$(realpath -m "$raws/raw-6.1-4level.vmcore")
 	[ -f "${first%%:*}" ] && [ -f "${first#*:}" ] || first=
-	run_suite e2e-6.1-5level bash tests/e2e/run.sh --cpu max \
+	full_suite e2e-6.1-5level bash tests/e2e/run.sh --cpu max \
 		--raw-out "$raws/raw-6.1-5level.vmcore" ${first:+--after "$first"}
 	tree=
 	{ wanted e2e-6.12-4level || wanted e2e-firmware-6.12; } && tree=$(tests/filter-makedumpfile/get-kernel.sh 6.12 | sed -n 's/^MODROOT=//p')
@@ -231,7 +231,8 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		--level 31 --workdir "$BUILD/e2e/88M"
 	# Firmware only: dev from SMBIOS type 11, the level from a fw_cfg
 	# kdumpinit.conf, on Debian 13's kernel (its modules are .ko.xz).
-	if wanted e2e-firmware-6.12; then
+	# (check-full; the cycle suite is configured by firmware alone)
+	if [ -n "${FULL:-}" ] && wanted e2e-firmware-6.12; then
 		run_suite e2e-firmware-6.12 bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 			--firmware --kernel-tree "$tree" --workdir "$BUILD/e2e/firmware-6.12"
 	fi
@@ -259,7 +260,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# packs NVMe's into a crash image with no disk driver of its own; the
 	# capture goes there, the other three stay untouched. check-full
 	# captures to each of the other three.
-	run_suite e2e-disk-nvme bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
+	full_suite e2e-disk-nvme bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 		--disk nvme --workdir "$BUILD/e2e/disk-nvme"
 	# Write errors on the dump disk (QEMU blkdebug): a bad range early in
 	# the pages is gone around (GAP), the rest of the dump kept.
@@ -294,8 +295,8 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# check-full filters it here too.
 	fvm=("$raws"/raw-*.vmcore)
 	[ -n "${FULL:-}" ] || fvm=("$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore)
-	# Levels 1, 17 and 31 here (each exclusion class alone under check-full).
-	flevels="1 17 31"
+	# Levels 1 and 31 here (17 and each exclusion class alone under check-full).
+	flevels="1 31"
 	[ -z "${FULL:-}" ] || flevels="1 2 4 8 16 17 31"
 	run_suite filter-makedumpfile bash tests/filter-makedumpfile/run.sh --no-also --levels "$flevels" \
 		--save-kdump-levels "$kdlevels" "${fvm[@]}"
@@ -310,8 +311,8 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# kernel (tests/debugger/cuts.sh). drgn here, with each kernel's -dbg
 	# vmlinux (about 1.5 minutes of downloads, once); crash as well under
 	# check-full.
-	# The oldest and the newest kernel here; the LTS too under check-full.
-	cvm=("$raws"/raw-6.1-4level.vmcore "$raws"/raw-7.3-4level.vmcore)
+	# The newest kernel here; the oldest and the LTS too under check-full.
+	cvm=("$raws"/raw-7.3-4level.vmcore)
 	[ -z "${FULL:-}" ] || cvm=("$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore)
 	run_suite debugger-cuts env ${FULL:+CRASH=1} bash tests/debugger/cuts.sh --workdir "$BUILD/debugger/cuts" \
 		"${cvm[@]}"
