@@ -1068,7 +1068,7 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 			  const struct capture_in *in)
 {
 	struct kdi_start st = {
-		.format_version = in->seal ? KDI_FORMAT_SEALED_ALL : KDI_FORMAT_PLAIN,
+		.format_version = in->seal ? KDI_FORMAT_AEGIS : KDI_FORMAT_PLAIN,
 		.page_size = vc->page_size,
 		.e_machine = vc->e_machine,
 		.ei_class = 2, .ei_data = 1,

@@ -9,7 +9,7 @@
 #   AR, RANLIB   the cross binutils, exported so that lz4's and zlib's own
 #                builds, deps/libelf.mk and deps/libsodium.mk archive with them
 # lz4, zlib, libelf and libsodium are then built by deps.mk from the same
-# pinned sources (and libsodium's Debian patch) as for x86_64, into
+# pinned sources as for x86_64, into
 # $(BUILD)/deps (build/arm64/deps); deps/libsodium.mk's defines hold for
 # aarch64 too (little-endian, getrandom, __int128).
 #

@@ -31,8 +31,7 @@
 # (elfutils): the build never writes into them.
 #
 # Needs GNU make >= 4.3 (grouped targets), sh, tar, bzip2, gzip, sha256sum,
-# patch (libsodium's Debian patch; build-essential brings it), and for
-# downloads apt-get with debian-archive-keyring.
+# and for downloads apt-get with debian-archive-keyring.
 
 # Rules here must not become the includer's default goal: remember it and
 # restore it at the end (empty means "the next rule defined").
@@ -106,9 +105,11 @@ deps_zlib_tar := zlib_1.2.13.dfsg.orig.tar.bz2
 deps_elfutils_pkg := elfutils=0.188-2.1
 deps_elfutils_tar := elfutils_0.188.orig.tar.bz2
 deps_elfutils_top := elfutils-0.188
-deps_sodium_pkg := libsodium=1.0.18-1+deb12u1
-deps_sodium_tar := libsodium_1.0.18.orig.tar.gz
-deps_sodium_deb := libsodium_1.0.18-1+deb12u1.debian.tar.xz
+# libsodium from sid (deps/fetch.sh lists sid's sources after bookworm's):
+# bookworm's 1.0.18 has no AEGIS-256, which sealed dumps use from format
+# version 7 (deps/libsodium.mk says why).
+deps_sodium_pkg := libsodium=1.0.22-2
+deps_sodium_tar := libsodium_1.0.22.orig.tar.gz
 
 deps_dl := $(BUILD)/dl
 deps_src := $(BUILD)/src
@@ -141,9 +142,8 @@ deps_elfutils_dir := $(ELFUTILS_SRC)
 endif
 
 deps_sodium_from := $(deps_dl)/$(deps_sodium_tar)
-deps_sodium_debian := $(deps_dl)/$(deps_sodium_deb)
-deps_get += $(deps_sodium_pkg) $(deps_sodium_tar) $(deps_sodium_pkg) $(deps_sodium_deb)
-deps_tarballs += $(deps_sodium_from) $(deps_sodium_debian)
+deps_get += $(deps_sodium_pkg) $(deps_sodium_tar)
+deps_tarballs += $(deps_sodium_from)
 
 # One recipe fetches every missing tarball: separate ones would run
 # `apt-get update` concurrently under -j and fight over apt's lock.
@@ -199,23 +199,13 @@ $(DEPS_DIR)/.libelf: $(filter $(deps_dl)/%,$(deps_elfutils_from)) $(DEPS_DIR)/.z
 	@cd $(deps_elfutils_dir)/libelf && cp libelf.h gelf.h nlist.h $(abspath $(DEPS_DIR)/include)/
 	@touch $@
 
-# libsodium gets Debian's patches (deps/libsodium.mk says why): the
-# revision's debian tarball, pinned like the orig one, applied in the
-# order of its series before deps/libsodium.mk compiles its chosen sources;
-# the unit tests' and the fuzzers' sanitizer builds compile the same
-# patched tree. Nothing of Debian's is kept in this repository.
-$(DEPS_DIR)/.sodium: $(deps_sodium_from) $(deps_sodium_debian) deps/deps.mk deps/fetch.sh deps/run.sh \
+# libsodium: deps/libsodium.mk compiles the sources sealed dumps use from
+# the unpacked tree; the unit tests' and the fuzzers' sanitizer builds
+# compile the same tree. Debian's 1.0.22-2 carries no patch.
+$(DEPS_DIR)/.sodium: $(deps_sodium_from) deps/deps.mk deps/fetch.sh deps/run.sh \
 		deps/libsodium.mk | $(DEPS_DIR)/.cc
 	@echo "  DEPS    libsodium"
 	@deps/fetch.sh unpack $(deps_sodium_from) $(deps_src)/libsodium
-	@deps/fetch.sh unpack $(deps_sodium_debian) $(deps_src)/libsodium-debian
-	@test -s $(deps_src)/libsodium-debian/patches/series || \
-	  { echo "deps: $(deps_sodium_deb) has no patches/series" >&2; exit 1; }
-	@while read -r p _; do case $$p in ''|'#'*) continue ;; esac; \
-	  patch -s -p1 -N --no-backup-if-mismatch -d $(deps_src)/libsodium \
-	    <$(deps_src)/libsodium-debian/patches/$$p || \
-	    { echo "deps: Debian's $$p does not apply to libsodium" >&2; exit 1; }; \
-	done <$(deps_src)/libsodium-debian/patches/series
 	@rm -rf $(DEPS_DIR)/obj/libsodium
 	@mkdir -p $(DEPS_DIR)/include $(DEPS_DIR)/lib
 	@deps/run.sh $(deps_log)/libsodium.log $(MAKE) -f deps/libsodium.mk \

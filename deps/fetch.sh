@@ -65,14 +65,17 @@ apt_get() {
 }
 
 # apt_ready [SOURCE-LINE [APT-OPTION...]]: write the private configuration
-# and update its lists, once (default: bookworm's sources).
+# and update its lists, once (default: bookworm's sources, then sid's, for
+# the one pin bookworm cannot give: libsodium with AEGIS-256, deps/deps.mk;
+# `apt-get source PKG=VERSION` takes the suite that has VERSION).
 apt_ready() {
     [ -z "${apt_ok:-}" ] || return 0
     command -v apt-get >/dev/null ||
         die "apt-get not found; set LZ4_SRC/ZLIB_SRC/ELFUTILS_SRC or DEPS_PREFIX"
     [ -r "$keyring" ] || die "$keyring missing (apt-get install debian-archive-keyring)"
     mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
-    echo "${1:-deb-src [signed-by=$keyring] $mirror bookworm main}" >"$apt/sources.list"
+    printf '%s\n' "${1:-deb-src [signed-by=$keyring] $mirror bookworm main}" >"$apt/sources.list"
+    [ -n "${1:-}" ] || echo "deb-src [signed-by=$keyring] $mirror sid main" >>"$apt/sources.list"
     [ $# -gt 0 ] && shift
     printf '%s\n' '#clear APT::Update::Post-Invoke;' \
         '#clear APT::Update::Post-Invoke-Success;' \

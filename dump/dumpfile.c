@@ -12,6 +12,9 @@
 #include "../lib/io.h"
 #include "seal.h"
 
+_Static_assert(KDI_SEAL_XCHACHA == SEAL_XCHACHA && KDI_SEAL_AEGIS256 == SEAL_AEGIS256,
+	       "format.h and seal.h name the schemes alike");
+
 static int keep_copy(uint8_t **dst, size_t *dlen, const uint8_t *src, size_t len)
 {
 	free(*dst);
@@ -173,12 +176,26 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 	}
 	if (!mode)
 		return UNSEAL_USE;
-	if (h->len < KDI_TAG_BYTES) {
+	/* SEAL says the scheme, and so the tag's length; with START lost
+	 * (the version a guess) it sets the version too. */
+	if (h->type == KDI_CH_SEAL && !d->sealed && h->len >= sizeof d->seal) {
+		uint32_t scheme;
+		memcpy(&scheme, buf, sizeof scheme);
+		if (d->start_lost && scheme == KDI_SEAL_AEGIS256)
+			d->start.format_version = KDI_FORMAT_AEGIS;
+		if (scheme != seal_scheme_of(d->start.format_version)) {
+			snprintf(why, wsz, "the dump is sealed with scheme %u, which is not format "
+				 "version %u's", scheme, d->start.format_version);
+			return -EBADMSG;
+		}
+	}
+	uint32_t tb = chunk_tag_bytes(d->start.format_version);
+	if (h->len < tb) {
 		snprintf(why, wsz, "chunk %llu (type %u) is too short for its tag",
 			 (unsigned long long)h->seq, h->type);
 		return -EBADMSG;
 	}
-	uint32_t len = h->len - KDI_TAG_BYTES;
+	uint32_t len = h->len - tb;
 	struct seal_where w = { .dump_id = h->dump_id, .seq = h->seq, .type = h->type, .len = len };
 
 	if (h->type == KDI_CH_SEAL) {
@@ -189,11 +206,6 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 		}
 		memcpy(&d->seal, buf, sizeof d->seal);
 		d->seal.release[sizeof d->seal.release - 1] = 0;
-		if (d->seal.scheme != KDI_SEAL_SCHEME) {
-			snprintf(why, wsz, "the dump is sealed with scheme %u, which this kdumpinit "
-				 "does not know", d->seal.scheme);
-			return -EBADMSG;
-		}
 		if (d->seal.flags) {
 			snprintf(why, wsz, "the SEAL record has flags %#x, none of which is defined",
 				 d->seal.flags);
@@ -206,7 +218,7 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 		d->key = calloc(1, sizeof *d->key);
 		if (!d->key)
 			return -ENOMEM;
-		int r = seal_open_begin(d->key, sk, d->seal.eph_pk, d->seal.key_id);
+		int r = seal_open_begin(d->key, d->seal.scheme, sk, d->seal.eph_pk, d->seal.key_id);
 		if (r < 0) {
 			seal_end(d->key);
 			free(d->key);
@@ -974,11 +986,11 @@ static int load_block(struct dump_cursor *dc, const struct page_block *b, struct
 		return -EIO;
 	/* A sealed block: the bytes must be the ones loaded before they are
 	 * opened again, and the tag must hold again. */
-	uint32_t plen = b->payload_len;
+	uint32_t plen = b->payload_len, tb = chunk_tag_bytes(d->start.format_version);
 	int opened = 0;
-	if (b->sealed && n == (ssize_t)b->payload_len && plen >= KDI_TAG_BYTES && d->key &&
+	if (b->sealed && n == (ssize_t)b->payload_len && plen >= tb && d->key &&
 	    XXH64(c->payload, plen, 0) == b->payload_hash) {
-		plen -= KDI_TAG_BYTES;
+		plen -= tb;
 		struct seal_where w = { .dump_id = d->dump_id, .seq = b->seq, .type = KDI_CH_PAGES,
 					.len = plen };
 		opened = seal_open_chunk(d->key, &w, c->payload, c->payload + plen) == 0;

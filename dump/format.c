@@ -156,6 +156,25 @@ uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 	return XXH64_digest(&st);
 }
 
+uint32_t chunk_tag_bytes(uint32_t version)
+{
+	return version >= KDI_FORMAT_AEGIS ? KDI_TAG_BYTES : KDI_TAG_BYTES_V5;
+}
+
+uint32_t seal_scheme_of(uint32_t version)
+{
+	return version >= KDI_FORMAT_AEGIS ? KDI_SEAL_AEGIS256 : KDI_SEAL_XCHACHA;
+}
+
+/* A tagged chunk of BODY bytes and its tag: the version's length, or
+ * where the version is a guess (a dump found again without its START),
+ * either scheme's. */
+static int tagged_len_ok(const struct kdi_reader *r, uint32_t len, size_t body)
+{
+	return len == body + chunk_tag_bytes(r->version) ||
+	       (r->recovered && (len == body + KDI_TAG_BYTES || len == body + KDI_TAG_BYTES_V5));
+}
+
 uint32_t chunk_seal_mode(uint16_t type, uint32_t version)
 {
 	switch (type) {
@@ -304,9 +323,9 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	if (h->type == KDI_CH_END) {
 		/* A sealed dump's END carries its tag after it. */
 		int sealed = r->recovered ? h->flags != 0 : r->version >= KDI_FORMAT_SEALED;
-		size_t want = sealed ? sizeof(struct kdi_end) + KDI_TAG_BYTES : 0;
-		if (want ? h->len != want || h->flags != KDI_CHUNK_AUTH :
-			   h->len != sizeof(struct kdi_end) && h->len != KDI_END_V3_SIZE) {
+		if (sealed ? !tagged_len_ok(r, h->len, sizeof(struct kdi_end)) ||
+				     h->flags != KDI_CHUNK_AUTH :
+			     h->len != sizeof(struct kdi_end) && h->len != KDI_END_V3_SIZE) {
 			r->pos -= chunk_span(h->len);
 			return stop(r, "END record has the wrong size");
 		}
@@ -397,7 +416,7 @@ static int resync_gap(struct kdi_reader *r)
 		 * which the dump's reader checks with the key. */
 		if (read_header(&t, &h) < 0 || h.type != KDI_CH_GAP || h.dump_id != r->dump_id ||
 		    h.seq < r->next_seq ||
-		    (h.len != sizeof g && (h.flags != KDI_CHUNK_AUTH || h.len != sizeof pl)) ||
+		    (h.len != sizeof g && (h.flags != KDI_CHUNK_AUTH || !tagged_len_ok(r, h.len, sizeof g))) ||
 		    read_payload(&t, &h, pl, sizeof pl) < 0)
 			continue;
 		memcpy(&g, pl, sizeof g);

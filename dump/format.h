@@ -74,21 +74,22 @@ struct kdi_chunk {
 _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
 
 /* A sealed dump (version 5, docs/FORMAT.md "Sealed dumps"). SEALED: the
- * payload is the chunk's content encrypted, then its 16-byte tag (len
- * counts both). AUTH: the payload is in the clear, then a tag over it,
+ * payload is the chunk's content encrypted, then its tag (len counts
+ * both; chunk_tag_bytes). AUTH: the payload is in the clear, then a tag over it,
  * so that a reader without the key can still read it and one with the
  * key can trust it. payload_hash is always of the bytes on the device,
  * so the framing (and a reader without the key) works as before. */
 #define KDI_CHUNK_SEALED	0x1u
 #define KDI_CHUNK_AUTH		0x2u
-#define KDI_TAG_BYTES		16u
+#define KDI_TAG_BYTES		32u	/* the tags this writer writes (version 7) */
+#define KDI_TAG_BYTES_V5	16u	/* versions 5 and 6 */
 
 /* Version 2 added the LATER pass (KDI_PAGES_LATER), version 3 the EARLY
  * pass (KDI_PAGES_EARLY), version 4 the memory map's exclusion
  * (KDI_START_MEMMAP_EXCLUDED, and its count in END, which grew by 8
  * bytes); a dump of an older version is a newer one without those, so
  * all are read. */
-#define KDI_FORMAT_VERSION 6
+#define KDI_FORMAT_VERSION 7
 #define KDI_FORMAT_MIN 1
 /* Version 5 is version 4 with sealing (KDI_CH_SEAL, KDI_CHUNK_*): a dump
  * written without a key stays version 4, so that readers from before
@@ -98,9 +99,12 @@ _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
 /* Version 6 is version 5 with PAD and GAP tagged too (KDI_CHUNK_AUTH):
  * every chunk past SEAL is then sealed or tagged, and START and CHAIN
  * are covered by SEAL's tag, so the key's holder authenticates the whole
- * stream, chunk by chunk (FORMAT.md "Sealed dumps"). Sealed dumps are
- * written as version 6; version 5 ones are still read. */
+ * stream, chunk by chunk (FORMAT.md "Sealed dumps"). */
 #define KDI_FORMAT_SEALED_ALL 6
+/* Version 7 is version 6 sealed with AEGIS-256 (KDI_SEAL_AEGIS256) where
+ * 5 and 6 use XChaCha20-Poly1305: its tags are 32 bytes, not 16. Sealed
+ * dumps are written as version 7; versions 5 and 6 are still read. */
+#define KDI_FORMAT_AEGIS 7
 
 struct kdi_start {
 	uint32_t format_version;
@@ -233,15 +237,19 @@ _Static_assert(sizeof(struct kdi_end) == 56 + 8 * KDI_EX_NCLASSES, "end layout")
  * sealed chunk, with KDI_CHUNK_AUTH: its tag also covers START's and
  * CHAIN's payloads, so a reader with the key trusts those too. */
 struct kdi_seal {
-	uint32_t scheme;		/* KDI_SEAL_SCHEME */
+	uint32_t scheme;		/* KDI_SEAL_*: the format version's */
 	uint32_t flags;			/* 0 */
 	uint8_t eph_pk[32];		/* the capture's one-time X25519 public key */
 	uint8_t key_id[8];		/* names the recipient's key (dump/seal.h) */
 	char release[72];		/* the crashed kernel's release, NUL-terminated */
 };
 _Static_assert(sizeof(struct kdi_seal) == 120, "seal layout");
-/* X25519 with a one-time key, BLAKE2b-256, XChaCha20-Poly1305 per chunk. */
-#define KDI_SEAL_SCHEME 1u
+/* X25519 with a one-time key, BLAKE2b-256, then per chunk
+ * XChaCha20-Poly1305 (versions 5 and 6) or AEGIS-256 (version 7). The
+ * values are dump/seal.h's enum seal_scheme. */
+#define KDI_SEAL_XCHACHA 1u
+#define KDI_SEAL_AEGIS256 2u
+#define KDI_SEAL_SCHEME KDI_SEAL_AEGIS256	/* what this writer writes */
 
 /* A write that failed loses the stream from where it began: the writer
  * resumes at the next KDI_GAP_ALIGN boundary with a GAP chunk, and a
@@ -299,6 +307,10 @@ size_t chunk_span(size_t payload_len);
  * (START, CHAIN: clear, covered by SEAL's tag; GAP and PAD before
  * version 6). A reader refuses any other. */
 uint32_t chunk_seal_mode(uint16_t type, uint32_t version);
+/* The length of a sealed or tagged chunk's tag in a dump of this version
+ * (from 5 on), and the sealing scheme of that version. */
+uint32_t chunk_tag_bytes(uint32_t version);
+uint32_t seal_scheme_of(uint32_t version);
 /* XXH64 of a payload given in up to three pieces (any may be NULL/0). */
 uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 		      const void *p3, size_t l3);

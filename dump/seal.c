@@ -1,4 +1,5 @@
-/* Sealed dumps: libsodium's X25519, BLAKE2b and XChaCha20-Poly1305. */
+/* Sealed dumps: libsodium's X25519, BLAKE2b, AEGIS-256 and
+ * XChaCha20-Poly1305. */
 #include "seal.h"
 
 #include <errno.h>
@@ -13,18 +14,27 @@
 static const uint8_t base_point[SEAL_KEY_BYTES] = { 9 };
 
 /* libsodium's own choosers of an implementation by CPU, which sodium_init
- * runs (it is not built: deps/libsodium.mk). On x86_64 they pick the SIMD
- * ChaCha20 and Poly1305 when CPUID has them; elsewhere the reference
- * code. Once, before any key is used. */
+ * runs (it is not built: deps/libsodium.mk). They pick AEGIS-256 with
+ * AES-NI or the ARMv8 crypto extension when the CPU has them, else its
+ * constant-time software AES; ChaCha20 and Poly1305 are the reference
+ * code (only read now). Once, before any key is used. */
 int _sodium_runtime_get_cpu_features(void);
 int _crypto_stream_chacha20_pick_best_implementation(void);
 int _crypto_onetimeauth_poly1305_pick_best_implementation(void);
+int _crypto_aead_aegis256_pick_best_implementation(void);
 
 static void pick(void)
 {
 	_sodium_runtime_get_cpu_features();
 	_crypto_stream_chacha20_pick_best_implementation();
 	_crypto_onetimeauth_poly1305_pick_best_implementation();
+	_crypto_aead_aegis256_pick_best_implementation();
+}
+
+unsigned seal_tag_bytes(unsigned scheme)
+{
+	return scheme == SEAL_AEGIS256 ? crypto_aead_aegis256_ABYTES :
+	       scheme == SEAL_XCHACHA ? crypto_aead_xchacha20poly1305_ietf_ABYTES : 0;
 }
 
 static void seal_init(void)
@@ -83,6 +93,7 @@ int seal_begin(struct seal_dump *d, const uint8_t pk[SEAL_KEY_BYTES])
 	int r = -EINVAL;
 
 	memset(d, 0, sizeof *d);
+	d->scheme = SEAL_AEGIS256;
 	if (seal_keypair(d->eph_pk, esk) == 0 && crypto_scalarmult(shared, esk, pk) == 0)
 		r = derive(d->key, shared, d->eph_pk, pk);
 	seal_key_id(pk, d->key_id);
@@ -91,14 +102,15 @@ int seal_begin(struct seal_dump *d, const uint8_t pk[SEAL_KEY_BYTES])
 	return r;
 }
 
-int seal_open_begin(struct seal_dump *d, const uint8_t sk[SEAL_KEY_BYTES],
+int seal_open_begin(struct seal_dump *d, unsigned scheme, const uint8_t sk[SEAL_KEY_BYTES],
 		    const uint8_t eph_pk[SEAL_KEY_BYTES], const uint8_t key_id[SEAL_KEYID_BYTES])
 {
 	uint8_t pk[32], shared[32];
 	int r = -EINVAL;
 
 	memset(d, 0, sizeof *d);
-	if (seal_public_key(sk, pk) < 0)
+	d->scheme = scheme;
+	if (!seal_tag_bytes(scheme) || seal_public_key(sk, pk) < 0)
 		return -EINVAL;
 	seal_key_id(pk, d->key_id);
 	if (memcmp(d->key_id, key_id, SEAL_KEYID_BYTES)) {
@@ -111,11 +123,12 @@ int seal_open_begin(struct seal_dump *d, const uint8_t sk[SEAL_KEY_BYTES],
 	return r;
 }
 
-/* Nonce: seq, dump_id, type (little-endian), zero. AD: the same and the
- * plaintext length, so that no header field a reader trusts can change. */
-static void bind(const struct seal_where *w, uint8_t nonce[24], uint8_t ad[22])
+/* Nonce: seq, dump_id, type (little-endian), zeros (24 bytes for
+ * XChaCha20, 32 for AEGIS-256). AD: the same 18 bytes and the plaintext
+ * length, so that no header field a reader trusts can change. */
+static void bind(const struct seal_where *w, uint8_t nonce[32], uint8_t ad[22])
 {
-	memset(nonce, 0, 24);
+	memset(nonce, 0, 32);
 	for (int i = 0; i < 8; i++) {
 		nonce[i] = (uint8_t)(w->seq >> (8 * i));
 		nonce[8 + i] = (uint8_t)(w->dump_id >> (8 * i));
@@ -127,32 +140,53 @@ static void bind(const struct seal_where *w, uint8_t nonce[24], uint8_t ad[22])
 		ad[18 + i] = (uint8_t)(w->len >> (8 * i));
 }
 
-void seal_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
-		uint8_t tag[SEAL_TAG_BYTES])
+/* The scheme's AEAD, detached, in place (M may be C). */
+static void aead_seal(const struct seal_dump *d, uint8_t *c, uint8_t *tag, const uint8_t *m,
+		      size_t mlen, const uint8_t *ad, size_t adlen, const uint8_t nonce[32])
 {
-	uint8_t nonce[24], ad[22];
 	unsigned long long tl;
 
+	if (d->scheme == SEAL_AEGIS256)
+		crypto_aead_aegis256_encrypt_detached(c, tag, &tl, m, mlen, ad, adlen, NULL, nonce,
+						      d->key);
+	else
+		crypto_aead_xchacha20poly1305_ietf_encrypt_detached(c, tag, &tl, m, mlen, ad, adlen,
+								    NULL, nonce, d->key);
+}
+
+static int aead_open(const struct seal_dump *d, uint8_t *m, const uint8_t *c, size_t clen,
+		     const uint8_t *tag, const uint8_t *ad, size_t adlen, const uint8_t nonce[32])
+{
+	if (d->scheme == SEAL_AEGIS256)
+		return crypto_aead_aegis256_decrypt_detached(m, NULL, c, clen, tag, ad, adlen, nonce,
+							     d->key);
+	return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(m, NULL, c, clen, tag, ad, adlen,
+								   nonce, d->key);
+}
+
+void seal_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
+		uint8_t *tag)
+{
+	uint8_t nonce[32], ad[22];
+
 	bind(w, nonce, ad);
-	crypto_aead_xchacha20poly1305_ietf_encrypt_detached(buf, tag, &tl, buf, w->len, ad, sizeof ad,
-							    NULL, nonce, d->key);
+	aead_seal(d, buf, tag, buf, w->len, ad, sizeof ad, nonce);
 }
 
 int seal_open_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
-		    const uint8_t tag[SEAL_TAG_BYTES])
+		    const uint8_t *tag)
 {
-	uint8_t nonce[24], ad[22];
+	uint8_t nonce[32], ad[22];
 
 	bind(w, nonce, ad);
 	/* libsodium verifies the tag before it writes any plaintext. */
-	return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(buf, NULL, buf, w->len, tag, ad,
-								   sizeof ad, nonce, d->key) ? -EBADMSG : 0;
+	return aead_open(d, buf, buf, w->len, tag, ad, sizeof ad, nonce) ? -EBADMSG : 0;
 }
 
 /* The clear bytes go in the associated data after the binding; the
  * message is empty, so the tag is a MAC under the dump's key. */
 static int auth_ad(const struct seal_where *w, const void *a, size_t alen, const void *b,
-		   size_t blen, uint8_t nonce[24], uint8_t *ad)
+		   size_t blen, uint8_t nonce[32], uint8_t *ad)
 {
 	if (alen > SEAL_AUTH_MAX || blen > SEAL_AUTH_MAX - alen)
 		return -EINVAL;
@@ -165,28 +199,24 @@ static int auth_ad(const struct seal_where *w, const void *a, size_t alen, const
 }
 
 void seal_auth(const struct seal_dump *d, const struct seal_where *w, const void *a, size_t alen,
-	       const void *b, size_t blen, uint8_t tag[SEAL_TAG_BYTES])
+	       const void *b, size_t blen, uint8_t *tag)
 {
-	uint8_t nonce[24], ad[22 + SEAL_AUTH_MAX], none[1] = { 0 };
-	unsigned long long tl;
+	uint8_t nonce[32], ad[22 + SEAL_AUTH_MAX], none[1] = { 0 };
 
 	/* An empty message: `none` only for the library's non-null rule. */
-	memset(tag, 0, SEAL_TAG_BYTES);
+	memset(tag, 0, seal_tag_bytes(d->scheme));
 	if (auth_ad(w, a, alen, b, blen, nonce, ad) == 0)
-		crypto_aead_xchacha20poly1305_ietf_encrypt_detached(none, tag, &tl, none, 0, ad,
-								    22 + alen + blen, NULL, nonce, d->key);
+		aead_seal(d, none, tag, none, 0, ad, 22 + alen + blen, nonce);
 }
 
 int seal_check_auth(const struct seal_dump *d, const struct seal_where *w, const void *a,
-		    size_t alen, const void *b, size_t blen, const uint8_t tag[SEAL_TAG_BYTES])
+		    size_t alen, const void *b, size_t blen, const uint8_t *tag)
 {
-	uint8_t nonce[24], ad[22 + SEAL_AUTH_MAX], none[1] = { 0 };
+	uint8_t nonce[32], ad[22 + SEAL_AUTH_MAX], none[1] = { 0 };
 
 	if (auth_ad(w, a, alen, b, blen, nonce, ad) < 0)
 		return -EBADMSG;
-	return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(none, NULL, none, 0, tag, ad,
-								   22 + alen + blen, nonce, d->key) ?
-		       -EBADMSG : 0;
+	return aead_open(d, none, none, 0, tag, ad, 22 + alen + blen, nonce) ? -EBADMSG : 0;
 }
 
 void seal_end(struct seal_dump *d)

@@ -426,7 +426,8 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 		char id[17], how[160];
 		key_id_hex(d->seal.key_id, id);
 		sealed_how(d, complete, how, sizeof how);
-		fprintf(f, "%-12s to key %s (X25519, XChaCha20-Poly1305): %s\n", "sealed", id, how);
+		fprintf(f, "%-12s to key %s (X25519, %s): %s\n", "sealed", id,
+			d->seal.scheme == KDI_SEAL_AEGIS256 ? "AEGIS-256" : "XChaCha20-Poly1305", how);
 	}
 	if (d->locked) {
 		/* What is in the clear: SEAL, START, and END (its tag unchecked). */

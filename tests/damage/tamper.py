@@ -39,6 +39,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import sealtool  # noqa: E402
 from sealtool import (AUTH, END, MODE, PAD, PAGES, SEALED, TNAME, chunks, reforge,  # noqa: E402
                       span)
 
@@ -129,7 +130,7 @@ def targets(cs, img):
     pages = [i for i, c in enumerate(cs) if c.type == PAGES]
     if pages:
         out.append(("PAGES-smallest", min(pages, key=lambda i: cs[i].len)))
-    empty = [i for i, c in enumerate(cs) if c.type == PAD and c.len == 16 and i > 0 and
+    empty = [i for i, c in enumerate(cs) if c.type == PAD and c.len == sealtool.TAG and i > 0 and
              cs[i - 1].type == PAGES]
     if empty:
         out.append(("PAD-empty-block", empty[len(empty) // 2]))

@@ -1111,7 +1111,7 @@ if [ $seal = 1 ] && [ $rawonly = 0 ]; then
 	"$kdumpinit" info "$dump" "${pick[@]}" >"$workdir/info-nokey.out" 2>&1
 	rc=$?
 	st=$(grep -m1 '^state' "$workdir/info-nokey.out" | tr -s ' ' | cut -c1-110)
-	if ! grep -q "^sealed *to key $keyid (X25519, XChaCha20-Poly1305): no key given" "$workdir/info-nokey.out"; then
+	if ! grep -q "^sealed *to key $keyid (X25519, AEGIS-256): no key given" "$workdir/info-nokey.out"; then
 		failed "info without the key: no 'sealed to key $keyid ... no key given' line:"; sed 's/^/    /' "$workdir/info-nokey.out"
 	elif [ -n "$cutat$blkdebug" ]; then
 		[ $rc = 5 ] && grep -q "^state *incomplete" "$workdir/info-nokey.out" &&

@@ -1,4 +1,4 @@
-/* fuzz_sealed: the sealed-chunk reader (format version 5), the path
+/* fuzz_sealed: the sealed-chunk reader (format versions 6 and 7), the path
  * `kdumpinit save --key`, `info` and `save --dir` take on a sealed dump.
  *
  * Tags stop random mutation at the first chunk, so the harness seals
@@ -6,7 +6,7 @@
  * are fuzz_dumpfile's: a 4096-byte superblock area, then a version-4
  * stream), whose chunk headers give only type and length. The harness
  * writes it again as a capture would seal it (capture/writer.c): START
- * with version 5, CHAIN if it is next, a SEAL record, then every other
+ * with version 7 (or 6, bit 5), CHAIN if it is next, a SEAL record, then every other
  * chunk sealed or tagged as chunk_seal_mode says, each under a fixed key
  * pair so that runs repeat. The fuzzer therefore reaches the parsers
  * behind the tags with content that authenticates.
@@ -21,6 +21,8 @@
  *          tags are then garbage)
  *   bit 3  read with another secret key
  *   bit 4  give every chunk the flags of another mode (a mode mismatch)
+ *   bit 5  version 6: XChaCha20-Poly1305 and 16-byte tags, where
+ *          version 7 (what captures write) has AEGIS-256 and 32
  * (bytes 1..4 are always consumed, so a seed's layout does not depend on
  * the control bits.)
  *
@@ -59,6 +61,7 @@
 static uint8_t sk[32], other_sk[32], pk[32];
 static struct seal_dump sd;	/* the key a capture to pk would have used */
 static uint8_t eph_pk[32];
+static uint32_t version, tagb;	/* this input's format version, and its tags' length */
 
 static void keys_init(void)
 {
@@ -78,7 +81,7 @@ static void keys_init(void)
 	uint8_t id[SEAL_KEYID_BYTES];
 	seal_key_id(pk, id);
 	/* The reader derives the same key from sk and eph_pk. */
-	if (seal_open_begin(&sd, sk, eph_pk, id) != 0)
+	if (seal_open_begin(&sd, KDI_SEAL_SCHEME, sk, eph_pk, id) != 0)
 		abort();
 	done = 1;
 }
@@ -99,7 +102,7 @@ struct out {
 static int put(struct out *o, uint16_t type, const uint8_t *p, uint32_t len, uint32_t mode,
 	       int clear, uint32_t flags_override)
 {
-	uint32_t extra = mode ? KDI_TAG_BYTES : 0;
+	uint32_t extra = mode ? tagb : 0;
 	size_t span = chunk_span(len + extra);
 
 	if (o->len + span > FZ_OUT_MAX || o->n >= 512)
@@ -116,7 +119,7 @@ static int put(struct out *o, uint16_t type, const uint8_t *p, uint32_t len, uin
 	else if (mode == KDI_CHUNK_AUTH && !clear)
 		seal_auth(&sd, &w, pl, len, NULL, 0, pl + len);
 	else if (mode)
-		memset(pl + len, 0x3c, KDI_TAG_BYTES);
+		memset(pl + len, 0x3c, tagb);
 	if ((type == KDI_CH_START || type == KDI_CH_CHAIN) && o->prelen + len <= sizeof o->pre) {
 		memcpy(o->pre + o->prelen, p, len);
 		o->prelen += len;
@@ -202,6 +205,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	int seal_done = 0;
 	uint32_t flip = (ctl & 16) ? 1 : 0;
+	version = (ctl & 32) ? KDI_FORMAT_SEALED_ALL : KDI_FORMAT_AEGIS;
+	tagb = chunk_tag_bytes(version);
+	sd.scheme = seal_scheme_of(version);
 	size_t at = 0;
 	while (at + sizeof(struct kdi_chunk) <= n) {
 		struct kdi_chunk h;
@@ -217,7 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct kdi_start st;
 			memset(&st, 0, sizeof st);
 			memcpy(&st, pl, len < sizeof st ? len : sizeof st);
-			st.format_version = KDI_FORMAT_SEALED_ALL;
+			st.format_version = version;
 			if (put(&o, KDI_CH_START, (const uint8_t *)&st, sizeof st, 0, 0, 0) < 0)
 				break;
 			continue;
@@ -225,7 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (h.type == KDI_CH_SEAL || h.type == KDI_CH_START)
 			continue;	/* the harness writes those */
 		if (!seal_done && h.type != KDI_CH_CHAIN && !(ctl & 1)) {
-			struct kdi_seal s = { .scheme = KDI_SEAL_SCHEME };
+			struct kdi_seal s = { .scheme = seal_scheme_of(version) };
 			memcpy(s.eph_pk, eph_pk, 32);
 			seal_key_id(pk, s.key_id);
 			snprintf(s.release, sizeof s.release, "fuzz");
@@ -234,7 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			seal_done = 1;
 		}
-		uint32_t mode = chunk_seal_mode(h.type, KDI_FORMAT_SEALED_ALL);
+		uint32_t mode = chunk_seal_mode(h.type, version);
 		uint32_t clen = (uint32_t)len;
 		struct kdi_end e;
 		if (h.type == KDI_CH_END) {
@@ -245,7 +251,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(&e, pl, clen < sizeof e ? clen : sizeof e);
 			clen = sizeof e;
 			e.nr_chunks = o.seq + 1;
-			e.bytes_out = o.len + chunk_span(sizeof e + KDI_TAG_BYTES);
+			e.bytes_out = o.len + chunk_span(sizeof e + tagb);
 			pl = (const uint8_t *)&e;
 		}
 		if (put(&o, h.type, pl, clen, mode, (ctl & 4) != 0,

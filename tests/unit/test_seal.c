@@ -1,5 +1,6 @@
-/* Unit tests for dump/seal.c: round trips, a wrong
- * key, every byte of a sealed chunk and of its tag flipped (each refused),
+/* Unit tests for dump/seal.c, with each scheme (AEGIS-256, which captures
+ * seal with, and XChaCha20-Poly1305, which dumps of format 5 and 6 hold):
+ * round trips, a wrong key, every byte of a sealed chunk and of its tag flipped (each refused),
  * a chunk read at another seq, in another dump or as another type
  * (refused), a truncated chunk (refused), a dump of one key read with
  * another (-ENOKEY), and the key file parser's edges. */
@@ -12,6 +13,17 @@
 #include "../../dump/seal.h"
 
 static uint8_t pk[32], sk[32], pk2[32], sk2[32];
+static unsigned scheme;	/* the scheme the tests run with */
+static size_t tb;	/* its tag's length */
+
+/* A capture's dump key, sealing with `scheme` (a capture seals with
+ * AEGIS-256; the older scheme is set here to make dumps of 5 and 6). */
+static int begin(struct seal_dump *w, const uint8_t *k)
+{
+	int r = seal_begin(w, k);
+	w->scheme = scheme;
+	return r;
+}
 
 static void fill(uint8_t *b, size_t n, unsigned seed)
 {
@@ -22,15 +34,15 @@ static void fill(uint8_t *b, size_t n, unsigned seed)
 static void round_trip(void)
 {
 	struct seal_dump w, r;
-	uint8_t buf[4096], orig[4096], tag[16];
+	uint8_t buf[4096], orig[4096], tag[SEAL_TAG_MAX];
 	struct seal_where at = { 0x1122334455667788ull, 7, 5, sizeof buf };
 
-	CHECK(seal_begin(&w, pk) == 0, "seal_begin");
+	CHECK(begin(&w, pk) == 0, "seal_begin");
 	fill(orig, sizeof orig, 1);
 	memcpy(buf, orig, sizeof buf);
 	seal_chunk(&w, &at, buf, tag);
 	CHECK(memcmp(buf, orig, sizeof buf) != 0, "the sealed chunk equals the plaintext");
-	CHECK(seal_open_begin(&r, sk, w.eph_pk, w.key_id) == 0, "seal_open_begin");
+	CHECK(seal_open_begin(&r, scheme, sk, w.eph_pk, w.key_id) == 0, "seal_open_begin");
 	CHECK(seal_open_chunk(&r, &at, buf, tag) == 0, "open");
 	CHECK(memcmp(buf, orig, sizeof buf) == 0, "the opened chunk differs from the plaintext");
 	seal_end(&w);
@@ -40,18 +52,18 @@ static void round_trip(void)
 static void every_byte_flipped(void)
 {
 	struct seal_dump w, r;
-	uint8_t buf[256], sealed[256], tag[16], t2[16];
+	uint8_t buf[256], sealed[256], tag[SEAL_TAG_MAX], t2[SEAL_TAG_MAX];
 	struct seal_where at = { 1, 3, 5, sizeof buf };
 	int refused = 0;
 
-	seal_begin(&w, pk);
-	seal_open_begin(&r, sk, w.eph_pk, w.key_id);
+	begin(&w, pk);
+	seal_open_begin(&r, scheme, sk, w.eph_pk, w.key_id);
 	fill(buf, sizeof buf, 2);
 	seal_chunk(&w, &at, buf, tag);
 	memcpy(sealed, buf, sizeof buf);
-	for (size_t i = 0; i < sizeof buf + sizeof tag; i++) {
+	for (size_t i = 0; i < sizeof buf + tb; i++) {
 		memcpy(buf, sealed, sizeof buf);
-		memcpy(t2, tag, sizeof tag);
+		memcpy(t2, tag, tb);
 		if (i < sizeof buf)
 			buf[i] ^= 0x01;
 		else
@@ -62,18 +74,17 @@ static void every_byte_flipped(void)
 		static const uint8_t zero[sizeof buf];
 		CHECK(!memcmp(buf, zero, sizeof buf), "a refused open left bytes in the buffer at flip %zu", i);
 	}
-	CHECK(refused == (int)(sizeof buf + sizeof tag), "%d of %zu flips refused", refused,
-	      sizeof buf + sizeof tag);
+	CHECK(refused == (int)(sizeof buf + tb), "%d of %zu flips refused", refused, sizeof buf + tb);
 }
 
 static void moved_replayed_retyped_cut(void)
 {
 	struct seal_dump w, r;
-	uint8_t buf[512], sealed[512], tag[16];
+	uint8_t buf[512], sealed[512], tag[SEAL_TAG_MAX];
 	struct seal_where at = { 42, 10, 5, sizeof buf }, x;
 
-	seal_begin(&w, pk);
-	seal_open_begin(&r, sk, w.eph_pk, w.key_id);
+	begin(&w, pk);
+	seal_open_begin(&r, scheme, sk, w.eph_pk, w.key_id);
 	fill(buf, sizeof buf, 3);
 	seal_chunk(&w, &at, buf, tag);
 	memcpy(sealed, buf, sizeof buf);
@@ -96,15 +107,15 @@ static void other_key(void)
 {
 	struct seal_dump w, r;
 
-	seal_begin(&w, pk);
-	CHECK(seal_open_begin(&r, sk2, w.eph_pk, w.key_id) == -ENOKEY, "another key's dump: -ENOKEY");
+	begin(&w, pk);
+	CHECK(seal_open_begin(&r, scheme, sk2, w.eph_pk, w.key_id) == -ENOKEY, "another key's dump: -ENOKEY");
 	/* A forged key id that names key 2: the key derived differs, so the
 	 * chunk still does not open. */
-	uint8_t id2[8], buf[64] = { 0 }, tag[16];
+	uint8_t id2[8], buf[64] = { 0 }, tag[SEAL_TAG_MAX];
 	struct seal_where at = { 1, 1, 5, sizeof buf };
 	seal_chunk(&w, &at, buf, tag);
 	seal_key_id(pk2, id2);
-	CHECK(seal_open_begin(&r, sk2, w.eph_pk, id2) == 0, "open_begin with key 2's id");
+	CHECK(seal_open_begin(&r, scheme, sk2, w.eph_pk, id2) == 0, "open_begin with key 2's id");
 	CHECK(seal_open_chunk(&r, &at, buf, tag) == -EBADMSG, "key 2 opens key 1's chunk");
 }
 
@@ -112,8 +123,8 @@ static void two_dumps_two_keys(void)
 {
 	struct seal_dump a, b;
 
-	seal_begin(&a, pk);
-	seal_begin(&b, pk);
+	begin(&a, pk);
+	begin(&b, pk);
 	CHECK(memcmp(a.eph_pk, b.eph_pk, 32) && memcmp(a.key, b.key, 32),
 	      "two captures for one recipient share an ephemeral key or a dump key");
 }
@@ -148,17 +159,17 @@ static void key_files(void)
 static void auth_tags(void)
 {
 	struct seal_dump w, r, r2;
-	uint8_t pre[112], rec[128], tag[SEAL_TAG_BYTES];
+	uint8_t pre[112], rec[128], tag[SEAL_TAG_MAX];
 	struct seal_where at = { .dump_id = 7, .seq = 2, .type = 13, .len = sizeof rec };
 
 	fill(pre, sizeof pre, 3);
 	fill(rec, sizeof rec, 4);
-	CHECK_INT(seal_begin(&w, pk), 0);
-	CHECK_INT(seal_open_begin(&r, sk, w.eph_pk, w.key_id), 0);
+	CHECK_INT(begin(&w, pk), 0);
+	CHECK_INT(seal_open_begin(&r, scheme, sk, w.eph_pk, w.key_id), 0);
 	seal_auth(&w, &at, pre, sizeof pre, rec, sizeof rec, tag);
 	CHECK_INT(seal_check_auth(&r, &at, pre, sizeof pre, rec, sizeof rec, tag), 0);
 	int missed = 0;
-	for (size_t i = 0; i < sizeof pre + sizeof rec + sizeof tag; i++) {
+	for (size_t i = 0; i < sizeof pre + sizeof rec + tb; i++) {
 		uint8_t *b = i < sizeof pre ? pre + i : i < sizeof pre + sizeof rec ?
 			     rec + i - sizeof pre : tag + i - sizeof pre - sizeof rec;
 		*b ^= 0x01;
@@ -175,23 +186,57 @@ static void auth_tags(void)
 	static uint8_t big[SEAL_AUTH_MAX + 1];
 	CHECK_INT(seal_check_auth(&r, &at, big, sizeof big, NULL, 0, tag), -EBADMSG);
 	/* Another key opens nothing. */
-	CHECK_INT(seal_open_begin(&r2, sk2, w.eph_pk, w.key_id), -ENOKEY);
+	CHECK_INT(seal_open_begin(&r2, scheme, sk2, w.eph_pk, w.key_id), -ENOKEY);
 	seal_end(&w);
 	seal_end(&r);
 }
 
+/* The schemes' tags, and what one scheme's chunk is to the other: a
+ * dump's SEAL record names its scheme, and a chunk sealed with one does
+ * not open as the other's. A scheme not known here is refused. */
+static void schemes(void)
+{
+	struct seal_dump w, r;
+	uint8_t buf[300], tag[SEAL_TAG_MAX];
+	struct seal_where at = { 9, 4, 5, sizeof buf };
+
+	CHECK_INT(seal_tag_bytes(SEAL_AEGIS256), 32);
+	CHECK_INT(seal_tag_bytes(SEAL_XCHACHA), 16);
+	CHECK_INT(seal_tag_bytes(0), 0);
+	CHECK_INT(seal_tag_bytes(3), 0);
+	CHECK_INT(seal_begin(&w, pk), 0);
+	CHECK_INT(w.scheme, SEAL_AEGIS256);
+	CHECK_INT(seal_open_begin(&r, 3, sk, w.eph_pk, w.key_id), -EINVAL);
+	fill(buf, sizeof buf, 5);
+	seal_chunk(&w, &at, buf, tag);
+	CHECK_INT(seal_open_begin(&r, SEAL_XCHACHA, sk, w.eph_pk, w.key_id), 0);
+	CHECK_INT(seal_open_chunk(&r, &at, buf, tag), -EBADMSG);
+	seal_end(&w);
+	seal_end(&r);
+}
+
+/* The cases that run with each scheme: XChaCha20-Poly1305's named so. */
+#define RUN_SCHEME(fn) check_run(scheme == SEAL_XCHACHA ? #fn "_xchacha" : #fn, fn)
+
 int main(void)
 {
+	static const unsigned all[] = { SEAL_AEGIS256, SEAL_XCHACHA };
+
 	if (seal_keypair(pk, sk) || seal_keypair(pk2, sk2)) {
 		puts("FAIL seal.setup: keypair");
 		return 1;
 	}
-	RUN(round_trip);
-	RUN(every_byte_flipped);
-	RUN(moved_replayed_retyped_cut);
-	RUN(other_key);
-	RUN(two_dumps_two_keys);
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		scheme = all[i];
+		tb = seal_tag_bytes(scheme);
+		RUN_SCHEME(round_trip);
+		RUN_SCHEME(every_byte_flipped);
+		RUN_SCHEME(moved_replayed_retyped_cut);
+		RUN_SCHEME(other_key);
+		RUN_SCHEME(two_dumps_two_keys);
+		RUN_SCHEME(auth_tags);
+	}
 	RUN(key_files);
-	RUN(auth_tags);
+	RUN(schemes);
 	return check_done();
 }

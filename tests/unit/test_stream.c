@@ -2092,7 +2092,7 @@ static void sealed_reseal(void)
 	file_put(NULL, 0);
 	writer_init(&w, sfd, BASE, limit, wbuf, sizeof wbuf, 0);
 	writer_seal(&w, &sd);
-	start_payload(st, KDI_FORMAT_SEALED_ALL, PS, 0);
+	start_payload(st, KDI_FORMAT_AEGIS, PS, 0);
 	CHECK_INT(writer_put(&w, T_START, st, 80, NULL, 0, NULL, 0), 0);
 	struct kdi_seal rec = { .scheme = KDI_SEAL_SCHEME };
 	memcpy(rec.eph_pk, sd.eph_pk, 32);
@@ -2102,12 +2102,12 @@ static void sealed_reseal(void)
 	memcpy(a, la, n);
 	struct seal_where wh = { .dump_id = w.dump_id, .seq = w.seq + 3, .type = KDI_CH_DMESG, .len = n };
 	seal_chunk(&sd, &wh, a, a + n);
-	CHECK_INT(writer_put_sealed(&w, KDI_CH_DMESG, a, n + 16, XXH64(a, n + 16, 0), w.seq + 3), 0);
+	CHECK_INT(writer_put_sealed(&w, KDI_CH_DMESG, a, n + KDI_TAG_BYTES, XXH64(a, n + KDI_TAG_BYTES, 0), w.seq + 3), 0);
 	uint32_t m = sizeof lb - 1;
 	memcpy(b, lb, m);
 	struct seal_where wb = { .dump_id = w.dump_id, .seq = w.seq, .type = KDI_CH_SETTINGS, .len = m };
 	seal_chunk(&sd, &wb, b, b + m);
-	CHECK_INT(writer_put_sealed(&w, KDI_CH_SETTINGS, b, m + 16, XXH64(b, m + 16, 0), w.seq), 0);
+	CHECK_INT(writer_put_sealed(&w, KDI_CH_SETTINGS, b, m + KDI_TAG_BYTES, XXH64(b, m + KDI_TAG_BYTES, 0), w.seq), 0);
 	struct kdi_end e;
 	memset(&e, 0, sizeof e);
 	CHECK_INT(writer_put_end(&w, &e), 0);
@@ -2152,7 +2152,7 @@ static void write_errors_run(int sealed, const uint8_t *pk, const uint8_t *sk, u
 		CHECK_INT(seal_begin(&sd, pk), 0);
 		writer_seal(&w, &sd);
 	}
-	start_payload(st, sealed ? KDI_FORMAT_SEALED_ALL : KDI_FORMAT_PLAIN, PS, 1);
+	start_payload(st, sealed ? KDI_FORMAT_AEGIS : KDI_FORMAT_PLAIN, PS, 1);
 	CHECK_INT(writer_put(&w, T_START, st, 80, NULL, 0, NULL, 0), 0);
 	if (sealed) {
 		struct kdi_seal rec = { .scheme = KDI_SEAL_SCHEME };
