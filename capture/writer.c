@@ -42,11 +42,12 @@ void writer_fini(struct kdi_writer *w)
 }
 
 /* Seals (or tags) the chunk's pieces into sbuf for seq w->seq: the
- * payload is then sbuf[0, len + tag). 0, -ENOMEM. */
+ * payload is then sbuf[0, len + its tags). 0, -ENOMEM, -EINVAL (a PAGES
+ * payload its head does not describe). */
 static int seal_pieces(struct kdi_writer *w, uint16_t type, uint32_t mode, const void *p1,
 		       size_t l1, const void *p2, size_t l2, const void *p3, size_t l3)
 {
-	size_t len = l1 + l2 + l3, need = len + KDI_TAG_BYTES;
+	size_t len = l1 + l2 + l3, need = len + chunk_tags_len(type, KDI_FORMAT_AEGIS);
 
 	if (need > w->scap) {
 		uint8_t *nb = malloc(need);
@@ -61,6 +62,8 @@ static int seal_pieces(struct kdi_writer *w, uint16_t type, uint32_t mode, const
 	if (l3) memcpy(w->sbuf + l1 + l2, p3, l3);
 	struct seal_where wh = { .dump_id = w->dump_id, .seq = w->seq, .type = type,
 				 .len = (uint32_t)len };
+	if (mode == KDI_CHUNK_SEALED && type == KDI_CH_PAGES)
+		return pages_seal(w->seal, &wh, w->sbuf);
 	if (mode == KDI_CHUNK_SEALED)
 		seal_chunk(w->seal, &wh, w->sbuf, w->sbuf + len);
 	else if (type == KDI_CH_SEAL)
@@ -349,11 +352,12 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 {
 	size_t len = l1 + l2 + l3;
 	/* A payload the caller sealed (writer_put_sealed) counts its tag. */
-	uint32_t mode = w->seal && !w->presealed ? chunk_seal_mode(type, KDI_FORMAT_SEALED_ALL) : 0;
-	size_t span = chunk_span(len + (mode ? KDI_TAG_BYTES : 0));
+	uint32_t mode = w->seal && !w->presealed ? chunk_seal_mode(type, KDI_FORMAT_AEGIS) : 0;
+	uint32_t tags = mode ? chunk_tags_len(type, KDI_FORMAT_AEGIS) : 0;
+	size_t span = chunk_span(len + tags);
 	static const uint8_t zeros[KDI_CHUNK_ALIGN];
 
-	if (len + (mode ? KDI_TAG_BYTES : 0) > KDI_CHUNK_MAX)
+	if (len + tags > KDI_CHUNK_MAX)
 		return -EFBIG;
 	int g = go_around(w);
 	if (g < 0)
@@ -377,13 +381,21 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		/* A GAP took the seq it was sealed under: sealed again under
 		 * this one, in the caller's buffer. */
 		uint8_t *b = w->presealed_buf;
+		uint32_t tl = chunk_tags_len(type, KDI_FORMAT_AEGIS);
 		struct seal_where was = { .dump_id = w->dump_id, .seq = w->presealed_seq, .type = type,
-					  .len = (uint32_t)(l1 - KDI_TAG_BYTES) };
+					  .len = (uint32_t)(l1 - tl) };
 		struct seal_where now = was;
 		now.seq = w->seq;
-		if (seal_open_chunk(w->seal, &was, b, b + was.len) < 0)
-			return -EIO;	/* our own chunk: cannot happen */
-		seal_chunk(w->seal, &now, b, b + now.len);
+		if (type == KDI_CH_PAGES) {
+			long hl = pages_open_index(w->seal, &was, b);
+			if (hl < 0 || pages_open_data(w->seal, &was, b, (size_t)hl) < 0 ||
+			    pages_seal(w->seal, &now, b) < 0)
+				return -EIO;	/* our own chunk: cannot happen */
+		} else {
+			if (seal_open_chunk(w->seal, &was, b, b + was.len) < 0)
+				return -EIO;
+			seal_chunk(w->seal, &now, b, b + now.len);
+		}
 		w->presealed_seq = w->seq;
 		hash = NULL;
 	}
@@ -392,7 +404,7 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 		int e = seal_pieces(w, type, mode, p1, l1, p2, l2, p3, l3);
 		if (e < 0)
 			return e;
-		len += KDI_TAG_BYTES;
+		len += tags;
 		p1 = w->sbuf;
 		l1 = len;
 		l2 = l3 = 0;
@@ -438,7 +450,8 @@ int writer_put(struct kdi_writer *w, uint16_t type,
 int writer_put_sealed(struct kdi_writer *w, uint16_t type, uint8_t *payload, size_t len,
 		      uint64_t hash, uint64_t seq)
 {
-	if (!w->seal || len < KDI_TAG_BYTES || chunk_seal_mode(type, KDI_FORMAT_SEALED_ALL) != KDI_CHUNK_SEALED)
+	if (!w->seal || len < chunk_tags_len(type, KDI_FORMAT_AEGIS) ||
+	    chunk_seal_mode(type, KDI_FORMAT_AEGIS) != KDI_CHUNK_SEALED)
 		return -EINVAL;
 	w->presealed = 1;
 	w->presealed_seq = seq;

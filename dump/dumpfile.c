@@ -163,7 +163,7 @@ enum { UNSEAL_USE, UNSEAL_SKIP };
  * UNSEAL_SKIP: locked, the chunk's content stays unknown; or -EBADMSG
  * with why, -ENOMEM. */
 static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const uint8_t *sk,
-		  char *why, size_t wsz)
+		  unsigned how, char *why, size_t wsz)
 {
 	uint32_t mode = chunk_seal_mode(h->type, d->start.format_version);
 
@@ -189,7 +189,7 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 			return -EBADMSG;
 		}
 	}
-	uint32_t tb = chunk_tag_bytes(d->start.format_version);
+	uint32_t tb = chunk_tags_len(h->type, d->start.format_version);
 	if (h->len < tb) {
 		snprintf(why, wsz, "chunk %llu (type %u) is too short for its tag",
 			 (unsigned long long)h->seq, h->type);
@@ -288,8 +288,21 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 		return UNSEAL_SKIP;
 	}
 	/* libsodium checks the tag before it writes a byte of plaintext,
-	 * and wipes the buffer when it fails. */
-	if (seal_open_chunk(d->key, &w, buf, buf + len) < 0) {
+	 * and wipes the buffer when it fails. A PAGES chunk of version 7
+	 * opens its index here, and its pages here too unless they are to
+	 * be opened when read (DUMPFILE_DEFER_PAGES: save opens each once). */
+	int bad;
+	if (h->type == KDI_CH_PAGES && d->start.format_version >= KDI_FORMAT_AEGIS) {
+		/* (Pages that are all zeros, none stored, are not read: their
+		 * empty part is checked now.) */
+		long hl = pages_open_index(d->key, &w, buf);
+		int defer = (how & DUMPFILE_DEFER_PAGES) && hl >= 0 && (size_t)hl < len;
+		bad = hl < 0 || (!defer && pages_open_data(d->key, &w, buf, (size_t)hl) < 0);
+		d->pages_deferred |= !bad && defer;
+	} else {
+		bad = seal_open_chunk(d->key, &w, buf, buf + len) < 0;
+	}
+	if (bad) {
 		snprintf(why, wsz, "chunk %llu (type %u) fails its authentication tag: changed, torn, "
 			 "or moved from another place", (unsigned long long)h->seq, h->type);
 		return -EBADMSG;
@@ -460,6 +473,12 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit)
 int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		      const uint8_t *sk)
 {
+	return dumpfile_load_how(d, fd, base, limit, sk, 0);
+}
+
+int dumpfile_load_how(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
+		      const uint8_t *sk, unsigned how)
+{
 	struct kdi_reader r;
 	struct kdi_chunk h;
 	uint8_t *buf = NULL;
@@ -547,7 +566,7 @@ int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		struct kdi_chunk dev = h;
 		if (d->start.format_version >= KDI_FORMAT_SEALED) {
 			char w[200];
-			int u = unseal(d, &h, buf, sk, w, sizeof w);
+			int u = unseal(d, &h, buf, sk, how, w, sizeof w);
 			if (u == -ENOMEM) {
 				ret = u;
 				goto out;
@@ -972,7 +991,7 @@ static int load_block(struct dump_cursor *dc, const struct page_block *b, struct
 	if (c->cur == b)
 		return 0;
 	if (c->stale == b)
-		return -ESTALE;
+		return c->stale_err;
 	c->cur = NULL;
 	if (b->payload_len > c->payload_cap) {
 		uint8_t *nb = realloc(c->payload, b->payload_len);
@@ -986,20 +1005,29 @@ static int load_block(struct dump_cursor *dc, const struct page_block *b, struct
 		return -EIO;
 	/* A sealed block: the bytes must be the ones loaded before they are
 	 * opened again, and the tag must hold again. */
-	uint32_t plen = b->payload_len, tb = chunk_tag_bytes(d->start.format_version);
-	int opened = 0;
+	uint32_t plen = b->payload_len, tb = chunk_tags_len(KDI_CH_PAGES, d->start.format_version);
+	int opened = 0, same = 0;
 	if (b->sealed && n == (ssize_t)b->payload_len && plen >= tb && d->key &&
 	    XXH64(c->payload, plen, 0) == b->payload_hash) {
+		same = 1;
 		plen -= tb;
 		struct seal_where w = { .dump_id = d->dump_id, .seq = b->seq, .type = KDI_CH_PAGES,
 					.len = plen };
-		opened = seal_open_chunk(d->key, &w, c->payload, c->payload + plen) == 0;
+		if (d->start.format_version >= KDI_FORMAT_AEGIS) {
+			long hl = pages_open_index(d->key, &w, c->payload);
+			opened = hl >= 0 && pages_open_data(d->key, &w, c->payload, (size_t)hl) == 0;
+		} else {
+			opened = seal_open_chunk(d->key, &w, c->payload, c->payload + plen) == 0;
+		}
 	}
 	if (n != (ssize_t)b->payload_len || (b->sealed && !opened) ||
 	    pages_parse(c->payload, plen, d->start.page_size, &v) < 0 ||
 	    !same_block(b, c->payload, plen, opened, &v)) {
-		c->stale = b;	/* shorter now, or other bytes */
-		return -ESTALE;
+		/* Shorter now, or other bytes; or the bytes loaded, whose
+		 * pages fail their tag (opened only now: pages_deferred). */
+		c->stale = b;
+		c->stale_err = same && !opened ? -EKEYREJECTED : -ESTALE;
+		return c->stale_err;
 	}
 	/* Per bit index: where its data starts and its size word, so that a
 	 * page lookup is O(1) after the block is loaded. Nothing of the

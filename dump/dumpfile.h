@@ -111,12 +111,18 @@ struct dumpfile {
 	uint64_t sealed_chunks;		/* chunks left sealed (locked) */
 	uint64_t sealed_pages_bytes;	/* their PAGES payload bytes */
 	int end_unverified;		/* END read without its tag checked */
+	/* Loaded with DUMPFILE_DEFER_PAGES: the pages of sealed PAGES
+	 * chunks (version 7) were left sealed, their index opened; each is
+	 * opened, its tag checked, when read (dumpfile_page: -EKEYREJECTED
+	 * when it fails). */
+	int pages_deferred;
 };
 
 /* One block loaded for its pages. */
 struct dump_slot {
 	const struct page_block *cur;
 	const struct page_block *stale;		/* changed since loading: refused */
+	int stale_err;				/* -ESTALE, or -EKEYREJECTED: tag failed */
 	uint8_t *payload;
 	size_t payload_cap;
 	uint32_t page_off[KDI_BLOCK_MAX];	/* per bit index: data offset */
@@ -143,6 +149,12 @@ int dumpfile_load(struct dumpfile *d, int fd, uint64_t base, uint64_t limit);
  * A chunk whose tag fails stops the stream there, like a checksum. */
 int dumpfile_load_key(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		      const uint8_t *sk);
+/* The same, HOW DUMPFILE_DEFER_PAGES: a sealed dump's pages are opened
+ * when read, not when loaded (save reads each chunk's pages once); a
+ * chunk whose pages fail their tag then shows only there. */
+#define DUMPFILE_DEFER_PAGES 0x1u
+int dumpfile_load_how(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
+		      const uint8_t *sk, unsigned how);
 void dumpfile_free(struct dumpfile *d);
 /* Complete = END seen, nothing stopped early, END says complete, and
  * END's counts (chunks, stream bytes, pages stored, pfns scanned) are

@@ -15,6 +15,7 @@
 
 #include "../lib/io.h"
 #include "../lib/util.h"
+#include "seal.h"
 
 /* The structs are the device layout. Byte order is fixed little-endian;
  * rather than pretend to swap, refuse to build where it would be wrong. */
@@ -159,6 +160,12 @@ uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 uint32_t chunk_tag_bytes(uint32_t version)
 {
 	return version >= KDI_FORMAT_AEGIS ? KDI_TAG_BYTES : KDI_TAG_BYTES_V5;
+}
+
+uint32_t chunk_tags_len(uint16_t type, uint32_t version)
+{
+	return chunk_tag_bytes(version) *
+	       (type == KDI_CH_PAGES && version >= KDI_FORMAT_AEGIS ? KDI_PAGES_PARTS : 1);
 }
 
 uint32_t seal_scheme_of(uint32_t version)
@@ -529,6 +536,55 @@ static int64_t bitmap_pop(const uint8_t *b, uint32_t count)
 			pop++;
 		}
 	return pop;
+}
+
+/* The index's length a PAGES head gives, when its counts are sane and
+ * it fits in LEN bytes; else 0. */
+static size_t index_len(const uint8_t *head, size_t len)
+{
+	struct kdi_pages p;
+
+	if (len < sizeof p)
+		return 0;
+	memcpy(&p, head, sizeof p);
+	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count || p.nzero > p.count)
+		return 0;
+	size_t hl = pages_hdr_len(p.count, p.nstored, p.nzero);
+	return hl <= len ? hl : 0;
+}
+
+int pages_seal(const struct seal_dump *d, const struct seal_where *w, uint8_t *p)
+{
+	size_t hl = index_len(p, w->len), tb = KDI_TAG_BYTES;
+	uint8_t *tags = p + w->len;
+
+	if (!hl)
+		return -EINVAL;
+	seal_part(d, w, 1, p, sizeof(struct kdi_pages), tags);
+	seal_part(d, w, 2, p + sizeof(struct kdi_pages), hl - sizeof(struct kdi_pages), tags + tb);
+	seal_part(d, w, 3, p + hl, w->len - hl, tags + 2 * tb);
+	return 0;
+}
+
+long pages_open_index(const struct seal_dump *d, const struct seal_where *w, uint8_t *p)
+{
+	const uint8_t *tags = p + w->len;
+	size_t hl;
+
+	if (w->len < sizeof(struct kdi_pages) ||
+	    seal_open_part(d, w, 1, p, sizeof(struct kdi_pages), tags) < 0 ||
+	    !(hl = index_len(p, w->len)) ||
+	    seal_open_part(d, w, 2, p + sizeof(struct kdi_pages), hl - sizeof(struct kdi_pages),
+			   tags + KDI_TAG_BYTES) < 0)
+		return -EBADMSG;
+	return (long)hl;
+}
+
+int pages_open_data(const struct seal_dump *d, const struct seal_where *w, uint8_t *p, size_t hl)
+{
+	if (hl > w->len)
+		return -EBADMSG;
+	return seal_open_part(d, w, 3, p + hl, w->len - hl, p + w->len + 2 * KDI_TAG_BYTES);
 }
 
 int pages_parse(const void *payload, size_t len, uint32_t page_size,

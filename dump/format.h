@@ -105,6 +105,12 @@ _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
  * 5 and 6 use XChaCha20-Poly1305: its tags are 32 bytes, not 16. Sealed
  * dumps are written as version 7; versions 5 and 6 are still read. */
 #define KDI_FORMAT_AEGIS 7
+/* Version 7 also seals a PAGES chunk in three parts: its struct
+ * kdi_pages, the rest of its index (bitmaps, sizes), its data; the three
+ * tags follow the payload, in that order. A reader indexes the chunk
+ * opening the first two, and opens the pages once, when it reads them
+ * (pages_seal, pages_open_index, pages_open_data). */
+#define KDI_PAGES_PARTS 3
 
 struct kdi_start {
 	uint32_t format_version;
@@ -311,6 +317,9 @@ uint32_t chunk_seal_mode(uint16_t type, uint32_t version);
  * (from 5 on), and the sealing scheme of that version. */
 uint32_t chunk_tag_bytes(uint32_t version);
 uint32_t seal_scheme_of(uint32_t version);
+/* The bytes of tags after a sealed chunk's payload: a tag, or in a PAGES
+ * chunk of version 7 KDI_PAGES_PARTS of them. */
+uint32_t chunk_tags_len(uint16_t type, uint32_t version);
 /* XXH64 of a payload given in up to three pieces (any may be NULL/0). */
 uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 		      const void *p3, size_t l3);
@@ -370,6 +379,18 @@ int reader_resync(struct kdi_reader *r, uint32_t format_version);
 int reader_recover(struct kdi_reader *r, int fd, uint64_t base, uint64_t limit);
 /* Offset (device) of the payload of the chunk just returned. */
 uint64_t reader_payload_offset(const struct kdi_reader *r, const struct kdi_chunk *h);
+
+/* Sealing a PAGES payload of version 7 in its parts (KDI_PAGES_PARTS),
+ * in place; W binds the chunk (w->len: the payload's clear length), the
+ * tags at P + w->len. pages_seal: 0, or -EINVAL when the payload's head
+ * does not describe it. pages_open_index: the index's length
+ * (pages_hdr_len) with P's index in the clear, or -EBADMSG; the data
+ * stays sealed until pages_open_data (0 or -EBADMSG). */
+struct seal_dump;
+struct seal_where;
+int pages_seal(const struct seal_dump *d, const struct seal_where *w, uint8_t *p);
+long pages_open_index(const struct seal_dump *d, const struct seal_where *w, uint8_t *p);
+int pages_open_data(const struct seal_dump *d, const struct seal_where *w, uint8_t *p, size_t hl);
 
 /* PAGES payload helpers (validating). */
 struct kdi_pages_view {

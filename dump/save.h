@@ -13,6 +13,7 @@ struct save_result {
 	uint64_t pages;			/* pages written */
 	uint64_t bad_pages;		/* stored but undecodable: written as zero */
 	uint64_t stale_pages;		/* of those, in chunks changed since loading */
+	uint64_t unauth_pages;		/* ... in sealed chunks whose pages fail their tag */
 	uint64_t bytes;			/* file size */
 };
 
@@ -29,7 +30,8 @@ struct save_opts {
 int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	     struct save_result *res);
 
-/* One warning for the pages refused as stale (dumpfile_page -ESTALE). */
+/* One warning for the pages refused as stale (dumpfile_page -ESTALE),
+ * one for those whose tag failed (-EKEYREJECTED). */
 void save_warn_stale(const struct save_result *res);
 
 /* kdump-compressed (makedumpfile's diskdump, header version 6): bitmaps,

@@ -153,6 +153,10 @@ void save_warn_stale(const struct save_result *res)
 		warn("%llu stored pages are in chunks that changed on the device since the dump "
 		     "was read (written to it meanwhile?): they were written as zeros",
 		     (unsigned long long)res->stale_pages);
+	if (res->unauth_pages)
+		warn("%llu stored pages are in sealed chunks whose pages fail their "
+		     "authentication tag (changed on the device): they were written as zeros",
+		     (unsigned long long)res->unauth_pages);
 }
 
 int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
@@ -209,6 +213,7 @@ int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 				memset(page, 0, ps);
 				res->bad_pages++;
 				res->stale_pages += e == -ESTALE;
+				res->unauth_pages += e == -EKEYREJECTED;
 			}
 			r = ob_put(&o, page + (a - pstart), end - a);
 			res->pages++;

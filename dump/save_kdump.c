@@ -124,6 +124,7 @@ struct batch {
 	int err;
 	uint64_t bad;			/* pages that did not decode */
 	uint64_t stale;			/* of those, in chunks changed since loading */
+	uint64_t unauth;		/* ... in chunks whose pages fail their tag */
 };
 
 /* Workers, the caller among them, take batches in pfn order and compress
@@ -185,6 +186,7 @@ static void *do_batch(void *arg)
 	b->err = 0;
 	b->bad = 0;
 	b->stale = 0;
+	b->unauth = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		uint8_t *dst = b->out + used;
 		if (dumpfile_is_zero(j->d, b->pfn[i])) {
@@ -201,6 +203,7 @@ static void *do_batch(void *arg)
 			memset(j->page, 0, ps);
 			b->bad++;
 			b->stale += e == -ESTALE;
+			b->unauth += e == -EKEYREJECTED;
 		}
 		uint32_t zl;
 		if (j->zlib && zpage(j, j->page, ps, dst, &zl) == 0 && zl < ps) {
@@ -263,6 +266,7 @@ static int emit_batch(void *ctx, unsigned slot, uint64_t idx)
 		return b->err;
 	p->res->bad_pages += b->bad;
 	p->res->stale_pages += b->stale;
+	p->res->unauth_pages += b->unauth;
 	for (uint32_t i = 0; i < b->n; i++) {
 		struct page_desc *pd = &p->descs[i];
 		if (b->flags[i] == ~0u) {

@@ -183,6 +183,36 @@ int seal_open_chunk(const struct seal_dump *d, const struct seal_where *w, uint8
 	return aead_open(d, buf, buf, w->len, tag, ad, sizeof ad, nonce) ? -EBADMSG : 0;
 }
 
+/* A part: its number in the nonce's byte 18 (0 for a whole chunk), and
+ * number and length after the binding in the AD. */
+static void bind_part(const struct seal_where *w, unsigned part, size_t len, uint8_t nonce[32],
+		      uint8_t ad[27])
+{
+	bind(w, nonce, ad);
+	nonce[18] = (uint8_t)part;
+	ad[22] = (uint8_t)part;
+	for (int i = 0; i < 4; i++)
+		ad[23 + i] = (uint8_t)((uint32_t)len >> (8 * i));
+}
+
+void seal_part(const struct seal_dump *d, const struct seal_where *w, unsigned part, uint8_t *buf,
+	       size_t len, uint8_t *tag)
+{
+	uint8_t nonce[32], ad[27];
+
+	bind_part(w, part, len, nonce, ad);
+	aead_seal(d, buf, tag, buf, len, ad, sizeof ad, nonce);
+}
+
+int seal_open_part(const struct seal_dump *d, const struct seal_where *w, unsigned part,
+		   uint8_t *buf, size_t len, const uint8_t *tag)
+{
+	uint8_t nonce[32], ad[27];
+
+	bind_part(w, part, len, nonce, ad);
+	return aead_open(d, buf, buf, len, tag, ad, sizeof ad, nonce) ? -EBADMSG : 0;
+}
+
 /* The clear bytes go in the associated data after the binding; the
  * message is empty, so the tag is a MAC under the dump's key. */
 static int auth_ad(const struct seal_where *w, const void *a, size_t alen, const void *b,

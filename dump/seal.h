@@ -66,6 +66,15 @@ void seal_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *
  * then zeroed by libsodium: nothing unauthenticated is left in it). */
 int seal_open_chunk(const struct seal_dump *d, const struct seal_where *w, uint8_t *buf,
 		    const uint8_t *tag);
+/* A chunk sealed in parts, each with its own tag (format 7's PAGES,
+ * whose index a reader opens without its pages: dump/format.h). W binds
+ * the whole chunk (w->len: its whole plaintext); the part's number (1,
+ * 2, ...) and length are bound too, so parts cannot be swapped, moved or
+ * resized. Opening: 0, or -EBADMSG (BUF zeroed, as seal_open_chunk). */
+void seal_part(const struct seal_dump *d, const struct seal_where *w, unsigned part, uint8_t *buf,
+	       size_t len, uint8_t *tag);
+int seal_open_part(const struct seal_dump *d, const struct seal_where *w, unsigned part,
+		   uint8_t *buf, size_t len, const uint8_t *tag);
 /* A tag over clear bytes (KDI_CHUNK_AUTH chunks: SEAL and END): the
  * same binding, with A then B (B may be NULL) as further associated data
  * and nothing encrypted. alen + blen <= SEAL_AUTH_MAX. */

@@ -209,7 +209,7 @@ static int info_with(int argc, char **argv, uint8_t skb[32])
 		struct target t;
 		struct dumpfile d;
 		int code = EXIT_OK;
-		int r = open_dump_nth(argv[1], k, sk, &t, &d, &code);
+		int r = open_dump_nth(argv[1], k, sk, 0, &t, &d, &code);
 
 		/* An unreadable header is said once, by the report's state line. */
 		if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
@@ -456,7 +456,7 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 	struct target t;
 	struct dumpfile d;
 	int code = EXIT_OK;
-	int r = open_dump_nth(src, which, sc.key, &t, &d, &code);
+	int r = open_dump_nth(src, which, sc.key, DUMPFILE_DEFER_PAGES, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
 	if (r == 0 && dump_locked(src, &d, sc.key) != EXIT_OK) {
@@ -773,7 +773,7 @@ static int dmesg_with(int argc, char **argv, uint8_t skb[32])
 
 	struct target t;
 	struct dumpfile d;
-	int r = open_dump_nth(argv[1], which, sk, &t, &d, &code);
+	int r = open_dump_nth(argv[1], which, sk, 0, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {

@@ -1153,7 +1153,7 @@ static int save_each(struct savecore_run *run, const char *src, struct target *t
 		}
 		dumpfile_free(d);
 		target_close(t);
-		int c = EXIT_OK, r = open_dump_nth(src, k, run->o->key, t, d, &c);
+		int c = EXIT_OK, r = open_dump_nth(src, k, run->o->key, DUMPFILE_DEFER_PAGES, t, d, &c);
 		*loaded = r == 0 || r == -EBADMSG;
 		if (c == EXIT_INCOMPLETE)
 			dump_unreadable(t, d, r);
@@ -1173,7 +1173,7 @@ int savecore(const char *src, const struct savecore_opts *o)
 	struct target t;
 	struct dumpfile d;
 	int code = EXIT_OK;
-	int r = open_dump(src, o->key, &t, &d, &code);
+	int r = open_dump(src, o->key, DUMPFILE_DEFER_PAGES, &t, &d, &code);
 
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);

@@ -38,12 +38,12 @@ static const char *resolve_source(const char *src, char *buf, size_t sz)
 /* The dump `which` of t's device (0: the next to save) into d, placed
  * among the others; dumpfile_load's result. */
 static int load_chosen(const struct target *t, unsigned which, const uint8_t *sk,
-		       struct dumpfile *d)
+		       unsigned how, struct dumpfile *d)
 {
 	struct chain c;
 
 	if (chain_walk(t->fd, t->base, t->limit, &c) < 0 || !c.n)
-		return which > 1 ? -ENOENT : dumpfile_load_key(d, t->fd, t->base, t->limit, sk);
+		return which > 1 ? -ENOENT : dumpfile_load_how(d, t->fd, t->base, t->limit, sk, how);
 	unsigned i = c.n - 1;
 	if (which) {
 		if (which > c.n)
@@ -58,18 +58,18 @@ static int load_chosen(const struct target *t, unsigned which, const uint8_t *sk
 	}
 	/* A dump ends where the next one starts: the stale tail of a
 	 * longer dump from an earlier round may lie past it. */
-	int r = dumpfile_load_key(d, t->fd, c.d[i].at, i + 1 < c.n ? c.d[i + 1].at : t->limit,
-				  sk);
+	int r = dumpfile_load_how(d, t->fd, c.d[i].at, i + 1 < c.n ? c.d[i + 1].at : t->limit,
+				  sk, how);
 	d->position = i + 1;
 	d->ndumps = c.n;
 	d->saved = chain_saved(&c, i, t->sb.saved_dump_id);
 	return r;
 }
 
-int open_dump(const char *src, const uint8_t *sk, struct target *t, struct dumpfile *d,
-	      int *code)
+int open_dump(const char *src, const uint8_t *sk, unsigned how, struct target *t,
+	      struct dumpfile *d, int *code)
 {
-	return open_dump_nth(src, 0, sk, t, d, code);
+	return open_dump_nth(src, 0, sk, how, t, d, code);
 }
 
 int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk)
@@ -97,8 +97,8 @@ int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk)
 	return EXIT_USAGE;
 }
 
-int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, struct target *t,
-		  struct dumpfile *d, int *code)
+int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, unsigned how,
+		  struct target *t, struct dumpfile *d, int *code)
 {
 	enum target_refusal why;
 	char m[400], dev[300];
@@ -123,7 +123,7 @@ int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, struct tar
 		*code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
 		return r;
 	}
-	r = load_chosen(t, which, sk, d);
+	r = load_chosen(t, which, sk, how, d);
 	if (r == -ENOENT && which > 1) {
 		err("%s holds no dump %u", src, which);
 		target_close(t);

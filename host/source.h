@@ -17,15 +17,19 @@ struct dumpfile;
  * dump whose header does not read (*code EXIT_INCOMPLETE, t open, d->why
  * says why): `info` reports that in its state line, the others with
  * dump_unreadable. */
-int open_dump(const char *src, const uint8_t *sk, struct target *t, struct dumpfile *d,
-	      int *code);
+int open_dump(const char *src, const uint8_t *sk, unsigned how, struct target *t,
+	      struct dumpfile *d, int *code);
 /* A device holds several dumps when a crash came before the dump of the
  * one before was saved (dump/chain.h). open_dump loads the one `save
  * --dir` takes next: the oldest not yet saved, else the newest.
  * open_dump_nth loads dump `which` (1 the oldest; 0 as open_dump); a
  * device with fewer is -ENOENT, said, *code EXIT_TARGET. */
-int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, struct target *t,
-		  struct dumpfile *d, int *code);
+int open_dump_nth(const char *src, unsigned which, const uint8_t *sk, unsigned how,
+		  struct target *t, struct dumpfile *d, int *code);
+/* HOW is dumpfile_load_how's: DUMPFILE_DEFER_PAGES for the commands that
+ * read every page once (save), so that a sealed dump's pages are opened
+ * once; 0 for those that vouch for the dump without reading its pages
+ * (info). */
 /* SK (32 bytes, or NULL) is the secret key for a sealed dump (dump/seal.h).
  * Without it, or with another key, a sealed dump loads `locked`: info
  * says what is in the clear; dump_locked says why the memory cannot be

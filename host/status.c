@@ -508,7 +508,7 @@ static void device_state(const char *root, const char *dev, const char *from, st
 
 	struct dumpfile d;
 	int code = EXIT_OK;
-	r = open_dump(path, NULL, &t, &d, &code);
+	r = open_dump(path, NULL, 0, &t, &d, &code);
 	if (r == -ENOENT && code == EXIT_OK) {
 		show("device", "%s (%s): %s, claimed, no dump", dev, from, path);
 	} else if (r >= 0 && d.ndumps > 1) {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "../../dump/format.h"
 #include "../../dump/seal.h"
 
 static uint8_t pk[32], sk[32], pk2[32], sk2[32];
@@ -215,6 +216,58 @@ static void schemes(void)
 	seal_end(&r);
 }
 
+/* A PAGES payload of version 7 in its three parts: the index opens
+ * without the pages, the pages after it; a byte changed in the pages
+ * leaves the index opening and fails the pages only; in the index, it
+ * fails the index. The parts' tags are not interchangeable. */
+static void pages_parts(void)
+{
+	struct seal_dump w, r;
+	enum { COUNT = 64, NSTORED = 10, DATA = 700 };
+	size_t hl = pages_hdr_len(COUNT, NSTORED, 0), len = hl + DATA;
+	uint8_t clear[2048], buf[2048 + 3 * SEAL_TAG_MAX];
+	struct kdi_pages ph = { .pfn = 4096, .count = COUNT, .nstored = NSTORED };
+	struct seal_where at = { 77, 12, KDI_CH_PAGES, (uint32_t)len };
+
+	fill(clear, sizeof clear, 9);
+	memcpy(clear, &ph, sizeof ph);
+	CHECK_INT(seal_begin(&w, pk), 0);
+	CHECK_INT(seal_open_begin(&r, SEAL_AEGIS256, sk, w.eph_pk, w.key_id), 0);
+	memcpy(buf, clear, len);
+	CHECK_INT(pages_seal(&w, &at, buf), 0);
+	uint8_t sealed[sizeof buf];
+	memcpy(sealed, buf, sizeof buf);
+	CHECK(memcmp(buf, clear, sizeof ph) && memcmp(buf + hl, clear + hl, DATA), "a part left clear");
+	CHECK_INT(pages_open_index(&r, &at, buf), (long)hl);
+	CHECK(!memcmp(buf, clear, hl), "the index opened differs");
+	CHECK(memcmp(buf + hl, clear + hl, DATA) != 0, "the pages opened with the index");
+	CHECK_INT(pages_open_data(&r, &at, buf, hl), 0);
+	CHECK(!memcmp(buf, clear, len), "the pages opened differ");
+	/* a byte of the pages changed: the index still opens, the pages not */
+	memcpy(buf, sealed, sizeof buf);
+	buf[hl + DATA / 2] ^= 1;
+	CHECK_INT(pages_open_index(&r, &at, buf), (long)hl);
+	CHECK_INT(pages_open_data(&r, &at, buf, hl), -EBADMSG);
+	/* a byte of each index part, and of each tag: the index fails */
+	size_t idx[] = { 3, sizeof ph + 5, len + 1, len + SEAL_TAG_MAX + 1 };
+	for (size_t i = 0; i < sizeof idx / sizeof idx[0]; i++) {
+		memcpy(buf, sealed, sizeof buf);
+		buf[idx[i]] ^= 0x10;
+		CHECK_INT(pages_open_index(&r, &at, buf), -EBADMSG);
+	}
+	/* the data's tag swapped with the index's: both fail */
+	memcpy(buf, sealed, sizeof buf);
+	memcpy(buf + len + SEAL_TAG_MAX, sealed + len + 2 * SEAL_TAG_MAX, SEAL_TAG_MAX);
+	CHECK_INT(pages_open_index(&r, &at, buf), -EBADMSG);
+	/* a head that does not describe the payload is not sealed */
+	struct seal_where shorter = at;
+	shorter.len = (uint32_t)hl - 1;
+	memcpy(buf, clear, len);
+	CHECK_INT(pages_seal(&w, &shorter, buf), -EINVAL);
+	seal_end(&w);
+	seal_end(&r);
+}
+
 /* The cases that run with each scheme: XChaCha20-Poly1305's named so. */
 #define RUN_SCHEME(fn) check_run(scheme == SEAL_XCHACHA ? #fn "_xchacha" : #fn, fn)
 
@@ -238,5 +291,6 @@ int main(void)
 	}
 	RUN(key_files);
 	RUN(schemes);
+	RUN(pages_parts);
 	return check_done();
 }

@@ -2164,8 +2164,10 @@ static void write_errors_run(int sealed, const uint8_t *pk, const uint8_t *sk, u
 	segment(seg, 0, 1u << 20, 1u << 20);
 	CHECK_INT(writer_put(&w, KDI_CH_SEGMENTS, seg, sizeof seg, NULL, 0, NULL, 0), 0);
 	for (unsigned i = 0; i < WE_CHUNKS; i++) {
-		/* Writes 30-33 and 80-83 (of 16 KiB each) fail. */
-		w.fd = (i >= 30 && i < 34) || (i >= 80 && i < 84) ? ro : sfd;
+		/* The writes while chunks 30-35 and 80-85 are put fail: each
+		 * window is 18 KB of chunks, more than the 16 KiB buffer, so
+		 * a write falls in it whatever the tags' length. */
+		w.fd = (i >= 30 && i < 36) || (i >= 80 && i < 86) ? ro : sfd;
 		memset(pl, (int)i + 1, WE_LEN);
 		if (!sealed) {
 			CHECK_INT(writer_put(&w, 99, pl, WE_LEN, NULL, 0, NULL, 0), 0);
@@ -2220,7 +2222,7 @@ static void sealed_write_errors(void)
 		      "%s: %u gaps, END %d, opened %d, %llu chunks lost", s ? "sealed" : "clear",
 		      gaps[s], end[s], opened[s], (unsigned long long)lost[s]);
 	}
-	/* A sealed chunk is 16 bytes longer: the failed writes cover about
+	/* A sealed chunk is a tag longer: the failed writes cover about
 	 * the same chunks, never many more. */
 	CHECK(lost[1] <= lost[0] + 4, "sealed loses %llu chunks, clear %llu",
 	      (unsigned long long)lost[1], (unsigned long long)lost[0]);
