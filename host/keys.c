@@ -47,8 +47,9 @@ int keyfile_read(const char *path, int secret, uint8_t key[32])
 	struct stat st;
 	const char *why;
 	/* A secret key is never read through a link (a link there may be
-	 * anyone's), nor opened blocking (a FIFO would hang the command). */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (secret ? O_NOFOLLOW | O_NONBLOCK : 0));
+	 * anyone's); no key is opened blocking (a FIFO would hang the
+	 * command: status reads the public key the settings name). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (secret ? O_NOFOLLOW : 0));
 
 	if (fd < 0) {
 		int e = -errno;

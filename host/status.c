@@ -17,6 +17,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "initrd.h"
+#include "keys.h"
 #include "sha256.h"
 #include "source.h"
 #include "../arm/armed.h"
@@ -27,6 +29,7 @@
 #include "../config/target.h"
 #include "../dump/chain.h"
 #include "../dump/dumpfile.h"
+#include "../dump/seal.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -94,7 +97,9 @@ static const char status_help[] =
 	"the dump device the crash kernel will look for (kdumpinit.dev= of the armed\n"
 	"command line, parsed as PID 1 parses it), present and claimed; the dumps on\n"
 	"it not saved yet, and the room left after them; with a public key configured\n"
-	"(KDUMPINIT_PUBKEY, kdumpinit.pubkey), each of them written in the clear.\n"
+	"(KDUMPINIT_PUBKEY, kdumpinit.pubkey), each of them written in the clear, and\n"
+	"whether the armed crash kernel seals to that key (its command line, firmware,\n"
+	"else the armed image's /etc/kdumpinit.conf, read as it reads them).\n"
 	"  --dev SEL     the dump device (default: KDUMPINIT_DEVICE in " DEFAULTS ",\n"
 	"                else the firmware credential kdumpinit.dev)\n"
 	"  --image FILE  the image that should be armed (default: KDUMPINIT_IMAGE, %v\n"
@@ -104,8 +109,8 @@ static const char status_help[] =
 	"                (" DEFAULTS ", else firmware); exit 4 when there is none\n"
 	"  --clear-dumps only the lines on dumps in the clear; exit 8 when one waits\n"
 	"Exit: 0 ready, 1 error, 2 usage, 4 device missing or unclaimed, 6 not armed\n"
-	"(no reservation or nothing loaded), 7 armed image or crash header stale, 8 a\n"
-	"dump waits to be saved; when several hold, the first of 1 6 4 7 8.\n";
+	"(no reservation or nothing loaded), 7 armed image, crash header or key stale,\n"
+	"8 a dump waits to be saved; when several hold, the first of 1 6 4 7 8.\n";
 
 struct status {
 	int not_armed, no_reservation, stale, dev_bad, unsaved, error;
@@ -382,6 +387,73 @@ static const char *sealing_on(const char *root, const char *text, const char *cm
 	       config_src_name(c.src[CFG_PUBKEY]);
 }
 
+/* The key the armed crash kernel will seal to, found as its PID 1 finds
+ * it (init/pid1.c): the command line, then firmware, then the image's
+ * /etc/kdumpinit.conf, read whole (CONFIG_FILE_MAX) or not at all; against
+ * the key the settings name (KDUMPINIT_PUBKEY, else firmware). Said only
+ * when one is named. */
+static void key_state(const char *root, const char *text, const struct armed_state *a,
+		      struct status *st)
+{
+	static char conf[CONFIG_FILE_MAX];
+	struct config c;
+	uint8_t want[SEAL_KEY_BYTES], id[SEAL_KEYID_BYTES];
+	char v[300], path[600], x[17], y[17], what[400];
+	const char *from = DEFAULTS, *why;
+	size_t len;
+
+	config_defaults(&c);
+	config_load_firmware(&c, root[0] ? root : "/", FW_SRC_ALL);
+	if (defaults_get(text, "KDUMPINIT_PUBKEY", v, sizeof v) && v[0]) {
+		if (keyfile_read(root_path(root, v, path, sizeof path), 0, want) < 0) {
+			show("sealing", "unknown: KDUMPINIT_PUBKEY=%s is not a key (above)", v);
+			st->stale = 1;
+			return;
+		}
+	} else if (c.have_pubkey) {
+		memcpy(want, c.pubkey, sizeof want);
+		from = config_src_name(c.src[CFG_PUBKEY]);
+	} else {
+		return;
+	}
+	seal_key_id(want, id);
+	key_id_hex(id, y);
+	config_load_cmdline(&c, a->cmdline);
+	if (c.src[CFG_PUBKEY] == CFG_SRC_DEFAULT && a->initramfs[0]) {
+		int r = initrd_file(a->initramfs, "etc/kdumpinit.conf", conf, sizeof conf, &len, &why);
+		if (r < 0 && r != -ENOENT) {
+			show("sealing", "unknown: %s: %s", a->initramfs, why ? why : errstr(r));
+			st->stale = 1;
+			return;
+		}
+		if (!r && len > sizeof conf) {
+			snprintf(what, sizeof what, "%s: /etc/kdumpinit.conf is %zu bytes, more than the "
+				 "crash kernel reads (%u)", a->initramfs, len, CONFIG_FILE_MAX);
+			config_seal_unreadable(&c, CFG_SRC_FILE, NULL, what);
+		} else if (!r) {
+			config_load_text(&c, conf, len, a->initramfs, CFG_SRC_FILE, NULL);
+		}
+	}
+	int seal = config_seal(&c);
+	seal_key_id(c.pubkey, id);
+	key_id_hex(id, x);
+	enum config_src k = c.src[CFG_PUBKEY];
+	const char *src = k == CFG_SRC_FILE ? a->initramfs : k == CFG_SRC_CMDLINE ? "armed command line" :
+			  config_src_name(k);
+	if (seal < 0)
+		snprintf(what, sizeof what, "no dump would be written (%s)", c.seal_why);
+	else if (!seal)
+		snprintf(what, sizeof what, "the armed crash kernel has no key: dumps would be in the clear");
+	else if (memcmp(x, y, sizeof x))
+		snprintf(what, sizeof what, "the armed crash kernel seals to key %s (%s)", x, src);
+	else {
+		show("sealing", "sealed to key %s (%s)", x, src);
+		return;
+	}
+	show("sealing", "stale: %s, %s names key %s: run kdumpinit-arm --force", what, from, y);
+	st->stale = 1;
+}
+
 /* Turning sealing on does not seal what is already on the device: a dump
  * written before stays in the clear, for anyone who can read the device,
  * until it is saved or the device is claimed anew. Each one not saved is
@@ -639,6 +711,8 @@ int cmd_status(int argc, char **argv)
 	}
 	image_state(root, want, want_from, u.release, cfg_from == NULL || strcmp(cfg_from, DEFAULTS) ? "" : cfg,
 		    &st);
+	if (have_as)
+		key_state(root, text, &as, &st);
 	/* From firmware, a command line without kdumpinit.dev= is right: the
 	 * crash kernel reads the same firmware. */
 	int fw = cfg_from && strcmp(cfg_from, DEFAULTS);

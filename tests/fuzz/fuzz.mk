@@ -33,7 +33,8 @@
 #     too) are in FUZZ_LIB, and libsodium in FUZZ_SODIUM_LIB, both linked to
 #     every target: code from there needs no list;
 #   - a source outside them that the harness #includes (arm/: fuzz_fdt,
-#     fuzz_kimage) is a prerequisite line at the end, for rebuilds;
+#     fuzz_kimage; host/: fuzz_initrd) is a prerequisite line at the end,
+#     for rebuilds;
 #   - anything else to link, objects or archives, is a prerequisite line
 #     too: `$(FUZZ_DIR)/fuzz_NAME: $(FUZZ_DIR)/obj/some/file.o` compiles
 #     some/file.c with the rule below and links it (FUZZ_EXTRA).
@@ -49,7 +50,7 @@ FUZZ_LIBZ ?= -lz
 
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore \
-	fuzz_firmware fuzz_fdt fuzz_kimage fuzz_sealed fuzz_dbgpages
+	fuzz_firmware fuzz_fdt fuzz_kimage fuzz_sealed fuzz_dbgpages fuzz_initrd
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -136,6 +137,7 @@ $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_
 # fuzz_fdt includes arm/kexec_arm64.c and arm/machine.c itself (arm/ is not in the archive).
 $(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c arm/machine.c
 $(FUZZ_DIR)/fuzz_kimage: arm/kimage.c arm/reserve.c
+$(FUZZ_DIR)/fuzz_initrd: host/initrd.c
 
 fuzz-build: $(FUZZ_BINS)
 

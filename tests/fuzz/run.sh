@@ -55,6 +55,7 @@ opts_for() {
 	fuzz_firmware) echo "-dict=tests/fuzz/dict/firmware.dict -max_len=16384" ;;
 	fuzz_config) echo "-dict=tests/fuzz/dict/config.dict -max_len=16384" ;;
 	fuzz_vmcore) echo "-dict=tests/fuzz/dict/vmcore.dict -max_len=65536" ;;
+	fuzz_initrd) echo "-max_len=16384" ;;
 	*) echo "" ;;
 	esac
 }

@@ -59,6 +59,15 @@ record() {
 	} >"$R/run/kdumpinit/armed"
 }
 st() { "$K" status --root "$R" "$@"; }
+# mkimg OUT ARGS...: a real image (kdumpinit-mkinitramfs, this binary as
+# /init), dated after the kernel and the settings as $img is.
+mkimg() {
+	local o=$1
+	shift
+	"$top/initramfs/mkinitramfs" -k "$kver" -b "$K" -o "$o" "$@" >"$W/mk.out" 2>&1 ||
+		bad "mkinitramfs $*" "$(tail -n 2 "$W/mk.out" | tr '\n' '|')"
+	touch -d '2026-01-01 11:00' "$o"
+}
 
 vml=$W/boot/vmlinuz img=$W/boot/img dev=$W/dev.img
 echo kernel >"$vml"
@@ -196,8 +205,14 @@ if "$MK" -o "$W/v.core" --mem 16M --segments 1 --seed 3 >/dev/null 2>&1 &&
 	noclear() { ! grep -q "${1:-in the clear}" "$W/out" && ok "$2" || bad "$2" "$(grep "${1:-in the clear}" "$W/out")"; }
 	expect "status: no key configured, a clear and a sealed dump wait: exit 8" 8 'holds 2 dumps, 2 not saved yet' st --dev "$W/mix.img"
 	noclear '' "status: no key configured: nothing said of dumps in the clear"
-	printf 'KDUMPINIT_PUBKEY=%s\n' "$W/seal.pub" >"$R/etc/default/kdumpinit"
+	# The key under the root, as kdumpinit-arm reads KDUMPINIT_PUBKEY, and
+	# an image that carries it (status checks the armed key too).
+	mkdir -p "$R/etc/kdumpinit"
+	cp "$W/seal.pub" "$R/etc/kdumpinit/seal.pub"
+	printf 'KDUMPINIT_PUBKEY=/etc/kdumpinit/seal.pub\n' >"$R/etc/default/kdumpinit"
 	touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+	mkimg "$W/sealed.img" -p "$W/seal.pub"
+	record "$vml" "$W/sealed.img"
 	expect "status: KDUMPINIT_PUBKEY set: the dump in the clear named, with save and format" 8 "^in the clear +$clear1" st --dev "$W/mix.img"
 	noclear 'dump 2 on' "status: KDUMPINIT_PUBKEY set: the sealed dump not named"
 	expect "status --clear-dumps: the bare line, exit 8" 8 "^$clear1" "$K" status --root "$R" --clear-dumps --dev "$W/mix.img"
@@ -219,6 +234,112 @@ if "$MK" -o "$W/v.core" --mem 16M --segments 1 --seed 3 >/dev/null 2>&1 &&
 else
 	bad "status: unsaved dump" "mkvmcore or capture failed ($MK)"
 fi
+# ---- the key the armed crash kernel seals to -------------------------
+# Found as its PID 1 finds it: kdumpinit.pubkey= on the armed command
+# line, then firmware, then the image's /etc/kdumpinit.conf read whole
+# (65536 bytes at most) or not at all; against KDUMPINIT_PUBKEY (under
+# the root, as kdumpinit-arm reads it), else the firmware's key. Real
+# images, each compression mkinitramfs writes.
+keyid() { "$K" keygen "$W/$1.sec" "$W/$1.pub" 2>&1 | sed -n 's/.*: key \([0-9a-f]\{16\}\): .*/\1/p'; }
+id1=$(keyid k1) id2=$(keyid k2)
+hex1=$(cut -d' ' -f2 "$W/k1.pub") hex2=$(cut -d' ' -f2 "$W/k2.pub")
+[ ${#id1} = 16 ] && [ ${#id2} = 16 ] && [ "$id1" != "$id2" ] || bad "keygen" "no key ids ($id1, $id2)"
+mkdir -p "$R/etc/kdumpinit"
+cp "$W/k1.pub" "$R/etc/kdumpinit/k1.pub"
+printf 'KDUMPINIT_PUBKEY=/etc/kdumpinit/k1.pub\n' >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+rerun="run kdumpinit-arm --force"
+names1="/etc/default/kdumpinit names key $id1: $rerun"
+mkimg "$W/k1.img" -p "$W/k1.pub" -z gzip
+record "$vml" "$W/k1.img"
+expect "status: the image carries the configured key (gzip): sealed to it, exit 0" 0 \
+	"^sealing +sealed to key $id1 \($W/k1.img\)$" st --dev "$dev"
+mkimg "$W/k2.img" -p "$W/k2.pub"
+record "$vml" "$W/k2.img"
+expect "status: the image carries another key: stale, both ids, the rearm command, exit 7" 7 \
+	"^sealing +stale: the armed crash kernel seals to key $id2 \($W/k2.img\), $names1$" st --dev "$dev"
+mkimg "$W/nokey.img" -z lz4
+record "$vml" "$W/nokey.img"
+expect "status: an image without a key (lz4), one configured: dumps in the clear, stale, exit 7" 7 \
+	"^sealing +stale: the armed crash kernel has no key: dumps would be in the clear, $names1$" st --dev "$dev"
+ARMED_APPEND="kdumpinit.pubkey=$hex1" record "$vml" "$W/nokey.img"
+expect "status: the configured key on the armed command line (dedicated kernel style): sealed, exit 0" 0 \
+	"^sealing +sealed to key $id1 \(armed command line\)$" st --dev "$dev"
+ARMED_APPEND="kdumpinit.pubkey=$hex2" record "$vml" "$W/k1.img"
+expect "status: another key on the armed command line outranks the image's: stale, exit 7" 7 \
+	"^sealing +stale: the armed crash kernel seals to key $id2 \(armed command line\), $names1$" st --dev "$dev"
+# /etc/kdumpinit.conf by hand (mkinitramfs refuses one over 65536 bytes):
+# 65536 bytes is read, one more is not read at all (no dump written).
+# conf SIZE: an image whose conf is SIZE bytes, k1's line last.
+conf() {
+	local d=$W/conf$1
+	mkdir -p "$d/etc"
+	{ head -c $(($1 - 75)) /dev/zero | tr '\0' '#'; echo; echo "pubkey = $hex1"; } >"$d/etc/kdumpinit.conf"
+	(cd "$d" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip >"$W/conf$1.img"
+	touch -d '2026-01-01 11:00' "$W/conf$1.img"
+	t "$(stat -c %s "$d/etc/kdumpinit.conf")" "$1" "status: a conf of $1 bytes made"
+	record "$vml" "$W/conf$1.img"
+}
+conf 65536
+expect "status: a conf of 65536 bytes with the key last: read whole, sealed, exit 0" 0 \
+	"^sealing +sealed to key $id1 " st --dev "$dev"
+conf 65537
+expect "status: a conf of 65537 bytes: not whole, no dump would be written, exit 7" 7 \
+	"^sealing +stale: no dump would be written \($W/conf65537.img: /etc/kdumpinit.conf is 65537 bytes, more than the crash kernel reads \(65536\)\), $names1$" \
+	st --dev "$dev"
+# Archives one after another, the second compressed: the later entry is
+# the one the kernel leaves, either way round.
+cat "$W/conf65536.img" >"$W/cat.img"
+(cd "$W/conf65536" && printf 'pubkey = %s\n' "$hex2" >etc/kdumpinit.conf && find . -mindepth 1 | cpio -o -H newc --quiet) |
+	lz4 -l -q >>"$W/cat.img"
+record "$vml" "$W/cat.img"
+expect "status: two archives, the later (lz4) names another key: stale, exit 7" 7 \
+	"^sealing +stale: the armed crash kernel seals to key $id2 " st --dev "$dev"
+# What status cannot read is not vouched for: unknown, stale.
+ln -sf "$W/k1.img" "$W/link.img"
+record "$vml" "$W/link.img"
+expect "status: the armed image is a symbolic link: not followed, unknown, exit 7" 7 \
+	"^sealing +unknown: $W/link.img: a symbolic link or not a regular file: not read$" st --dev "$dev"
+head -c 4096 "$W/k1.img" >"$W/cut.img"
+touch -d '2026-01-01 11:00' "$W/cut.img"
+record "$vml" "$W/cut.img"
+expect "status: the armed image cut short: unknown, exit 7" 7 \
+	"^sealing +unknown: $W/cut.img: not a whole newc archive" st --dev "$dev"
+record "$vml" "$img"
+expect "status: the armed image is no archive: unknown, exit 7" 7 \
+	"^sealing +unknown: $img: not a whole newc archive" st --dev "$dev"
+mkdir -p "$W/conflink/etc"
+ln -s /proc/cmdline "$W/conflink/etc/kdumpinit.conf"
+(cd "$W/conflink" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet) >"$W/conflink.img"
+touch -d '2026-01-01 11:00' "$W/conflink.img"
+record "$vml" "$W/conflink.img"
+expect "status: the image's /etc/kdumpinit.conf is a link: unknown, exit 7" 7 \
+	"^sealing +unknown: $W/conflink.img: its entry is not a regular file$" st --dev "$dev"
+# The configured key itself: a FIFO there must not hang status.
+rm -f "$R/etc/kdumpinit/k1.pub"
+mkfifo "$R/etc/kdumpinit/k1.pub"
+record "$vml" "$W/k1.img"
+expect "status: KDUMPINIT_PUBKEY is a FIFO: not waited on, unknown, exit 7" 7 \
+	'^sealing +unknown: KDUMPINIT_PUBKEY=/etc/kdumpinit/k1.pub is not a key' timeout 10 "$K" status --root "$R" --dev "$dev"
+rm -f "$R/etc/default/kdumpinit" "$R/etc/kdumpinit/k1.pub"
+# Firmware: its key is the configured one when the settings name none,
+# and outranks the image's (the settings' too).
+mkdir -p "$R/sys/firmware/dmi/entries/11-0"
+s="io.systemd.credential:kdumpinit.pubkey=$hex2"
+{ printf '\013\005\000\000\001'; printf '%s\000\000' "$s"; } >"$R/sys/firmware/dmi/entries/11-0/raw"
+expect "status: the firmware's key, none in the settings: the crash kernel reads it too: sealed, exit 0" 0 \
+	"^sealing +sealed to key $id2 \(smbios\)$" st --dev "$dev"
+cp "$W/k1.pub" "$R/etc/kdumpinit/k1.pub"
+printf 'KDUMPINIT_PUBKEY=/etc/kdumpinit/k1.pub\n' >"$R/etc/default/kdumpinit"
+touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
+expect "status: the firmware's key is not the settings': it outranks the image's, stale, exit 7" 7 \
+	"^sealing +stale: the armed crash kernel seals to key $id2 \(smbios\), $names1$" st --dev "$dev"
+rm -rf "$R/sys/firmware" "$R/etc/default/kdumpinit"
+expect "status: no key configured: no sealing line, whatever the image carries, exit 0" 0 '' st --dev "$dev"
+! grep -q '^sealing' "$W/out" && ok "status: no key configured: nothing said of the armed key" ||
+	bad "status: no key configured" "$(grep '^sealing' "$W/out")"
+record "$vml" "$img"
+
 # The crash header line: a record without the machine's fingerprint (an
 # older arm) cannot tell, and is not stale.
 expect "status: a record without a header fingerprint: not recorded, not stale" 0 \
