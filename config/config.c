@@ -26,7 +26,7 @@ void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof *c);
 	c->level = 31;
-	c->wait_s = 30;
+	c->wait_s = 300;
 	c->stall_s = 300;
 	c->final = FINAL_REBOOT;
 	for (int i = 0; i < CFG_NKEYS; i++)

@@ -1,9 +1,11 @@
 /* PID-1 mode: the init of the crash kernel. Every path ends in the
  * configured final action; main never returns, nothing waits forever. */
 #include "pid1.h"
+#include "devwait.h"
 #include "hwdog.h"
 #include "run_capture.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -533,11 +535,39 @@ static int probe_selector(const struct selector *sel, struct prober *pr, char *p
 	return a.r;
 }
 
-/* The first selector's device that carries a claim, in path. */
+/* The block devices the kernel has so far, for the "still waiting" line:
+ * on real hardware the question is whether the driver found the disk at
+ * all (a USB disk, an HBA still scanning) or found it under another name. */
+static void block_devices(char *buf, size_t n)
+{
+	DIR *d = opendir("/sys/class/block");
+	struct dirent *e;
+	size_t len = 0;
+
+	snprintf(buf, n, "none yet");
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		int w = snprintf(buf + len, n - len, "%s%s", len ? " " : "", e->d_name);
+		if (w < 0 || (size_t)w >= n - len) {
+			snprintf(buf + (len < n - 4 ? len : n - 4), 4, "...");
+			break;
+		}
+		len += w;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The first selector's device that carries a claim, in path. Looks every
+ * DEVWAIT_POLL_MS until kdumpinit.wait runs out: USB storage and large
+ * HBAs take minutes to show their disks (kdump-utils waits 300 s). The
+ * watchdog thread pets the hardware meanwhile (setup_until). */
 static int wait_for_target(const struct config *c, char *path, size_t sz)
 {
 	struct selector sel[SEL_MAX];
 	struct prober pr[SEL_MAX];
+	struct devwait dw;
 	char bad[80];
 
 	int n = selectors_parse(c->dev, sel, SEL_MAX, bad, sizeof bad);
@@ -548,15 +578,28 @@ static int wait_for_target(const struct config *c, char *path, size_t sz)
 	}
 	memset(pr, 0, sizeof pr);
 	msg("waiting up to %u s for %s", c->wait_s, c->dev);
-	double deadline = now_mono() + c->wait_s;
-	do {
+	devwait_start(&dw, now_mono(), c->wait_s);
+	for (;;) {
 		for (int i = 0; i < n; i++)
 			if (probe_selector(&sel[i], &pr[i], path, sz) == 0)
 				return 0;
 		reap();
-		sleep_ms(250);
-	} while (now_mono() < deadline);
-	return -ETIMEDOUT;
+		double now = now_mono();
+		switch (devwait_next(&dw, now)) {
+		case DEVWAIT_GIVE_UP:
+			return -ETIMEDOUT;
+		case DEVWAIT_SAY: {
+			char devs[160];
+			block_devices(devs, sizeof devs);
+			msg("still waiting for %s: %.0f s of %u s; block devices: %s", c->dev,
+			    now - dw.start, c->wait_s, devs);
+			break;
+		}
+		case DEVWAIT_LOOK:
+			break;
+		}
+		sleep_ms(devwait_sleep_ms(&dw, now));
+	}
 }
 
 /* ---- randomness ----

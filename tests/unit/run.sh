@@ -1473,6 +1473,33 @@ if [ "$pid1_ok" -eq 1 ]; then
 	err_has 'final action: reboot'
 	end; fi
 
+	# A disk that shows up late (USB storage, a large HBA still scanning):
+	# PID 1 says every 10 s what it waits for and since when, and takes the
+	# device within a poll of its coming, not at the end of the wait.
+	if begin E.pid1_device_appears_late; then
+	R=$W/r-late
+	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/dump kdumpinit.wait=60 kdumpinit.final=poweroff"
+	K format "$W/late.img" --size 32M
+	rc_is 0
+	(sleep 12 && mv "$W/late.img" "$R/dev/dump") &
+	mover=$!
+	t0=$(date +%s)
+	pid1 "$R"
+	rc_is 130
+	err_has 'waiting up to 60 s for /dev/dump'
+	err_has 'still waiting for /dev/dump: 10 s of 60 s; block devices: '
+	ck "a 'still waiting' line came before 10 s, or too many: $(grep -c 'still waiting' "$W/err")" \
+		test "$(grep -c 'still waiting' "$W/err")" -eq 1
+	err_has 'capture finished'
+	err_has 'final action: poweroff'
+	every_line_tagged
+	ck "PID 1 took $(($(date +%s) - t0)) s for a device there at 12 s" test $(($(date +%s) - t0)) -lt 18
+	wait "$mover"
+	K info "$R/dev/dump"
+	rc_is 0
+	out_has '^state +complete'
+	end; fi
+
 	if begin E.pid1_device_refused; then
 	R=$W/r-refused
 	fake_root "$R" "$W/v16.core" "kdumpinit.dev=/dev/blank kdumpinit.wait=1 kdumpinit.final=halt"

@@ -48,7 +48,7 @@ static void defaults(void)
 	config_defaults(&c);
 	CHECK_INT(c.level, 31);
 	CHECK_INT(c.threads, 0);
-	CHECK_INT(c.wait_s, 30);
+	CHECK_INT(c.wait_s, 300);
 	CHECK_INT(c.stall_s, 300);
 	CHECK_INT(c.watchdog_s, WATCHDOG_KEEP);
 	CHECK_INT(c.final, FINAL_REBOOT);

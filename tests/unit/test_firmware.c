@@ -163,7 +163,7 @@ static void smbios_strings(void)
 	CHECK_INT(c.level, 3);
 	CHECK_STR(c.dev, "SERIAL=abc,/dev/vdb");
 	CHECK_INT(c.threads, 2);
-	CHECK_INT(c.wait_s, 30);
+	CHECK_INT(c.wait_s, 300);
 	CHECK_INT(c.src[CFG_LEVEL], CFG_SRC_SMBIOS);
 	CHECK_INT(c.src[CFG_DEV], CFG_SRC_SMBIOS);
 	CHECK_INT(c.src[CFG_WAIT], CFG_SRC_DEFAULT);
@@ -379,7 +379,7 @@ static void fwcfg_sizes(void)
 	CHECK(warned(&c, "fw_cfg kdumpinit.level", "3999"), "level: %s", warns(&c));
 	CHECK_INT(c.threads, 0);
 	CHECK(warned(&c, "kdumpinit.threads", "2 of its 8"), "threads: %s", warns(&c));
-	CHECK_INT(c.wait_s, 30);
+	CHECK_INT(c.wait_s, 300);
 	CHECK(warned(&c, "kdumpinit.wait", "not a number"), "wait: %s", warns(&c));
 	CHECK(warned(&c, "kdumpinit.verbose", "not a number"), "verbose: %s", warns(&c));
 	CHECK(warned(&c, "kdumpinit.final", "not a number"), "final: %s", warns(&c));
@@ -428,7 +428,7 @@ static void names(void)
 	CHECK_INT(load(&c, FW_SRC_SMBIOS | FW_SRC_FWCFG), 1);
 	CHECK_INT(c.threads, 4);
 	CHECK_INT(c.level, 31);
-	CHECK_INT(c.wait_s, 30);
+	CHECK_INT(c.wait_s, 300);
 	CHECK_INT(c.stall_s, 300);
 	CHECK(warned(&c, "smbios", "kdumpinit/level"), "smbios name: %s", warns(&c));
 	CHECK(warned(&c, "fw_cfg", "kdumpinit:level"), "fw_cfg name: %s", warns(&c));

@@ -88,10 +88,12 @@ $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_
 	  rm -f $@; \
 	fi
 
-# These include the arm/ sources they test (arm/ is not in the archive).
+# These include the arm/ and init/ sources they test (neither is in the
+# archive).
 $(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: arm/kexec_arm64.c arm/machine.c
 $(UNIT_DIR)/test_arm64hdr $(UNIT_ASAN_DIR)/test_arm64hdr: arm/kexec_arm64.c arm/machine.c arm/armed.c
 $(UNIT_DIR)/test_unload $(UNIT_ASAN_DIR)/test_unload: arm/unload.c
+$(UNIT_DIR)/test_devwait $(UNIT_ASAN_DIR)/test_devwait: init/devwait.c init/devwait.h
 
 # The struct-page pass alone, timed (tests/tools/mmbench.c says how), on
 # the objects the binary is made of.
