@@ -195,7 +195,7 @@ static void manifest_check(const struct armed_state *a, const char *release, con
 			snprintf(why, sz, "the image was built for the device %s, %s names %s", v,
 				 DEFAULTS, cfg_dev);
 		} else if (file && (!strcmp(l, "init") || !strcmp(l, "module") || !strcmp(l, "config") ||
-				    !strcmp(l, "kernel"))) {
+				    !strcmp(l, "firmware") || !strcmp(l, "kernel"))) {
 			/* The armed kernel is what will boot, whatever path the
 			 * image was built with. */
 			const char *f = !strcmp(l, "kernel") ? a->kernel : file;

@@ -19,6 +19,67 @@ bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 check() { local n=$1; shift; if "$@"; then ok "$n"; else bad "$n" "${why:-condition false}"; fi; why=; }
 trap 'rm -rf "$W"' EXIT
 
+# ---- firmware: mkinitramfs packs what the packed modules declare ----------
+# A module tree of our own (-d): kdifw.ko.xz declares five firmware files
+# (modinfo -F firmware); the tree has a plain one (also in updates/, which
+# the kernel reads first), one as .xz, one as .zst, a link, and not the
+# fifth. The target kernel's config decides which compressed files stay so.
+fwkv=0.0.1-kdi
+F=$W/fwroot
+mkdir -p "$F/lib/modules/$fwkv/kernel" "$F/boot" "$F/usr/lib/firmware/kdi-test" "$F/lib/firmware/updates/kdi-test"
+printf 'static const char mi[] __attribute__((section(".modinfo"), used, aligned(1))) =
+	"license=GPL\\0firmware=kdi-test/plain.bin\\0firmware=kdi-test/fw-xz.bin\\0"
+	"firmware=kdi-test/fw-zst.bin\\0firmware=kdi-test/link.bin\\0firmware=kdi-test/missing.bin\\0"
+	"firmware=kdi-test/plain.bin\\0name=kdifw";\n' >"$W/kdifw.c"
+fwok=1
+cc -c -o "$F/lib/modules/$fwkv/kernel/kdifw.ko" "$W/kdifw.c" && xz "$F/lib/modules/$fwkv/kernel/kdifw.ko" &&
+	depmod -b "$F" "$fwkv" 2>/dev/null || fwok=0
+head -c 3000 /dev/urandom >"$F/usr/lib/firmware/kdi-test/plain.bin"
+head -c 5000 /dev/urandom >"$F/lib/firmware/updates/kdi-test/plain.bin"
+head -c 7000 /dev/urandom >"$W/xz.bin"
+head -c 9000 /dev/urandom >"$W/zst.bin"
+xz -c "$W/xz.bin" >"$F/usr/lib/firmware/kdi-test/fw-xz.bin.xz" || fwok=0
+zstd -qc "$W/zst.bin" >"$F/usr/lib/firmware/kdi-test/fw-zst.bin.zst" || fwok=0
+ln -s plain.bin "$F/usr/lib/firmware/kdi-test/link.bin"
+fwimg() {	# NAME CONFIG-LINES: build, unpack into $W/NAME
+	printf '%s\n' "$2" >"$F/boot/config-$fwkv"
+	[ -n "$2" ] || rm "$F/boot/config-$fwkv"
+	initramfs/mkinitramfs -k "$fwkv" -d "$F" -m kdifw -b "$K" -o "$W/$1.img" -M "$W/$1.manifest" >"$W/$1.out" 2>&1
+	fwrc=$?
+	mkdir -p "$W/$1" && (cd "$W/$1" && cpio -id --quiet <"$W/$1.img") 2>/dev/null
+	X=$W/$1/lib/firmware/kdi-test
+	why="rc $fwrc: $(tr '\n' ' ' <"$W/$1.out") | $(cd "$W/$1/lib/firmware" 2>/dev/null && find . -type f | tr '\n' ' ')"
+}
+if [ $fwok = 0 ] || ! modinfo -F firmware "$F/lib/modules/$fwkv/kernel/kdifw.ko.xz" | grep -q missing.bin; then
+	bad "firmware: setup" "cannot build the test module tree (cc, xz, zstd, depmod, modinfo)"
+else
+	# Debian 12's 6.1: the loader reads .xz, not .zst.
+	fwimg xz $'CONFIG_FW_LOADER=y\nCONFIG_FW_LOADER_COMPRESS=y\nCONFIG_FW_LOADER_COMPRESS_XZ=y\n# CONFIG_FW_LOADER_COMPRESS_ZSTD is not set'
+	check "firmware: the image is built" test $fwrc = 0
+	check "firmware: updates/ wins over the top, as in the kernel" cmp -s "$X/plain.bin" "$F/lib/firmware/updates/kdi-test/plain.bin"
+	check "firmware: .xz kept compressed when the kernel reads it" cmp -s "$X/fw-xz.bin.xz" "$F/usr/lib/firmware/kdi-test/fw-xz.bin.xz"
+	check "firmware: .zst decompressed when the kernel cannot read it" test ! -e "$X/fw-zst.bin.zst" -a -f "$X/fw-zst.bin"
+	check "firmware: .zst decompressed right" cmp -s "$X/fw-zst.bin" "$W/zst.bin"
+	check "firmware: a link packed as the file" test -f "$X/link.bin" -a ! -L "$X/link.bin"
+	check "firmware: a missing one left out" test ! -e "$X/missing.bin"
+	check "firmware: a missing one said once, with its module" \
+		test "$(grep -c '^mkinitramfs: firmware kdi-test/missing.bin (for kdifw): not in .*: skipped$' "$W/xz.out")" = 1
+	check "firmware: how many and how big" grep -q '^mkinitramfs: firmware: 4 files, 2[0-9] KiB in the image' "$W/xz.out"
+	check "firmware: the manifest has each file by content" \
+		test "$(grep -c '^firmware [0-9a-f]\{64\} /' "$W/xz.manifest")" = 4
+	# A kernel with ZSTD on and XZ off: the other way round.
+	fwimg zst $'CONFIG_FW_LOADER_COMPRESS=y\n# CONFIG_FW_LOADER_COMPRESS_XZ is not set\nCONFIG_FW_LOADER_COMPRESS_ZSTD=y'
+	check "firmware: ZSTD only: .zst kept, .xz decompressed" test $fwrc = 0 -a -f "$X/fw-zst.bin.zst" -a ! -e "$X/fw-xz.bin.xz"
+	check "firmware: .xz decompressed right" cmp -s "$X/fw-xz.bin" "$W/xz.bin"
+	# Before 5.19 CONFIG_FW_LOADER_COMPRESS alone meant xz.
+	fwimg old 'CONFIG_FW_LOADER_COMPRESS=y'
+	check "firmware: a pre-5.19 config keeps .xz" test $fwrc = 0 -a -f "$X/fw-xz.bin.xz" -a -f "$X/fw-zst.bin"
+	# No config for the target kernel: nothing it might not read.
+	fwimg none ''
+	check "firmware: no kernel config: both decompressed" \
+		test $fwrc = 0 -a -f "$X/fw-xz.bin" -a -f "$X/fw-zst.bin" -a -z "$(find "$X" -name '*.xz' -o -name '*.zst')"
+fi
+
 kver=$(uname -r)
 if [ ! -s "/lib/modules/$kver/modules.dep" ]; then
 	kver=$(for d in /lib/modules/*/modules.dep; do [ -s "$d" ] && basename "$(dirname "$d")"; done | sort -V | tail -n 1)
