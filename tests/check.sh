@@ -254,6 +254,11 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# tries once more without the optional steps, over the first attempt's
 	# dump; one complete dump results (tests/e2e/stall.sh; ~75 s).
 	full_suite e2e-stall-steps bash tests/e2e/stall.sh --workdir "$BUILD/e2e/stall-steps"
+	# A dump disk that comes late (USB storage, a large HBA): hot-added
+	# through QEMU's monitor 15 s after PID 1 says it waits; PID 1 says
+	# every 10 s that it still waits and captures to it as soon as it comes.
+	full_suite e2e-late-disk bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
+		--late-disk 15 --workdir "$BUILD/e2e/late-disk"
 	# Drivers found where the disks are: four claimed dump disks (NVMe,
 	# SATA/AHCI, virtio-scsi, virtio-blk); the first kernel resolves each
 	# with `kdumpinit modules SERIAL=...` (checked against modprobe) and

@@ -26,7 +26,8 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
                         [--append-first ARGS] [--after DUMPIMG:RAW] [--demo]
                         [--crash-kernel FILE] [--crash-cpus N] [--smp N]
-                        [--min-workers N] [--seal] [--seed N] [-h]
+                        [--min-workers N] [--seal] [--seed N]
+                        [--late-disk SECONDS] [-h]
 
   --cpu MODEL        QEMU -cpu (default max,la57=off: 4-level paging;
                      max gives 5-level paging under TCG)
@@ -61,6 +62,11 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      kdumpinit.stall=3600: the stalled capture must end in
                      the hardware watchdog's reset, the dump on the disk
                      incomplete and saveable up to its last chunk
+  --late-disk SEC    with --no-raw: the dump disk is not there when the crash
+                     kernel boots; SEC seconds after kdumpinit says it waits,
+                     QEMU's monitor hot-adds it (device_add), as a USB disk or
+                     an HBA's shows up late: kdumpinit must say it still waits
+                     (every 10 s) and capture to it as soon as it comes
   --slow-disk BPS    the dump disk writes at most BPS bytes a second (QEMU
                      throttling): a slow capture that still progresses
   --final ACTION     kdumpinit.final=ACTION (reboot, poweroff or halt) for
@@ -147,10 +153,10 @@ USAGE
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
 disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus= smp=2 minworkers=0
-seal=0 seed=''
+seal=0 seed='' latedisk=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers | --seed)
+	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers | --seed | --late-disk)
 		[ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -181,6 +187,7 @@ while [ $# -gt 0 ]; do
 	--min-workers) minworkers=$2; shift ;;
 	--seal) seal=1 ;;
 	--seed) seed=$2; shift ;;
+	--late-disk) latedisk=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -215,6 +222,9 @@ mode=full; [ $rawonly = 1 ] && mode=raw; [ $noraw = 1 ] && mode=capture
 [ $rawonly = 0 ] || [ $noraw = 0 ] || { echo "$prog: --raw-only and --no-raw exclude each other" >&2; exit 2; }
 case $wd in '' | *[!0-9]*) echo "$prog: --watchdog needs seconds" >&2; exit 2 ;; esac
 case $slowdisk in '' | *[!0-9]*) echo "$prog: --slow-disk needs bytes per second" >&2; exit 2 ;; esac
+case $latedisk in '' | *[!0-9]*) echo "$prog: --late-disk needs seconds" >&2; exit 2 ;; esac
+[ "$latedisk" = 0 ] || { [ $mode = capture ] && [ -z "$disk$blkdebug" ] && [ $stalldisk = 0 ] && [ "$slowdisk" = 0 ]; } ||
+	{ echo "$prog: --late-disk needs --no-raw, and goes with none of --disk, --blkdebug, --stall-disk, --slow-disk" >&2; exit 2; }
 [ $stalldisk = 0 ] || [ "$slowdisk" = 0 ] || { echo "$prog: --stall-disk and --slow-disk exclude each other" >&2; exit 2; }
 case $final in reboot) ;; poweroff | halt) [ $mode = capture ] || { echo "$prog: --final $final needs --no-raw" >&2; exit 2; } ;;
 *) echo "$prog: --final is reboot, poweroff or halt" >&2; exit 2 ;; esac
@@ -475,6 +485,9 @@ elif [ -n "$disk" ]; then
 		esac
 	done
 	drive "$modimg" d4 kdump-modules ,readonly=on
+elif [ "$latedisk" != 0 ]; then
+	# The backend only: the device comes later, through the monitor.
+	drives+=(-drive "file=$dump,format=raw,if=none,id=d1")
 else
 	drive "$dump" d1 kdump-dump
 fi
@@ -487,7 +500,8 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$me
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")
-rm -f "$workdir/qemu.pid" "$workdir/halt-held" "$workdir/cut"
+rm -f "$workdir/qemu.pid" "$workdir/halt-held" "$workdir/cut" "$workdir/monitor.sock" "$workdir/hotadded"
+[ "$latedisk" = 0 ] || qemu+=(-monitor "unix:$workdir/monitor.sock,server=on,wait=off")
 if [ $firmware = 1 ]; then
 	# systemd's credential conventions, as a VM host would set them.
 	printf '# from fw_cfg\nlevel = %s\n' "$level" >"$workdir/fw-kdumpinit.conf"
@@ -550,6 +564,17 @@ t_qemu=$(now)
 				  kill "$(cat "$workdir/qemu.pid")"; } </dev/null >/dev/null 2>&1 &
 			fi ;;
 		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
+		*"kdumpinit: waiting up to "*)
+			if [ -n "${crashed:-}" ] && [ "$latedisk" != 0 ] && [ ! -e "$workdir/hotadded" ]; then
+				m=waiting
+				: >"$workdir/hotadded"
+				{ sleep "$latedisk"
+				  "$python" -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b"device_add virtio-blk-pci,drive=d1,serial=kdump-dump,id=latedump\n"); time.sleep(1)' \
+					"$workdir/monitor.sock" && echo "added $(since "$t_qemu")" >"$workdir/hotadded"
+				} </dev/null >/dev/null 2>&1 &
+			fi ;;
 		*"kdumpinit: watchdog: /dev/"*) m=wdopen ;;
 		*"kdumpinit: capture finished"*) m=captured ;;
 		*"kdumpinit: "*"no progress for"*"hardware watchdog"*) m=nomove ;;
@@ -591,6 +616,21 @@ ms2() { local a=${at[$1]:-} b=${at[$2]:-}; [ -n "$a" ] && [ -n "$b" ] && awk -v 
 # without the bad-input side runs, which testinit re-prints as e2e-bad-NAME:.
 post=$workdir/crash-console.log
 sed -n '/Trigger a crash/,$p' "$log" | grep -av '^e2e-bad-' >"$post"
+if [ "$latedisk" != 0 ]; then
+	if grep -q '^added ' "$workdir/hotadded" 2>/dev/null; then
+		step "the dump disk hot-added $latedisk s after kdumpinit said it waits ($(cat "$workdir/hotadded") s)"
+	else
+		failed "the dump disk was not hot-added (no 'kdumpinit: waiting up to' line, or the monitor refused)"
+	fi
+	if grep -aq "kdumpinit: still waiting for SERIAL=kdump-dump: 10 s of 300 s; block devices: " "$post"; then
+		pass "kdumpinit said it still waited, at 10 s: $(grep -a -m1 'still waiting' "$post" | tr -d '\r')"
+	else
+		failed "no 'kdumpinit: still waiting for SERIAL=kdump-dump: 10 s of 300 s' line"
+	fi
+	if grep -aq "no usable dump device" "$post"; then
+		failed "kdumpinit gave up on the late disk: $(grep -a -m1 'no usable dump device' "$post")"
+	fi
+fi
 if [ "$final" = halt ]; then
 	# Halted, then held for the watchdog's timeout + 10 s and ended
 	# here: a reset before that would have ended QEMU by itself.
