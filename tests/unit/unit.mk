@@ -92,6 +92,7 @@ $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_
 $(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: arm/kexec_arm64.c arm/machine.c
 $(UNIT_DIR)/test_arm64hdr $(UNIT_ASAN_DIR)/test_arm64hdr: arm/kexec_arm64.c arm/machine.c arm/armed.c
 $(UNIT_DIR)/test_unload $(UNIT_ASAN_DIR)/test_unload: arm/unload.c
+$(UNIT_DIR)/test_reach $(UNIT_ASAN_DIR)/test_reach: arm/reach.c arm/reach.h
 
 # The struct-page pass alone, timed (tests/tools/mmbench.c says how), on
 # the objects the binary is made of.
