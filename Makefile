@@ -137,10 +137,14 @@ crash-kernel:
 run-crash-kernel: $(BUILD)/kdumpinit
 	@crash-kernel/build.sh $(CRASH_KERNEL_ARCH) $(BUILD)/kdumpinit $(BUILD)/crash-kernel
 
-# Installed where kdumpinit-arm looks for it (KDUMPINIT_CRASH_KERNEL=auto).
+# Installed where kdumpinit-arm looks for it (KDUMPINIT_CRASH_KERNEL=auto), with
+# its .config and built-in lists beside it (arm --dev reads them).
 install-crash-kernel: run-crash-kernel
 	install -D -m 0644 $(CRASH_KERNEL_FILE) $(DESTDIR)$(LIBEXECDIR)/crash-kernel
 	install -m 0644 $(CRASH_KERNEL_FILE).manifest $(DESTDIR)$(LIBEXECDIR)/crash-kernel.manifest
+	for f in config modules.builtin modules.builtin.modinfo; do \
+	  install -m 0644 $(CRASH_KERNEL_FILE).$$f $(DESTDIR)$(LIBEXECDIR)/crash-kernel.$$f || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/kdumpinit $(BUILD)/tests
