@@ -39,7 +39,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s -Wl,-z,noseparate-code
 # (docs/DESIGN.md): main -> host -> arm -> init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := main/main.c \
 	host/commands.c host/initrd.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
-	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c \
+	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c arm/reach.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
@@ -137,10 +137,14 @@ crash-kernel:
 run-crash-kernel: $(BUILD)/kdumpinit
 	@crash-kernel/build.sh $(CRASH_KERNEL_ARCH) $(BUILD)/kdumpinit $(BUILD)/crash-kernel
 
-# Installed where kdumpinit-arm looks for it (KDUMPINIT_CRASH_KERNEL=auto).
+# Installed where kdumpinit-arm looks for it (KDUMPINIT_CRASH_KERNEL=auto), with
+# its .config and built-in lists beside it (arm --dev reads them).
 install-crash-kernel: run-crash-kernel
 	install -D -m 0644 $(CRASH_KERNEL_FILE) $(DESTDIR)$(LIBEXECDIR)/crash-kernel
 	install -m 0644 $(CRASH_KERNEL_FILE).manifest $(DESTDIR)$(LIBEXECDIR)/crash-kernel.manifest
+	for f in config modules.builtin modules.builtin.modinfo; do \
+	  install -m 0644 $(CRASH_KERNEL_FILE).$$f $(DESTDIR)$(LIBEXECDIR)/crash-kernel.$$f || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/kdumpinit $(BUILD)/tests

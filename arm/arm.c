@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../config/modalias.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -20,6 +21,7 @@
 #include "kexec_arm64.h"
 #include "kexec_tools.h"
 #include "kimage.h"
+#include "reach.h"
 #include "reserve.h"
 #include "unload.h"
 #include "armed.h"
@@ -45,7 +47,8 @@
 
 static const char arm_help[] =
 	"usage: kdumpinit arm --kernel FILE [--initramfs FILE] [--append ARGS] [--cpus N|auto]\n"
-	"                     [--cmdline ARGS] [--dry-run] [--root DIR] [--note TEXT]\n"
+	"                     [--cmdline ARGS] [--dev SELECTOR] [--dry-run] [--root DIR]\n"
+	"                     [--note TEXT]\n"
 	"       kdumpinit arm --unload [--root DIR]\n"
 	"\n"
 	"Loads the crash kernel (kexec_file_load, KEXEC_FILE_ON_CRASH). Its command line\n"
@@ -60,12 +63,14 @@ static const char arm_help[] =
 	"114M: 16); at most the online CPUs. --dry-run prints the command line only.\n"
 	"Under lockdown (/sys/kernel/security/lockdown) an unsigned kernel is refused\n"
 	"before loading (exit 9): arm the distribution's signed kernel instead.\n"
+	"--dev SELECTOR: the dedicated kernel must have built in the drivers from that\n"
+	"device to the root bus and its IOMMU's, by the lists beside it (exit 10).\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
 	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status, with\n"
 	"--note TEXT (why this kernel: the service's fall-back from the dedicated one).\n"
 	"--unload unloads it: kexec_file_load, else kexec_load, else kexec -p -u.\n"
 	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage,\n"
-	"9 refused by lockdown.\n";
+	"9 refused by lockdown, 10 the dedicated kernel lacks a driver for --dev.\n";
 
 /* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */
 static unsigned count_cpus(const char *list)
@@ -399,19 +404,64 @@ static int open_kernel(const char *root, const char *kernel, struct kimage_info 
 	return kfd;
 }
 
+/* The dedicated kernel has no modules: what reaches the dump device here
+ * must be built into it. Checked before loading, like lockdown, so that
+ * the service can fall back on the stock kernel with its image. A device
+ * that is not here now cannot be checked (said; it goes on: the crash
+ * kernel waits for it); lists that are not beside the kernel fail closed.
+ * 0, or EXIT_USAGE or EXIT_NO_DRIVER (said, in one line the service
+ * records as why). */
+static int check_reach(const char *root, const char *kernel, const char *dev)
+{
+	static struct reach_chain ch;
+	char sys[512], devdir[512], bad[80], miss[400], name[128];
+	struct selector sel[SEL_MAX];
+	struct reach_kernel k;
+	int n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad), r, rc = 0;
+
+	if (n < 0) {
+		err("--dev: not a device selector: '%s'", bad);
+		return EXIT_USAGE;
+	}
+	if ((r = reach_kernel_load(&k, kernel)) < 0) {
+		err("the dedicated crash kernel has no built-in list beside it (%s.modules.builtin, "
+		    ".modules.builtin.modinfo, .config: %s; make install-crash-kernel installs them): "
+		    "cannot tell that it reaches %s", kernel, errstr(r), dev);
+		return EXIT_NO_DRIVER;
+	}
+	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
+				    root_path(root, "/dev", devdir, sizeof devdir) };
+	for (int i = 0; i < n && !rc; i++) {
+		if (modules_block_name(&sr, &sel[i], name, sizeof name) < 0 ||
+		    (r = reach_chain_read(&sr, name, &ch)) == -ENOENT) {
+			warn("%s%s is not here: the dedicated crash kernel's drivers are not checked "
+			     "against it", selector_name(sel[i].type), sel[i].value);
+		} else if (r < 0) {
+			err("the chain of %s (%s) in sysfs cannot be read (%s): cannot tell that the "
+			    "dedicated crash kernel reaches it", dev, name, errstr(r));
+			rc = EXIT_NO_DRIVER;
+		} else if (reach_missing(&k, &ch, miss, sizeof miss)) {
+			err("the dedicated crash kernel lacks %s for %s", miss, dev);
+			rc = EXIT_NO_DRIVER;
+		}
+	}
+	reach_kernel_free(&k);
+	return rc;
+}
+
 int cmd_arm(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "kernel", 1, 0, 'k' }, { "initramfs", 1, 0, 'i' }, { "append", 1, 0, 'a' },
 		{ "cmdline", 1, 0, 'c' }, { "unload", 0, 0, 'u' }, { "help", 0, 0, 'h' },
 		{ "cpus", 1, 0, 'C' }, { "dry-run", 0, 0, 'n' }, { "root", 1, 0, 'R' },
-		{ "note", 1, 0, 'N' }, { 0, 0, 0, 0 },
+		{ "note", 1, 0, 'N' }, { "dev", 1, 0, 'd' }, { 0, 0, 0, 0 },
 	};
 	const char *kernel = NULL, *initrd = NULL, *append = "", *cmdline = NULL;
-	const char *cpus_arg = NULL, *root = "", *note = "";
+	const char *cpus_arg = NULL, *root = "", *note = "", *dev = NULL;
 	int unload = 0, dry = 0, c;
 
-	while ((c = getopt_long(argc, argv, "k:i:a:c:uhC:nR:N:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "k:i:a:c:uhC:nR:N:d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': kernel = optarg; break;
 		case 'i': initrd = optarg; break;
@@ -422,6 +472,7 @@ int cmd_arm(int argc, char **argv)
 		case 'n': dry = 1; break;
 		case 'R': root = optarg; break;
 		case 'N': note = optarg; break;
+		case 'd': dev = optarg; break;
 		case 'h': fputs(arm_help, stdout); return EXIT_OK;
 		default: fputs(arm_help, stderr); return EXIT_USAGE;
 		}
@@ -448,6 +499,8 @@ int cmd_arm(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = build_cmdline(root, cmdline, append, cpus_arg, ki.dedicated, cl, sizeof cl, &cpus);
+	if (!rc && ki.dedicated && dev)
+		rc = check_reach(root, kernel, dev);
 	if (rc || dry) {
 		if (!rc)
 			puts(cl);

@@ -10,6 +10,9 @@
 #   vmlinuz (x86_64 bzImage) or Image (arm64)   the crash kernel, one file
 #   config                                      its .config
 #   release                                     its `uname -r`
+#   NAME.config, NAME.modules.builtin, NAME.modules.builtin.modinfo
+#       what is built in (it has no modules): installed beside it, for
+#       kdumpinit arm --dev to check that it reaches the dump device
 #
 # The build is slow (minutes on two cores), so it is cached per machine,
 # keyed by the source package's sha256, both fragments, this script and
@@ -143,6 +146,12 @@ kmake -j"$jobs" "$target" >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log
 secs=$(($(date +%s) - start))
 cp "$obj/$image" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
 cp "$obj/.config" "$out/config"
+# Its drivers, all built in: kbuild writes both lists from vmlinux.o's
+# .modinfo (scripts/Makefile.vmlinux_o) even without CONFIG_MODULES.
+for f in .config modules.builtin modules.builtin.modinfo; do
+	[ -f "$obj/$f" ] || die "$obj/$f: the kernel build did not write it"
+	cp "$obj/$f" "$out/$name.${f#.}"
+done
 # What it carries, for kdumpinit status (installed beside it): the
 # embedded binary's sha256, so that a kdumpinit upgrade shows this kernel
 # stale.

@@ -15,6 +15,9 @@ enum {
 	EXIT_UNSAVED = 8,
 	/* kdumpinit arm: the image is unsigned and the kernel locked down */
 	EXIT_LOCKDOWN = 9,
+	/* kdumpinit arm --dev: the dedicated kernel lacks a driver the dump
+	 * device needs here (arm/reach.c) */
+	EXIT_NO_DRIVER = 10,
 };
 
 #endif

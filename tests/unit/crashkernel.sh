@@ -250,6 +250,15 @@ chmod +x "$W/bin/kdumpinit" "$W/bin/mkinitramfs"
 kv=6.1.0-test
 echo vmlinuz >"$F/boot/vmlinuz-$kv"
 cp "$I/ded.bz" "$F/opt/crash-kernel"
+# Its lists, as make install-crash-kernel puts them beside it (arm/reach.c):
+# lists KERNEL [WITHOUT-MODULE] [CONFIG].
+lists() {
+	printf '%s\n' kernel/drivers/scsi/sd_mod.ko kernel/drivers/scsi/megaraid/megaraid_sas.ko |
+		grep -v "/${2:-none}\.ko" >"$1.modules.builtin"
+	printf 'sd_mod.alias=scsi:t-0x00*\0' >"$1.modules.builtin.modinfo"
+	printf '%s\n' "${3:-CONFIG_INTEL_IOMMU=y}" >"$1.config"
+}
+lists "$F/opt/crash-kernel"
 printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-kernel' >"$F/etc/default/kdumpinit"
 echo $((24 << 20)) >"$F/sys/kernel/kexec_crash_size"
 runarm() { : >"$LOG"; env KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" \
@@ -261,6 +270,67 @@ runarm --kver "$kv"; rc=$?
 t "$rc/$(built)" 0/0 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL names a dedicated kernel: armed, nothing built"
 grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.dev=LABEL=dump --root $F" "$LOG" &&
 	ok "kdumpinit-arm: arm gets the dedicated kernel, no --initramfs" || bad "kdumpinit-arm: dedicated arm args" "$(cat "$LOG")"
+grep -q "LABEL=dump is not here: the dedicated crash kernel's drivers are not checked" "$W/out" &&
+	ok "kdumpinit-arm: a device not here now: the dedicated kernel armed, its drivers not checked, said" ||
+	bad "kdumpinit-arm: device not here" "$(cat "$W/out")"
+
+# The dump device's chain in a fake sysfs: sda <- SCSI device (sd, built
+# into the running kernel: no module link) <- target <- host <- HBA
+# (megaraid_sas) behind IOMMU dmar0 <- PCIe bridge (pcieport) <- root bus.
+S=$F/sys
+node() {	# DIR BUS [DRIVER [MODULE]] [MODALIAS]
+	mkdir -p "$S/devices/$1" "$S/bus/$2"
+	ln -sfn "$S/bus/$2" "$S/devices/$1/subsystem"
+	if [ -n "${3:-}" ]; then
+		mkdir -p "$S/bus/$2/drivers/$3"
+		ln -sfn "$S/bus/$2/drivers/$3" "$S/devices/$1/driver"
+		[ -z "${4:-}" ] || { mkdir -p "$S/module/$4"; ln -sfn "$S/module/$4" "$S/bus/$2/drivers/$3/module"; }
+	fi
+	[ -z "${5:-}" ] || echo "$5" >"$S/devices/$1/modalias"
+}
+hba=pci0000:00/0000:00:01.0/0000:01:00.0
+node pci0000:00/0000:00:01.0 pci pcieport pcieportdrv
+node $hba pci megaraid_sas megaraid_sas pci:v00001000d0000005Dsv00001028sd00001F49bc01sc04i00
+node $hba/host0 scsi
+node $hba/host0/target0:2:0 scsi
+node $hba/host0/target0:2:0/0:2:0:0 scsi sd '' scsi:t-0x00
+node $hba/host0/target0:2:0/0:2:0:0/block/sda block
+echo 8:0 >"$S/devices/$hba/host0/target0:2:0/0:2:0:0/block/sda/dev"
+mkdir -p "$S/class/block" "$S/dev/block" "$S/class/iommu" "$S/devices/virtual/iommu/dmar0" "$F/dev"
+ln -sfn "$S/devices/$hba/host0/target0:2:0/0:2:0:0/block/sda" "$S/class/block/sda"
+ln -sfn "$S/devices/$hba/host0/target0:2:0/0:2:0:0/block/sda" "$S/dev/block/8:0"
+ln -sfn "$S/devices/virtual/iommu/dmar0" "$S/class/iommu/dmar0"
+ln -sfn "$S/devices/virtual/iommu/dmar0" "$S/devices/$hba/iommu"
+: >"$F/dev/sda"
+printf '%s\n' 'KDUMPINIT_DEVICE=/dev/sda' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-kernel' >"$F/etc/default/kdumpinit"
+rm -f "$F/var/lib/kdumpinit/initrd-$kv.img"*
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/0 "kdumpinit-arm: the dedicated kernel has every driver of the chain and the IOMMU's: armed, nothing built"
+grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.dev=/dev/sda --root $F" "$LOG" &&
+	ok "kdumpinit-arm: the chain checked, the dedicated kernel armed" || bad "kdumpinit-arm: chain checked" "$(cat "$LOG") $(cat "$W/out")"
+# fallback CASE WITHOUT-MODULE CONFIG NOTE: the stock kernel armed, built,
+# with NOTE (fixed string) as --note, said by the service too.
+fallback() {
+	lists "$F/opt/crash-kernel" "$2" "$3"
+	rm -f "$F/var/lib/kdumpinit/initrd-$kv.img"*
+	runarm --kver "$kv"; rc=$?
+	t "$rc/$(built)" 0/1 "kdumpinit-arm, $1: falls back to the stock kernel, its image built"
+	grep -qF -- "--kernel $F/boot/vmlinuz-$kv --initramfs " "$LOG" && grep -qF -- "--note $4" "$LOG" &&
+		grep -qF "$4" "$W/out" && ok "kdumpinit-arm, $1: the stock kernel armed, with why as --note, said" ||
+		bad "kdumpinit-arm, $1: --note" "$(cat "$LOG") $(cat "$W/out")"
+}
+fallback "the HBA's driver not built in" megaraid_sas CONFIG_INTEL_IOMMU=y \
+	"the dedicated crash kernel lacks megaraid_sas for /dev/sda: the stock kernel is armed (it needs crashkernel=88M or more)"
+fallback "the IOMMU's driver not built in" none '# CONFIG_INTEL_IOMMU is not set' \
+	"the dedicated crash kernel lacks CONFIG_INTEL_IOMMU (dmar0) for /dev/sda: the stock kernel"
+rm -f "$F/opt/crash-kernel.config"
+rm -f "$F/var/lib/kdumpinit/initrd-$kv.img"*
+runarm --kver "$kv"; rc=$?
+t "$rc/$(built)" 0/1 "kdumpinit-arm: no lists beside the dedicated kernel: the stock kernel (cannot tell)"
+grep -qF -- "--note the dedicated crash kernel has no built-in list beside it ($F/opt/crash-kernel.modules.builtin" "$LOG" &&
+	ok "kdumpinit-arm: no lists: says so as --note" || bad "kdumpinit-arm: no lists note" "$(cat "$LOG")"
+lists "$F/opt/crash-kernel"
+printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-kernel' >"$F/etc/default/kdumpinit"
 runarm --kver "$kv" --build-only; rc=$?
 t "$rc/$(built)/$(grep -c '^kdumpinit arm' "$LOG")" 0/0/0 "kdumpinit-arm --build-only with a dedicated kernel: nothing to build, nothing armed"
 echo "none [integrity] confidentiality" >"$F/sys/kernel/security/lockdown"
@@ -438,4 +508,7 @@ expect "status: a stock kernel armed in the dedicated one's stead says why" any 
 	'^armed because +the dedicated crash kernel /opt/crash-kernel is not signed and this kernel is locked down' st
 grep -qE '^armed kernel +stock 6\.1\.0-test-amd64' "$W/out" && ok "status: the stock kernel's release" ||
 	bad "status: the stock kernel's release" "$(cat "$W/out")"
+armed "$I/stock.bz" 6.1.0-test-amd64 0 "the dedicated crash kernel lacks megaraid_sas for LABEL=dump: the stock kernel is armed (it needs crashkernel=88M or more)" "$I/initrd"
+expect "status: a stock kernel armed because the dedicated one lacks a driver says which, for which device" any \
+	'^armed because +the dedicated crash kernel lacks megaraid_sas for LABEL=dump: the stock kernel is armed' st
 finish

@@ -94,6 +94,7 @@ $(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: arm/kexec_arm64.c arm/machine.c
 $(UNIT_DIR)/test_arm64hdr $(UNIT_ASAN_DIR)/test_arm64hdr: arm/kexec_arm64.c arm/machine.c arm/armed.c
 $(UNIT_DIR)/test_unload $(UNIT_ASAN_DIR)/test_unload: arm/unload.c
 $(UNIT_DIR)/test_devwait $(UNIT_ASAN_DIR)/test_devwait: init/devwait.c init/devwait.h
+$(UNIT_DIR)/test_reach $(UNIT_ASAN_DIR)/test_reach: arm/reach.c arm/reach.h
 
 # The struct-page pass alone, timed (tests/tools/mmbench.c says how), on
 # the objects the binary is made of.
