@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -541,7 +542,9 @@ static const char format_help[] =
 	"Claims TARGET (a block device or a file) for dumps: writes the kdumpinit\n"
 	"superblock with a new UUID. Refuses, unless --force, a target holding any\n"
 	"filesystem, swap, LUKS, RAID/LVM or partition-table signature, unrecognised\n"
-	"data, or an existing claim. A file that does not exist is created with --size.\n"
+	"data, or an existing claim; refuses always an LVM volume, md array or\n"
+	"dm-crypt mapping (no crash kernel assembles them). A file that does not\n"
+	"exist is created with --size.\n"
 	"  --label L      up to 63 bytes, for kdumpinit.dev=LABEL=L: printable ASCII,\n"
 	"                 no space, quote, backslash or comma\n"
 	"  --size BYTES   size of a new file (K, M, G suffixes)\n"
@@ -633,6 +636,16 @@ int cmd_format(int argc, char **argv)
 	if ((uint64_t)sz < KDI_MIN_DEVICE) {
 		err("%s is %lld bytes; a dump target needs at least %u", path, (long long)sz,
 		    KDI_MIN_DEVICE);
+		return format_abandon(fd, path, created, EXIT_TARGET);
+	}
+	struct stat st;
+	char what[200];
+	static const struct sysroot sysroot = { "/sys", "/dev" };
+	if (blk && fstat(fd, &st) == 0 &&
+	    target_stacked(&sysroot, major(st.st_rdev), minor(st.st_rdev), what, sizeof what)) {
+		err("%s is %s: the crash kernel does not assemble it, so no dump would ever be "
+		    "written there; give a disk or partition of its own (a multipath map is "
+		    "fine: its paths show the claim): not claimed", path, what);
 		return format_abandon(fd, path, created, EXIT_TARGET);
 	}
 	struct probe p;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -575,7 +576,20 @@ static void device_state(const char *root, const char *dev, const char *from, st
 		}
 		return;
 	}
+	/* A device no crash kernel assembles (LVM, md, dm-crypt): the dump
+	 * would never reach it, whatever it holds now. */
+	struct stat sb;
+	char sys[512], devdir[512], what[200];
+	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
+				    root_path(root, "/dev", devdir, sizeof devdir) };
+	int stacked = t.is_blockdev && fstat(t.fd, &sb) == 0 &&
+		      target_stacked(&sr, major(sb.st_rdev), minor(sb.st_rdev), what, sizeof what);
 	target_close(&t);
+	if (stacked) {
+		show("device", "%s (%s): %s is %s: no crash kernel assembles it, so no dump would "
+		     "be written; give a disk or partition of its own", dev, from, path, what);
+		return;
+	}
 	st->dev_bad = 0;
 
 	struct dumpfile d;
