@@ -23,6 +23,7 @@
 #include "reserve.h"
 #include "unload.h"
 #include "armed.h"
+#include "root.h"
 
 /* The number is the C library's, per architecture (musl's arch/ headers):
  * nothing machine-specific here. */
