@@ -92,6 +92,7 @@ $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_
 $(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: arm/kexec_arm64.c arm/machine.c arm/root.c
 $(UNIT_DIR)/test_arm64hdr $(UNIT_ASAN_DIR)/test_arm64hdr: arm/kexec_arm64.c arm/machine.c arm/armed.c arm/root.c
 $(UNIT_DIR)/test_unload $(UNIT_ASAN_DIR)/test_unload: arm/unload.c
+$(UNIT_DIR)/test_cmdline $(UNIT_ASAN_DIR)/test_cmdline: arm/cmdline.c arm/root.c
 
 # The struct-page pass alone, timed (tests/tools/mmbench.c says how), on
 # the objects the binary is made of.
