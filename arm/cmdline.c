@@ -109,7 +109,9 @@ int cmdline_build(const char *root, const char *machine, unsigned cpus, const ch
 	 * crashed; when the crash kernel brings up its CPUs (nr_cpus= above
 	 * 1) it would send INIT to that old boot CPU, which resets some real
 	 * machines (kdump-utils passes it too). x86 only: the parameter is
-	 * arch/x86/kernel/apic's. */
+	 * arch/x86's. Linux 6.9 (5c5682b9f87a) finds the real boot CPU
+	 * itself and dropped the parameter: there it is an unknown word the
+	 * kernel hands to init, which ignores it. */
 	unsigned id;
 	if (!strcmp(machine, "x86_64") && cmdline_boot_apicid(root, &id) == 0) {
 		w = snprintf(out + n, sz - n, " disable_cpu_apicid=%u", id);
