@@ -25,6 +25,8 @@
 #include "reserve.h"
 #include "unload.h"
 #include "armed.h"
+#include "cmdline.h"
+#include "root.h"
 
 /* The number is the C library's, per architecture (musl's arch/ headers):
  * nothing machine-specific here. */
@@ -34,15 +36,8 @@
 #define KEXEC_FILE_ON_CRASH	0x2
 #define KEXEC_FILE_NO_INITRAMFS	0x4
 
-/* What distros pass to a capture kernel: no device state carried over,
- * IRQ routing tolerant of the dead kernel's leftovers, and reboot ten
- * seconds after any panic of the capture kernel itself; one CPU unless
- * --cpus says more. nr_cpus= appears exactly once: the kernel
- * (kernel/smp.c, nrcpus()) lets a later nr_cpus= lower the count but not
- * raise it, so an nr_cpus= in --append is refused, not appended. */
-#define CAPTURE_PRE "reset_devices"
-#define CAPTURE_POST "irqpoll panic=10 rdinit=/init"
-#define CAPTURE_ARGS CAPTURE_PRE " nr_cpus=1 " CAPTURE_POST
+/* One CPU in the crash kernel unless --cpus says more; an nr_cpus= in
+ * --append is refused, not appended (cmdline.h: it must appear once). */
 #define CPUS_MAX 16
 
 static const char arm_help[] =
@@ -52,9 +47,10 @@ static const char arm_help[] =
 	"       kdumpinit arm --unload [--root DIR]\n"
 	"\n"
 	"Loads the crash kernel (kexec_file_load, KEXEC_FILE_ON_CRASH). Its command line\n"
-	"is the console= arguments of the running kernel, then\n"
+	"is the running kernel's console=, earlycon, IOMMU, pci= and acpi= arguments, then\n"
 	"  " CAPTURE_ARGS "\n"
-	"then --append ARGS (e.g. kdumpinit.dev=LABEL=dump). --cmdline replaces it all.\n"
+	"then the boot CPU's disable_cpu_apicid= (x86_64), then --append ARGS (e.g.\n"
+	"kdumpinit.dev=LABEL=dump). --cmdline replaces it all.\n"
 	"--initramfs may be left out for kdumpinit's dedicated crash kernel (make\n"
 	"crash-kernel: release *" KIMAGE_DEDICATED_SUFFIX "), which carries kdumpinit inside.\n"
 	"--cpus N puts nr_cpus=N there instead; auto: what the reservation affords, both\n"
@@ -190,21 +186,6 @@ static int has_nr_cpus(const char *args)
 	return 0;
 }
 
-/* console= words of the running kernel, so the capture talks where the
- * admin already looks. */
-static void console_args(const char *root, char *out, size_t sz)
-{
-	char cl[4096], path[512];
-	size_t n = 0;
-
-	out[0] = 0;
-	if (read_text_file(root_path(root, "/proc/cmdline", path, sizeof path), cl, sizeof cl) < 0)
-		return;
-	for (char *w = strtok(cl, " \t"); w; w = strtok(NULL, " \t"))
-		if (!strncmp(w, "console=", 8) && n + strlen(w) + 2 < sz)
-			n += snprintf(out + n, sz - n, "%s ", w);
-}
-
 static void explain(const char *root, int e, const struct kimage_info *ki)
 {
 	char v[64] = "", path[512];
@@ -304,8 +285,6 @@ static void record(const char *root, int kfd, int ifd, const char *kernel, const
 static int build_cmdline(const char *root, const char *cmdline, const char *append,
 			 const char *cpus_arg, int dedicated, char *cl, size_t sz, unsigned *cpus)
 {
-	char con[1024];
-
 	*cpus = 0;
 	if (cmdline) {
 		if (cpus_arg) {
@@ -333,10 +312,10 @@ static int build_cmdline(const char *root, const char *cmdline, const char *appe
 		}
 		*cpus = (unsigned)n;
 	}
-	console_args(root, con, sizeof con);
-	int n = snprintf(cl, sz, "%s" CAPTURE_PRE " nr_cpus=%u " CAPTURE_POST "%s%s", con, *cpus,
-			 *append ? " " : "", append);
-	if (n < 0 || (size_t)n >= sz) {
+	/* The running kernel's machine is the crash kernel's: the same
+	 * hardware boots it. */
+	struct utsname u;
+	if (cmdline_build(root, uname(&u) == 0 ? u.machine : "", *cpus, append, cl, sz) < 0) {
 		err("command line too long");
 		return EXIT_USAGE;
 	}

@@ -14,14 +14,7 @@
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
-
-const char *root_path(const char *root, const char *rel, char *buf, size_t sz)
-{
-	if (!root || !root[0] || !strcmp(root, "/"))
-		root = "";
-	snprintf(buf, sz, "%s%s", root, rel);
-	return buf;
-}
+#include "root.h"
 
 /* crash_hotplug as the record spells it: "yes", "no", "absent". */
 static const char *hotplug_word(int v)

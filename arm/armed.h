@@ -71,7 +71,4 @@ int armed_take_print(const char *root, struct armed_state *s);
 /* Removes it (arm --unload). 0 or -errno; -ENOENT is not an error. */
 int armed_remove(const char *root);
 
-/* ROOT/REL into buf ("" and "/" are the real root). */
-const char *root_path(const char *root, const char *rel, char *buf, size_t sz);
-
 #endif

@@ -29,7 +29,7 @@
 
 #include "../lib/io.h"
 #include "../lib/log.h"
-#include "armed.h"
+#include "root.h"
 #include "machine.h"
 
 #define KEXEC_ON_CRASH		0x1

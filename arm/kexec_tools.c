@@ -26,7 +26,7 @@
 
 #include "../lib/io.h"
 #include "../lib/log.h"
-#include "armed.h"
+#include "root.h"
 
 /* The address of NAME in kallsyms TEXT ("ADDR TYPE NAME[\t[MOD]]" lines),
  * 0 when absent or hidden (kptr_restrict prints zeros). */

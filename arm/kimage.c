@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "../lib/io.h"
-#include "armed.h"
+#include "root.h"
 
 static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t le32(const unsigned char *p) { return le16(p) | (uint32_t)le16(p + 2) << 16; }

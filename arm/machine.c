@@ -12,7 +12,7 @@
 
 #include "../lib/io.h"
 #include "../lib/log.h"
-#include "armed.h"
+#include "root.h"
 
 /* Room for one more element of SIZE bytes in *p (capacity *cap). */
 static int grow(void *pp, size_t *cap, size_t n, size_t size)

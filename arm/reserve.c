@@ -8,7 +8,7 @@
 
 #include "../lib/io.h"
 #include "../lib/util.h"
-#include "armed.h"
+#include "root.h"
 
 /* "%08llx-%08llx\n" a range, inclusive (kernel/kexec_core.c). */
 static int parse_ranges(char *text, struct crash_reserve *r)

@@ -23,6 +23,7 @@
 #include "sha256.h"
 #include "source.h"
 #include "../arm/armed.h"
+#include "../arm/root.h"
 #include "../arm/kimage.h"
 #include "../arm/reserve.h"
 #include "../config/config.h"

@@ -108,7 +108,8 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
   --append-first ARGS  more words for the first kernel's command line only,
                      as given (no expansion here: memmap=nn!ss arrives so);
                      the crash kernel's is made by stage 1 and kdumpinit
-                     arm, which take only console= from the first kernel's
+                     arm, which take only console= (and the other hardware
+                     words docs/CLI.md lists) from the first kernel's
   --crash-kernel FILE  arm kdumpinit's dedicated crash kernel (make
                      crash-kernel: kdumpinit inside) instead of the first
                      kernel with an image: with --no-raw alone, with no

@@ -134,9 +134,9 @@ $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_
 	@echo "  FUZZ    $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_EXTRA) $(FUZZ_LDLIBS)
 
-# fuzz_fdt includes arm/kexec_arm64.c and arm/machine.c itself (arm/ is not in the archive).
-$(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c arm/machine.c
-$(FUZZ_DIR)/fuzz_kimage: arm/kimage.c arm/reserve.c
+# fuzz_fdt includes arm/kexec_arm64.c, arm/machine.c and arm/root.c itself (arm/ is not in the archive).
+$(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c arm/machine.c arm/root.c
+$(FUZZ_DIR)/fuzz_kimage: arm/kimage.c arm/reserve.c arm/root.c
 $(FUZZ_DIR)/fuzz_initrd: host/initrd.c
 
 fuzz-build: $(FUZZ_BINS)

@@ -20,13 +20,7 @@
 /* arm/ is not in the fuzz archive (it is a program, not a library). */
 #include "../../arm/kexec_arm64.c"
 #include "../../arm/machine.c"
-
-/* The one arm/armed.c helper the loader calls; never reached here. */
-const char *root_path(const char *root, const char *rel, char *buf, size_t sz)
-{
-	snprintf(buf, sz, "%s%s", root ? root : "", rel);
-	return buf;
-}
+#include "../../arm/root.c"
 
 static uint32_t rd32(const uint8_t *p)
 {

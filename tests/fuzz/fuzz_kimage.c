@@ -20,12 +20,7 @@
 /* arm/ is not in the fuzz archive (it is a program, not a library). */
 #include "../../arm/kimage.c"
 #include "../../arm/reserve.c"
-
-const char *root_path(const char *root, const char *rel, char *buf, size_t sz)
-{
-	snprintf(buf, sz, "%s%s", root ? root : "", rel);
-	return buf;
-}
+#include "../../arm/root.c"
 
 static char root[64];
 

@@ -5,7 +5,8 @@
 #     unclaimed, claimed and empty, holding a dump not saved and saved (a
 #     synthetic vmcore through capture and save --dir), the device from
 #     --dev, the file or firmware (SMBIOS type 11), each exit code;
-#   kdumpinit arm --dry-run: nr_cpus= once, --cpus N and auto's rule;
+#   kdumpinit arm --dry-run: nr_cpus= once, --cpus N and auto's rule, the
+#     arguments carried and disable_cpu_apicid= from a fake /proc;
 #   systemd-analyze verify on the units;
 #   dist/kdumpinit-arm and the kernel hooks in a fake root with stub
 #     kdumpinit and mkinitramfs: rebuild only when stale, arm after.
@@ -475,6 +476,24 @@ cpus "arm: nr_cpus=1 by default, once (the running kernel's nr_cpus= is not copi
 expect "arm: --append comes last" 0 'rdinit=/init kdumpinit.dev=LABEL=dump kdumpinit.level=1$' \
 	arm --append "kdumpinit.dev=LABEL=dump kdumpinit.level=1"
 cpus "arm --cpus 3: nr_cpus=3, once" 3 --cpus 3
+# The boot CPU's APIC id (processor 0's "apicid", not "initial apicid")
+# on x86_64, before --append; the hardware's arguments carried, the first
+# system's not (arm/cmdline.c; test_cmdline has the cases one by one).
+printf 'processor\t: 0\ninitial apicid\t: 3\napicid\t\t: 2\n\nprocessor\t: 1\napicid\t\t: 0\n' >"$A/proc/cpuinfo"
+if [ "$(uname -m)" = x86_64 ]; then
+	expect "arm --dry-run on x86_64: disable_cpu_apicid= of processor 0, before --append" 0 \
+		'^console=tty0 console=ttyS0,115200 reset_devices nr_cpus=1 irqpoll panic=10 rdinit=/init disable_cpu_apicid=2 kdumpinit.dev=LABEL=dump$' \
+		arm --append kdumpinit.dev=LABEL=dump
+else
+	expect "arm --dry-run off x86_64: no disable_cpu_apicid=" 0 \
+		'^console=tty0 console=ttyS0,115200 reset_devices nr_cpus=1 irqpoll panic=10 rdinit=/init$' arm
+fi
+cp "$A/proc/cmdline" "$A/proc/cmdline.keep"
+echo "root=/dev/vda1 quiet crashkernel=256M hugepages=16 intel_iommu=on iommu=pt pci=nomsi acpi=off swiotlb=65536 consoleblank=0 earlycon console=ttyS0 -- console=tty1" >"$A/proc/cmdline"
+expect "arm --dry-run: the IOMMU, pci=, acpi=, earlycon and console= carried, in order, nothing after --" 0 \
+	'^intel_iommu=on iommu=pt pci=nomsi acpi=off earlycon console=ttyS0 reset_devices nr_cpus=1 ' arm
+mv "$A/proc/cmdline.keep" "$A/proc/cmdline"
+rm -f "$A/proc/cpuinfo"
 # The measured rule (arm/arm.c, auto_cpus): with R bytes reserved, one
 # CPU leaves avail1 = R - R/22 - 66e6; n CPUs fit while
 # avail1 - 1.75e6 (n - 1) >= 5.4e6 + 3.4e6 n + 12e6, i.e.

@@ -35,6 +35,7 @@
 #include "../../arm/kexec_arm64.c"
 #include "../../arm/machine.c"
 #include "../../arm/armed.c"
+#include "../../arm/root.c"
 
 #define NRAM		80
 #define RAM_BASE	0x40000000ull

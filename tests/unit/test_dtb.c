@@ -28,14 +28,7 @@
  * leaves out (a program, not a library). */
 #include "../../arm/kexec_arm64.c"
 #include "../../arm/machine.c"
-
-/* The one helper of arm/armed.c the loader calls (reading /proc and
- * /sys, which these cases never reach). */
-const char *root_path(const char *root, const char *rel, char *buf, size_t sz)
-{
-	snprintf(buf, sz, "%s%s", root ? root : "", rel);
-	return buf;
-}
+#include "../../arm/root.c"
 
 /* ---- building trees ---- */
 

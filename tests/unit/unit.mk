@@ -90,9 +90,10 @@ $(UNIT_ASAN_BINS): $(UNIT_ASAN_DIR)/%: tests/unit/%.c tests/unit/check.h $(UNIT_
 
 # These include the arm/ and init/ sources they test (neither is in the
 # archive).
-$(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: arm/kexec_arm64.c arm/machine.c
-$(UNIT_DIR)/test_arm64hdr $(UNIT_ASAN_DIR)/test_arm64hdr: arm/kexec_arm64.c arm/machine.c arm/armed.c
+$(UNIT_DIR)/test_dtb $(UNIT_ASAN_DIR)/test_dtb: arm/kexec_arm64.c arm/machine.c arm/root.c
+$(UNIT_DIR)/test_arm64hdr $(UNIT_ASAN_DIR)/test_arm64hdr: arm/kexec_arm64.c arm/machine.c arm/armed.c arm/root.c
 $(UNIT_DIR)/test_unload $(UNIT_ASAN_DIR)/test_unload: arm/unload.c
+$(UNIT_DIR)/test_cmdline $(UNIT_ASAN_DIR)/test_cmdline: arm/cmdline.c arm/root.c
 $(UNIT_DIR)/test_devwait $(UNIT_ASAN_DIR)/test_devwait: init/devwait.c init/devwait.h
 $(UNIT_DIR)/test_reach $(UNIT_ASAN_DIR)/test_reach: arm/reach.c arm/reach.h
 
