@@ -109,8 +109,10 @@ endif
 
 SODIUM_OPT := -Os
 $(addprefix $(OBJ)/,$(SODIUM_FAST_FILES:.c=.o)): SODIUM_OPT :=
+# Link-time optimisation with kdumpinit's own objects (fat objects: any
+# link still works): 3 KB less.
 
 $(OBJ)/%.o: $(L)/%.c
 	@mkdir -p $(@D)
-	$(CC) $(SODIUM_CPPFLAGS) $(CFLAGS) $(SODIUM_OPT) -ffunction-sections -fdata-sections -c $< -o $@
+	$(CC) $(SODIUM_CPPFLAGS) $(CFLAGS) $(SODIUM_OPT) -flto -ffat-lto-objects -ffunction-sections -fdata-sections -c $< -o $@
 endif
