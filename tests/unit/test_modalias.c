@@ -1,6 +1,7 @@
 /* Unit tests for config/modalias.c: the modules a dump device needs, from
  * a fake sysfs (virtio-blk with a partition, NVMe with and without
- * multipath, SATA through AHCI, virtio-scsi, USB storage on xHCI,
+ * multipath, SATA through AHCI, virtio-scsi, USB storage on xHCI, an SD
+ * card on SDHCI,
  * dm-crypt on a partition, a watchdog) and a fake module tree whose modules.dep, modules.alias and
  * modules.softdep lines are Debian 12's 6.1 ones; the expected orders are
  * what `modprobe --show-depends -a` printed there, duplicates dropped. */
@@ -160,6 +161,11 @@ static const char dep_text[] =
 	"kernel/drivers/watchdog/watchdog.ko:\n"
 	"kernel/drivers/watchdog/i6300esb.ko: kernel/drivers/watchdog/watchdog.ko\n"
 	"kernel/drivers/firmware/qemu_fw_cfg.ko:\n"
+	"kernel/drivers/mmc/core/mmc_core.ko:\n"
+	"kernel/drivers/mmc/core/mmc_block.ko: kernel/drivers/mmc/core/mmc_core.ko\n"
+	"kernel/drivers/mmc/host/sdhci.ko: kernel/drivers/mmc/core/mmc_core.ko\n"
+	"kernel/drivers/mmc/host/cqhci.ko: kernel/drivers/mmc/core/mmc_core.ko\n"
+	"kernel/drivers/mmc/host/sdhci-pci.ko: kernel/drivers/mmc/host/cqhci.ko kernel/drivers/mmc/host/sdhci.ko kernel/drivers/mmc/core/mmc_core.ko\n"
 	"kernel/drivers/usb/common/usb-common.ko:\n"
 	"kernel/drivers/usb/core/usbcore.ko: kernel/drivers/usb/common/usb-common.ko\n"
 	"kernel/drivers/usb/host/xhci-hcd.ko: kernel/drivers/usb/core/usbcore.ko kernel/drivers/usb/common/usb-common.ko\n"
@@ -181,6 +187,7 @@ static const char alias_text[] =
 	"alias pci:v*d*sv*sd*bc01sc06i01* ahci\n"
 	"alias pci:v00008086d000025ABsv*sd*bc*sc*i* i6300esb\n"
 	"alias scsi:t-0x00* sd_mod\n"
+	"alias mmc:block mmc_block\n"
 	"alias scsi:t-0x0[47]* sd_mod\n";
 
 static const char softdep_text[] =
@@ -314,6 +321,19 @@ static void fake_sysfs(void)
 	put_link("sys/devices/pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0/2:0:0:0",
 		 "sys/devices/pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0/2:0:0:0/block/sde/device");
 	put_text("dev/sde", "");
+
+	/* An SD card (QEMU's sdhci-pci + sd-card on 6.1): mmcblk0 under card
+	 * mmc0:4567 under host mmc0. The card's driver mmcblk sets no owner,
+	 * so no module link, and the mmc bus has no modalias attribute: only
+	 * the uevent's MODALIAS= names mmc_block. */
+	put_dev("pci0000:00/0000:00:0e.0", "pci", "sdhci-pci", "sdhci_pci",
+		"pci:v00001B36d00000007sv00001AF4sd00001100bc08sc05i01\n");
+	put_class("pci0000:00/0000:00:0e.0/mmc_host/mmc0", "mmc_host", NULL);
+	put_dev("pci0000:00/0000:00:0e.0/mmc_host/mmc0/mmc0:4567", "mmc", "mmcblk", NULL, NULL);
+	put_text("sys/devices/pci0000:00/0000:00:0e.0/mmc_host/mmc0/mmc0:4567/uevent",
+		 "DRIVER=mmcblk\nMMC_TYPE=SD\nMMC_NAME=QEMU!\nMODALIAS=mmc:block\n");
+	put_class("pci0000:00/0000:00:0e.0/mmc_host/mmc0/mmc0:4567/block/mmcblk0", "block", "mmcblk0");
+	put_text("dev/mmcblk0", "");
 
 	/* dm-crypt on vda1. */
 	put_class("virtual/block/dm-0", "block", "dm-0");
@@ -485,6 +505,15 @@ static void usb_storage_chain(void)
 		  "xhci_hcd xhci_pci");
 }
 
+/* An SD card: mmc_block from the card's uevent, then the host's chain,
+ * as modprobe --show-depends -a mmc_block sdhci_pci orders it on 6.1. */
+static void sd_card_chain(void)
+{
+	CHECK_INT(resolve("/dev/mmcblk0", moddir), 0);
+	CHECK_STR(names(&list), "mmc_core mmc_block sdhci cqhci sdhci_pci");
+	CHECK_STR(reason_of(&list, "mmc_block"), "modalias of mmc0:4567 (mmc, driver mmcblk), for mmcblk0");
+}
+
 static void dm_on_partition(void)
 {
 	CHECK_INT(resolve("/dev/mapper/crypt", moddir), 0);
@@ -554,6 +583,7 @@ int main(void)
 	RUN(virtio_scsi);
 	RUN(serial_by_bus);
 	RUN(usb_storage_chain);
+	RUN(sd_card_chain);
 	RUN(dm_on_partition);
 	RUN(builtin_skipped);
 	RUN(extras);
