@@ -68,6 +68,33 @@ static void modname(char *s)
 			*s = '_';
 }
 
+/* MODALIAS= of dir/uevent as one printable word, else "": for a bus with
+ * no modalias attribute (mmc's "mmc:block": the card's driver mmcblk has
+ * no module link, built in or not). */
+static void read_uevent_alias(const char *dir, char *out, size_t sz)
+{
+	char path[PATH_MAX], buf[1024];
+
+	out[0] = 0;
+	snprintf(path, sizeof path, "%s/uevent", dir);
+	if (read_text_file(path, buf, sizeof buf) <= 0)
+		return;
+	for (char *l = buf; l;) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		size_t n = strlen(l);
+		if (n > 9 && n - 9 < sz && !strncmp(l, "MODALIAS=", 9)) {
+			for (size_t i = 9; i < n; i++)
+				if (l[i] <= ' ' || l[i] > '~')
+					return;
+			strcpy(out, l + 9);
+			return;
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+}
+
 static int node_read(const char *dir, struct reach_node *nd)
 {
 	const char *b = strrchr(dir, '/');
@@ -86,6 +113,8 @@ static int node_read(const char *dir, struct reach_node *nd)
 		strcpy(nd->module, nd->driver);
 	modname(nd->module);
 	read_word(dir, "modalias", nd->modalias, sizeof nd->modalias);
+	if (!nd->modalias[0])
+		read_uevent_alias(dir, nd->modalias, sizeof nd->modalias);
 	return 0;
 }
 

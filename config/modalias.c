@@ -424,8 +424,29 @@ static int exists(const char *dir, const char *name)
 	return stat(path, &st) == 0;
 }
 
+/* A bus with no modalias attribute may still give MODALIAS= in the
+ * node's uevent: mmc's "mmc:block", whose driver (mmcblk) sets no owner,
+ * so it has no module link either (6.1). */
+static int uevent_modalias(const char *dir, char *out, size_t sz)
+{
+	char path[PATH_MAX], buf[1024];
+
+	fmt(path, sizeof path, "%s/uevent", dir);
+	if (read_text_file(path, buf, sizeof buf) <= 0)
+		return -ENOENT;
+	for (char *l = buf; l;) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		if (!strncmp(l, "MODALIAS=", 9) && l[9])
+			return fmt(out, sz, "%s", l + 9);
+		l = nl ? nl + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
 /* One node of the chain: its driver's module, else what its modalias
- * resolves to in the target kernel. */
+ * (attribute, or uevent's MODALIAS=) resolves to in the target kernel. */
 static int node_modules(const struct modtree *t, const char *dir, const char *tag, struct modlist *out)
 {
 	char drv[128], mod[64], subsys[64] = "?", why[192], alias[512], n[64];
@@ -447,7 +468,7 @@ static int node_modules(const struct modtree *t, const char *dir, const char *ta
 		return add_name(t, n, why, out);
 	char path[PATH_MAX];
 	fmt(path, sizeof path, "%s/modalias", dir);
-	if (read_text_file(path, alias, sizeof alias) > 0) {
+	if (read_text_file(path, alias, sizeof alias) > 0 || uevent_modalias(dir, alias, sizeof alias) == 0) {
 		fmt(why, sizeof why, "modalias of %s (%s, driver %s)%s%s", base_of(dir), subsys, drv,
 			 strcmp(tag, base_of(dir)) ? ", for " : "", strcmp(tag, base_of(dir)) ? tag : "");
 		if ((r = add_any(t, alias, why, out, &found)) < 0 || found)

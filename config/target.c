@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,15 +124,50 @@ static int read_vpd_serial(const struct sysroot *r, const char *name, char *v, s
 	return k ? 0 : -ENOENT;
 }
 
+/* A USB disk's serial is its USB device's iSerialNumber (the device's
+ * serial attribute), which udev's ID_SERIAL_SHORT reads: usb-storage
+ * has sd skip the VPD pages (bridges hang on them), so there is no
+ * vpd_pg80. The USB device is the first node above the disk on the usb
+ * bus with an idVendor (the interface under it has none); its root hub's
+ * serial is the controller's PCI name, never the disk's. */
+static int read_usb_serial(const struct sysroot *r, const char *name, char *v, size_t sz)
+{
+	char path[PATH_MAX + 32], dir[PATH_MAX], top[PATH_MAX], sub[PATH_MAX];
+
+	snprintf(path, sizeof path, "%s/class/block/%s/device", r->sys, name);
+	if (!realpath(path, dir))
+		return -ENOENT;
+	snprintf(path, sizeof path, "%s/devices", r->sys);
+	if (!realpath(path, top))
+		return -ENOENT;
+	size_t tl = strlen(top);
+	while (strlen(dir) > tl && !strncmp(dir, top, tl) && dir[tl] == '/') {
+		snprintf(path, sizeof path, "%s/subsystem", dir);
+		ssize_t n = readlink(path, sub, sizeof sub - 1);
+		if (n > 0) {
+			sub[n] = 0;
+			const char *b = strrchr(sub, '/');
+			snprintf(path, sizeof path, "%s/idVendor", dir);
+			if (!strcmp(b ? b + 1 : sub, "usb") && access(path, F_OK) == 0) {
+				snprintf(path, sizeof path, "%s/serial", dir);
+				return read_text_file(path, v, sz) > 0 ? 0 : -ENOENT;
+			}
+		}
+		*strrchr(dir, '/') = 0;
+	}
+	return -ENOENT;
+}
+
 /* Serial numbers: virtio-blk has block/X/serial, NVMe device/serial (the
  * controller's, or the subsystem's under multipath), SCSI and SATA disks
- * VPD page 0x80. Vendors pad with spaces, so compare trimmed. */
+ * VPD page 0x80, USB disks their USB device's. Vendors pad with spaces,
+ * so compare trimmed. */
 static int match_serial(const struct sysroot *r, const char *name, const char *want)
 {
 	char v[256];
 
 	if (read_attr(r, name, "serial", v, sizeof v) && read_attr(r, name, "device/serial", v, sizeof v) &&
-	    read_vpd_serial(r, name, v, sizeof v))
+	    read_vpd_serial(r, name, v, sizeof v) && read_usb_serial(r, name, v, sizeof v))
 		return 0;
 	const char *s = v;
 	while (*s == ' ')

@@ -22,7 +22,7 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                         [--arm-helper FILE] [--kernel-tree DIR]
                         [--firmware] [--watchdog SECONDS [--stall-disk]]
                         [--slow-disk BYTES_PER_S] [--final ACTION]
-                        [--disk nvme|ahci|scsi|virtio] [--blkdebug CONF]
+                        [--disk TYPE] [--blkdebug CONF]
                         [--cut-at ERE] [--keep-dump] [--dump-size SIZE]
                         [--append-first ARGS] [--after DUMPIMG:RAW] [--demo]
                         [--crash-kernel FILE] [--crash-cpus N] [--smp N]
@@ -83,7 +83,18 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      the modules found for TYPE into the crash image, which
                      has no other driver; the capture goes to kdump-TYPE
                      (kdumpinit.dev=SERIAL=kdump-TYPE), the other three
-                     must stay byte for byte as they were
+                     must stay byte for byte as they were. More TYPEs,
+                     each a fifth disk beside the four: megasas
+                     (megasas-gen2 + scsi-hd), pvscsi (pvscsi + scsi-hd),
+                     usb-storage (qemu-xhci + usb-storage), usb-uas
+                     (qemu-xhci + usb-uas + scsi-hd), sdhci (sdhci-pci +
+                     sd-card, selected by LABEL=e2e: QEMU's card has a
+                     fixed serial), nvme-intel-iommu and nvme-amd-iommu
+                     (q35 with kernel-irqchip=split and that IOMMU, the
+                     first kernel with intel_iommu=on; the disk on NVMe,
+                     serial kdump-nvme-iommu: NVMe's hold 20 characters);
+                     each also checks the dump complete and that drgn
+                     opens its save (tests/e2e/README.md)
   --blkdebug CONF    the dump disk goes through QEMU's blkdebug driver with
                      this rules file (write errors): kdumpinit must say where
                      each write failed, end in its final action, and leave a
@@ -232,9 +243,16 @@ case $final in reboot) ;; poweroff | halt) [ $mode = capture ] || { echo "$prog:
 [ $stalldisk = 0 ] || { [ "$wd" != 0 ] && [ $mode = capture ]; } ||
 	{ echo "$prog: --stall-disk needs --watchdog and --no-raw" >&2; exit 2; }
 # --disk: the four buses, the first kernel's drivers for them, and the
-# type the capture goes to.
+# type the capture goes to; an extra type is a fifth disk beside them.
 disktypes='nvme ahci scsi virtio'
-case " $disktypes " in *" ${disk:-none} "*) ;; *) [ -z "$disk" ] || { echo "$prog: --disk is one of: $disktypes" >&2; exit 2; } ;; esac
+extratypes='megasas pvscsi usb-storage usb-uas sdhci nvme-intel-iommu nvme-amd-iommu'
+case " $disktypes $extratypes " in *" ${disk:-none} "*) ;; *) [ -z "$disk" ] || { echo "$prog: --disk is one of: $disktypes $extratypes" >&2; exit 2; } ;; esac
+# guesttypes: the disks in the guest; dsel: the selector of the dump disk.
+guesttypes=$disktypes dsel=SERIAL=kdump-$disk
+case " $extratypes " in *" ${disk:-none} "*) guesttypes="$disktypes $disk" ;; esac
+[ "$disk" = sdhci ] && dsel=LABEL=e2e
+# NVMe serials hold 20 characters (QEMU cuts a longer one).
+case $disk in nvme-*) dsel=SERIAL=kdump-nvme-iommu ;; esac
 if [ -n "$disk" ]; then
 	[ $mode = capture ] || { echo "$prog: --disk needs --no-raw (the crash image holds only the dump disk's modules)" >&2; exit 2; }
 	[ -z "$ktree" ] || { echo "$prog: --disk uses the installed kernel's module tree (no --kernel-tree)" >&2; exit 2; }
@@ -333,7 +351,16 @@ if [ -n "$disk" ]; then
 	# The "installed system" has the drivers of all four buses loaded,
 	# as udev would; the module tree comes on its own disk.
 	s1mods+=(-m nvme -m ahci -m virtio_scsi -m sd_mod)
+	# An extra type's drivers too, in an image of its own name.
+	case $disk in
+	megasas) s1mods+=(-m megaraid_sas) ;;
+	pvscsi) s1mods+=(-m vmw_pvscsi) ;;
+	usb-storage) s1mods+=(-m xhci_pci -m usb_storage) ;;
+	usb-uas) s1mods+=(-m xhci_pci -m uas) ;;
+	sdhci) s1mods+=(-m sdhci_pci -m mmc_block) ;;
+	esac
 	wdtag=-disk
+	case $disk in megasas | pvscsi | usb-* | sdhci) wdtag=-disk-$disk ;; esac
 	modimg=$cache/modules-$kver.img
 	mkmodimg() {	# OUT DIR: an ext2 image of the module tree DIR
 		local mb
@@ -434,7 +461,10 @@ if [ -n "$after" ]; then
 elif [ $keepdump = 1 ] && [ -f "$dump" ]; then
 	step "dump disk kept from the last run: $dump ($("$kdumpinit" info "$dump" 2>&1 | grep -m1 '^state'))"
 elif [ $rawonly = 0 ]; then
-	"$kdumpinit" format "$dump" --size "${dumpsize:-1536M}" --label e2e >"$workdir/format.out" 2>&1 ||
+	# QEMU's sd-card takes only a power-of-two size.
+	dsize=1536M
+	[ "$disk" = sdhci ] && dsize=1G
+	"$kdumpinit" format "$dump" --size "${dumpsize:-$dsize}" --label e2e >"$workdir/format.out" 2>&1 ||
 		{ cat "$workdir/format.out"; die "kdumpinit format $dump failed"; }
 else
 	truncate -s 16M "$dump"
@@ -444,7 +474,7 @@ fi
 # their hashes must not change. Small: hashing them costs seconds.
 declare -A before=()
 if [ -n "$disk" ]; then
-	for t in $disktypes; do
+	for t in $guesttypes; do
 		[ "$t" = "$disk" ] && continue
 		"$kdumpinit" format "$workdir/dump-$t.img" --size 64M --label "e2e-$t" >/dev/null 2>&1 ||
 			die "kdumpinit format dump-$t.img failed"
@@ -476,10 +506,17 @@ elif [ -n "$disk" ]; then
 	# One claimed disk per bus, each found by its serial; then the module
 	# tree, read-only.
 	# shellcheck disable=SC2054
-	for t in $disktypes; do
+	for t in $guesttypes; do
 		drives+=(-drive "file=$workdir/dump-$t.img,format=raw,if=none,id=dd$t")
 		case $t in
 		nvme) drives+=(-device "nvme,drive=dd$t,serial=kdump-$t") ;;
+		nvme-*) drives+=(-device "nvme,drive=dd$t,serial=kdump-nvme-iommu") ;;
+		megasas) drives+=(-device megasas-gen2,id=mega -device "scsi-hd,drive=dd$t,bus=mega.0,serial=kdump-$t") ;;
+		pvscsi) drives+=(-device pvscsi,id=pvs -device "scsi-hd,drive=dd$t,bus=pvs.0,serial=kdump-$t") ;;
+		usb-storage) drives+=(-device qemu-xhci,id=xhci -device "usb-storage,bus=xhci.0,drive=dd$t,serial=kdump-$t") ;;
+		usb-uas) drives+=(-device qemu-xhci,id=xhci -device usb-uas,bus=xhci.0,id=uas
+			-device "scsi-hd,drive=dd$t,bus=uas.0,scsi-id=0,lun=0,serial=kdump-$t") ;;
+		sdhci) drives+=(-device sdhci-pci,id=sdhci -device "sd-card,drive=dd$t") ;;
 		ahci) drives+=(-device ich9-ahci,id=ahci -device "ide-hd,drive=dd$t,bus=ahci.0,serial=kdump-$t") ;;
 		scsi) drives+=(-device virtio-scsi-pci,id=vscsi -device "scsi-hd,drive=dd$t,bus=vscsi.0,serial=kdump-$t") ;;
 		virtio) drives+=(-device "virtio-blk-pci,drive=dd$t,serial=kdump-$t") ;;
@@ -494,10 +531,20 @@ else
 fi
 drive "$raw" d2 kdump-raw
 drive "$small" d3 kdump-small
+# The IOMMU setups: q35 (the IOMMUs' interrupt remapping needs the
+# split irqchip under TCG), the IOMMU before the PCI devices, and the
+# DMA remapping on in the first kernel as on real hardware (AMD's is on
+# by default; 6.1 has no amd_iommu=on: "Unknown option").
+machine=() iommuarg=
 # shellcheck disable=SC2054 # commas belong to QEMU's option syntax
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem"
+case $disk in
+*-intel-iommu) machine=(-machine q35,kernel-irqchip=split -device intel-iommu,intremap=on) iommuarg=' intel_iommu=on' ;;
+*-amd-iommu) machine=(-machine q35,kernel-irqchip=split -device amd-iommu,intremap=on) ;;
+esac
+# shellcheck disable=SC2054
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi "${machine[@]}" -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver}${crashcpus:+ e2e.cpus=$crashcpus}${seed:+ e2e.seed=$seed}${appendfirst:+ $appendfirst}"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver e2e.dsel=$dsel$iommuarg}${crashcpus:+ e2e.cpus=$crashcpus}${seed:+ e2e.seed=$seed}${appendfirst:+ $appendfirst}"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")
@@ -781,12 +828,17 @@ if [ -n "$disk" ]; then
 	# `modprobe --show-depends` ("insmod PATH") or kdumpinit's lines.
 	depnames() { awk '$1 == "insmod" { n = $2; sub(".*/", "", n); sub("\\.ko.*", "", n); gsub("-", "_", n); if (!seen[n]++) print n }'; }
 	fwcfg=$(modprobe -S "$kver" --show-depends qemu_fw_cfg 2>/dev/null | depnames)
-	for t in $disktypes; do
+	for t in $guesttypes; do
 		# The drivers each bus needs, from the disk upwards (the disk's,
 		# the controller's, the PCI function's), and the names that
 		# must be there whatever modprobe says.
 		case $t in
-		nvme) tops='nvme' must='nvme nvme_core' ;;
+		nvme | nvme-*) tops='nvme' must='nvme nvme_core' ;;
+		megasas) tops='sd_mod megaraid_sas' must='sd_mod scsi_mod megaraid_sas' ;;
+		pvscsi) tops='sd_mod vmw_pvscsi' must='sd_mod scsi_mod vmw_pvscsi' ;;
+		usb-storage) tops='sd_mod usb_storage xhci_pci' must='sd_mod scsi_mod usb_storage usbcore xhci_hcd xhci_pci' ;;
+		usb-uas) tops='sd_mod uas xhci_pci' must='sd_mod scsi_mod uas usb_storage usbcore xhci_hcd xhci_pci' ;;
+		sdhci) tops='mmc_block sdhci_pci' must='mmc_block mmc_core sdhci sdhci_pci' ;;
 		ahci) tops='sd_mod ahci' must='sd_mod scsi_mod libata libahci ahci' ;;
 		scsi) tops='sd_mod virtio_scsi virtio_pci' must='sd_mod scsi_mod virtio_scsi virtio virtio_pci' ;;
 		virtio) tops='virtio_blk virtio_pci' must='virtio_blk virtio virtio_pci' ;;
@@ -828,15 +880,18 @@ if [ -n "$disk" ]; then
 	else
 		failed "the crash kernel loaded '${nload:-}' modules, $(wc -l <<<"$pnames") packed"
 	fi
-	case $disk in nvme) node='nvme[0-9]+n[0-9]+' ;; ahci | scsi) node='sd[a-z]+' ;; virtio) node='vd[a-z]+' ;; esac
-	if grep -a "Command line:" "$post" | grep -q "kdumpinit.dev=SERIAL=kdump-$disk"; then
+	case $disk in
+	nvme | nvme-*) node='nvme[0-9]+n[0-9]+' ;; virtio) node='vd[a-z]+' ;; sdhci) node='mmcblk[0-9]+' ;;
+	*) node='sd[a-z]+' ;;
+	esac
+	if grep -a "Command line:" "$post" | grep -q "kdumpinit.dev=$dsel "; then
 		tgt=$(grep -a -o -E "kdumpinit: target: /dev/$node " "$post" | tail -n 1)
-		[ -n "$tgt" ] && pass "SERIAL=kdump-$disk selected ${tgt#kdumpinit: target: }in the crash kernel" ||
-			failed "SERIAL=kdump-$disk: no 'target: /dev/$node' line: $(grep -a -m1 'kdumpinit: target' "$post")"
+		[ -n "$tgt" ] && pass "$dsel selected ${tgt#kdumpinit: target: }in the crash kernel" ||
+			failed "$dsel: no 'target: /dev/$node' line: $(grep -a -m1 'kdumpinit: target' "$post")"
 	else
-		failed "the crash kernel's command line has no kdumpinit.dev=SERIAL=kdump-$disk"
+		failed "the crash kernel's command line has no kdumpinit.dev=$dsel"
 	fi
-	for t in $disktypes; do
+	for t in $guesttypes; do
 		[ "$t" = "$disk" ] && continue
 		[ "$(sha256sum <"$workdir/dump-$t.img" | cut -d' ' -f1)" = "${before[$t]}" ] &&
 			pass "kdump-$t (claimed, not selected) is byte for byte as it was" ||
@@ -1039,6 +1094,26 @@ if [ $rawonly = 0 ]; then
 	else
 		[ $rc = 0 ] && pass "kdumpinit save --format elf (exit 0)" ||
 			{ failed "kdumpinit save exited $rc:"; sed 's/^/    /' "$workdir/save.out"; }
+	fi
+	# --disk: the dump complete, and its save opens in drgn with no debug
+	# info (VMCOREINFO alone): the release read from init_uts_ns through
+	# the crashed kernel's page tables (new_utsname.release at 130).
+	if [ -n "$disk" ]; then
+		grep -q "^state *complete" "$workdir/info.out" &&
+			pass "the dump on kdump-$disk is complete ($(grep -m1 '^state' "$workdir/info.out" | cut -c1-80))" ||
+			failed "the dump on kdump-$disk is not complete: $(grep -m1 '^state' "$workdir/info.out")"
+		got=$("$python" - "$workdir/saved.elf" 2>&1 <<'PY'
+import re, sys, drgn
+path = sys.argv[1]
+with open(path, "rb") as f:
+    m = re.search(rb"SYMBOL\(init_uts_ns\)=([0-9a-f]+)", f.read(1 << 20))
+p = drgn.Program()
+p.set_core_dump(path)
+print(p.read(int(m.group(1), 16) + 130, 65).split(b"\0")[0].decode())
+PY
+)
+		[ "$got" = "$kver" ] && pass "drgn opens the saved ELF: init_uts_ns says $got" ||
+			failed "drgn on the saved ELF: '$(tail -n 1 <<<"$got")', want $kver"
 	fi
 	if [ "$npois" -gt 0 ] && [ -f "$workdir/saved.elf" ]; then
 		poisoned=$(poisoned_pages | while read -r pfn; do printf '0x%x\n' $((pfn * 4096)); done | paste -sd, -)

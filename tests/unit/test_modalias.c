@@ -1,7 +1,8 @@
 /* Unit tests for config/modalias.c: the modules a dump device needs, from
  * a fake sysfs (virtio-blk with a partition, NVMe with and without
- * multipath, SATA through AHCI, virtio-scsi, dm-crypt on a partition, a
- * watchdog) and a fake module tree whose modules.dep, modules.alias and
+ * multipath, SATA through AHCI, virtio-scsi, USB storage on xHCI, an SD
+ * card on SDHCI,
+ * dm-crypt on a partition, a watchdog) and a fake module tree whose modules.dep, modules.alias and
  * modules.softdep lines are Debian 12's 6.1 ones; the expected orders are
  * what `modprobe --show-depends -a` printed there, duplicates dropped. */
 #define _GNU_SOURCE	/* nftw flags, in glibc (the ASan build) */
@@ -160,6 +161,16 @@ static const char dep_text[] =
 	"kernel/drivers/watchdog/watchdog.ko:\n"
 	"kernel/drivers/watchdog/i6300esb.ko: kernel/drivers/watchdog/watchdog.ko\n"
 	"kernel/drivers/firmware/qemu_fw_cfg.ko:\n"
+	"kernel/drivers/mmc/core/mmc_core.ko:\n"
+	"kernel/drivers/mmc/core/mmc_block.ko: kernel/drivers/mmc/core/mmc_core.ko\n"
+	"kernel/drivers/mmc/host/sdhci.ko: kernel/drivers/mmc/core/mmc_core.ko\n"
+	"kernel/drivers/mmc/host/cqhci.ko: kernel/drivers/mmc/core/mmc_core.ko\n"
+	"kernel/drivers/mmc/host/sdhci-pci.ko: kernel/drivers/mmc/host/cqhci.ko kernel/drivers/mmc/host/sdhci.ko kernel/drivers/mmc/core/mmc_core.ko\n"
+	"kernel/drivers/usb/common/usb-common.ko:\n"
+	"kernel/drivers/usb/core/usbcore.ko: kernel/drivers/usb/common/usb-common.ko\n"
+	"kernel/drivers/usb/host/xhci-hcd.ko: kernel/drivers/usb/core/usbcore.ko kernel/drivers/usb/common/usb-common.ko\n"
+	"kernel/drivers/usb/host/xhci-pci.ko: kernel/drivers/usb/host/xhci-hcd.ko kernel/drivers/usb/core/usbcore.ko kernel/drivers/usb/common/usb-common.ko\n"
+	"kernel/drivers/usb/storage/usb-storage.ko: kernel/drivers/usb/core/usbcore.ko kernel/drivers/usb/common/usb-common.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
 	"kernel/drivers/net/virtio_net.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n";
 
 static const char alias_text[] =
@@ -176,6 +187,7 @@ static const char alias_text[] =
 	"alias pci:v*d*sv*sd*bc01sc06i01* ahci\n"
 	"alias pci:v00008086d000025ABsv*sd*bc*sc*i* i6300esb\n"
 	"alias scsi:t-0x00* sd_mod\n"
+	"alias mmc:block mmc_block\n"
 	"alias scsi:t-0x0[47]* sd_mod\n";
 
 static const char softdep_text[] =
@@ -286,6 +298,42 @@ static void fake_sysfs(void)
 		 "sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:2/1:0:2:0/block/sdd/device");
 	put_bin("sys/devices/pci0000:00/0000:00:06.0/virtio1/host1/target1:0:2/1:0:2:0/vpd_pg80",
 		"\0\x80\0\x05kdump-long", 14);
+
+	/* USB storage (QEMU's qemu-xhci + usb-storage on 6.1): sde under the
+	 * SCSI host of interface 2-1:1.0 of USB device 2-1, which holds the
+	 * serial (usb-storage has sd skip the VPD pages: no vpd_pg80); the
+	 * root hub usb2's serial is the controller's PCI name. */
+	put_dev("pci0000:00/0000:00:0d.0", "pci", "xhci_hcd", "xhci_pci",
+		"pci:v00001B36d0000000Dsv00001AF4sd00001100bc0Csc03i30\n");
+	put_dev("pci0000:00/0000:00:0d.0/usb2", "usb", "usb", "usbcore", NULL);
+	put_text("sys/devices/pci0000:00/0000:00:0d.0/usb2/idVendor", "1d6b\n");
+	put_text("sys/devices/pci0000:00/0000:00:0d.0/usb2/serial", "0000:00:0d.0\n");
+	put_dev("pci0000:00/0000:00:0d.0/usb2/2-1", "usb", "usb", "usbcore", NULL);
+	put_text("sys/devices/pci0000:00/0000:00:0d.0/usb2/2-1/idVendor", "46f4\n");
+	put_text("sys/devices/pci0000:00/0000:00:0d.0/usb2/2-1/serial", "kdump-usb\n");
+	put_dev("pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0", "usb", "usb-storage", "usb_storage",
+		"usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00\n");
+	put_dev("pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2", "scsi", NULL, NULL, NULL);
+	put_dev("pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0", "scsi", NULL, NULL, NULL);
+	put_dev("pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0/2:0:0:0", "scsi", "sd", NULL,
+		"scsi:t-0x00\n");
+	put_class("pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0/2:0:0:0/block/sde", "block", "sde");
+	put_link("sys/devices/pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0/2:0:0:0",
+		 "sys/devices/pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0/2:0:0:0/block/sde/device");
+	put_text("dev/sde", "");
+
+	/* An SD card (QEMU's sdhci-pci + sd-card on 6.1): mmcblk0 under card
+	 * mmc0:4567 under host mmc0. The card's driver mmcblk sets no owner,
+	 * so no module link, and the mmc bus has no modalias attribute: only
+	 * the uevent's MODALIAS= names mmc_block. */
+	put_dev("pci0000:00/0000:00:0e.0", "pci", "sdhci-pci", "sdhci_pci",
+		"pci:v00001B36d00000007sv00001AF4sd00001100bc08sc05i01\n");
+	put_class("pci0000:00/0000:00:0e.0/mmc_host/mmc0", "mmc_host", NULL);
+	put_dev("pci0000:00/0000:00:0e.0/mmc_host/mmc0/mmc0:4567", "mmc", "mmcblk", NULL, NULL);
+	put_text("sys/devices/pci0000:00/0000:00:0e.0/mmc_host/mmc0/mmc0:4567/uevent",
+		 "DRIVER=mmcblk\nMMC_TYPE=SD\nMMC_NAME=QEMU!\nMODALIAS=mmc:block\n");
+	put_class("pci0000:00/0000:00:0e.0/mmc_host/mmc0/mmc0:4567/block/mmcblk0", "block", "mmcblk0");
+	put_text("dev/mmcblk0", "");
 
 	/* dm-crypt on vda1. */
 	put_class("virtual/block/dm-0", "block", "dm-0");
@@ -429,6 +477,7 @@ static void serial_by_bus(void)
 		{ "SERIAL=kdump-ahci", "/dev/sda" },
 		{ "SERIAL=kdump-scsi", "/dev/sdb" },
 		{ "SERIAL=kdump", "/dev/sdd" },
+		{ "SERIAL=kdump-usb", "/dev/sde" },
 	};
 	char want[4096];
 
@@ -442,6 +491,27 @@ static void serial_by_bus(void)
 	CHECK_INT(resolve("SERIAL=kdump-bad", moddir), -ENOENT);	/* page 0x83 */
 	CHECK_INT(resolve("SERIAL=kdump-long", moddir), -ENOENT);	/* past its length */
 	CHECK_INT(resolve("SERIAL=kdump-ahci          ", moddir), -ENOENT);
+	CHECK_INT(resolve("SERIAL=0000:00:0d.0", moddir), -ENOENT);	/* the root hub's */
+}
+
+/* A USB disk's chain: sd, usb-storage, the USB core (the device's and
+ * root hub's driver "usb"), the host controller's xhci_pci; the order is
+ * modprobe --show-depends -a sd_mod usb_storage xhci_pci's on 6.1. */
+static void usb_storage_chain(void)
+{
+	CHECK_INT(resolve("SERIAL=kdump-usb", moddir), 0);
+	CHECK_STR(names(&list), "crct10dif_common crc64 crct10dif_pclmul crct10dif_generic crc_t10dif "
+		  "scsi_common scsi_mod crc64_rocksoft t10_pi sd_mod usb_common usbcore usb_storage "
+		  "xhci_hcd xhci_pci");
+}
+
+/* An SD card: mmc_block from the card's uevent, then the host's chain,
+ * as modprobe --show-depends -a mmc_block sdhci_pci orders it on 6.1. */
+static void sd_card_chain(void)
+{
+	CHECK_INT(resolve("/dev/mmcblk0", moddir), 0);
+	CHECK_STR(names(&list), "mmc_core mmc_block sdhci cqhci sdhci_pci");
+	CHECK_STR(reason_of(&list, "mmc_block"), "modalias of mmc0:4567 (mmc, driver mmcblk), for mmcblk0");
 }
 
 static void dm_on_partition(void)
@@ -512,6 +582,8 @@ int main(void)
 	RUN(sata_ahci);
 	RUN(virtio_scsi);
 	RUN(serial_by_bus);
+	RUN(usb_storage_chain);
+	RUN(sd_card_chain);
 	RUN(dm_on_partition);
 	RUN(builtin_skipped);
 	RUN(extras);

@@ -178,6 +178,15 @@ static void fake_sysfs(void)
 		"virtio:d00000002v00001AF4\n");
 	put_disk("pci0000:00/0000:00:04.0/virtio0/block/vda", "vda", "254:0");
 
+	/* An SD card: its driver mmcblk has no module link, the mmc bus no
+	 * modalias file; the uevent's MODALIAS= is what names mmc_block. */
+	put_dev("pci0000:00/0000:00:05.0", "pci", "sdhci-pci", "sdhci_pci",
+		"pci:v00001B36d00000007sv00001AF4sd00001100bc08sc05i01\n");
+	put_dev("pci0000:00/0000:00:05.0/mmc_host/mmc0/mmc0:4567", "mmc", "mmcblk", NULL, NULL);
+	put_text("sys/devices/pci0000:00/0000:00:05.0/mmc_host/mmc0/mmc0:4567/uevent",
+		 "DRIVER=mmcblk\nMMC_TYPE=SD\nMODALIAS=mmc:block\n");
+	put_disk("pci0000:00/0000:00:05.0/mmc_host/mmc0/mmc0:4567/block/mmcblk0", "mmcblk0", "179:0");
+
 	put_disk("virtual/block/dm-0", "dm-0", "253:0");
 	mkdirs("sys/devices/virtual/block/dm-0/dm");
 }
@@ -333,6 +342,23 @@ static void name_is_not_module(void)
 	put_link("sys/module/mpt3sas", "sys/bus/pci/drivers/mpt3sas_hba/module");
 }
 
+/* mmc_block built in (modules.builtin.modinfo's alias mmc:block) is found
+ * through the card's uevent; without it, mmcblk is what lacks. */
+static void sd_card(void)
+{
+	static const char modinfo[] = "mmc_block.alias=mmc:block\0";
+	static struct reach_chain c;
+	CHECK_INT(reach_chain_read(&sr, "mmcblk0", &c), 0);
+	CHECK_STR(c.node[1].module, "mmcblk");
+	CHECK_STR(c.node[1].modalias, "mmc:block");
+	put_kernel("kernel/drivers/mmc/host/sdhci-pci.ko\n", modinfo, sizeof modinfo, intel_config);
+	CHECK_INT(missing_for("mmcblk0"), 0);
+	CHECK_STR(lacking, "");
+	put_kernel("kernel/drivers/mmc/host/sdhci-pci.ko\n", "", 1, intel_config);
+	CHECK_INT(missing_for("mmcblk0"), 1);
+	CHECK_STR(lacking, "mmcblk");
+}
+
 static void unbound_parent(void)
 {
 	static struct reach_chain c;
@@ -432,6 +458,7 @@ int main(void)
 	RUN(missing_iommu);
 	RUN(iommu_kinds);
 	RUN(name_is_not_module);
+	RUN(sd_card);
 	RUN(unbound_parent);
 	RUN(device_mapper);
 	RUN(validated);
