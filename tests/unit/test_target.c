@@ -11,7 +11,7 @@
 #include "../../config/target.h"
 #include "../../dump/format.h"
 
-static char root[1024];
+#include "fakesys.h"
 
 static void mkroot(void)
 {
@@ -21,28 +21,6 @@ static void mkroot(void)
 		perror("mkdtemp");
 		exit(2);
 	}
-}
-
-static const char *path_of(const char *rel)
-{
-	static char bufs[4][4096];
-	static int k;
-	char *b = bufs[k++ % 4];
-	snprintf(b, 4096, "%s/%s", root, rel);
-	return b;
-}
-
-static void mkdirs(const char *rel)
-{
-	char p[4096];
-	snprintf(p, sizeof p, "%s/%s", root, rel);
-	for (char *s = p + strlen(root) + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			mkdir(p, 0755);
-			*s = '/';
-		}
-	mkdir(p, 0755);
 }
 
 static void put_file(const char *rel, const void *data, size_t len, uint64_t size)
@@ -56,10 +34,6 @@ static void put_file(const char *rel, const void *data, size_t len, uint64_t siz
 	close(fd);
 }
 
-static void put_text(const char *rel, const char *text)
-{
-	put_file(rel, text, strlen(text), 0);
-}
 
 /* A claimed image file: superblock at 0, zero up to `size`. */
 static void put_claim(const char *rel, uint64_t size, const char *label, struct kdi_super *sb)

@@ -27,7 +27,7 @@ UNIT_DIR := $(BUILD)/tests/unit
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(UNIT_DIR)/%)
 UNIT_ASAN_BINS := $(UNIT_SRCS:tests/unit/%.c=$(UNIT_DIR)/asan/%)
-UNIT_HDRS := tests/unit/check.h $(wildcard */*.h)
+UNIT_HDRS := tests/unit/check.h tests/unit/fakesys.h $(wildcard */*.h)
 
 UNIT_LIB_SRCS := $(filter-out main/% host/% arm/% init/%,$(or $(SRCS),$(wildcard config/*.c capture/*.c dump/*.c kernel/*.c arch/*.c lib/*.c)))
 UNIT_OBJS := $(UNIT_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
