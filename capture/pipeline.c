@@ -1023,7 +1023,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 		 * opening its pages. The head is ours: it cannot fail. */
 		pages_seal(w->p->in->seal, &wh, pl);
 		sl->payload = pl;
-		sl->payload_len = len + KDI_PAGES_PARTS * KDI_TAG_BYTES;
+		sl->payload_len = len + chunk_tags_len(KDI_CH_PAGES, KDI_FORMAT_AEGIS);
 		sl->hash = payload_hash(pl, sl->payload_len, NULL, 0, NULL, 0);
 		return;
 	}
@@ -1230,7 +1230,7 @@ static int slots_alloc(struct pipe *p, unsigned n)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
 		p->slots[i].buf = malloc(SLOT_SEAL_ROOM + (size_t)BLOCK_PAGES * p->ps +
-					 LZ4_COMPRESSBOUND(p->ps) + KDI_PAGES_PARTS * KDI_TAG_BYTES);
+					 LZ4_COMPRESSBOUND(p->ps) + chunk_tags_len(KDI_CH_PAGES, KDI_FORMAT_AEGIS));
 		if (!p->slots[i].buf)
 			return -ENOMEM;
 		p->slots[i].data = p->slots[i].buf + SLOT_SEAL_ROOM;

@@ -62,11 +62,9 @@ static int seal_pieces(struct kdi_writer *w, uint16_t type, uint32_t mode, const
 	if (l3) memcpy(w->sbuf + l1 + l2, p3, l3);
 	struct seal_where wh = { .dump_id = w->dump_id, .seq = w->seq, .type = type,
 				 .len = (uint32_t)len };
-	if (mode == KDI_CHUNK_SEALED && type == KDI_CH_PAGES)
-		return pages_seal(w->seal, &wh, w->sbuf);
 	if (mode == KDI_CHUNK_SEALED)
-		seal_chunk(w->seal, &wh, w->sbuf, w->sbuf + len);
-	else if (type == KDI_CH_SEAL)
+		return chunk_seal(w->seal, &wh, KDI_FORMAT_AEGIS, w->sbuf);
+	if (type == KDI_CH_SEAL)
 		seal_auth(w->seal, &wh, w->authpre, w->authpre_len, w->sbuf, len, w->sbuf + len);
 	else if (type == KDI_CH_PAD)
 		/* Zeros, which a reader checks: the tag binds its place and
@@ -388,16 +386,9 @@ static int put_chunk(struct kdi_writer *w, uint16_t type, uint64_t room, const u
 					  .len = (uint32_t)(l1 - tl) };
 		struct seal_where now = was;
 		now.seq = w->seq;
-		if (type == KDI_CH_PAGES) {
-			long hl = pages_open_index(w->seal, &was, b);
-			if (hl < 0 || pages_open_data(w->seal, &was, b, (size_t)hl) < 0 ||
-			    pages_seal(w->seal, &now, b) < 0)
-				return -EIO;	/* our own chunk: cannot happen */
-		} else {
-			if (seal_open_chunk(w->seal, &was, b, b + was.len) < 0)
-				return -EIO;
-			seal_chunk(w->seal, &now, b, b + now.len);
-		}
+		if (chunk_open(w->seal, &was, KDI_FORMAT_AEGIS, b) < 0 ||
+		    chunk_seal(w->seal, &now, KDI_FORMAT_AEGIS, b) < 0)
+			return -EIO;	/* our own chunk: cannot happen */
 		w->presealed_seq = w->seq;
 		hash = NULL;
 	}

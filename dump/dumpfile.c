@@ -292,15 +292,13 @@ static int unseal(struct dumpfile *d, struct kdi_chunk *h, uint8_t *buf, const u
 	 * opens its index here, and its pages here too unless they are to
 	 * be opened when read (DUMPFILE_DEFER_PAGES: save opens each once). */
 	int bad;
-	if (h->type == KDI_CH_PAGES && d->start.format_version >= KDI_FORMAT_AEGIS) {
+	if ((how & DUMPFILE_DEFER_PAGES) && chunk_in_parts(h->type, d->start.format_version)) {
 		/* (Pages that are all zeros, none stored, are not read: their
 		 * empty part is checked now.) */
 		long hl = pages_open_index(d->key, &w, buf);
-		int defer = (how & DUMPFILE_DEFER_PAGES) && hl >= 0 && (size_t)hl < len;
-		bad = hl < 0 || (!defer && pages_open_data(d->key, &w, buf, (size_t)hl) < 0);
-		d->pages_deferred |= !bad && defer;
+		bad = hl < 0 || ((size_t)hl == len && pages_open_data(d->key, &w, buf, len) < 0);
 	} else {
-		bad = seal_open_chunk(d->key, &w, buf, buf + len) < 0;
+		bad = chunk_open(d->key, &w, d->start.format_version, buf) < 0;
 	}
 	if (bad) {
 		snprintf(why, wsz, "chunk %llu (type %u) fails its authentication tag: changed, torn, "
@@ -1013,18 +1011,13 @@ static int load_block(struct dump_cursor *dc, const struct page_block *b, struct
 		plen -= tb;
 		struct seal_where w = { .dump_id = d->dump_id, .seq = b->seq, .type = KDI_CH_PAGES,
 					.len = plen };
-		if (d->start.format_version >= KDI_FORMAT_AEGIS) {
-			long hl = pages_open_index(d->key, &w, c->payload);
-			opened = hl >= 0 && pages_open_data(d->key, &w, c->payload, (size_t)hl) == 0;
-		} else {
-			opened = seal_open_chunk(d->key, &w, c->payload, c->payload + plen) == 0;
-		}
+		opened = chunk_open(d->key, &w, d->start.format_version, c->payload) == 0;
 	}
 	if (n != (ssize_t)b->payload_len || (b->sealed && !opened) ||
 	    pages_parse(c->payload, plen, d->start.page_size, &v) < 0 ||
 	    !same_block(b, c->payload, plen, opened, &v)) {
 		/* Shorter now, or other bytes; or the bytes loaded, whose
-		 * pages fail their tag (opened only now: pages_deferred). */
+		 * pages fail their tag (opened only now: DUMPFILE_DEFER_PAGES). */
 		c->stale = b;
 		c->stale_err = same && !opened ? -EKEYREJECTED : -ESTALE;
 		return c->stale_err;

@@ -111,11 +111,6 @@ struct dumpfile {
 	uint64_t sealed_chunks;		/* chunks left sealed (locked) */
 	uint64_t sealed_pages_bytes;	/* their PAGES payload bytes */
 	int end_unverified;		/* END read without its tag checked */
-	/* Loaded with DUMPFILE_DEFER_PAGES: the pages of sealed PAGES
-	 * chunks (version 7) were left sealed, their index opened; each is
-	 * opened, its tag checked, when read (dumpfile_page: -EKEYREJECTED
-	 * when it fails). */
-	int pages_deferred;
 };
 
 /* One block loaded for its pages. */

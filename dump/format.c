@@ -162,10 +162,14 @@ uint32_t chunk_tag_bytes(uint32_t version)
 	return version >= KDI_FORMAT_AEGIS ? KDI_TAG_BYTES : KDI_TAG_BYTES_V5;
 }
 
+int chunk_in_parts(uint16_t type, uint32_t version)
+{
+	return type == KDI_CH_PAGES && version >= KDI_FORMAT_AEGIS;
+}
+
 uint32_t chunk_tags_len(uint16_t type, uint32_t version)
 {
-	return chunk_tag_bytes(version) *
-	       (type == KDI_CH_PAGES && version >= KDI_FORMAT_AEGIS ? KDI_PAGES_PARTS : 1);
+	return chunk_tag_bytes(version) * (chunk_in_parts(type, version) ? KDI_PAGES_PARTS : 1);
 }
 
 uint32_t seal_scheme_of(uint32_t version)
@@ -585,6 +589,22 @@ int pages_open_data(const struct seal_dump *d, const struct seal_where *w, uint8
 	if (hl > w->len)
 		return -EBADMSG;
 	return seal_open_part(d, w, 3, p + hl, w->len - hl, p + w->len + 2 * KDI_TAG_BYTES);
+}
+
+int chunk_seal(const struct seal_dump *d, const struct seal_where *w, uint32_t version, uint8_t *p)
+{
+	if (chunk_in_parts(w->type, version))
+		return pages_seal(d, w, p);
+	seal_chunk(d, w, p, p + w->len);
+	return 0;
+}
+
+int chunk_open(const struct seal_dump *d, const struct seal_where *w, uint32_t version, uint8_t *p)
+{
+	if (!chunk_in_parts(w->type, version))
+		return seal_open_chunk(d, w, p, p + w->len);
+	long hl = pages_open_index(d, w, p);
+	return hl < 0 ? -EBADMSG : pages_open_data(d, w, p, (size_t)hl);
 }
 
 int pages_parse(const void *payload, size_t len, uint32_t page_size,

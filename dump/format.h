@@ -317,8 +317,10 @@ uint32_t chunk_seal_mode(uint16_t type, uint32_t version);
  * (from 5 on), and the sealing scheme of that version. */
 uint32_t chunk_tag_bytes(uint32_t version);
 uint32_t seal_scheme_of(uint32_t version);
-/* The bytes of tags after a sealed chunk's payload: a tag, or in a PAGES
- * chunk of version 7 KDI_PAGES_PARTS of them. */
+/* Whether a sealed chunk of this type and version is sealed in its parts
+ * (a PAGES chunk of version 7), and the bytes of tags after its payload:
+ * a tag, or KDI_PAGES_PARTS of them. */
+int chunk_in_parts(uint16_t type, uint32_t version);
 uint32_t chunk_tags_len(uint16_t type, uint32_t version);
 /* XXH64 of a payload given in up to three pieces (any may be NULL/0). */
 uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
@@ -391,6 +393,12 @@ struct seal_where;
 int pages_seal(const struct seal_dump *d, const struct seal_where *w, uint8_t *p);
 long pages_open_index(const struct seal_dump *d, const struct seal_where *w, uint8_t *p);
 int pages_open_data(const struct seal_dump *d, const struct seal_where *w, uint8_t *p, size_t hl);
+/* A SEALED chunk of this version whole, in place, its tags (after
+ * w->len clear bytes) as chunk_tags_len says: one AEAD, or a PAGES
+ * chunk of version 7 in its parts. chunk_seal: 0, or pages_seal's
+ * -EINVAL; chunk_open: 0, or -EBADMSG. */
+int chunk_seal(const struct seal_dump *d, const struct seal_where *w, uint32_t version, uint8_t *p);
+int chunk_open(const struct seal_dump *d, const struct seal_where *w, uint32_t version, uint8_t *p);
 
 /* PAGES payload helpers (validating). */
 struct kdi_pages_view {
