@@ -44,8 +44,18 @@ static int link_name(const char *dir, const char *name, char *out, size_t sz)
 	return 0;
 }
 
-/* dir/name as one printable word shorter than sz, else "": a modalias is
- * only a hint (see reach_missing), so a strange one is dropped. */
+/* OUT as one printable word, else "": a modalias is only a hint (see
+ * reach_missing), so a strange one is dropped. */
+static void word_or_nothing(char *out)
+{
+	for (const char *c = out; *c; c++)
+		if (*c <= ' ' || *c > '~') {
+			out[0] = 0;
+			return;
+		}
+}
+
+/* dir/name as one printable word shorter than sz, else "". */
 static void read_word(const char *dir, const char *name, char *out, size_t sz)
 {
 	char path[PATH_MAX];
@@ -54,10 +64,8 @@ static void read_word(const char *dir, const char *name, char *out, size_t sz)
 	ssize_t n = read_text_file(path, out, sz);
 	if (n <= 0 || (size_t)n >= sz - 1)
 		n = 0;
-	for (ssize_t i = 0; i < n; i++)
-		if (out[i] <= ' ' || out[i] > '~')
-			n = 0;
 	out[n] = 0;
+	word_or_nothing(out);
 }
 
 /* '-' as '_', as module names are compared (kmod does the same). */
@@ -68,31 +76,14 @@ static void modname(char *s)
 			*s = '_';
 }
 
-/* MODALIAS= of dir/uevent as one printable word, else "": for a bus with
- * no modalias attribute (mmc's "mmc:block": the card's driver mmcblk has
- * no module link, built in or not). */
-static void read_uevent_alias(const char *dir, char *out, size_t sz)
+/* The node's modalias attribute, else its uevent's MODALIAS= (a bus with
+ * none: mmc), one printable word shorter than sz, else "". */
+static void read_alias(const char *dir, char *out, size_t sz)
 {
-	char path[PATH_MAX], buf[1024];
-
-	out[0] = 0;
-	snprintf(path, sizeof path, "%s/uevent", dir);
-	if (read_text_file(path, buf, sizeof buf) <= 0)
-		return;
-	for (char *l = buf; l;) {
-		char *nl = strchr(l, '\n');
-		if (nl)
-			*nl = 0;
-		size_t n = strlen(l);
-		if (n > 9 && n - 9 < sz && !strncmp(l, "MODALIAS=", 9)) {
-			for (size_t i = 9; i < n; i++)
-				if (l[i] <= ' ' || l[i] > '~')
-					return;
-			strcpy(out, l + 9);
-			return;
-		}
-		l = nl ? nl + 1 : NULL;
-	}
+	read_word(dir, "modalias", out, sz);
+	if (!out[0] && uevent_modalias(dir, out, sz) < 0)
+		out[0] = 0;
+	word_or_nothing(out);
 }
 
 static int node_read(const char *dir, struct reach_node *nd)
@@ -112,9 +103,7 @@ static int node_read(const char *dir, struct reach_node *nd)
 	if (!nd->module[0])
 		strcpy(nd->module, nd->driver);
 	modname(nd->module);
-	read_word(dir, "modalias", nd->modalias, sizeof nd->modalias);
-	if (!nd->modalias[0])
-		read_uevent_alias(dir, nd->modalias, sizeof nd->modalias);
+	read_alias(dir, nd->modalias, sizeof nd->modalias);
 	return 0;
 }
 

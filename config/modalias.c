@@ -424,10 +424,7 @@ static int exists(const char *dir, const char *name)
 	return stat(path, &st) == 0;
 }
 
-/* A bus with no modalias attribute may still give MODALIAS= in the
- * node's uevent: mmc's "mmc:block", whose driver (mmcblk) sets no owner,
- * so it has no module link either (6.1). */
-static int uevent_modalias(const char *dir, char *out, size_t sz)
+int uevent_modalias(const char *dir, char *out, size_t sz)
 {
 	char path[PATH_MAX], buf[1024];
 

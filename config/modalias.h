@@ -66,6 +66,12 @@ int modules_for_watchdogs(const struct sysroot *r, const struct modtree *t, stru
  * the tree does not know is skipped. 0 or -ENOSPC. */
 int modules_add(const struct modtree *t, const char *name, const char *why, struct modlist *out);
 
+/* MODALIAS= of the device node DIR's uevent, for a bus with no modalias
+ * attribute: mmc's "mmc:block", whose driver (mmcblk) sets no owner, so
+ * it has no module link either (6.1). 0, -ENOENT, or -ENAMETOOLONG (OUT
+ * cut short). */
+int uevent_modalias(const char *dir, char *out, size_t sz);
+
 /* fnmatch(3) without flags, as modprobe matches modules.alias: * ? [set]
  * [!set] [a-z]. 1 on a match. */
 int alias_match(const char *pattern, const char *s);
