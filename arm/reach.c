@@ -218,44 +218,6 @@ void reach_kernel_free(struct reach_kernel *k)
 
 /* ---- the comparison ---- */
 
-/* Is module mod built in? modules.builtin lines are paths
- * ("kernel/drivers/scsi/megaraid/megaraid_sas.ko"), the name being the
- * file's, '-' as '_'. */
-static int builtin(const struct reach_kernel *k, const char *mod)
-{
-	char n[64];
-
-	for (const char *l = k->builtin; *l; l += strcspn(l, "\n"), l += *l == '\n') {
-		size_t len = strcspn(l, "\n");
-		const char *b = l;
-		for (const char *p = l; p < l + len; p++)
-			if (*p == '/')
-				b = p + 1;
-		size_t bl = (size_t)(l + len - b);
-		if (bl > 3 && !strncmp(b + bl - 3, ".ko", 3) && bl - 3 < sizeof n) {
-			memcpy(n, b, bl - 3);
-			n[bl - 3] = 0;
-			modname(n);
-			if (!strcmp(n, mod))
-				return 1;
-		}
-	}
-	return 0;
-}
-
-/* A built-in driver that would bind to a device of this modalias
- * (modules.builtin.modinfo's "NAME.alias=PATTERN" records): the driver
- * the dedicated kernel has may be another than the one bound here. */
-static int builtin_alias(const struct reach_kernel *k, const char *alias)
-{
-	for (size_t i = 0; *alias && i < k->modinfo_len; i += strlen(k->modinfo + i) + 1) {
-		const char *dot = strchr(k->modinfo + i, '.');
-		if (dot && !strncmp(dot, ".alias=", 7) && alias_match(dot + 7, alias))
-			return 1;
-	}
-	return 0;
-}
-
 /* OPTION=y in a .config. */
 static int config_y(const char *config, const char *opt)
 {
@@ -298,7 +260,8 @@ int reach_missing(const struct reach_kernel *k, const struct reach_chain *c, cha
 		int skip = !nd->driver[0];
 		for (size_t j = 0; j < ARRAY_SIZE(not_needed); j++)
 			skip |= !strcmp(nd->driver, not_needed[j]);
-		if (!skip && !builtin(k, nd->module) && !builtin_alias(k, nd->modalias))
+		if (!skip && !modules_builtin_has(k->builtin, nd->module) &&
+		    !modinfo_alias(k->modinfo, k->modinfo_len, nd->modalias, NULL, 0))
 			n += lack(out, sz, nd->module, NULL);
 	}
 	if (c->layer[0] && !config_y(k->config, c->layer[0] == 'd' ? "CONFIG_BLK_DEV_DM" : "CONFIG_BLK_DEV_MD"))

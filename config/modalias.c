@@ -221,23 +221,30 @@ static void alias_norm(const char *s, size_t len, char *out, size_t sz)
 	out[n] = 0;
 }
 
-/* Does a built-in module declare an alias matching s? (modules.builtin.
- * modinfo: "name.alias=PATTERN" records, NUL-separated.) Names it in mod. */
-static int builtin_alias(const struct modtree *t, const char *s, char *mod, size_t sz)
+int modinfo_alias(const char *binfo, size_t len, const char *alias, char *mod, size_t sz)
 {
-	char pat[256];
+	char pat[256], s[256];
 
-	for (size_t i = 0; t->binfo && i < t->binfo_len; i += strlen(t->binfo + i) + 1) {
-		const char *rec = t->binfo + i, *dot = strchr(rec, '.');
+	if (!*alias)
+		return 0;
+	alias_norm(alias, strlen(alias), s, sizeof s);
+	for (size_t i = 0; binfo && i < len; i += strlen(binfo + i) + 1) {
+		const char *rec = binfo + i, *dot = strchr(rec, '.');
 		if (!dot || strncmp(dot, ".alias=", 7))
 			continue;
 		alias_norm(dot + 7, strlen(dot + 7), pat, sizeof pat);
 		if (alias_match(pat, s)) {
-			modname(rec, (size_t)(dot - rec), mod, sz);
+			if (mod)
+				modname(rec, (size_t)(dot - rec), mod, sz);
 			return 1;
 		}
 	}
 	return 0;
+}
+
+int modules_builtin_has(const char *builtin, const char *name)
+{
+	return builtin && find_line(builtin, name) != NULL;
 }
 
 /* ---- the list ---- */
@@ -296,7 +303,7 @@ static int add_any(const struct modtree *t, const char *name, const char *why, s
 		if ((r = add_name(t, mod, why, out)) < 0)
 			return r;
 	}
-	if (!*found && builtin_alias(t, s, mod, sizeof mod)) {
+	if (!*found && modinfo_alias(t->binfo, t->binfo_len, s, mod, sizeof mod)) {
 		*found = 1;
 		if (!listed(out, mod))
 			return append(out, MOD_BUILTIN, mod, why);

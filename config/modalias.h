@@ -76,4 +76,13 @@ int uevent_modalias(const char *dir, char *out, size_t sz);
  * [!set] [a-z]. 1 on a match. */
 int alias_match(const char *pattern, const char *s);
 
+/* Does a record of modules.builtin.modinfo (binfo: "name.alias=PATTERN"
+ * records, NUL-separated, len bytes) declare an alias matching the
+ * modalias alias ("" matches none), both compared as kmod does ('-' as
+ * '_' outside [sets])? 1, naming the module in mod (when not NULL); 0. */
+int modinfo_alias(const char *binfo, size_t len, const char *alias, char *mod, size_t sz);
+
+/* Is module name ('-' as '_') listed in modules.builtin's text? */
+int modules_builtin_has(const char *builtin, const char *name);
+
 #endif

@@ -178,6 +178,15 @@ static void missing_hba(void)
 				       "megaraid_sas.alias=pci:v00001000d0000005Dsv*sd*bc*sc*i*\0";
 	put_kernel("kernel/drivers/scsi/sd_mod.ko\n", by_alias, sizeof by_alias, intel_config);
 	CHECK_INT(missing_for("sda"), 0);
+	/* Aliases compare as kmod compares them, '-' as '_' on both sides
+	 * (config/modalias.c's rule, one function for both callers). */
+	static const char underscored[] = "sd_mod.alias=scsi:t_0x00*\0"
+					   "megaraid_sas.alias=pci:v00001000d0000005Dsv*sd*bc*sc*i*\0";
+	put_kernel("kernel/drivers/scsi/sd_mod.ko\n", underscored, sizeof underscored, intel_config);
+	CHECK_INT(missing_for("sda"), 0);
+	/* A module file named with '-' is the module with '_'. */
+	put_kernel("kernel/drivers/scsi/megaraid/megaraid-sas.ko\n", modinfo, sizeof modinfo, intel_config);
+	CHECK_INT(missing_for("sda"), 0);
 	/* sd: neither its name nor an alias of its modalias: named as bound. */
 	put_kernel(all_builtin, "", 0, intel_config);
 	CHECK_INT(missing_for("sda"), 1);
