@@ -331,7 +331,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		"${cvm[@]}"
 	# The dedicated crash kernel (make crash-kernel: Debian's 7.3 source,
 	# kdumpinit inside; built once per machine, crash-kernel/README.md) at
-	# its floor, crashkernel=24M, under Debian 12's 6.1: level 31 on a
+	# its floor, crashkernel=28M, under Debian 12's 6.1: level 31 on a
 	# 1.5 GiB guest, the save byte for byte a host capture's of the raw
 	# copy (check-full: then as users run it, with no initramfs at all,
 	# and on 7.3
@@ -340,15 +340,15 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# Set whichever suites run: the lines below name it even when ONLY
 	# leaves them out (set -u).
 	ckernel=
-	if wanted e2e-dedicated-24M || wanted e2e-dedicated-24M-noinitrd || wanted e2e-dedicated-cma-7.3 || wanted e2e-lockdown ||
-		{ [ -n "${FULL:-}" ] && { wanted e2e-dedicated-24M-6G || wanted e2e-dedicated-24M-sealed; }; }; then
+	if wanted e2e-dedicated-28M || wanted e2e-dedicated-28M-noinitrd || wanted e2e-dedicated-cma-7.3 || wanted e2e-lockdown ||
+		{ [ -n "${FULL:-}" ] && { wanted e2e-dedicated-28M-6G || wanted e2e-dedicated-28M-sealed; }; }; then
 		echo "== crash kernel (make run-crash-kernel)"
 		ckernel=$PWD/$BUILD/crash-kernel/vmlinuz
 		make --no-print-directory -s run-crash-kernel BUILD="$BUILD" || rm -f "$ckernel"
 	fi
-	run_suite e2e-dedicated-24M bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 24M --mem 1536M \
-		--level 31 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-24M"
-	full_suite e2e-dedicated-24M-noinitrd bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 24M \
+	run_suite e2e-dedicated-28M bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 28M --mem 1536M \
+		--level 31 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-28M"
+	full_suite e2e-dedicated-28M-noinitrd bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 28M \
 		--mem 1536M --level 31 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-noinitrd"
 	# A real kernel's lockdown=integrity: arm refuses the unsigned
 	# dedicated kernel (exit 9, before loading, and when securityfs is
@@ -411,12 +411,12 @@ if [ -n "${FULL:-}" ]; then
 	run_suite e2e-sealed-cut bash tests/e2e/run.sh --cpu max,la57=off --seal --slow-disk 6000000 \
 		--cut-at '^kdumpinit: capture: .* (1[3-9][0-9]) MB written' --workdir "$BUILD/e2e/sealed-cut"
 	# The dedicated crash kernel's floor on the 6 GiB guest.
-	run_suite e2e-dedicated-24M-6G bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 24M --mem 6G \
-		--level 31 --timeout 1800 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-24M-6G"
+	run_suite e2e-dedicated-28M-6G bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 28M --mem 6G \
+		--level 31 --timeout 1800 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-28M-6G"
 	# Sealed at the dedicated kernel's floor (the key from fw_cfg, which
 	# it has built in): the 1 MB the plan adds for sealing still fits.
-	run_suite e2e-dedicated-24M-sealed bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 24M \
-		--mem 1536M --level 31 --crash-kernel "$ckernel" --seal --workdir "$BUILD/e2e/dedicated-24M-sealed"
+	run_suite e2e-dedicated-28M-sealed bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 28M \
+		--mem 1536M --level 31 --crash-kernel "$ckernel" --seal --workdir "$BUILD/e2e/dedicated-28M-sealed"
 	run_suite fresh bash tests/fresh/run.sh demo
 	# The rest of the hardware people own (about 1 min each): a MegaRAID
 	# HBA, USB storage and UAS on xHCI, an SD card on SDHCI, NVMe behind
@@ -472,9 +472,9 @@ if [ -n "${FULL:-}" ]; then
 		make --no-print-directory -s ARCH=arm64 run-crash-kernel || rm -f "$akernel"
 	fi
 	run_suite e2e-arm64-dedicated-24M bash tests/e2e-arm64/run.sh --crashkernel 24M --mem 1536M \
-		--crash-kernel "$akernel" --workdir "$BUILD/arm64/e2e/dedicated-24M"
+		--crash-kernel "$akernel" --workdir "$BUILD/arm64/e2e/dedicated-28M"
 	run_suite e2e-arm64-dedicated-24M-6G bash tests/e2e-arm64/run.sh --no-raw --level 31 --crashkernel 24M \
-		--mem 6G --timeout 1800 --crash-kernel "$akernel" --workdir "$BUILD/arm64/e2e/dedicated-24M-6G"
+		--mem 6G --timeout 1800 --crash-kernel "$akernel" --workdir "$BUILD/arm64/e2e/dedicated-28M-6G"
 	# Which crash and drgn read the saves (tests/crash/README.md): Debian 12's
 	# crash 8.0.2 and drgn 0.0.22, sid's crash 9.0.2 and drgn 0.3.0 (a
 	# debootstrap chroot cached in build/chroot/sid-readers), levels 31 and 1,
