@@ -335,7 +335,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# 1.5 GiB guest, the save byte for byte a host capture's of the raw
 	# copy (check-full: then as users run it, with no initramfs at all,
 	# and on 7.3
-	# with crashkernel=,cma: 16M fixed, the CMA paying for a worker per
+	# with crashkernel=,cma: 15M fixed, the CMA paying for a worker per
 	# CPU (--cpus auto)).
 	# Set whichever suites run: the lines below name it even when ONLY
 	# leaves them out (set -u).
@@ -357,7 +357,7 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	if [ -n "${FULL:-}" ] && wanted e2e-dedicated-cma-7.3; then
 		tree=$(tests/filter-makedumpfile/get-kernel.sh 7.3 | sed -n 's/^MODROOT=//p')
 		run_suite e2e-dedicated-cma-7.3 bash tests/e2e/run.sh --cpu max,la57=off --kernel-tree "$tree" \
-			--crashkernel "13M crashkernel=256M,cma" --mem 1536M --level 31 --crash-kernel "$ckernel" \
+			--crashkernel "15M crashkernel=256M,cma" --mem 1536M --level 31 --crash-kernel "$ckernel" \
 			--crash-cpus auto --smp 4 --min-workers 3 --workdir "$BUILD/e2e/dedicated-cma-7.3"
 	fi
 	# The memory map's exclusion (kdumpinit.memmap=exclude) in the real

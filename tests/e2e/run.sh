@@ -1057,6 +1057,15 @@ if [ $rawonly = 0 ]; then
 		[ $rc = 0 ] && pass "kdumpinit info (exit 0)" ||
 			{ failed "kdumpinit info exited $rc:"; sed 's/^/    /' "$workdir/info.out"; }
 	fi
+	# The crash kernel's clock: the capture's time (END) within a day of
+	# this host's, not 1970 (a crash kernel without its RTC driver).
+	if [ $rc = 0 ]; then
+		capt=$(sed -n 's/^captured *//p' "$workdir/info.out")
+		cs=$(date -d "$capt" +%s 2>/dev/null || echo 0)
+		[ $((cs > $(date +%s) - 86400 && cs < $(date +%s) + 86400)) = 1 ] &&
+			pass "the crash kernel's clock: captured $capt" ||
+			failed "the crash kernel's clock: captured '$capt', not within a day of now (no RTC?)"
+	fi
 	npois=$(poisoned_pages | wc -l)
 	# A cut-off dump has no END record, which holds the counts.
 	if [ "$npois" -gt 0 ] && [ $stalldisk = 0 ] && [ -z "$blkdebug$cutat$dumpsize" ]; then
