@@ -677,6 +677,89 @@ int modules_for_block(const struct sysroot *r, const struct modtree *t, const ch
 	return rc;
 }
 
+/* Bytes of the module files in l that out does not list yet: what adding
+ * l's new modules packs (modules.dep names each file under moddir). */
+static long long new_bytes(const struct modtree *t, const char *moddir, const struct modlist *l,
+			   const struct modlist *out)
+{
+	long long sum = 0;
+
+	for (int i = 0; i < l->n; i++) {
+		const char *line;
+		char path[PATH_MAX];
+		struct stat st;
+		if (l->e[i].kind != MOD_LOAD || listed(out, l->e[i].name) ||
+		    !(line = find_line(t->dep, l->e[i].name)))
+			continue;
+		size_t len = strcspn(line, ":\n");
+		if (fmt(path, sizeof path, "%s/%.*s", moddir, (int)len, line) == 0 && stat(path, &st) == 0)
+			sum += st.st_size;
+	}
+	return sum;
+}
+
+/* Disks that are not a storage controller's: memory, loops, the layers
+ * built over disks (their members are disks too), optical and floppy. */
+static int virtual_disk(const char *name)
+{
+	static const char *const skip[] = { "loop", "ram", "zram", "nbd", "dm-", "md", "sr", "fd", "mtdblock" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
+		if (!strncmp(name, skip[i], strlen(skip[i])))
+			return 1;
+	return 0;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int modules_for_disks(const struct sysroot *r, const struct modtree *t, const char *moddir,
+		      long long budget, struct modlist *out, char *left, size_t leftsz)
+{
+	static struct modlist one;
+	char dir[PATH_MAX];
+	struct dirent **de;
+	long long used = 0;
+	int n, rc = 0, disks = 0;
+
+	left[0] = 0;
+	fmt(dir, sizeof dir, "%s/block", r->sys);
+	if ((n = scandir(dir, &de, NULL, by_name)) < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		const char *name = de[i]->d_name;
+		char dev[PATH_MAX];
+		struct stat st;
+		fmt(dev, sizeof dev, "%s/%s/device", dir, name);
+		if (rc < 0 || name[0] == '.' || virtual_disk(name) || stat(dev, &st) != 0)
+			continue;
+		/* One disk at a time: its drivers join whole, or not at all
+		 * when the files they add would pass the budget. */
+		one = *out;
+		if ((rc = modules_for_block(r, t, name, &one)) == -ENOENT) {
+			rc = 0;
+			continue;
+		}
+		if (rc < 0)
+			continue;
+		long long add = new_bytes(t, moddir, &one, out);
+		if (used + add > budget) {
+			size_t l = strlen(left);
+			snprintf(left + l, leftsz - l, "%s%s (%lld KiB)", l ? ", " : "", name, (add + 1023) / 1024);
+			continue;
+		}
+		used += add;
+		*out = one;
+		disks++;
+	}
+	for (int i = 0; i < n; i++)
+		free(de[i]);
+	free(de);
+	return rc < 0 ? rc : disks;
+}
+
 int modules_for_watchdogs(const struct sysroot *r, const struct modtree *t, struct modlist *out)
 {
 	char dir[PATH_MAX];

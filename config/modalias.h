@@ -60,6 +60,15 @@ int modules_block_name(const struct sysroot *r, const struct selector *s, char *
  * (no such block device), -ENOSPC (over MODS_MAX: "too many modules"). */
 int modules_for_block(const struct sysroot *r, const struct modtree *t, const char *name,
 		      struct modlist *out);
+/* The drivers of every disk of this machine behind a storage controller
+ * (/sys/block, by name; loop, ram, zram, nbd, dm, md, sr, fd, mtdblock
+ * left out), for a crash image whose dump device is not known when it is
+ * built. A disk joins with all its modules or not at all: one whose new
+ * module files (under moddir, as modules.dep names them) would take the
+ * sum past budget bytes is left out, named in left ("sdc (812 KiB)").
+ * The number of disks taken, or -errno (-ENOSPC: too many modules). */
+int modules_for_disks(const struct sysroot *r, const struct modtree *t, const char *moddir,
+		      long long budget, struct modlist *out, char *left, size_t leftsz);
 /* The drivers of /sys/class/watchdog/watchdog*'s devices. 0 or -ENOSPC. */
 int modules_for_watchdogs(const struct sysroot *r, const struct modtree *t, struct modlist *out);
 /* Module NAME (a name or alias) with its dependencies, for why; a name

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -13,10 +14,11 @@
 #include "../config/modalias.h"
 #include "../lib/exitcode.h"
 #include "../lib/log.h"
+#include "../lib/util.h"
 
 static const char modules_help[] =
 	"usage: kdumpinit modules [--root DIR] [--kver KVER] [--moddir DIR] [--no-extras]\n"
-	"                         SELECTOR...\n"
+	"                         [--all-disks [--budget SIZE]] SELECTOR...\n"
 	"\n"
 	"Prints, in load order, the kernel modules the dump device needs on this\n"
 	"machine: the drivers of its chain in sysfs (partition, disk, controller,\n"
@@ -32,6 +34,11 @@ static const char modules_help[] =
 	"  --kver KVER    target kernel release (default: the running one)\n"
 	"  --moddir DIR   its module directory (default ROOT/lib/modules/KVER)\n"
 	"  --no-extras    only the device's modules\n"
+	"  --all-disks    also the drivers of every disk behind a storage controller\n"
+	"                 (for an image whose dump device is named by firmware, or\n"
+	"                 not here yet); SELECTOR is then optional. A disk joins\n"
+	"                 with all its modules, or not at all when their files would\n"
+	"                 take the sum past --budget (default 8MiB): a note names it\n"
 	"\n"
 	"Exit codes: 0 ok, 1 module tree unreadable, 2 usage, 4 device not found.\n";
 
@@ -53,6 +60,7 @@ int cmd_modules(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "root", required_argument, NULL, 'r' }, { "kver", required_argument, NULL, 'k' },
 		{ "moddir", required_argument, NULL, 'm' }, { "no-extras", no_argument, NULL, 'n' },
+		{ "all-disks", no_argument, NULL, 'a' }, { "budget", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	static struct modlist list;
@@ -60,7 +68,9 @@ int cmd_modules(int argc, char **argv)
 	char sys[PATH_MAX], dev[PATH_MAX], mdir[PATH_MAX], bad[80];
 	struct utsname u;
 	struct modtree t;
-	int c, extras = 1, r;
+	int c, extras = 1, all = 0, r;
+	uint64_t budget = 8u << 20;
+	char left[512];
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -68,11 +78,18 @@ int cmd_modules(int argc, char **argv)
 		case 'k': kver = optarg; break;
 		case 'm': moddir = optarg; break;
 		case 'n': extras = 0; break;
+		case 'a': all = 1; break;
+		case 'b':
+			if (parse_size(optarg, &budget) < 0 || !budget || budget > (1ull << 40)) {
+				err("modules: --budget: not a size: '%s' (see --help)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': fputs(modules_help, stdout); return EXIT_OK;
 		default: fputs(modules_help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc && !all) {
 		err("modules: no device selector (see --help)");
 		return EXIT_USAGE;
 	}
@@ -114,6 +131,17 @@ int cmd_modules(int argc, char **argv)
 				err("modules: %s: %s", name, r == -ENOSPC ? "too many modules" : errstr(r));
 				code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
 			}
+		}
+	}
+	if (code == EXIT_OK && all) {
+		if ((r = modules_for_disks(&sr, &t, moddir, (long long)budget, &list, left, sizeof left)) < 0) {
+			err("modules: the disks: %s", r == -ENOSPC ? "too many modules" : errstr(r));
+			code = EXIT_SYSTEM;
+		} else {
+			printf("# every disk: the drivers of %d disk%s\n", r, r == 1 ? "" : "s");
+			if (left[0])
+				printf("# every disk: over the %llu KiB budget, left out: %s\n",
+				       (unsigned long long)(budget >> 10), left);
 		}
 	}
 	if (code == EXIT_OK && extras &&

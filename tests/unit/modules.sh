@@ -169,8 +169,35 @@ initramfs/mkinitramfs -k "$kver" -o "$W/img2" -b "$K" -D "$DEV" -m ext4 >"$W/mk2
 check "-D with -m: the device's modules first, then the extra ones" test $rc = 0 -a \
 	"$(head -n "$(echo "$all" | wc -l)" "$W/x2/etc/kdumpinit.modules" | sed 's|.*/||; s|\.ko.*||; s|-|_|g')" = "$all" -a \
 	-n "$(grep '/ext4\.ko' "$W/x2/etc/kdumpinit.modules")"
-initramfs/mkinitramfs -k "$kver" -o "$W/img3" -b "$K" --device /dev/kdi-no-such-disk >/dev/null 2>&1; rc=$?
-check "mkinitramfs --device with no such disk fails, writes nothing" test $rc != 0 -a ! -e "$W/img3"
+# Every disk: this machine's disks behind a controller ($DEV's among
+# them), each with all its modules; a budget below $DEV's files leaves it
+# out by name.
+"$K" modules --kver "$kver" --no-extras --all-disks >"$W/every" 2>&1; rc=$?
+every=$(grep -v '^#' "$W/every" | awk '{ print $1 }')
+devmods=$(grep -v '^#' "$W/out" | awk '{ print $1 }')
+why="exit $rc; --all-disks '${every//$'\n'/ }', $DEV '${devmods//$'\n'/ }'"
+check "modules --all-disks: $DEV's modules among them" test $rc = 0 -a -n "$devmods" -a \
+	-z "$(comm -23 <(echo "$devmods" | sort) <(echo "$every" | sort))"
+check "modules --all-disks: says how many disks" grep -q '^# every disk: the drivers of [1-9][0-9]* disks\?$' "$W/every"
+"$K" modules --kver "$kver" --no-extras --all-disks --budget 1 >"$W/every1" 2>&1; rc=$?
+why="exit $rc: $(tr '\n' ' ' <"$W/every1")"
+check "modules --all-disks --budget 1: ${DEV#/dev/} left out by name, nothing listed" test $rc = 0 -a \
+	-z "$(grep -v '^#' "$W/every1")" -a -n "$(grep "^# every disk: over the 0 KiB budget, left out: .*${DEV#/dev/} (" "$W/every1")"
+"$K" modules --kver "$kver" --all-disks --budget 0 >/dev/null 2>&1; rc=$?
+check "modules --budget 0: a usage error" test $rc = 2
+# A device not here when the image is built (firmware names it, a disk to
+# come): mkinitramfs says so and packs every disk's drivers.
+initramfs/mkinitramfs -k "$kver" -o "$W/img3" -b "$K" --device /dev/kdi-no-such-disk >"$W/mk3" 2>&1; rc=$?
+(mkdir "$W/x3" && cd "$W/x3" && cpio -id --quiet etc/kdumpinit.modules <"$W/img3") 2>/dev/null
+img3=$(sed 's|.*/||; s|\.ko.*||; s|-|_|g' "$W/x3/etc/kdumpinit.modules" 2>/dev/null)
+why="exit $rc; image '${img3//$'\n'/ }': $(tail -n 3 "$W/mk3" | tr '\n' ' ')"
+check "mkinitramfs --device with no such disk: every disk's drivers, said" test $rc = 0 -a -n "$img3" -a \
+	-z "$(comm -23 <(echo "$devmods" | sort) <(echo "$img3" | sort))" -a \
+	-n "$(grep -F 'mkinitramfs: /dev/kdi-no-such-disk: not found on this machine now: packing the drivers of every disk' "$W/mk3")"
+initramfs/mkinitramfs -k "$kver" -b "$K" --all-disks -P >"$W/man-all" 2>/dev/null
+initramfs/mkinitramfs -k "$kver" -b "$K" -P >"$W/man-none" 2>/dev/null
+check "the manifest records --all-disks (an image built without it is stale)" grep -qx all-disks "$W/man-all"
+check "and only then" test -s "$W/man-none" -a -z "$(grep -x all-disks "$W/man-none")"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

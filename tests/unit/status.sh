@@ -692,8 +692,8 @@ runarm --check; rc=$?
 t "$rc/$(grep -c 'no dump device configured' "$W/out")" 1/1 "kdumpinit-arm --check, no device: exit 1 (the unit is skipped), says why"
 export FW_DEV=SERIAL=fwdisk
 runarm --kver "$kv"; rc=$?
-grep -q "^mkinitramfs -k $kv --kernel $F/boot/vmlinuz-$kv -m virtio_blk -o " "$LOG" && [ "$rc" = 0 ] &&
-	ok "kdumpinit-arm: device from firmware: the KDUMPINIT_MODULES default (-m virtio_blk)" || bad "kdumpinit-arm: firmware device" "$(cat "$LOG")"
+grep -q "^mkinitramfs -k $kv --kernel $F/boot/vmlinuz-$kv --all-disks -m virtio_blk -o " "$LOG" && [ "$rc" = 0 ] &&
+	ok "kdumpinit-arm: device from firmware: every disk's drivers and the KDUMPINIT_MODULES default (--all-disks -m virtio_blk)" || bad "kdumpinit-arm: firmware device" "$(cat "$LOG")"
 grep -qF -- "--cpus 3 --append  --root" "$LOG" &&
 	ok "kdumpinit-arm: device from firmware: no kdumpinit.dev= (the crash kernel reads firmware); KDUMPINIT_CPUS" ||
 	bad "kdumpinit-arm: firmware device, append" "$(cat "$LOG")"

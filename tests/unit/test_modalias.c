@@ -462,6 +462,74 @@ static void missing(void)
 	CHECK_INT(modtree_load(&t, path_of("no-such-dir")), -ENOENT);
 }
 
+/* A file of n bytes at moddir/rel (what new_bytes stats). */
+static void put_size(const char *rel, size_t n)
+{
+	static char zeros[4096];
+	char p[512];
+
+	snprintf(p, sizeof p, "%s/%s", moddir, rel);
+	put_bin(p, zeros, n < sizeof zeros ? n : sizeof zeros);
+}
+
+/* Every disk behind a controller, for an image whose device is not known:
+ * /sys/block's disks in name order, each with all its modules or none;
+ * loop and dm left out; one over the budget named and left out. */
+static void every_disk(void)
+{
+	static const char *const disks[][2] = {
+		{ "vda", "pci0000:00/0000:00:04.0/virtio0/block/vda" },
+		{ "sde", "pci0000:00/0000:00:0d.0/usb2/2-1/2-1:1.0/host2/target2:0:0/2:0:0:0/block/sde" },
+		{ "mmcblk0", "pci0000:00/0000:00:0e.0/mmc_host/mmc0/mmc0:4567/block/mmcblk0" },
+		{ "dm-0", "virtual/block/dm-0" },
+	};
+	char left[256], p[600], t[512];
+	struct modtree tree;
+
+	mkdirs("sys/block");
+	for (size_t i = 0; i < sizeof disks / sizeof disks[0]; i++) {
+		snprintf(t, sizeof t, "sys/devices/%s", disks[i][1]);
+		snprintf(p, sizeof p, "sys/block/%s", disks[i][0]);
+		put_link(t, p);
+		/* Its device link: the node above .../block/NAME. */
+		if (strncmp(disks[i][1], "virtual/", 8)) {
+			char up[512];
+			snprintf(up, sizeof up, "%s", t);
+			*strstr(up, "/block/") = 0;
+			snprintf(p, sizeof p, "%s/device", t);
+			put_link(up, p);
+		}
+	}
+	/* A loop device: a disk with no controller (and no device link). */
+	put_class("virtual/block/loop0", "block", "loop0");
+	put_link("sys/devices/virtual/block/loop0", "sys/block/loop0");
+	put_size("kernel/drivers/block/virtio_blk.ko", 1000);
+	put_size("kernel/drivers/mmc/host/sdhci-pci.ko", 3000);
+	put_size("kernel/drivers/usb/storage/usb-storage.ko", 2000);
+
+	CHECK_INT(modtree_load(&tree, path_of(moddir)), 0);
+	memset(&list, 0, sizeof list);
+	CHECK_INT(modules_for_disks(&sr, &tree, path_of(moddir), 1 << 20, &list, left, sizeof left), 3);
+	CHECK_STR(left, "");
+	CHECK_STR(names(&list), "mmc_core mmc_block sdhci cqhci sdhci_pci "
+		  "crct10dif_common crc64 crct10dif_pclmul crct10dif_generic crc_t10dif "
+		  "scsi_common scsi_mod crc64_rocksoft t10_pi sd_mod usb_common usbcore usb_storage "
+		  "xhci_hcd xhci_pci " VIRTIO_BLK " " VIRTIO_PCI);
+	/* 3000 + 2000 bytes fit 5500; vda's 1000 more do not: vda left out,
+	 * whole (none of virtio's modules listed). */
+	memset(&list, 0, sizeof list);
+	CHECK_INT(modules_for_disks(&sr, &tree, path_of(moddir), 5500, &list, left, sizeof left), 2);
+	CHECK_STR(left, "vda (1 KiB)");
+	CHECK_STR(reason_of(&list, "virtio_ring"), "(not listed)");
+	CHECK_STR(reason_of(&list, "usb_storage"), "driver of 2-1:1.0 (usb), for sde");
+	/* A budget below the first disk's: nothing but names. */
+	memset(&list, 0, sizeof list);
+	CHECK_INT(modules_for_disks(&sr, &tree, path_of(moddir), 100, &list, left, sizeof left), 0);
+	CHECK_STR(left, "mmcblk0 (3 KiB), sde (2 KiB), vda (1 KiB)");
+	CHECK_INT(list.n, 0);
+	modtree_free(&tree);
+}
+
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	return remove(p);
@@ -492,6 +560,7 @@ int main(void)
 	RUN(builtin_skipped);
 	RUN(extras);
 	RUN(missing);
+	RUN(every_disk);
 	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return check_done();
 }
