@@ -991,7 +991,10 @@ if [ -n "$disk" ]; then
 	*) itake= ;;
 	esac
 	if [ -n "$itake" ]; then
-		igroup=$(grep -a -m1 -o 'pci [0-9a-f:.]*: Adding to iommu group [0-9]*' "$post")
+		# The NVMe function's own group line ("nvme nvme0: pci function
+		# 0000:00:04.0").
+		ifn=$(grep -a -m1 -o 'nvme nvme[0-9]*: pci function [0-9a-f:.]*' "$post" | sed 's/.* //')
+		igroup=$([ -n "$ifn" ] && grep -a -m1 -o "pci $ifn: Adding to iommu group [0-9]*" "$post")
 		grep -a -q "$itake" "$post" && [ -n "$igroup" ] &&
 			pass "the crash kernel's IOMMU driver took over: '$(grep -a -m1 -o "$itake.*" "$post" | tr -d '\r')', '$igroup'" ||
 			failed "no IOMMU takeover in the crash kernel ('$itake' and 'Adding to iommu group'): $(grep -a -E 'DMAR|AMD-Vi' "$post" | head -n 3 | paste -sd' ' -)"
