@@ -987,7 +987,8 @@ if [ -n "$disk" ]; then
 	# written and complete is checked below).
 	case $disk in
 	*-intel-iommu) itake='DMAR: Copied translation tables from previous kernel' ;;
-	*-amd-iommu) itake='AMD-Vi: Copied DEV table from previous kernel' ;;
+	# (7.x: "Reused DEV table from previous kernel.")
+	*-amd-iommu) itake='AMD-Vi: \(Copied\|Reused\) DEV table from previous kernel' ;;
 	*) itake= ;;
 	esac
 	if [ -n "$itake" ]; then
