@@ -992,9 +992,11 @@ if [ -n "$disk" ]; then
 	*) itake= ;;
 	esac
 	if [ -n "$itake" ]; then
-		# The NVMe function's own group line ("nvme nvme0: pci function
-		# 0000:00:04.0").
-		ifn=$(grep -a -m1 -o 'nvme nvme[0-9]*: pci function [0-9a-f:.]*' "$post" | sed 's/.* //')
+		# The dump NVMe's own function ("kdumpinit: target:
+		# /dev/nvme1n1", "nvme nvme1: pci function 0000:00:05.0") and
+		# its group line.
+		ictl=$(grep -a -o 'kdumpinit: target: /dev/nvme[0-9]*n' "$post" | tail -n 1 | sed 's|.*/dev/||; s|n$||')
+		ifn=$([ -n "$ictl" ] && grep -a -m1 -o "nvme $ictl: pci function [0-9a-f:.]*" "$post" | sed 's/.* //')
 		igroup=$([ -n "$ifn" ] && grep -a -m1 -o "pci $ifn: Adding to iommu group [0-9]*" "$post")
 		grep -a -q "$itake" "$post" && [ -n "$igroup" ] &&
 			pass "the crash kernel's IOMMU driver took over: '$(grep -a -m1 -o "$itake.*" "$post" | tr -d '\r')', '$igroup'" ||
