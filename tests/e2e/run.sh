@@ -92,9 +92,19 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      fixed serial), nvme-intel-iommu and nvme-amd-iommu
                      (q35 with kernel-irqchip=split and that IOMMU, the
                      first kernel with intel_iommu=on; the disk on NVMe,
-                     serial kdump-nvme-iommu: NVMe's hold 20 characters);
-                     each also checks the dump complete and that drgn
-                     opens its save (tests/e2e/README.md)
+                     serial kdump-nvme-iommu: NVMe's hold 20 characters),
+                     lsi (lsi53c895a + scsi-hd, Linux's sym53c8xx: an HBA
+                     the dedicated crash kernel leaves out); each also
+                     checks the dump complete and that drgn opens its
+                     save (tests/e2e/README.md). With --crash-kernel: the
+                     first kernel arms through the service script
+                     (dist/kdumpinit-arm, KDUMPINIT_CRASH_KERNEL naming
+                     the dedicated kernel, its lists beside it) after
+                     'kdumpinit arm --dry-run --dev SEL', the reach
+                     check: the dedicated kernel, with no initramfs, for
+                     a disk it reaches; for lsi the check names the
+                     driver it lacks (exit 10) and the service arms the
+                     stock kernel with the image stage 1 packed
   --blkdebug CONF    the dump disk goes through QEMU's blkdebug driver with
                      this rules file (write errors): kdumpinit must say where
                      each write failed, end in its final action, and leave a
@@ -245,7 +255,11 @@ case $final in reboot) ;; poweroff | halt) [ $mode = capture ] || { echo "$prog:
 # --disk: the four buses, the first kernel's drivers for them, and the
 # type the capture goes to; an extra type is a fifth disk beside them.
 disktypes='nvme ahci scsi virtio'
-extratypes='megasas pvscsi usb-storage usb-uas sdhci nvme-intel-iommu nvme-amd-iommu'
+extratypes='megasas pvscsi usb-storage usb-uas sdhci nvme-intel-iommu nvme-amd-iommu lsi'
+# The types whose HBA driver the dedicated crash kernel leaves out
+# (crash-kernel/*.config): with --crash-kernel the service must fall back
+# to the stock kernel for them.
+lacktypes='lsi' lackdrv=sym53c8xx
 case " $disktypes $extratypes " in *" ${disk:-none} "*) ;; *) [ -z "$disk" ] || { echo "$prog: --disk is one of: $disktypes $extratypes" >&2; exit 2; } ;; esac
 # guesttypes: the disks in the guest; dsel: the selector of the dump disk.
 guesttypes=$disktypes dsel=SERIAL=kdump-$disk
@@ -256,6 +270,8 @@ case $disk in nvme-*) dsel=SERIAL=kdump-nvme-iommu ;; esac
 if [ -n "$disk" ]; then
 	[ $mode = capture ] || { echo "$prog: --disk needs --no-raw (the crash image holds only the dump disk's modules)" >&2; exit 2; }
 	[ -z "$ktree" ] || { echo "$prog: --disk uses the installed kernel's module tree (no --kernel-tree)" >&2; exit 2; }
+	[ -z "$crashkernel" ] || [ -z "$armhelper" ] ||
+		{ echo "$prog: --disk with --crash-kernel arms through the service script (no --arm-helper)" >&2; exit 2; }
 	[ $firmware = 0 ] && [ "$wd" = 0 ] && [ $stalldisk = 0 ] && [ "$slowdisk" = 0 ] ||
 		{ echo "$prog: --disk goes with none of --firmware, --watchdog, --stall-disk, --slow-disk" >&2; exit 2; }
 fi
@@ -358,9 +374,10 @@ if [ -n "$disk" ]; then
 	usb-storage) s1mods+=(-m xhci_pci -m usb_storage) ;;
 	usb-uas) s1mods+=(-m xhci_pci -m uas) ;;
 	sdhci) s1mods+=(-m sdhci_pci -m mmc_block) ;;
+	lsi) s1mods+=(-m sym53c8xx) ;;
 	esac
 	wdtag=-disk
-	case $disk in megasas | pvscsi | usb-* | sdhci) wdtag=-disk-$disk ;; esac
+	case $disk in megasas | pvscsi | usb-* | sdhci | lsi) wdtag=-disk-$disk ;; esac
 	modimg=$cache/modules-$kver.img
 	mkmodimg() {	# OUT DIR: an ext2 image of the module tree DIR
 		local mb
@@ -407,12 +424,26 @@ s1in="$here/stage1-init $busybox $kernel $mkinitramfs $hugefill"
 # The crash kernel stage 1 arms: the first kernel itself, or --crash-kernel
 # (then /crash.img only where there is an overlay).
 armkernel=$kernel
-if [ -n "$crashkernel" ]; then
+if [ -n "$crashkernel" ] && [ -n "$disk" ]; then
+	# --disk: the machine as the package leaves it. The stock kernel at
+	# /vmlinuz with the base image, the dedicated one installed with its
+	# built-in lists beside it (make install-crash-kernel), and the
+	# service script that chooses between them (dist/kdumpinit-arm, the
+	# package's defaults).
+	for f in "" .config .modules.builtin .modules.builtin.modinfo; do
+		[ -f "$crashkernel$f" ] || die "--crash-kernel with --disk: no $crashkernel$f (the lists arm --dev reads)"
+		s1extra+=(-a "$crashkernel$f:/crash-kernel$f")
+		s1in+=" $crashkernel$f"
+	done
+	s1extra+=(-a "$top/dist/kdumpinit-arm:/bin/kdumpinit-arm" -a "$top/dist/default.kdumpinit:/etc/default.kdumpinit")
+	s1in+=" $top/dist/kdumpinit-arm $top/dist/default.kdumpinit"
+	stage1=$cache/stage1-dedicated$wdtag-$kver.img
+elif [ -n "$crashkernel" ]; then
 	armkernel=$crashkernel
 	stage1=$cache/stage1-dedicated-$([ $mode = capture ] && echo norawimg || echo overlay)-$kver.img
 	s1in+=" $crashkernel"
 fi
-if [ -z "$crashkernel" ] || [ $mode != capture ]; then
+if [ -z "$crashkernel" ] || [ $mode != capture ] || [ -n "$disk" ]; then
 	s1extra+=(-a "$crash:/crash.img")
 	s1in+=" $crash"
 fi
@@ -441,7 +472,9 @@ build_cached "$stage1" "$s1in" \
 	-b "$here/stage1-init" -a "$busybox:/bin/busybox" -a "$armkernel:/vmlinuz" \
 	"${s1extra[@]}"
 d_build=$(since "$t_build")
-if [ -n "$crashkernel" ]; then
+if [ -n "$crashkernel" ] && [ -n "$disk" ]; then
+	say "images: dedicated crash kernel $(du -h --apparent-size "$crashkernel" | cut -f1) installed beside the stock one and its $(du -h --apparent-size "$crash" | cut -f1) base image, $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
+elif [ -n "$crashkernel" ]; then
 	say "images: dedicated crash kernel $(du -h --apparent-size "$crashkernel" | cut -f1)$([ $mode = capture ] && echo ", no initramfs" || echo " with a $(du -h --apparent-size "$crash" | cut -f1) test overlay"), $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
 else
 	say "images: $(du -h --apparent-size "$crash" | cut -f1) crash initramfs, $(du -h --apparent-size "$stage1" | cut -f1) stage 1 (${d_build}s)"
@@ -517,6 +550,7 @@ elif [ -n "$disk" ]; then
 		usb-uas) drives+=(-device qemu-xhci,id=xhci -device usb-uas,bus=xhci.0,id=uas
 			-device "scsi-hd,drive=dd$t,bus=uas.0,scsi-id=0,lun=0,serial=kdump-$t") ;;
 		sdhci) drives+=(-device sdhci-pci,id=sdhci -device "sd-card,drive=dd$t") ;;
+		lsi) drives+=(-device lsi53c895a,id=lsi -device "scsi-hd,drive=dd$t,bus=lsi.0,serial=kdump-$t") ;;
 		ahci) drives+=(-device ich9-ahci,id=ahci -device "ide-hd,drive=dd$t,bus=ahci.0,serial=kdump-$t") ;;
 		scsi) drives+=(-device virtio-scsi-pci,id=vscsi -device "scsi-hd,drive=dd$t,bus=vscsi.0,serial=kdump-$t") ;;
 		virtio) drives+=(-device "virtio-blk-pci,drive=dd$t,serial=kdump-$t") ;;
@@ -544,7 +578,7 @@ esac
 # shellcheck disable=SC2054
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi "${machine[@]}" -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver e2e.dsel=$dsel$iommuarg}${crashcpus:+ e2e.cpus=$crashcpus}${seed:+ e2e.seed=$seed}${appendfirst:+ $appendfirst}"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver e2e.dsel=$dsel$iommuarg}${crashkernel:+${disk:+ e2e.dedicated=1}}${crashcpus:+ e2e.cpus=$crashcpus}${seed:+ e2e.seed=$seed}${appendfirst:+ $appendfirst}"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")
@@ -821,6 +855,48 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 	fi
 fi
 
+# --disk with --crash-kernel: the reach check in the first kernel, what
+# the service armed, which kernel booted after the panic.
+dedicated_checks() {
+	local rline rrc sline srel
+	rline=$(grep -a -o "e2e-reach: .*" "$log" | sed 's/^e2e-reach: //')
+	rrc=$(sed -n 's/^exit //p' <<<"$rline" | tail -n 1)
+	rline=$(grep -v '^exit ' <<<"$rline" | paste -sd' ' -)
+	sline=$(grep -a -o "e2e-service: .*" "$log" | sed 's/^e2e-service: //')
+	srel=$(grep -a -m1 -o 'Linux version [^ ]*' "$post" | sed 's/^Linux version //')
+	if [ $armed = dedicated ]; then
+		[ "$rrc" = 0 ] && [ -z "$rline" ] &&
+			pass "reach check: kdumpinit arm --dry-run --dev $dsel with the dedicated kernel exits 0, no driver lacking (its lists reach the disk's chain$(case $disk in *-iommu) echo " and the IOMMU" ;; esac))" ||
+			failed "reach check with the dedicated kernel: exit '${rrc:-none}': ${rline:-no line}"
+		if grep -a -q "e2e-mkinitramfs:" "$log" || grep -q "the stock kernel is armed" <<<"$sline"; then
+			failed "the service built or armed the stock path: $(paste -sd' ' <<<"$sline")"
+		elif grep -qx "exit 0" <<<"$sline"; then
+			pass "the service (dist/kdumpinit-arm) armed the dedicated kernel, nothing built"
+		else
+			failed "the service: $(paste -sd' ' <<<"$sline")"
+		fi
+		case $srel in
+		*-kdumpinit) pass "the dedicated kernel booted after the panic ($srel), no initramfs" ;;
+		*) failed "after the panic the kernel was '${srel:-none}', not the dedicated one" ;;
+		esac
+	else
+		# The driver it lacks, in arm's words (arm/arm.c), and the
+		# stock kernel with the image the service had built.
+		local want="the dedicated crash kernel lacks $lackdrv for $dsel"
+		[ "$rrc" = 10 ] && grep -qF "kdumpinit: error: $want" <<<"$rline" &&
+			pass "reach check names the missing driver (exit 10): $rline" ||
+			failed "reach check: exit '${rrc:-none}', want 10 and '$want': ${rline:-no line}"
+		grep -qF "kdumpinit-arm: $want: the stock kernel is armed" <<<"$sline" &&
+			pass "the service fell back: $(grep -m1 -F "$want" <<<"$sline" | sed 's/^kdumpinit-arm: //')" ||
+			failed "the service did not say it fell back: $(paste -sd' ' <<<"$sline")"
+		grep -a -q "e2e-mkinitramfs: .*--device $dsel" "$log" && grep -qx "exit 0" <<<"$sline" &&
+			pass "the service built the stock image for $dsel (mkinitramfs --device $dsel) and armed it" ||
+			failed "the service's image: $(grep -a -m1 -o 'e2e-mkinitramfs: .*' "$log"), $(tail -n 1 <<<"$sline")"
+		[ "$srel" = "$kver" ] && pass "the stock kernel booted after the panic ($srel) with its image" ||
+			failed "after the panic the kernel was '${srel:-none}', not the stock $kver"
+	fi
+}
+
 # --disk: what the first kernel resolved for each bus, what it packed,
 # what the crash kernel loaded and where the capture went.
 if [ -n "$disk" ]; then
@@ -839,6 +915,7 @@ if [ -n "$disk" ]; then
 		usb-storage) tops='sd_mod usb_storage xhci_pci' must='sd_mod scsi_mod usb_storage usbcore xhci_hcd xhci_pci' ;;
 		usb-uas) tops='sd_mod uas xhci_pci' must='sd_mod scsi_mod uas usb_storage usbcore xhci_hcd xhci_pci' ;;
 		sdhci) tops='mmc_block sdhci_pci' must='mmc_block mmc_core sdhci sdhci_pci' ;;
+		lsi) tops='sd_mod sym53c8xx' must='sd_mod scsi_mod scsi_transport_spi sym53c8xx' ;;
 		ahci) tops='sd_mod ahci' must='sd_mod scsi_mod libata libahci ahci' ;;
 		scsi) tops='sd_mod virtio_scsi virtio_pci' must='sd_mod scsi_mod virtio_scsi virtio virtio_pci' ;;
 		virtio) tops='virtio_blk virtio_pci' must='virtio_blk virtio virtio_pci' ;;
@@ -872,8 +949,21 @@ if [ -n "$disk" ]; then
 	[ -f "$workdir/base/etc/kdumpinit.modules" ] && [ "$base" = "$fwcfg" ] &&
 		pass "the crash image built on the host packs no disk driver (only '$(echo $base)')" ||
 		failed "the crash image built on the host packs '$(echo $base)'"
-	nload=$(grep -a -o "kdumpinit: loaded [0-9]* modules" "$post" | grep -o '[0-9]*' | tail -n 1)
-	if grep -a -q "kdumpinit: warning: module" "$post"; then
+	nload=$(grep -a -o "kdumpinit: loaded [0-9]* modules\{0,1\}" "$post" | grep -o '[0-9]*' | tail -n 1)
+	# With --crash-kernel, which kernel the service armed: the dedicated
+	# one, or for a disk it cannot reach the stock one with the image.
+	armed=stock
+	if [ -n "$crashkernel" ]; then
+		armed=dedicated
+		case " $lacktypes " in *" $disk "*) armed=fallback ;; esac
+		dedicated_checks
+	fi
+	if [ $armed = dedicated ]; then
+		# Nothing packed: the kernel's own drivers reached the disk.
+		[ -z "$nload" ] && ! grep -a -q "kdumpinit: warning: module" "$post" &&
+			pass "the dedicated crash kernel loaded no module (no initramfs: its drivers are built in)" ||
+			failed "the dedicated crash kernel loaded '$nload' modules: $(grep -a -m1 'kdumpinit: warning: module\|kdumpinit: loaded' "$post")"
+	elif grep -a -q "kdumpinit: warning: module" "$post"; then
 		failed "the crash kernel could not load a module: $(grep -a -m1 'kdumpinit: warning: module' "$post")"
 	elif [ -n "$pnames" ] && [ "${nload:-0}" = "$(wc -l <<<"$pnames")" ]; then
 		pass "the crash kernel loaded the $nload modules packed"
@@ -890,6 +980,27 @@ if [ -n "$disk" ]; then
 			failed "$dsel: no 'target: /dev/$node' line: $(grep -a -m1 'kdumpinit: target' "$post")"
 	else
 		failed "the crash kernel's command line has no kdumpinit.dev=$dsel"
+	fi
+	# Behind an IOMMU: the crash kernel's IOMMU driver found translation
+	# on and took over the first kernel's tables, and the NVMe function
+	# joined an IOMMU group (its DMA goes through the IOMMU: the dump
+	# written and complete is checked below).
+	case $disk in
+	*-intel-iommu) itake='DMAR: Copied translation tables from previous kernel' ;;
+	# (7.x: "Reused DEV table from previous kernel.")
+	*-amd-iommu) itake='AMD-Vi: \(Copied\|Reused\) DEV table from previous kernel' ;;
+	*) itake= ;;
+	esac
+	if [ -n "$itake" ]; then
+		# The dump NVMe's own function ("kdumpinit: target:
+		# /dev/nvme1n1", "nvme nvme1: pci function 0000:00:05.0") and
+		# its group line.
+		ictl=$(grep -a -o 'kdumpinit: target: /dev/nvme[0-9]*n' "$post" | tail -n 1 | sed 's|.*/dev/||; s|n$||')
+		ifn=$([ -n "$ictl" ] && grep -a -m1 -o "nvme $ictl: pci function [0-9a-f:.]*" "$post" | sed 's/.* //')
+		igroup=$([ -n "$ifn" ] && grep -a -m1 -o "pci $ifn: Adding to iommu group [0-9]*" "$post")
+		grep -a -q "$itake" "$post" && [ -n "$igroup" ] &&
+			pass "the crash kernel's IOMMU driver took over: '$(grep -a -m1 -o "$itake.*" "$post" | tr -d '\r')', '$igroup'" ||
+			failed "no IOMMU takeover in the crash kernel ('$itake' and 'Adding to iommu group'): $(grep -a -E 'DMAR|AMD-Vi' "$post" | head -n 3 | paste -sd' ' -)"
 	fi
 	for t in $guesttypes; do
 		[ "$t" = "$disk" ] && continue
