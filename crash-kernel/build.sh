@@ -105,8 +105,12 @@ elif [ ! -s "$src/.built-using" ]; then
 	rm -f "$cache/dl/$src_deb"
 fi
 
+# No Rust in this kernel, and no rustc asked: kconfig would write the
+# version of whatever rustc it finds into .config (rustup's proxy finds
+# none under the package build's own HOME), so the .config installed, and
+# the cache's, would change with the environment.
 kmake() {
-	make -C "$src" O="$obj" ARCH="$karch" ${cross:+CROSS_COMPILE=$cross} "$@"
+	make -C "$src" O="$obj" ARCH="$karch" ${cross:+CROSS_COMPILE=$cross} RUSTC=false "$@"
 }
 
 # --- the configuration, once per key ---
