@@ -170,10 +170,23 @@ cmp -s "$obj/initramfs.list.tmp" "$obj/initramfs.list" 2>/dev/null &&
 	rm "$obj/initramfs.list.tmp" || mv "$obj/initramfs.list.tmp" "$obj/initramfs.list"
 
 # --- the build ---
+# The image is current when the tree (this key) last built it from the same
+# kdumpinit, initramfs list and .config: then kbuild's walk, which only
+# finds nothing to do, is skipped (7 s on two idle cores, a minute on
+# loaded ones; make check and make deb would each pay it).
+inputs() { cat "$obj/kdumpinit.init" "$obj/initramfs.list" "$obj/.config" | sha256sum | cut -d' ' -f1; }
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$(date +%s)
-say "KERNEL  $arch $target (linux-source 7.3.4, -j$jobs; log $out/build.log)"
-kmake -j"$jobs" "$target" >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log" >&2; die "the kernel build failed (whole log: $out/build.log)"; }
+if [ -f "$obj/$image" ] && [ "$(cat "$obj/.built-from" 2>/dev/null)" = "$(inputs)" ]; then
+	say "KERNEL  $arch $target: current (built from this kdumpinit and .config)"
+	echo "current: built from this kdumpinit, initramfs list and .config" >"$out/build.log"
+else
+	rm -f "$obj/.built-from"
+	say "KERNEL  $arch $target (linux-source 7.3.4, -j$jobs; log $out/build.log)"
+	kmake -j"$jobs" "$target" >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log" >&2; die "the kernel build failed (whole log: $out/build.log)"; }
+	# After the build: kbuild may have rewritten .config (syncconfig).
+	inputs >"$obj/.built-from"
+fi
 secs=$(($(date +%s) - start))
 cp "$obj/$image" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
 cp "$obj/.config" "$out/config"
