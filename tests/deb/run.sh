@@ -238,7 +238,7 @@ ck=/usr/lib/kdumpinit/crash-kernel
 if [ -n "$disk" ]; then
 	mkdir -p "$mnt/tmp/fr/sys"
 	for e in /sys/*; do [ "$e" = /sys/kernel ] || ln -sfn "$e" "$mnt/tmp/fr$e"; done
-	ln -sfn /dev "$mnt/tmp/fr/dev"
+	for d in etc usr var boot dev; do ln -sfn "/$d" "$mnt/tmp/fr/$d"; done
 	printf '#!/bin/sh\ncase " $* " in *" --dry-run "*) exec /usr/sbin/kdumpinit "$@" ;; esac\necho "$*" >/tmp/fr/arm-args\n' \
 		>"$mnt/tmp/fr-kdumpinit2" && chmod +x "$mnt/tmp/fr-kdumpinit2"
 	rm -f "$mnt/tmp/fr/arm-args"
