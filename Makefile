@@ -3,7 +3,8 @@
 #   make demo    a VM crash, captured by kdumpinit as PID 1, then saved
 #   make check   unit tests and the QEMU end-to-end test
 #   make install PREFIX=/usr/local DESTDIR=
-#   make deb     the Debian package, build/kdumpinit_VERSION_amd64.deb
+#   make deb     the Debian packages, build/kdumpinit_VERSION_amd64.deb and
+#                build/kdumpinit-crash-kernel_VERSION_amd64.deb
 #   make crash-kernel  the dedicated crash kernel, kdumpinit inside, from
 #                Debian's linux-source (crash-kernel/README.md; ARCH=arm64 too)
 #   make ARCH=arm64  the same binary for aarch64, build/arm64/kdumpinit
@@ -118,10 +119,13 @@ install: $(BUILD)/kdumpinit
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 
-# make deb: kdumpinit_$(VERSION)_amd64.deb in $(BUILD)/, built with
+# make deb: kdumpinit_$(VERSION)_amd64.deb and
+# kdumpinit-crash-kernel_$(VERSION)_amd64.deb in $(BUILD)/, built with
 # dpkg-buildpackage from a copy of the tracked sources (debian/rules); the
-# static libraries come from this tree's deps build, so the package build
-# itself downloads nothing.
+# static libraries come from this tree's deps build, and the crash kernel
+# from this machine's cache of it (relinked around the package's own
+# kdumpinit), so the package build itself downloads nothing once
+# `make crash-kernel` has run here.
 deb:
 	@$(SETUP) deb
 	@$(MAKE) --no-print-directory run-deb
@@ -144,6 +148,11 @@ run-crash-kernel: $(BUILD)/kdumpinit
 # Installed where kdumpinit-arm looks for it (KDUMPINIT_CRASH_KERNEL=auto), with
 # its .config and built-in lists beside it (arm --dev reads them).
 install-crash-kernel: run-crash-kernel
+	@$(MAKE) --no-print-directory install-built-crash-kernel
+
+# What run-crash-kernel left, installed without building (the package
+# build runs the two in its build and install steps).
+install-built-crash-kernel:
 	install -D -m 0644 $(CRASH_KERNEL_FILE) $(DESTDIR)$(LIBEXECDIR)/crash-kernel
 	install -m 0644 $(CRASH_KERNEL_FILE).manifest $(DESTDIR)$(LIBEXECDIR)/crash-kernel.manifest
 	for f in config modules.builtin modules.builtin.modinfo; do \
@@ -156,5 +165,6 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all install deb run-deb clean distclean crash-kernel run-crash-kernel install-crash-kernel
+.PHONY: all install deb run-deb clean distclean crash-kernel run-crash-kernel install-crash-kernel \
+	install-built-crash-kernel
 $(BUILD)/obj/kernel/memmap.o: KDI_CFLAGS += -O2

@@ -1,7 +1,10 @@
 #!/bin/bash
-# The package suite: `make deb` builds kdumpinit_VERSION_amd64.deb; lintian
-# finds no error; in a fresh Debian 12 chroot (debootstrap minbase, cached
-# under $BUILD/chroot) `apt-get install ./kdumpinit_*.deb` works, and then
+# The package suite: `make deb` builds kdumpinit_VERSION_amd64.deb and
+# kdumpinit-crash-kernel_VERSION_amd64.deb; lintian finds no error in
+# either; the kernel's package names the pinned linux source in
+# Built-Using and depends on kdumpinit of its own version; in a fresh
+# Debian 12 chroot (debootstrap minbase, cached under $BUILD/chroot)
+# `apt-get install` of both works, and then
 #   kdumpinit --version, man -l on both pages, systemd-analyze verify on the
 #   units, the conffile, the installed mkinitramfs packing the installed
 #   binary, kdumpinit-arm building an image, the kernel hook exiting 0; and
@@ -12,7 +15,12 @@
 #   /usr/lib/modules/KVER/vmlinuz, none in /boot; pinned in
 #   tests/deb/SHA256SUMS, fetched once into $BUILD/deb-kernel with a private
 #   apt configuration) gets its image from the kernel hook and is armed
-#   with it; the installed mkinitramfs ignores a planted /usr/build/kdumpinit.
+#   with it; with the dedicated kernel's package installed, kdumpinit-arm
+#   arms /usr/lib/kdumpinit/crash-kernel without an image, its lists
+#   checked against the disk's chain in sysfs, and its manifest names the
+#   installed kdumpinit's sha256; purging kdumpinit-crash-kernel leaves none
+#   of its files; the installed mkinitramfs ignores a planted
+#   /usr/build/kdumpinit.
 # Needs root (debootstrap, chroot, overlayfs) and the Debian archive.
 set -u
 cd "$(dirname "$0")/../.."
@@ -22,23 +30,40 @@ step() { echo "-- $*"; }	# harness steps, not product checks
 [ "$(id -u)" -eq 0 ] || { bad "setup: the package test needs root"; finish; }
 version=$(sed -n 's/^VERSION := //p' Makefile)
 deb=$BUILD/kdumpinit_${version}_amd64.deb
-rm -f "$deb"
+kdeb=$BUILD/kdumpinit-crash-kernel_${version}_amd64.deb
+rm -f "$deb" "$kdeb"
 step "make deb"
-if ! make -s --no-print-directory BUILD="$BUILD" run-deb >"$BUILD/deb.log" 2>&1 || [ ! -f "$deb" ]; then
+if ! make -s --no-print-directory BUILD="$BUILD" run-deb >"$BUILD/deb.log" 2>&1 || [ ! -f "$deb" ] || [ ! -f "$kdeb" ]; then
 	cat "$BUILD/deb.log"
-	bad "make deb: no $deb"
+	bad "make deb: no $deb or no $kdeb"
 	finish
 fi
-ok "make deb: ${deb##*/}"
+ok "make deb: ${deb##*/} and ${kdeb##*/}"
 
-# lintian: no error (overrides are listed with their reasons).
-lint=$(lintian --pedantic -I --show-overrides "$deb" 2>&1 | grep -v '^running with root')
+# lintian: no error and no warning in either (overrides are listed with
+# their reasons).
+lint=$(lintian --pedantic -I --show-overrides "$deb" "$kdeb" 2>&1 | grep -v '^running with root')
 echo "$lint" | sed 's/^/   lintian: /'
-if echo "$lint" | grep -q '^E: '; then
-	bad "lintian: errors"
+if echo "$lint" | grep -q '^[EW]: '; then
+	bad "lintian: $(echo "$lint" | grep -c '^E: ') errors, $(echo "$lint" | grep -c '^W: ') warnings"
 else
-	ok "lintian: no error ($(echo "$lint" | grep -c '^W: ') warnings)"
+	ok "lintian: no error, no warning in either package"
 fi
+
+# The kernel's package: Built-Using names the linux source package of the
+# linux-source .deb build.sh pins, at its version; it needs kdumpinit of
+# exactly its own version (its manifest names that build's binary).
+pin=$(sed -n 's/^src_pkg=linux-source-[0-9.]*=//p' crash-kernel/build.sh)
+bu=$(dpkg-deb -f "$kdeb" Built-Using)
+case ", $bu," in
+*", linux (= $pin),"*) ok "${kdeb##*/}: Built-Using: $bu" ;;
+*) bad "${kdeb##*/}: Built-Using is '$bu', without linux (= ${pin:-the pin})" ;;
+esac
+dep=$(dpkg-deb -f "$kdeb" Depends)
+case ", $dep," in
+*", kdumpinit (= $version),"*) ok "${kdeb##*/}: Depends: kdumpinit (= $version)" ;;
+*) bad "${kdeb##*/}: Depends is '$dep', without kdumpinit (= $version)" ;;
+esac
 
 # Conflicts with kdump-tools: both load the one crash kernel.
 dpkg-deb -f "$deb" Conflicts | grep -qw kdump-tools && ok "Conflicts: kdump-tools" ||
@@ -85,13 +110,13 @@ chroot_base "$base" man-db systemd || { bad "chroot: no base system"; finish; }
 chroot_fresh "$base" "$mnt" || { bad "chroot: no overlay"; finish; }
 trap 'chroot_drop "$mnt"' EXIT
 inroot() { DEBIAN_FRONTEND=noninteractive chroot "$mnt" "$@"; }
-cp "$deb" "$mnt/tmp/"
+cp "$deb" "$kdeb" "$mnt/tmp/"
 
-if inroot sh -c "apt-get update -qq && apt-get install -y -qq /tmp/${deb##*/}" >"$BUILD/deb-install.log" 2>&1; then
-	ok "apt-get install ./${deb##*/} in a fresh chroot"
+if inroot sh -c "apt-get update -qq && apt-get install -y -qq /tmp/${deb##*/} /tmp/${kdeb##*/}" >"$BUILD/deb-install.log" 2>&1; then
+	ok "apt-get install ./${deb##*/} ./${kdeb##*/} in a fresh chroot"
 else
 	tail -n 20 "$BUILD/deb-install.log"
-	bad "apt-get install ./${deb##*/} failed"
+	bad "apt-get install ./${deb##*/} ./${kdeb##*/} failed"
 	finish
 fi
 
@@ -165,7 +190,9 @@ out=$(inroot kdumpinit status --root /tmp/fr 2>&1); rc=$?
 # A kernel installed the new way: dpkg installs linux-base, linux-binary
 # and linux-modules of 7.x (the meta package would also want an initramfs
 # generator; its postinst runs the hooks as below, with /boot/vmlinuz-KVER).
+# The stock kernel: the dedicated one is installed, and would be chosen.
 disk=$(for d in /sys/block/*; do [ -e "$d/device" ] && echo "${d##*/}"; done | head -n 1)
+inroot sed -i 's|^KDUMPINIT_CRASH_KERNEL=.*|KDUMPINIT_CRASH_KERNEL=stock|' /etc/default/kdumpinit
 if [ -n "$newkv" ] && [ -n "$disk" ]; then
 	mkdir -p "$mnt/tmp/k" && cp "$kdir"/*.deb "$mnt/tmp/k/"
 	if inroot sh -c 'dpkg -i /tmp/k/linux-base-*.deb /tmp/k/linux-binary-*.deb /tmp/k/linux-modules-*.deb' >"$BUILD/deb-kernel.log" 2>&1 &&
@@ -200,6 +227,42 @@ if [ -n "$newkv" ] && [ -n "$disk" ]; then
 else
 	bad "no kernel packages or no disk for the new-layout kernel test"
 fi
+inroot sed -i 's|^KDUMPINIT_CRASH_KERNEL=.*|KDUMPINIT_CRASH_KERNEL=auto|' /etc/default/kdumpinit
+
+# The dedicated kernel from its package, as the default (auto) finds it:
+# armed as it is, no image. The fake root's /sys is this machine's (links)
+# beside its fake reservation, so that the real kdumpinit's dry run
+# (arm --dev) checks the installed lists against the disk's real chain;
+# only the loading itself is the fake's.
+ck=/usr/lib/kdumpinit/crash-kernel
+if [ -n "$disk" ]; then
+	mkdir -p "$mnt/tmp/fr/sys"
+	for e in /sys/*; do [ "$e" = /sys/kernel ] || ln -sfn "$e" "$mnt/tmp/fr$e"; done
+	for d in etc usr var boot dev; do ln -sfn "/$d" "$mnt/tmp/fr/$d"; done
+	printf '#!/bin/sh\ncase " $* " in *" --dry-run "*) exec /usr/sbin/kdumpinit "$@" ;; esac\necho "$*" >/tmp/fr/arm-args\n' \
+		>"$mnt/tmp/fr-kdumpinit2" && chmod +x "$mnt/tmp/fr-kdumpinit2"
+	rm -f "$mnt/tmp/fr/arm-args"
+	inroot sed -i "s|^KDUMPINIT_DEVICE=.*|KDUMPINIT_DEVICE=/dev/$disk|" /etc/default/kdumpinit
+	inroot env KDUMPINIT_ROOT=/tmp/fr KDUMPINIT=/tmp/fr-kdumpinit2 /usr/lib/kdumpinit/kdumpinit-arm >"$BUILD/deb-arm-dedicated.log" 2>&1
+	rc=$?
+	args=$(cat "$mnt/tmp/fr/arm-args" 2>&1)
+	if [ "$rc" = 0 ] && echo "$args" | grep -q "^arm --kernel /tmp/fr$ck --cpus .*kdumpinit.dev=/dev/$disk" &&
+		! echo "$args" | grep -q -- --initramfs && ! grep -q 'is not here' "$BUILD/deb-arm-dedicated.log"; then
+		ok "kdumpinit-arm arms the packaged $ck (no image; its lists reach /dev/$disk)"
+	else
+		cat "$BUILD/deb-arm-dedicated.log"
+		bad "kdumpinit-arm did not arm the packaged $ck: rc $rc, $args"
+	fi
+	inroot sed -i "s|^KDUMPINIT_DEVICE=.*|KDUMPINIT_DEVICE=|" /etc/default/kdumpinit
+else
+	bad "no disk for the dedicated kernel test"
+fi
+# Its manifest names the kdumpinit inside: the one the other package
+# installed (built together, one version).
+init=$(sed -n 's/^init //p' "$mnt$ck.manifest" 2>/dev/null)
+have=$(sha256sum <"$mnt/usr/sbin/kdumpinit" | cut -d' ' -f1)
+[ -n "$init" ] && [ "$init" = "$have" ] && ok "$ck.manifest: the kdumpinit inside is the installed /usr/sbin/kdumpinit" ||
+	bad "$ck.manifest names init ${init:-nothing}, the installed kdumpinit is $have"
 inroot /etc/kernel/postinst.d/kdumpinit 9.9.9-none /boot/vmlinuz-9.9.9-none >"$BUILD/deb-hook.log" 2>&1 &&
 	ok "the kernel postinst.d hook exits 0 for a kernel it cannot build for" ||
 	bad "the kernel postinst.d hook failed: $(cat "$BUILD/deb-hook.log")"
@@ -220,6 +283,23 @@ else
 	bad "kdumpinit-mkinitramfs did not pack /usr/sbin/kdumpinit"
 fi
 rm -rf "$mnt/usr/build"
+
+# Purging the kernel's package removes its every file.
+files=$(inroot dpkg -L kdumpinit-crash-kernel | while read -r p; do [ -d "$mnt$p" ] || echo "$p"; done)
+n=$(echo "$files" | grep -c .)
+if inroot apt-get purge -y -qq kdumpinit-crash-kernel >"$BUILD/deb-purge.log" 2>&1; then
+	left=$(for p in $files; do [ -e "$mnt$p" ] || [ -L "$mnt$p" ] && echo "$p"; done)
+	# Still named by kdumpinit's Suggests, dpkg lists it as not installed.
+	st=$(inroot dpkg-query -W -f='${db:Status-Abbrev}' kdumpinit-crash-kernel 2>/dev/null)
+	if [ -z "$left" ] && [ "$n" -ge 5 ] && case $st in '' | [up]n*) true ;; *) false ;; esac; then
+		ok "purge kdumpinit-crash-kernel removes all $n files"
+	else
+		bad "purge kdumpinit-crash-kernel left: $left (of $n files), dpkg status '$st'"
+	fi
+else
+	cat "$BUILD/deb-purge.log"
+	bad "apt-get purge kdumpinit-crash-kernel failed"
+fi
 
 # Purge removes every file the package installed, the conffile and the
 # service's enablement included.
