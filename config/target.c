@@ -162,17 +162,21 @@ static int read_usb_serial(const struct sysroot *r, const char *name, char *v, s
  * controller's, or the subsystem's under multipath), SCSI and SATA disks
  * VPD page 0x80, USB disks their USB device's. Vendors pad with spaces,
  * so compare trimmed. */
+int block_serial(const struct sysroot *r, const char *name, char *v, size_t sz)
+{
+	if (read_attr(r, name, "serial", v, sz) && read_attr(r, name, "device/serial", v, sz) &&
+	    read_vpd_serial(r, name, v, sz) && read_usb_serial(r, name, v, sz))
+		return -ENOENT;
+	size_t skip = strspn(v, " ");
+	memmove(v, v + skip, strlen(v + skip) + 1);
+	return v[0] ? 0 : -ENOENT;
+}
+
 static int match_serial(const struct sysroot *r, const char *name, const char *want)
 {
 	char v[256];
 
-	if (read_attr(r, name, "serial", v, sizeof v) && read_attr(r, name, "device/serial", v, sizeof v) &&
-	    read_vpd_serial(r, name, v, sizeof v) && read_usb_serial(r, name, v, sizeof v))
-		return 0;
-	const char *s = v;
-	while (*s == ' ')
-		s++;
-	return !strcmp(s, want);
+	return block_serial(r, name, v, sizeof v) == 0 && !strcmp(v, want);
 }
 
 static int match_claim(const struct sysroot *r, const char *name, const struct selector *sel)
@@ -221,6 +225,19 @@ static int match_part(const struct sysroot *r, const char *name, const struct se
 	return gp.has_name && !strcmp(gp.name, sel->value);
 }
 
+int selector_matches(const struct sysroot *r, const struct selector *s, const char *name)
+{
+	switch (s->type) {
+	case SEL_SERIAL: return match_serial(r, name, s->value);
+	case SEL_LABEL:
+	case SEL_UUID: return match_claim(r, name, s);
+	case SEL_PARTUUID:
+	case SEL_PARTLABEL: return match_part(r, name, s);
+	case SEL_PATH: break;
+	}
+	return 0;
+}
+
 int selector_find(const struct sysroot *r, const struct selector *s, char *path, size_t sz)
 {
 	if (s->type == SEL_PATH) {
@@ -240,14 +257,7 @@ int selector_find(const struct sysroot *r, const struct selector *s, char *path,
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		switch (s->type) {
-		case SEL_SERIAL: found = match_serial(r, de->d_name, s->value); break;
-		case SEL_LABEL:
-		case SEL_UUID: found = match_claim(r, de->d_name, s); break;
-		case SEL_PARTUUID:
-		case SEL_PARTLABEL: found = match_part(r, de->d_name, s); break;
-		case SEL_PATH: break;
-		}
+		found = selector_matches(r, s, de->d_name);
 		if (found)
 			snprintf(path, sz, "%s/%s", r->dev, de->d_name);
 	}

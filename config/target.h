@@ -40,6 +40,12 @@ struct sysroot {
 	const char *dev;	/* "/dev" */
 };
 int selector_find(const struct sysroot *root, const struct selector *s, char *path, size_t sz);
+/* Whether block device NAME (in /sys/class/block) is what s selects; a
+ * SEL_PATH selector matches no name. 1 or 0. */
+int selector_matches(const struct sysroot *root, const struct selector *s, const char *name);
+/* Block device NAME's serial number, as SERIAL= compares it (leading
+ * spaces dropped): 0, or -ENOENT when sysfs shows none. */
+int block_serial(const struct sysroot *root, const char *name, char *v, size_t sz);
 
 /* Whether block device MAJ:MIN is one no crash kernel here assembles: an
  * LVM volume, a dm-crypt mapping, another device-mapper target, an md

@@ -1,0 +1,250 @@
+#include "dmtable.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int bad(char *why, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *why, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A selector value may hold none of the word's own separators. */
+static int value_ok(const char *s, size_t n)
+{
+	if (!n || !selector_text_ok(s, n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == ',' || s[i] == ':' || s[i] == '+')
+			return 0;
+	return 1;
+}
+
+static const struct {
+	const char *prefix;
+	enum sel_type type;
+} dev_kinds[] = { { "PARTUUID=", SEL_PARTUUID }, { "SERIAL=", SEL_SERIAL } };
+
+static const char *const type_names[] = { [DMT_LINEAR] = "linear", [DMT_STRIPED] = "striped" };
+
+/* Decimal digits, no sign, no leading zero but "0", below DMT_SECTORS_MAX:
+ * one spelling per number, so a recorded word compares as text. */
+static int number(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!n || n > 16 || (n > 1 && s[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v >= DMT_SECTORS_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+uint64_t dmtable_sectors(const struct dm_table *t)
+{
+	uint64_t s = 0;
+
+	for (unsigned i = 0; i < t->ntargets; i++)
+		s += t->t[i].len;
+	return s;
+}
+
+int dmtable_check(const struct dm_table *t, char *why, size_t sz)
+{
+	unsigned next = 0;
+
+	if (t->ntargets < 1 || t->ntargets > DMT_MAX_TARGETS)
+		return bad(why, sz, "%u segments (1 to %u)", t->ntargets, DMT_MAX_TARGETS);
+	if (t->ndevs < 1 || t->ndevs > DMT_MAX_DEVS)
+		return bad(why, sz, "%u devices (1 to %u)", t->ndevs, DMT_MAX_DEVS);
+	for (unsigned i = 0; i < t->ntargets; i++) {
+		const struct dmt_target *g = &t->t[i];
+		/* devices in order, each used once: what the parser makes */
+		if (g->first != next || g->ndev < 1 || g->ndev > t->ndevs - next)
+			return bad(why, sz, "segment %u: bad device list", i + 1);
+		next += g->ndev;
+		if (!g->len || g->len >= DMT_SECTORS_MAX)
+			return bad(why, sz, "segment %u: length %llu", i + 1, (unsigned long long)g->len);
+		if (g->type == DMT_LINEAR && g->ndev != 1)
+			return bad(why, sz, "segment %u: linear over %u devices", i + 1, g->ndev);
+		if (g->type == DMT_STRIPED) {
+			/* dm-stripe: the length splits evenly over the
+			 * stripes, and each stripe's share into chunks */
+			if (!g->chunk || g->chunk >= DMT_SECTORS_MAX)
+				return bad(why, sz, "segment %u: chunk %llu", i + 1,
+					   (unsigned long long)g->chunk);
+			if (g->len % g->ndev || (g->len / g->ndev) % g->chunk)
+				return bad(why, sz, "segment %u: length %llu is not whole chunks of %llu "
+					   "on each of %u stripes", i + 1, (unsigned long long)g->len,
+					   (unsigned long long)g->chunk, g->ndev);
+		} else if (g->type != DMT_LINEAR) {
+			return bad(why, sz, "segment %u: unknown type", i + 1);
+		}
+	}
+	if (next != t->ndevs)
+		return bad(why, sz, "%u devices, %u used", t->ndevs, next);
+	if (dmtable_sectors(t) >= DMT_SECTORS_MAX)
+		return bad(why, sz, "the volume is too large");
+	for (unsigned i = 0; i < t->ndevs; i++) {
+		const struct dmt_dev *d = &t->dev[i];
+		size_t n = strnlen(d->sel.value, sizeof d->sel.value);
+		if (d->sel.type != SEL_PARTUUID && d->sel.type != SEL_SERIAL)
+			return bad(why, sz, "device %u: only PARTUUID= and SERIAL= name a device "
+				   "that the crash kernel finds again", i + 1);
+		if (n == sizeof d->sel.value || !value_ok(d->sel.value, n))
+			return bad(why, sz, "device %u: '%s%.60s' cannot be written in the word "
+				   "(printable, no space, quote, backslash, ',', ':' or '+')", i + 1,
+				   selector_name(d->sel.type), d->sel.value);
+		if (d->offset >= DMT_SECTORS_MAX)
+			return bad(why, sz, "device %u: offset %llu", i + 1,
+				   (unsigned long long)d->offset);
+	}
+	return 0;
+}
+
+/* One DEV ("PARTUUID=x+2048") from s[0..n). */
+static int parse_dev(const char *s, size_t n, struct dmt_dev *d, char *why, size_t sz)
+{
+	const char *plus = memchr(s, '+', n);
+
+	if (!plus)
+		return bad(why, sz, "'%.*s': no +OFFSET", (int)(n > 80 ? 80 : n), s);
+	size_t sl = (size_t)(plus - s);
+	if (number(plus + 1, n - sl - 1, &d->offset) < 0)
+		return bad(why, sz, "'%.*s': bad offset", (int)(n > 80 ? 80 : n), s);
+	for (size_t i = 0; i < sizeof dev_kinds / sizeof dev_kinds[0]; i++) {
+		size_t pl = strlen(dev_kinds[i].prefix);
+		if (sl <= pl || memcmp(s, dev_kinds[i].prefix, pl))
+			continue;
+		if (sl - pl >= sizeof d->sel.value || !value_ok(s + pl, sl - pl))
+			return bad(why, sz, "'%.*s': bad device name", (int)(sl > 80 ? 80 : sl), s);
+		d->sel.type = dev_kinds[i].type;
+		memcpy(d->sel.value, s + pl, sl - pl);
+		d->sel.value[sl - pl] = 0;
+		return 0;
+	}
+	return bad(why, sz, "'%.*s': not PARTUUID= or SERIAL=", (int)(sl > 80 ? 80 : sl), s);
+}
+
+/* One TARGET from s[0..n): its fields split at ':'. */
+static int parse_target(const char *s, size_t n, struct dm_table *t, char *why, size_t sz)
+{
+	const char *f[2 + 1 + DMT_MAX_DEVS];
+	size_t fl[2 + 1 + DMT_MAX_DEVS];
+	unsigned nf = 0;
+	const char *p = s, *end = s + n;
+
+	for (;;) {
+		const char *c = memchr(p, ':', (size_t)(end - p));
+		if (nf == sizeof f / sizeof f[0])
+			return bad(why, sz, "segment %u: too many fields", t->ntargets + 1);
+		f[nf] = p;
+		fl[nf++] = c ? (size_t)(c - p) : (size_t)(end - p);
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	if (t->ntargets == DMT_MAX_TARGETS)
+		return bad(why, sz, "more than %u segments", DMT_MAX_TARGETS);
+	struct dmt_target *g = &t->t[t->ntargets];
+	memset(g, 0, sizeof *g);
+	if (nf < 3 || number(f[0], fl[0], &g->len) < 0)
+		return bad(why, sz, "segment %u: not LEN:TYPE:...", t->ntargets + 1);
+	unsigned devs_at;
+	if (fl[1] == 6 && !memcmp(f[1], "linear", 6)) {
+		g->type = DMT_LINEAR;
+		devs_at = 2;
+		if (nf != 3)
+			return bad(why, sz, "segment %u: linear takes one device", t->ntargets + 1);
+	} else if (fl[1] == 7 && !memcmp(f[1], "striped", 7)) {
+		g->type = DMT_STRIPED;
+		devs_at = 3;
+		if (nf < 4 || number(f[2], fl[2], &g->chunk) < 0)
+			return bad(why, sz, "segment %u: striped takes CHUNK:DEV[:DEV...]",
+				   t->ntargets + 1);
+	} else {
+		return bad(why, sz, "segment %u: type '%.*s' (linear or striped)", t->ntargets + 1,
+			   (int)(fl[1] > 20 ? 20 : fl[1]), f[1]);
+	}
+	g->first = t->ndevs;
+	for (unsigned i = devs_at; i < nf; i++) {
+		if (t->ndevs == DMT_MAX_DEVS)
+			return bad(why, sz, "more than %u devices", DMT_MAX_DEVS);
+		int r = parse_dev(f[i], fl[i], &t->dev[t->ndevs], why, sz);
+		if (r < 0)
+			return r;
+		t->ndevs++;
+		g->ndev++;
+	}
+	t->ntargets++;
+	return 0;
+}
+
+int dmtable_parse(const char *word, struct dm_table *t, char *why, size_t sz)
+{
+	size_t len = strlen(word);
+
+	memset(t, 0, sizeof *t);
+	if (!len)
+		return bad(why, sz, "empty");
+	if (len > DMT_WORD_MAX)
+		return bad(why, sz, "longer than %u bytes", DMT_WORD_MAX);
+	const char *p = word, *end = word + len;
+	for (;;) {
+		const char *c = memchr(p, ',', (size_t)(end - p));
+		int r = parse_target(p, c ? (size_t)(c - p) : (size_t)(end - p), t, why, sz);
+		if (r < 0)
+			return r;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return dmtable_check(t, why, sz);
+}
+
+int dmtable_format(const struct dm_table *t, char *out, size_t sz, char *why, size_t whysz)
+{
+	size_t len = 0;
+	int r = dmtable_check(t, why, whysz);
+
+	if (r < 0)
+		return r;
+	if (sz > DMT_WORD_MAX + 1)
+		sz = DMT_WORD_MAX + 1;
+	for (unsigned i = 0; i < t->ntargets; i++) {
+		const struct dmt_target *g = &t->t[i];
+		int w = snprintf(out + len, sz - len, "%s%llu:%s", i ? "," : "",
+				 (unsigned long long)g->len, type_names[g->type]);
+		if (w >= 0 && (size_t)w < sz - len && g->type == DMT_STRIPED) {
+			len += (size_t)w;
+			w = snprintf(out + len, sz - len, ":%llu", (unsigned long long)g->chunk);
+		}
+		for (unsigned k = 0; w >= 0 && (size_t)w < sz - len && k < g->ndev; k++) {
+			const struct dmt_dev *d = &t->dev[g->first + k];
+			len += (size_t)w;
+			w = snprintf(out + len, sz - len, ":%s%s+%llu", selector_name(d->sel.type),
+				     d->sel.value, (unsigned long long)d->offset);
+		}
+		if (w < 0 || (size_t)w >= sz - len) {
+			if (sz)
+				out[0] = 0;
+			snprintf(why, whysz, "the table does not fit in %zu bytes", sz - 1);
+			return -ENAMETOOLONG;
+		}
+		len += (size_t)w;
+	}
+	return 0;
+}
