@@ -383,6 +383,10 @@ int stack_assemble(const struct sysroot *r, const char *control, const struct dm
 	}
 	unsigned ma, mi;
 	int e = dmctl_create(control, name, k, (int)t->ntargets, &ma, &mi);
+	/* Left by an earlier try that was killed half-way (a probe past its
+	 * time): in the crash kernel nobody else makes this name. */
+	if (e == -EBUSY && dmctl_remove(control, name) == 0)
+		e = dmctl_create(control, name, k, (int)t->ntargets, &ma, &mi);
 	if (e < 0) {
 		snprintf(what, sz, "creating mapping %s on %s", name, control);
 		return e;
