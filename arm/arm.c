@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../config/modalias.h"
+#include "../config/stack.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -60,13 +61,17 @@ static const char arm_help[] =
 	"Under lockdown (/sys/kernel/security/lockdown) an unsigned kernel is refused\n"
 	"before loading (exit 9): arm the distribution's signed kernel instead.\n"
 	"--dev SELECTOR: the dedicated kernel must have built in the drivers from that\n"
-	"device to the root bus and its IOMMU's, by the lists beside it (exit 10).\n"
+	"device to the root bus and its IOMMU's, by the lists beside it (exit 10). A\n"
+	"stacked device (an LVM volume, linear or striped; an md RAID1 array) has its\n"
+	"table added as kdumpinit.dm=; one the crash kernel cannot rebuild (dm-crypt,\n"
+	"thin, snapshot, RAID5, ...) is refused (exit 4).\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
 	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status, with\n"
 	"--note TEXT (why this kernel: the service's fall-back from the dedicated one).\n"
 	"--unload unloads it: kexec_file_load, else kexec_load, else kexec -p -u.\n"
 	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage,\n"
-	"9 refused by lockdown, 10 the dedicated kernel lacks a driver for --dev.\n";
+	"4 --dev is stacked in a way the crash kernel cannot rebuild, 9 refused by\n"
+	"lockdown, 10 the dedicated kernel lacks a driver for --dev.\n";
 
 /* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */
 static unsigned count_cpus(const char *list)
@@ -428,6 +433,62 @@ static int check_reach(const char *root, const char *kernel, const char *dev)
 	return rc;
 }
 
+/* The dump device --dev names, when it is stacked: the table the crash
+ * kernel rebuilds it from goes on the command line as kdumpinit.dm=
+ * (config/stack.h); one it cannot rebuild is refused here, at arming,
+ * rather than found missing after a crash. A device that is not here now
+ * is said and goes on, as for check_reach. 0, or EXIT_TARGET, EXIT_SYSTEM
+ * or EXIT_USAGE (said). */
+static int record_stack(const char *root, const char *dev, const char *append, char *cl, size_t sz)
+{
+	char sys[512], devdir[512], bad[80], path[300], what[600], why[200];
+	char word[DMT_WORD_MAX + 1];
+	struct selector sel[SEL_MAX];
+	static struct dm_table t;
+	unsigned maj, min;
+
+	if (strstr(append, "kdumpinit.dm=")) {
+		err("kdumpinit.dm= in --append: arm records it from --dev, from the device as it is now");
+		return EXIT_USAGE;
+	}
+	int n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad);
+	if (n < 0) {
+		err("--dev: not a device selector: '%s'", bad);
+		return EXIT_USAGE;
+	}
+	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
+				    root_path(root, "/dev", devdir, sizeof devdir) };
+	int found = -ENOENT;
+	for (int i = 0; i < n && found < 0; i++)
+		found = selector_find(&sr, &sel[i], path, sizeof path);
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (found < 0 || stack_top(&sr, name, &maj, &min) < 0) {
+		warn("%s is not here: whether it is stacked (LVM, md) is not checked", dev);
+		return 0;
+	}
+	int r = stack_record(&sr, NULL, maj, min, &t, what, sizeof what);
+	if (r == -EOPNOTSUPP) {
+		err("%s is %s", dev, what);
+		return EXIT_TARGET;
+	}
+	if (r < 0) {
+		err("%s is stacked, and %s: not armed", dev, what);
+		return EXIT_SYSTEM;
+	}
+	if (r == STACK_PLAIN)
+		return 0;
+	size_t len = strlen(cl);
+	if ((r = dmtable_format(&t, word, sizeof word, why, sizeof why)) < 0 ||
+	    len + 15 + strlen(word) >= sz) {
+		err("%s is %s, and its table does not fit the command line (%s): not armed", dev,
+		    what, r < 0 ? why : "too long");
+		return EXIT_TARGET;
+	}
+	snprintf(cl + len, sz - len, " kdumpinit.dm=%s", word);
+	msg("%s is %s: the crash kernel rebuilds it from kdumpinit.dm=", dev, what);
+	return 0;
+}
+
 int cmd_arm(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -478,6 +539,8 @@ int cmd_arm(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = build_cmdline(root, cmdline, append, cpus_arg, ki.dedicated, cl, sizeof cl, &cpus);
+	if (!rc && dev && !cmdline)
+		rc = record_stack(root, dev, append, cl, sizeof cl);
 	if (!rc && ki.dedicated && dev)
 		rc = check_reach(root, kernel, dev);
 	if (rc || dry) {

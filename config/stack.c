@@ -1,5 +1,6 @@
 #include "stack.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -394,5 +395,31 @@ int stack_assemble(const struct sysroot *r, const char *control, const struct dm
 	char dir[PATH_MAX];
 	if (block_dir(r, ma, mi, dir, dev, devsz) < 0)
 		snprintf(dev, devsz, "dm-%u", mi);
+	return 0;
+}
+
+int stack_top(const struct sysroot *r, const char *name, unsigned *maj, unsigned *min)
+{
+	char cur[256], path[600], buf[40];
+
+	snprintf(cur, sizeof cur, "%s", name);
+	for (int depth = 0; depth < 8; depth++) {
+		snprintf(path, sizeof path, "%s/class/block/%s/holders", r->sys, cur);
+		DIR *d = opendir(path);
+		struct dirent *e = NULL;
+		while (d && (e = readdir(d)) && e->d_name[0] == '.')
+			;
+		if (!e) {
+			if (d)
+				closedir(d);
+			break;
+		}
+		snprintf(cur, sizeof cur, "%s", e->d_name);
+		closedir(d);
+	}
+	snprintf(path, sizeof path, "%s/class/block/%s/dev", r->sys, cur);
+	char end;
+	if (read_text_file(path, buf, sizeof buf) < 0 || sscanf(buf, "%u:%u%c", maj, min, &end) != 2)
+		return -ENOENT;
 	return 0;
 }

@@ -38,6 +38,13 @@ enum stack_kind {
 int stack_record(const struct sysroot *r, stack_table_fn table, unsigned maj, unsigned min,
 		 struct dm_table *t, char *what, size_t sz);
 
+/* The device at the top of the stack block device NAME belongs to (an
+ * md array's mirror -> the array, a volume's partition -> the volume),
+ * by sysfs's holders/: a LABEL= on a RAID1 of metadata 1.0 finds a mirror
+ * as readily as the array, and the array is what decides. 0 with its
+ * MAJ:MIN, or -ENOENT. */
+int stack_top(const struct sysroot *r, const char *name, unsigned *maj, unsigned *min);
+
 /* The mapping PID 1 makes, and the one it looks for. */
 #define STACK_DM_NAME "kdumpinit-dump"
 

@@ -488,6 +488,46 @@ else
 	expect "arm --dry-run off x86_64: no disable_cpu_apicid=" 0 \
 		'^console=tty0 console=ttyS0,115200 reset_devices nr_cpus=1 irqpoll panic=10 rdinit=/init$' arm
 fi
+# A stacked --dev (config/stack.c): an md RAID1 of metadata 1.0 whose
+# mirror vdb shows the claim at its start, as LABEL= finds it; arm climbs
+# to the array (holders/) and records its table over that mirror. A RAID5
+# is refused, exit 4, saying what to use instead.
+mdfake() { # NAME LEVEL: an array over vdb (serial dumpdisk), slot 0, data at 0
+	local d=$A/sys/devices/virtual/block/$1
+	mkdir -p "$d/md/dev-vdb" "$A/sys/class/block" "$A/sys/devices/pci/vdb/holders"
+	echo 204800 >"$d/size"
+	echo "$2" >"$d/md/level"
+	echo 1.0 >"$d/md/metadata_version"
+	echo 1 >"$d/md/raid_disks"
+	echo in_sync >"$d/md/dev-vdb/state"
+	echo 0 >"$d/md/dev-vdb/offset"
+	echo "9:0" >"$d/dev"
+	ln -sfn "$d/md/dev-vdb" "$d/md/rd0"
+	ln -sfn "$d" "$A/sys/class/block/$1"
+	ln -sfn "$A/sys/devices/pci/vdb" "$A/sys/class/block/vdb"
+	echo dumpdisk >"$A/sys/devices/pci/vdb/serial"
+	echo "252:16" >"$A/sys/devices/pci/vdb/dev"
+	rm -f "$A/sys/devices/pci/vdb/holders/"*
+	ln -sfn "$d" "$A/sys/devices/pci/vdb/holders/$1"
+	mkdir -p "$A/sys/dev/block"
+	ln -sfn "$d" "$A/sys/dev/block/9:0"
+	ln -sfn "$A/sys/devices/pci/vdb" "$A/sys/dev/block/252:16"
+}
+mkdir -p "$A/dev"
+mdfake md0 raid1
+"$K" format "$A/dev/vdb" --size 8M --label dump >/dev/null 2>&1
+: >"$A/dev/md0"
+expect "arm --dev on an md RAID1: its table over the first mirror in sync, as kdumpinit.dm=" 0 \
+	' kdumpinit.dev=LABEL=dump kdumpinit.dm=204800:linear:SERIAL=dumpdisk\+0$' \
+	arm --append kdumpinit.dev=LABEL=dump --dev LABEL=dump
+expect "arm: kdumpinit.dm= in --append is refused (arm records it)" 2 '' \
+	arm --append "kdumpinit.dev=LABEL=dump kdumpinit.dm=8:linear:SERIAL=x+0" --dev LABEL=dump
+rm -rf "$A/sys/devices/virtual/block/md0"
+mdfake md0 raid5
+expect "arm --dev on an md RAID5: refused, exit 4" 4 '' arm --append kdumpinit.dev=LABEL=dump --dev LABEL=dump
+grep -q 'only a RAID1 mirror.*plain partition' "$W/err" && ok "arm: the refusal says what to use instead" ||
+	bad "arm: the refusal says what to use instead" "$(cat "$W/err")"
+rm -rf "$A/sys/class" "$A/sys/dev" "$A/sys/devices/virtual" "$A/sys/devices/pci" "$A/dev"
 cp "$A/proc/cmdline" "$A/proc/cmdline.keep"
 echo "root=/dev/vda1 quiet crashkernel=256M hugepages=16 intel_iommu=on iommu=pt pci=nomsi acpi=off swiotlb=65536 consoleblank=0 earlycon console=ttyS0 -- console=tty1" >"$A/proc/cmdline"
 expect "arm --dry-run: the IOMMU, pci=, acpi=, earlycon and console= carried, in order, nothing after --" 0 \
