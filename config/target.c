@@ -265,52 +265,6 @@ int selector_find(const struct sysroot *r, const struct selector *s, char *path,
 	return found ? 0 : -ENOENT;
 }
 
-/* DIR (a block device's sysfs directory): 1 and WHAT if it is a
- * device-mapper or md device that is not a multipath map. */
-static int stacked_dir(const char *dir, char *what, size_t sz)
-{
-	char path[600], uuid[160], name[160], level[40];
-
-	snprintf(path, sizeof path, "%s/dm/uuid", dir);
-	if (read_text_file(path, uuid, sizeof uuid) >= 0) {
-		snprintf(path, sizeof path, "%s/dm/name", dir);
-		if (read_text_file(path, name, sizeof name) < 0)
-			snprintf(name, sizeof name, "?");
-		/* kpartx names a partition of a map "partN-" + the map's uuid */
-		const char *u = uuid;
-		if (!strncmp(u, "part", 4) && strchr(u, '-'))
-			u = strchr(u, '-') + 1;
-		if (!strncmp(u, "mpath-", 6))
-			return 0;
-		snprintf(what, sz, "%s (%s)", !strncmp(u, "LVM-", 4) ? "an LVM logical volume" :
-			 !strncmp(u, "CRYPT-", 6) ? "a dm-crypt mapping" : "a device-mapper device", name);
-		return 1;
-	}
-	snprintf(path, sizeof path, "%s/md/level", dir);
-	if (read_text_file(path, level, sizeof level) >= 0) {
-		snprintf(what, sz, "an md RAID array (%s)", level);
-		return 1;
-	}
-	return 0;
-}
-
-int target_stacked(const struct sysroot *r, unsigned maj, unsigned min, char *what, size_t sz)
-{
-	char dir[300], part[340];
-
-	snprintf(dir, sizeof dir, "%s/dev/block/%u:%u", r->sys, maj, min);
-	if (stacked_dir(dir, what, sz))
-		return 1;
-	/* A partition's disk is the directory above it (an md array's
-	 * partitions; device-mapper makes its partitions maps of their own). */
-	snprintf(part, sizeof part, "%s/partition", dir);
-	if (access(part, F_OK) == 0) {
-		snprintf(part, sizeof part, "%s/..", dir);
-		return stacked_dir(part, what, sz);
-	}
-	return 0;
-}
-
 /* ---- opening ---- */
 
 static int refuse(enum target_refusal *why, enum target_refusal w, char *msg, size_t sz,

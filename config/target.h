@@ -47,16 +47,6 @@ int selector_matches(const struct sysroot *root, const struct selector *s, const
  * spaces dropped): 0, or -ENOENT when sysfs shows none. */
 int block_serial(const struct sysroot *root, const char *name, char *v, size_t sz);
 
-/* Whether block device MAJ:MIN is one no crash kernel here assembles: an
- * LVM volume, a dm-crypt mapping, another device-mapper target, an md
- * array, or a partition of one. A dump written to it could never be
- * found again in the crash kernel, so `format` refuses it and `status`
- * says so. A multipath map is not one: in the crash kernel its paths are
- * plain disks, each showing the claim, which LABEL= and UUID= find. 1
- * with what it is in WHAT ("an LVM logical volume (vg-dump)"), else 0
- * (sysfs silent too). */
-int target_stacked(const struct sysroot *r, unsigned maj, unsigned min, char *what, size_t sz);
-
 /* An open, checked target. */
 struct target {
 	int fd;
