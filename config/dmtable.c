@@ -1,18 +1,17 @@
 #include "dmtable.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static int bad(char *why, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(char *why, size_t sz, const char *fmt, ...)
+/* One reason, terse: PID 1 only warns that the word is not a table, and
+ * arm records only tables it made. seg 0: the word as a whole. */
+static int bad(char *why, size_t sz, unsigned seg, const char *text)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sz, fmt, ap);
-	va_end(ap);
+	if (seg)
+		snprintf(why, sz, "segment %u: %s", seg, text);
+	else
+		snprintf(why, sz, "%s", text);
 	return -EINVAL;
 }
 
@@ -67,76 +66,69 @@ int dmtable_check(const struct dm_table *t, char *why, size_t sz)
 	unsigned next = 0;
 
 	if (t->ntargets < 1 || t->ntargets > DMT_MAX_TARGETS)
-		return bad(why, sz, "%u segments (1 to %u)", t->ntargets, DMT_MAX_TARGETS);
+		return bad(why, sz, 0, "1 to 8 segments");
 	if (t->ndevs < 1 || t->ndevs > DMT_MAX_DEVS)
-		return bad(why, sz, "%u devices (1 to %u)", t->ndevs, DMT_MAX_DEVS);
+		return bad(why, sz, 0, "1 to 16 devices");
 	for (unsigned i = 0; i < t->ntargets; i++) {
 		const struct dmt_target *g = &t->t[i];
 		/* devices in order, each used once: what the parser makes */
 		if (g->first != next || g->ndev < 1 || g->ndev > t->ndevs - next)
-			return bad(why, sz, "segment %u: bad device list", i + 1);
+			return bad(why, sz, i + 1, "bad device list");
 		next += g->ndev;
 		if (!g->len || g->len >= DMT_SECTORS_MAX)
-			return bad(why, sz, "segment %u: length %llu", i + 1, (unsigned long long)g->len);
+			return bad(why, sz, i + 1, "bad length");
 		if (g->type == DMT_LINEAR && g->ndev != 1)
-			return bad(why, sz, "segment %u: linear over %u devices", i + 1, g->ndev);
+			return bad(why, sz, i + 1, "linear takes one device");
 		if (g->type == DMT_STRIPED) {
 			/* dm-stripe: the length splits evenly over the
 			 * stripes, and each stripe's share into chunks */
 			if (!g->chunk || g->chunk >= DMT_SECTORS_MAX)
-				return bad(why, sz, "segment %u: chunk %llu", i + 1,
-					   (unsigned long long)g->chunk);
+				return bad(why, sz, i + 1, "bad chunk");
 			if (g->len % g->ndev || (g->len / g->ndev) % g->chunk)
-				return bad(why, sz, "segment %u: length %llu is not whole chunks of %llu "
-					   "on each of %u stripes", i + 1, (unsigned long long)g->len,
-					   (unsigned long long)g->chunk, g->ndev);
+				return bad(why, sz, i + 1, "length not whole chunks on each stripe");
 		} else if (g->type != DMT_LINEAR) {
-			return bad(why, sz, "segment %u: unknown type", i + 1);
+			return bad(why, sz, i + 1, "unknown type");
 		}
 	}
 	if (next != t->ndevs)
-		return bad(why, sz, "%u devices, %u used", t->ndevs, next);
+		return bad(why, sz, 0, "devices not all used");
 	if (dmtable_sectors(t) >= DMT_SECTORS_MAX)
-		return bad(why, sz, "the volume is too large");
+		return bad(why, sz, 0, "too large");
 	for (unsigned i = 0; i < t->ndevs; i++) {
 		const struct dmt_dev *d = &t->dev[i];
 		size_t n = strnlen(d->sel.value, sizeof d->sel.value);
 		if (d->sel.type != SEL_PARTUUID && d->sel.type != SEL_SERIAL)
-			return bad(why, sz, "device %u: only PARTUUID= and SERIAL= name a device "
-				   "that the crash kernel finds again", i + 1);
+			return bad(why, sz, 0, "a device not PARTUUID= or SERIAL=");
 		if (n == sizeof d->sel.value || !value_ok(d->sel.value, n))
-			return bad(why, sz, "device %u: '%s%.60s' cannot be written in the word "
-				   "(printable, no space, quote, backslash, ',', ':' or '+')", i + 1,
-				   selector_name(d->sel.type), d->sel.value);
+			return bad(why, sz, 0, "a device name not printable, or with space, quote, backslash, ',', ':' or '+'");
 		if (d->offset >= DMT_SECTORS_MAX)
-			return bad(why, sz, "device %u: offset %llu", i + 1,
-				   (unsigned long long)d->offset);
+			return bad(why, sz, 0, "bad offset");
 	}
 	return 0;
 }
 
 /* One DEV ("PARTUUID=x+2048") from s[0..n). */
-static int parse_dev(const char *s, size_t n, struct dmt_dev *d, char *why, size_t sz)
+static int parse_dev(const char *s, size_t n, unsigned seg, struct dmt_dev *d, char *why, size_t sz)
 {
 	const char *plus = memchr(s, '+', n);
 
 	if (!plus)
-		return bad(why, sz, "'%.*s': no +OFFSET", (int)(n > 80 ? 80 : n), s);
+		return bad(why, sz, seg, "a device with no +OFFSET");
 	size_t sl = (size_t)(plus - s);
 	if (number(plus + 1, n - sl - 1, &d->offset) < 0)
-		return bad(why, sz, "'%.*s': bad offset", (int)(n > 80 ? 80 : n), s);
+		return bad(why, sz, seg, "bad offset");
 	for (size_t i = 0; i < sizeof dev_kinds / sizeof dev_kinds[0]; i++) {
 		size_t pl = strlen(dev_kinds[i].prefix);
 		if (sl <= pl || memcmp(s, dev_kinds[i].prefix, pl))
 			continue;
 		if (sl - pl >= sizeof d->sel.value || !value_ok(s + pl, sl - pl))
-			return bad(why, sz, "'%.*s': bad device name", (int)(sl > 80 ? 80 : sl), s);
+			return bad(why, sz, seg, "bad device name");
 		d->sel.type = dev_kinds[i].type;
 		memcpy(d->sel.value, s + pl, sl - pl);
 		d->sel.value[sl - pl] = 0;
 		return 0;
 	}
-	return bad(why, sz, "'%.*s': not PARTUUID= or SERIAL=", (int)(sl > 80 ? 80 : sl), s);
+	return bad(why, sz, seg, "a device not PARTUUID= or SERIAL=");
 }
 
 /* One TARGET from s[0..n): its fields split at ':'. */
@@ -150,7 +142,7 @@ static int parse_target(const char *s, size_t n, struct dm_table *t, char *why, 
 	for (;;) {
 		const char *c = memchr(p, ':', (size_t)(end - p));
 		if (nf == sizeof f / sizeof f[0])
-			return bad(why, sz, "segment %u: too many fields", t->ntargets + 1);
+			return bad(why, sz, t->ntargets + 1, "too many fields");
 		f[nf] = p;
 		fl[nf++] = c ? (size_t)(c - p) : (size_t)(end - p);
 		if (!c)
@@ -158,32 +150,30 @@ static int parse_target(const char *s, size_t n, struct dm_table *t, char *why, 
 		p = c + 1;
 	}
 	if (t->ntargets == DMT_MAX_TARGETS)
-		return bad(why, sz, "more than %u segments", DMT_MAX_TARGETS);
+		return bad(why, sz, 0, "more than 8 segments");
 	struct dmt_target *g = &t->t[t->ntargets];
 	memset(g, 0, sizeof *g);
 	if (nf < 3 || number(f[0], fl[0], &g->len) < 0)
-		return bad(why, sz, "segment %u: not LEN:TYPE:...", t->ntargets + 1);
+		return bad(why, sz, t->ntargets + 1, "not LEN:TYPE:...");
 	unsigned devs_at;
 	if (fl[1] == 6 && !memcmp(f[1], "linear", 6)) {
 		g->type = DMT_LINEAR;
 		devs_at = 2;
 		if (nf != 3)
-			return bad(why, sz, "segment %u: linear takes one device", t->ntargets + 1);
+			return bad(why, sz, t->ntargets + 1, "linear takes one device");
 	} else if (fl[1] == 7 && !memcmp(f[1], "striped", 7)) {
 		g->type = DMT_STRIPED;
 		devs_at = 3;
 		if (nf < 4 || number(f[2], fl[2], &g->chunk) < 0)
-			return bad(why, sz, "segment %u: striped takes CHUNK:DEV[:DEV...]",
-				   t->ntargets + 1);
+			return bad(why, sz, t->ntargets + 1, "striped takes CHUNK:DEV[:DEV...]");
 	} else {
-		return bad(why, sz, "segment %u: type '%.*s' (linear or striped)", t->ntargets + 1,
-			   (int)(fl[1] > 20 ? 20 : fl[1]), f[1]);
+		return bad(why, sz, t->ntargets + 1, "type not linear or striped");
 	}
 	g->first = t->ndevs;
 	for (unsigned i = devs_at; i < nf; i++) {
 		if (t->ndevs == DMT_MAX_DEVS)
-			return bad(why, sz, "more than %u devices", DMT_MAX_DEVS);
-		int r = parse_dev(f[i], fl[i], &t->dev[t->ndevs], why, sz);
+			return bad(why, sz, 0, "more than 16 devices");
+		int r = parse_dev(f[i], fl[i], t->ntargets + 1, &t->dev[t->ndevs], why, sz);
 		if (r < 0)
 			return r;
 		t->ndevs++;
@@ -199,9 +189,9 @@ int dmtable_parse(const char *word, struct dm_table *t, char *why, size_t sz)
 
 	memset(t, 0, sizeof *t);
 	if (!len)
-		return bad(why, sz, "empty");
+		return bad(why, sz, 0, "empty");
 	if (len > DMT_WORD_MAX)
-		return bad(why, sz, "longer than %u bytes", DMT_WORD_MAX);
+		return bad(why, sz, 0, "longer than 1024 bytes");
 	const char *p = word, *end = word + len;
 	for (;;) {
 		const char *c = memchr(p, ',', (size_t)(end - p));

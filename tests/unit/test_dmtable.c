@@ -46,7 +46,7 @@ static void refused(void)
 {
 	static const struct { const char *word, *says; } c[] = {
 		{ "", "empty" },
-		{ "0:linear:SERIAL=a+0", "length 0" },
+		{ "0:linear:SERIAL=a+0", "bad length" },
 		{ "01:linear:SERIAL=a+0", "LEN:TYPE" },
 		{ "+1:linear:SERIAL=a+0", "LEN:TYPE" },
 		{ "-1:linear:SERIAL=a+0", "LEN:TYPE" },
@@ -64,7 +64,7 @@ static void refused(void)
 		{ "8:linear:SERIAL=a+b+0", "bad offset" },
 		{ "8:linear:SERIAL=a+0:SERIAL=b+0", "one device" },
 		{ "8:linear", "LEN:TYPE" },
-		{ "8:mirror:SERIAL=a+0", "type 'mirror'" },
+		{ "8:mirror:SERIAL=a+0", "type not linear" },
 		{ "8:Linear:SERIAL=a+0", "type" },
 		{ "8:striped:0:SERIAL=a+0", "CHUNK" },
 		{ "8:striped:4", "CHUNK" },
