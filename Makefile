@@ -67,12 +67,15 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 # BLAKE2b and AEGIS-256 (and XChaCha20-Poly1305, which reads older dumps)
 # add about 80 KB (deps/libsodium.mk). What it guards is the crash
 # kernel's initramfs, which a small reservation holds in memory. arm64's
-# code is the larger: it meets the limit first.
+# code is the larger: it meets the limit first. 528 KiB since stacked dump
+# devices (config/stack.c, dmtable.c, dmctl.c: rebuilding an LVM volume or
+# an md mirror with device-mapper, and recording its table on the host):
+# about 16 KB, which took arm64 past 512 KiB.
 $(BUILD)/kdumpinit: $(OBJS)
 	@echo "  LD      $@"
 	@$(MUSL_CC) $(LDFLAGS_STATIC) $(ARCH_LDFLAGS) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
 	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
-	  test $$size -le 524288 || { echo "kdumpinit is over 512 KiB" >&2; exit 1; }
+	  test $$size -le 540672 || { echo "kdumpinit is over 528 KiB" >&2; exit 1; }
 
 include tests/tests.mk
 
