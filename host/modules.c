@@ -7,10 +7,12 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
 #include "../config/modalias.h"
+#include "../config/stack.h"
 #include "../lib/exitcode.h"
 #include "../lib/log.h"
 
@@ -20,8 +22,9 @@ static const char modules_help[] =
 	"\n"
 	"Prints, in load order, the kernel modules the dump device needs on this\n"
 	"machine: the drivers of its chain in sysfs (partition, disk, controller,\n"
-	"buses; device-mapper, md and NVMe layers), resolved in the target kernel's\n"
-	"modules.dep/.alias/.softdep with their dependencies first; then the\n"
+	"buses; device-mapper, md (rebuilt with device-mapper) and NVMe layers),\n"
+	"resolved in the target kernel's modules.dep/.alias/.softdep with their\n"
+	"dependencies first; then the\n"
 	"running watchdog's driver and qemu_fw_cfg (unless --no-extras).\n"
 	"One module a line, \"NAME  # reason\"; lines starting with # are notes\n"
 	"(built in, or a driver with no module).\n"
@@ -34,6 +37,23 @@ static const char modules_help[] =
 	"  --no-extras    only the device's modules\n"
 	"\n"
 	"Exit codes: 0 ok, 1 module tree unreadable, 2 usage, 4 device not found.\n";
+
+/* The device at the top of NAME's stack: a mirror of an md array, which
+ * LABEL= finds when metadata 1.0 leaves the claim at its start, needs
+ * what its array needs (config/stack.h: the crash kernel rebuilds the
+ * array, never writes to the mirror). */
+static void climb(const struct sysroot *r, char *name, size_t sz)
+{
+	char link[300], real[PATH_MAX];
+	unsigned maj, min;
+
+	snprintf(link, sizeof link, "%s", name);
+	if (stack_top(r, link, &maj, &min) < 0)
+		return;
+	snprintf(link, sizeof link, "%s/dev/block/%u:%u", r->sys, maj, min);
+	if (realpath(link, real))
+		snprintf(name, sz, "%s", strrchr(real, '/') + 1);
+}
 
 static int print_list(const struct modlist *l)
 {
@@ -110,7 +130,10 @@ int cmd_modules(int argc, char **argv)
 			if (modules_block_name(&sr, &sel[k], name, sizeof name) < 0) {
 				err("modules: no block device for %s%s", selector_name(sel[k].type), sel[k].value);
 				code = EXIT_TARGET;
-			} else if ((r = modules_for_block(&sr, &t, name, &list)) < 0) {
+				continue;
+			}
+			climb(&sr, name, sizeof name);
+			if ((r = modules_for_block(&sr, &t, name, &list)) < 0) {
 				err("modules: %s: %s", name, r == -ENOSPC ? "too many modules" : errstr(r));
 				code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
 			}
