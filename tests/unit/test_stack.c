@@ -189,7 +189,7 @@ static void refused(void)
 		{ 253, 3, -EOPNOTSUPP, "no key" },
 		{ 253, 5, -EOPNOTSUPP, "itself a stacked device" },
 		{ 253, 6, -EOPNOTSUPP, "no serial number" },
-		{ 253, 7, -EOPNOTSUPP, "cannot be written in the word" },
+		{ 253, 7, -EOPNOTSUPP, "not printable, or with space" },
 		{ 253, 8, -EOPNOTSUPP, "a snapshot-origin target" },
 		{ 9, 1, -EOPNOTSUPP, "only a RAID1 mirror" },
 		{ 9, 2, -EOPNOTSUPP, "metadata 'external" },
