@@ -2,6 +2,7 @@
  * needs no kexec-tools (Debian's links Xen libraries). */
 #include "arm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -395,6 +396,31 @@ static int open_kernel(const char *root, const char *kernel, struct kimage_info 
  * kernel waits for it); lists that are not beside the kernel fail closed.
  * 0, or EXIT_USAGE or EXIT_NO_DRIVER (said, in one line the service
  * records as why). */
+/* A stacked device's chain ends at a virtual node: the disks below it
+ * (slaves/) need their drivers as well. 0 or EXIT_NO_DRIVER (said). */
+static int check_members(const struct sysroot *sr, const struct reach_kernel *k, const char *name,
+			 const char *dev)
+{
+	static struct reach_chain ch;
+	char path[600], miss[400];
+	struct dirent *e;
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/class/block/%s/slaves", sr->sys, name);
+	DIR *d = opendir(path);
+	while (d && !rc && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || reach_chain_read(sr, e->d_name, &ch) < 0)
+			continue;
+		if (reach_missing(k, &ch, miss, sizeof miss)) {
+			err("the dedicated crash kernel lacks %s for %s (on %s)", miss, dev, e->d_name);
+			rc = EXIT_NO_DRIVER;
+		}
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
 static int check_reach(const char *root, const char *kernel, const char *dev)
 {
 	static struct reach_chain ch;
@@ -416,8 +442,11 @@ static int check_reach(const char *root, const char *kernel, const char *dev)
 	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
 				    root_path(root, "/dev", devdir, sizeof devdir) };
 	for (int i = 0; i < n && !rc; i++) {
-		if (modules_block_name(&sr, &sel[i], name, sizeof name) < 0 ||
-		    (r = reach_chain_read(&sr, name, &ch)) == -ENOENT) {
+		if (modules_block_name(&sr, &sel[i], name, sizeof name) == 0)
+			stack_top_name(&sr, name, sizeof name);	/* a mirror: its array */
+		else
+			name[0] = 0;
+		if (!name[0] || (r = reach_chain_read(&sr, name, &ch)) == -ENOENT) {
 			warn("%s%s is not here: the dedicated crash kernel's drivers are not checked "
 			     "against it", selector_name(sel[i].type), sel[i].value);
 		} else if (r < 0) {
@@ -427,6 +456,8 @@ static int check_reach(const char *root, const char *kernel, const char *dev)
 		} else if (reach_missing(&k, &ch, miss, sizeof miss)) {
 			err("the dedicated crash kernel lacks %s for %s", miss, dev);
 			rc = EXIT_NO_DRIVER;
+		} else {
+			rc = check_members(&sr, &k, name, dev);
 		}
 	}
 	reach_kernel_free(&k);
@@ -477,6 +508,16 @@ static int record_stack(const char *root, const char *dev, const char *append, c
 	}
 	if (r == STACK_PLAIN)
 		return 0;
+	/* PID 1 looks for the claim on the mapping it made: only a selector
+	 * of the claim (LABEL=, UUID=) can find it there. */
+	int claim = 0;
+	for (int i = 0; i < n; i++)
+		claim |= sel[i].type == SEL_LABEL || sel[i].type == SEL_UUID;
+	if (!claim) {
+		err("%s is %s: name it by its claim (LABEL= or UUID=), which the crash kernel finds "
+		    "on the device it rebuilds", dev, what);
+		return EXIT_USAGE;
+	}
 	size_t len = strlen(cl);
 	if ((r = dmtable_format(&t, word, sizeof word, why, sizeof why)) < 0 ||
 	    len + 15 + strlen(word) >= sz) {

@@ -423,3 +423,14 @@ int stack_top(const struct sysroot *r, const char *name, unsigned *maj, unsigned
 		return -ENOENT;
 	return 0;
 }
+
+void stack_top_name(const struct sysroot *r, char *name, size_t sz)
+{
+	char real[PATH_MAX], top[128];
+	unsigned maj, min;
+
+	if (stack_top(r, name, &maj, &min) < 0 ||
+	    block_dir(r, maj, min, real, top, sizeof top) < 0)
+		return;
+	snprintf(name, sz, "%s", top);
+}

@@ -44,6 +44,9 @@ int stack_record(const struct sysroot *r, stack_table_fn table, unsigned maj, un
  * as readily as the array, and the array is what decides. 0 with its
  * MAJ:MIN, or -ENOENT. */
 int stack_top(const struct sysroot *r, const char *name, unsigned *maj, unsigned *min);
+/* The same by name: NAME becomes its top's name (unchanged when sysfs
+ * shows no holder or cannot say). */
+void stack_top_name(const struct sysroot *r, char *name, size_t sz);
 
 /* The mapping PID 1 makes, and the one it looks for. */
 #define STACK_DM_NAME "kdumpinit-dump"

@@ -7,7 +7,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -37,23 +36,6 @@ static const char modules_help[] =
 	"  --no-extras    only the device's modules\n"
 	"\n"
 	"Exit codes: 0 ok, 1 module tree unreadable, 2 usage, 4 device not found.\n";
-
-/* The device at the top of NAME's stack: a mirror of an md array, which
- * LABEL= finds when metadata 1.0 leaves the claim at its start, needs
- * what its array needs (config/stack.h: the crash kernel rebuilds the
- * array, never writes to the mirror). */
-static void climb(const struct sysroot *r, char *name, size_t sz)
-{
-	char link[300], real[PATH_MAX];
-	unsigned maj, min;
-
-	snprintf(link, sizeof link, "%s", name);
-	if (stack_top(r, link, &maj, &min) < 0)
-		return;
-	snprintf(link, sizeof link, "%s/dev/block/%u:%u", r->sys, maj, min);
-	if (realpath(link, real))
-		snprintf(name, sz, "%s", strrchr(real, '/') + 1);
-}
 
 static int print_list(const struct modlist *l)
 {
@@ -132,7 +114,11 @@ int cmd_modules(int argc, char **argv)
 				code = EXIT_TARGET;
 				continue;
 			}
-			climb(&sr, name, sizeof name);
+			/* a mirror of an md array (LABEL= finds one when
+			 * metadata 1.0 leaves the claim at its start) needs
+			 * what its array needs: the crash kernel rebuilds the
+			 * array, never writes to the mirror */
+			stack_top_name(&sr, name, sizeof name);
 			if ((r = modules_for_block(&sr, &t, name, &list)) < 0) {
 				err("modules: %s: %s", name, r == -ENOSPC ? "too many modules" : errstr(r));
 				code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;

@@ -552,6 +552,8 @@ mdfake "$A" md0 raid1
 expect "arm --dev on an md RAID1: its table over the first mirror in sync, as kdumpinit.dm=" 0 \
 	' kdumpinit.dev=LABEL=dump kdumpinit.dm=204800:linear:SERIAL=dumpdisk\+0$' \
 	arm --append kdumpinit.dev=LABEL=dump --dev LABEL=dump
+expect "arm --dev on an md RAID1 by SERIAL=: refused, the crash kernel finds only a claim on the mapping" 2 '' \
+	arm --append kdumpinit.dev=SERIAL=dumpdisk --dev SERIAL=dumpdisk
 expect "arm: kdumpinit.dm= in --append is refused (arm records it)" 2 '' \
 	arm --append "kdumpinit.dev=LABEL=dump kdumpinit.dm=8:linear:SERIAL=x+0" --dev LABEL=dump
 rm -rf "$A/sys/devices/virtual/block/md0"
