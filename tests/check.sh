@@ -257,8 +257,9 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# Stacked dump devices against a real kernel's device-mapper (the
 	# build host has none): a guest with dm_mod rebuilds a linear and a
 	# striped table from their kdumpinit.dm= words as PID 1 does, writes
-	# through each, and `arm --dry-run --dev` records the same words back
-	# (tests/e2e/dm.sh; about 40 s).
+	# through each, and `arm --dry-run --dev` records the same words back;
+	# then a crash captured by PID 1 onto a two-segment linear mapping it
+	# rebuilt, complete on the volume (tests/e2e/dm.sh; about 50 s).
 	full_suite e2e-dm env DMTOOL="$BUILD/tools/dmtool" bash tests/e2e/dm.sh --workdir "$BUILD/e2e/dm"
 	# A dump disk that comes late (USB storage, a large HBA): hot-added
 	# through QEMU's monitor 15 s after PID 1 says it waits; PID 1 says

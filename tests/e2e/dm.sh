@@ -13,6 +13,12 @@
 #     the word the mapping was built from: the host's recording (the ioctl,
 #     the PARTUUIDs) and PID 1's rebuilding agree through the kernel;
 #   - removes it.
+# Then the whole path: a 128 MiB linear mapping over both partitions is
+# claimed, `kdumpinit arm --dev LABEL=dmcap` arms Debian's kernel with a
+# crash image from kdumpinit-mkinitramfs (-m dm_mod), the guest crashes,
+# PID 1 rebuilds the mapping from kdumpinit.dm= and captures to it; the
+# host joins the two segments from the disk image and `kdumpinit info`
+# finds a complete dump there.
 # Prints "ok NAME" / "FAIL NAME: why" and "N passed, N failed".
 #
 #   tests/e2e/dm.sh [--workdir DIR] [--kver KVER]
@@ -43,18 +49,22 @@ done
 rm -rf "$W" && mkdir -p "$W/root/bin" "$W/root/lib" "$W/root/proc" "$W/root/sys" "$W/root/dev" || { bad setup "cannot make $W"; finish; }
 W=$(cd "$W" && pwd)
 
-# The disk: GPT, two 20 MiB partitions with known PARTUUIDs.
+# The disk: GPT, two 100 MiB partitions with known PARTUUIDs.
 p1=11111111-2222-4333-8444-555555555501
 p2=11111111-2222-4333-8444-555555555502
-truncate -s 64M "$W/disk.img"
-printf 'label: gpt\nunit: sectors\nstart=2048, size=40960, uuid=%s\nstart=43008, size=40960, uuid=%s\n' \
+truncate -s 256M "$W/disk.img"
+printf 'label: gpt\nunit: sectors\nstart=2048, size=204800, uuid=%s\nstart=206848, size=204800, uuid=%s\n' \
 	"$p1" "$p2" | sfdisk -q "$W/disk.img" >/dev/null 2>&1 || { bad setup "sfdisk"; finish; }
 
 # Each table: a word, the size it makes, a sector of the mapping and where
 # on which partition that sector lies.
 lin="16384:linear:PARTUUID=$p1+2048,16384:linear:PARTUUID=$p2+4096"
 str="32768:striped:128:PARTUUID=$p1+2048:PARTUUID=$p2+2048"
+cap="131072:linear:PARTUUID=$p1+2048,131072:linear:PARTUUID=$p2+4096"
 cp /bin/busybox "$K" "$DMTOOL" "$W/root/bin/"
+cp "/boot/vmlinuz-$kver" "$W/root/vmlinuz"
+"$top/initramfs/mkinitramfs" -k "$kver" -o "$W/root/crash.img" -b "$K" -m virtio_blk -m virtio_pci -m dm_mod \
+	>"$W/mkinitramfs.log" 2>&1 || { bad setup "mkinitramfs (see $W/mkinitramfs.log)"; finish; }
 for m in virtio/virtio virtio/virtio_ring virtio/virtio_pci_modern_dev virtio/virtio_pci_legacy_dev \
 	virtio/virtio_pci block/virtio_blk md/dm-mod; do
 	cp "$mods/drivers/$m.ko" "$W/root/lib/" || { bad setup "module $m"; finish; }
@@ -84,16 +94,22 @@ one() {
 }
 one linear "$lin" "0 16384 linear \$v1 2048;16384 16384 linear \$v2 4096;" 16392 vda2 4104
 one striped "$str" "0 32768 striped 2 128 \$v1 2048 \$v2 2048;" 130 vda2 2050
+dev=\$(dmtool create "$cap") || echo "DMTEST FAIL capture: create"
+kdumpinit format /dev/\$dev --label dmcap --force >/dev/null 2>&1; t "capture: format" \$? 0
+out=\$(kdumpinit arm --kernel /vmlinuz --initramfs /crash.img --dev LABEL=dmcap \\
+	--append "kdumpinit.dev=LABEL=dmcap kdumpinit.level=31 kdumpinit.final=poweroff" 2>&1); t "capture: armed" \$? 0
+case \$out in *"kdumpinit.dm=$cap"*) echo "DMTEST ok capture: the armed line carries the table" ;;
+*) echo "DMTEST FAIL capture: the armed line carries the table: \$out" ;; esac
 echo "DMTEST done"
-echo o >/proc/sysrq-trigger
+echo c >/proc/sysrq-trigger
 sleep 100
 EOF
 chmod +x "$W/root/init"
 (cd "$W/root" && find . | cpio -o -H newc --quiet | gzip -1 >"$W/init.cpio.gz") || { bad setup "cpio"; finish; }
 
-timeout 600 qemu-system-x86_64 -accel tcg -m 512 -nographic -no-reboot \
+timeout 900 qemu-system-x86_64 -accel tcg -m 1024 -nographic -no-reboot \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$W/init.cpio.gz" \
-	-append "console=ttyS0 rdinit=/init panic=-1 quiet" \
+	-append "console=ttyS0 rdinit=/init panic=-1 quiet crashkernel=256M" \
 	-drive "file=$W/disk.img,format=raw,if=none,id=d0" -device virtio-blk-pci,drive=d0,serial=dmdisk \
 	>"$W/console.log" 2>&1 </dev/null
 grep -q 'DMTEST done' "$W/console.log" || bad guest "no end line (console: $W/console.log)"
@@ -104,4 +120,16 @@ while IFS= read -r l; do
 	*"DMTEST FAIL "*) r=${l#*DMTEST FAIL }; bad "${r%%:*}" "${r#*: }" ;;
 	esac
 done <"$W/console.log"
+# The crash kernel: PID 1 rebuilt the mapping and captured to it.
+grep -q 'rebuilt the dump device as /dev/dm-' "$W/console.log" && ok "capture: PID 1 rebuilt the mapping" ||
+	bad "capture: PID 1 rebuilt the mapping" "not said (console: $W/console.log)"
+grep -q 'capture finished' "$W/console.log" && ok "capture: finished" ||
+	bad "capture: finished" "not said (console: $W/console.log)"
+# The volume, as its table lays it out on the disk.
+{ dd if="$W/disk.img" bs=512 skip=$((2048 + 2048)) count=131072 status=none
+  dd if="$W/disk.img" bs=512 skip=$((206848 + 4096)) count=131072 status=none; } >"$W/lv.img"
+"$K" info "$W/lv.img" >"$W/info.log" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -qi 'complete' "$W/info.log" && ok "capture: the volume holds a complete dump" ||
+	bad "capture: the volume holds a complete dump" "info exit $rc: $(head -c 400 "$W/info.log" | tr '\n' '|')"
 finish
