@@ -205,8 +205,14 @@ static int record_dm(const struct sysroot *r, const char *dir, stack_table_fn ta
 	const char *u = uuid;
 	if (!strncmp(u, "part", 4) && strchr(u, '-'))
 		u = strchr(u, '-') + 1;
-	if (!strncmp(u, "mpath-", 6))
+	if (!strncmp(u, "mpath-", 6)) {
+		/* no dm-multipath there: each path is a plain disk showing
+		 * the claim, and the whole map's WWN is every path's */
+		if (u == uuid)
+			snprintf(what, sz, "a multipath map (%s): the crash kernel takes any of its "
+				 "paths, by LABEL=, UUID= or WWN=%s", name, u + 6);
 		return STACK_PLAIN;
+	}
 	const int lvm = !strncmp(u, "LVM-", 4);
 	snprintf(top, sizeof top, "%s (%s)", lvm ? "an LVM logical volume" :
 		 !strncmp(u, "CRYPT-", 6) ? "a dm-crypt mapping" : "a device-mapper device", name);

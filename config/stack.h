@@ -31,7 +31,8 @@ enum stack_kind {
 	STACK_TABLE,		/* *t holds the table the crash kernel rebuilds */
 };
 
-/* Block device MAJ:MIN on the host. @return STACK_PLAIN, STACK_TABLE
+/* Block device MAJ:MIN on the host. @return STACK_PLAIN (what says how
+ * the crash kernel finds a multipath map, else ""), STACK_TABLE
  * (what: "an LVM logical volume (vg-dump), 2 linear segments"),
  * -EOPNOTSUPP (refused: what says what it is and what to use instead),
  * or another -errno when it cannot be read (what says what). */

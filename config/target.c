@@ -20,7 +20,7 @@ static const struct {
 	enum sel_type type;
 } sel_names[] = {
 	{ "SERIAL=", SEL_SERIAL }, { "LABEL=", SEL_LABEL }, { "UUID=", SEL_UUID },
-	{ "PARTUUID=", SEL_PARTUUID }, { "PARTLABEL=", SEL_PARTLABEL },
+	{ "PARTUUID=", SEL_PARTUUID }, { "PARTLABEL=", SEL_PARTLABEL }, { "WWN=", SEL_WWN },
 };
 
 int selector_text_ok(const char *s, size_t n)
@@ -179,6 +179,42 @@ static int match_serial(const struct sysroot *r, const char *name, const char *w
 	return block_serial(r, name, v, sizeof v) == 0 && !strcmp(v, want);
 }
 
+/* A WWN in one spelling: sysfs writes a SCSI disk's designator as
+ * "naa.HEX" or "eui.HEX" (device/wwid; an NVMe namespace's wwid the same
+ * way), multipath and scsi_id as the designator type's digit and the hex
+ * ("3HEX", "2HEX": /sys/block/dm-N/dm/uuid is "mpath-" and that). Lower
+ * case, trailing spaces dropped. */
+static void wwn_norm(const char *in, char *out, size_t sz)
+{
+	static const struct { const char *pre; char digit; } kinds[] = { { "naa.", '3' }, { "eui.", '2' } };
+	size_t k = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (!strncasecmp(in, kinds[i].pre, 4) && sz > 1) {
+			out[k++] = kinds[i].digit;
+			in += 4;
+			break;
+		}
+	for (; *in && k + 1 < sz; in++)
+		out[k++] = (char)(*in >= 'A' && *in <= 'Z' ? *in - 'A' + 'a' : *in);
+	while (k > 0 && out[k - 1] == ' ')
+		k--;
+	out[k] = 0;
+}
+
+/* Any path of a multipath disk matches: the crash kernel has no
+ * dm-multipath, and each path is the whole disk. */
+static int match_wwn(const struct sysroot *r, const char *name, const char *want)
+{
+	char v[256], a[256], b[256];
+
+	if (read_attr(r, name, "wwid", v, sizeof v) && read_attr(r, name, "device/wwid", v, sizeof v))
+		return 0;
+	wwn_norm(v, a, sizeof a);
+	wwn_norm(want, b, sizeof b);
+	return a[0] && !strcmp(a, b);
+}
+
 static int match_claim(const struct sysroot *r, const char *name, const struct selector *sel)
 {
 	char path[300];
@@ -233,6 +269,7 @@ int selector_matches(const struct sysroot *r, const struct selector *s, const ch
 	case SEL_UUID: return match_claim(r, name, s);
 	case SEL_PARTUUID:
 	case SEL_PARTLABEL: return match_part(r, name, s);
+	case SEL_WWN: return match_wwn(r, name, s->value);
 	case SEL_PATH: break;
 	}
 	return 0;

@@ -9,7 +9,7 @@
 
 #include "probe.h"
 
-enum sel_type { SEL_PATH, SEL_SERIAL, SEL_LABEL, SEL_UUID, SEL_PARTUUID, SEL_PARTLABEL };
+enum sel_type { SEL_PATH, SEL_SERIAL, SEL_LABEL, SEL_UUID, SEL_PARTUUID, SEL_PARTLABEL, SEL_WWN };
 
 #define SEL_MAX 8
 

@@ -643,7 +643,7 @@ int cmd_format(int argc, char **argv)
 	 * a dump; one it can is rebuilt from the table `arm --dev` records
 	 * (config/stack.h), and is claimed through the device here as any. */
 	struct stat st;
-	char what[600];
+	char what[600] = "";
 	static struct dm_table dt;
 	static const struct sysroot sysroot = { "/sys", "/dev" };
 	int stacked = blk && fstat(fd, &st) == 0 ?
@@ -653,6 +653,8 @@ int cmd_format(int argc, char **argv)
 		err("%s is %s: not claimed", path, what);
 		return format_abandon(fd, path, created, EXIT_TARGET);
 	}
+	if (stacked == STACK_PLAIN && what[0])
+		msg("%s is %s", path, what);
 	if (stacked == STACK_TABLE)
 		msg("%s is %s: `kdumpinit arm --dev` records its table for the crash kernel "
 		    "(kdumpinit.dm=); arm again whenever the volume changes", path, what);

@@ -29,7 +29,7 @@ static const char modules_help[] =
 	"(built in, or a driver with no module).\n"
 	"\n"
 	"  SELECTOR       as kdumpinit.dev=: /dev/NAME, SERIAL=, LABEL=, UUID=,\n"
-	"                 PARTUUID=, PARTLABEL= (a comma list counts as several)\n"
+	"                 PARTUUID=, PARTLABEL=, WWN= (a comma list counts as several)\n"
 	"  --root DIR     read DIR/sys and DIR/dev (default /)\n"
 	"  --kver KVER    target kernel release (default: the running one)\n"
 	"  --moddir DIR   its module directory (default ROOT/lib/modules/KVER)\n"

@@ -626,7 +626,7 @@ static int wait_for_target(const struct config *c, char *path, size_t sz)
 	int n = selectors_parse(c->dev, sel, SEL_MAX, bad, sizeof bad);
 	if (n < 0) {
 		err("kdumpinit.dev=%s: '%s' is not a selector (use /dev/NAME, SERIAL=, LABEL=, "
-		    "UUID=, PARTUUID= or PARTLABEL=)", c->dev, bad);
+		    "UUID=, PARTUUID=, PARTLABEL= or WWN=)", c->dev, bad);
 		return -EINVAL;
 	}
 	/* A stacked device: rebuilt first, then the only place looked at. */

@@ -196,7 +196,7 @@ static void refused(void)
 		{ 9, 3, -EOPNOTSUPP, "no mirror in sync" },
 		{ 259, 0, -EOPNOTSUPP, "a partition of an md array" },
 		{ 253, 99, STACK_PLAIN, "" },	/* sysfs does not know it */
-		{ 253, 4, STACK_PLAIN, "" },	/* multipath: its paths show the claim */
+		{ 253, 4, STACK_PLAIN, "any of its paths, by LABEL=, UUID= or WWN=3600140512345" },
 		{ 8, 2, STACK_PLAIN, "" },
 		{ 252, 16, STACK_PLAIN, "" },
 	};

@@ -417,6 +417,36 @@ static void target_open_end_signature(void)
 	CHECK(check_mentions(msg, "MD RAID") && check_mentions(msg, "1.0"), "message: %s", msg);
 }
 
+/* WWN=: a multipath disk by its WWN through any path, in the spelling
+ * sysfs has (naa./eui.) or multipath's (3.../2...), case and trailing
+ * spaces aside; never a partition, never a prefix. */
+static void wwn_selector(void)
+{
+	struct kdi_super sb_b, sb_c;
+	char out[512];
+
+	fake_tree(&sb_b, &sb_c);
+	mkdirs("sys/devices/sdp/device");
+	symlink("../../devices/sdp", path_of("sys/class/block/sdp"));
+	put_text("sys/devices/sdp/device/wwid", "naa.6001405ABCDEF0123456789   \n");
+	put_text("sys/devices/nvme0n1/wwid", "eui.0025388b91b1e3e4\n");
+	put_file("dev/sdp", "", 0, 4096);
+	CHECK_INT(find("WWN=36001405abcdef0123456789", out, sizeof out), 0);
+	CHECK_STR(out, path_of("dev/sdp"));
+	CHECK_INT(find("WWN=naa.6001405abcdef0123456789", out, sizeof out), 0);
+	CHECK_STR(out, path_of("dev/sdp"));
+	CHECK_INT(find("WWN=20025388B91B1E3E4", out, sizeof out), 0);
+	CHECK_STR(out, path_of("dev/nvme0n1"));
+	CHECK_INT(find("WWN=36001405abcdef", out, sizeof out), -ENOENT);	/* no prefix match */
+	CHECK_INT(find("WWN=6001405abcdef0123456789", out, sizeof out), -ENOENT);	/* the type digit counts */
+	struct selector s[SEL_MAX];
+	char bad[80];
+	CHECK_INT(selectors_parse("WWN=", s, SEL_MAX, bad, sizeof bad), -EINVAL);
+	CHECK_INT(selectors_parse("WWN=3600a,LABEL=x", s, SEL_MAX, bad, sizeof bad), 2);
+	CHECK(s[0].type == SEL_WWN && !strcmp(s[0].value, "3600a"), "WWN= parsed");
+	CHECK_STR(selector_name(SEL_WWN), "WWN=");
+}
+
 int main(void)
 {
 	mkroot();
@@ -427,5 +457,6 @@ int main(void)
 	RUN(source_open_files);
 	RUN(data_offset_one_rule);
 	RUN(target_open_end_signature);
+	RUN(wwn_selector);
 	return check_done();
 }
