@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -493,9 +494,17 @@ static int record_stack(const char *root, const char *dev, const char *append, c
 	for (int i = 0; i < n && found < 0; i++)
 		found = selector_find(&sr, &sel[i], path, sizeof path);
 	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	if (found < 0 || stack_top(&sr, name, &maj, &min) < 0) {
+	struct stat st;
+	if (found < 0) {
 		warn("%s is not here: whether it is stacked (LVM, md) is not checked", dev);
 		return 0;
+	}
+	/* a name sysfs does not know (/dev/mapper/NAME): by its number */
+	if (stack_top(&sr, name, &maj, &min) < 0) {
+		if (stat(path, &st) < 0 || !S_ISBLK(st.st_mode))
+			return 0;	/* a claimed file: nothing stacked */
+		maj = major(st.st_rdev);
+		min = minor(st.st_rdev);
 	}
 	int r = stack_record(&sr, NULL, maj, min, &t, what, sizeof what);
 	if (r == -EOPNOTSUPP) {

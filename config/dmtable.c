@@ -29,7 +29,7 @@ static int value_ok(const char *s, size_t n)
 static const struct {
 	const char *prefix;
 	enum sel_type type;
-} dev_kinds[] = { { "PARTUUID=", SEL_PARTUUID }, { "SERIAL=", SEL_SERIAL } };
+} dev_kinds[] = { { "PARTUUID=", SEL_PARTUUID }, { "SERIAL=", SEL_SERIAL }, { "WWN=", SEL_WWN } };
 
 static const char *const type_names[] = { [DMT_LINEAR] = "linear", [DMT_STRIPED] = "striped" };
 
@@ -97,8 +97,8 @@ int dmtable_check(const struct dm_table *t, char *why, size_t sz)
 	for (unsigned i = 0; i < t->ndevs; i++) {
 		const struct dmt_dev *d = &t->dev[i];
 		size_t n = strnlen(d->sel.value, sizeof d->sel.value);
-		if (d->sel.type != SEL_PARTUUID && d->sel.type != SEL_SERIAL)
-			return bad(why, sz, 0, "a device not PARTUUID= or SERIAL=");
+		if (d->sel.type != SEL_PARTUUID && d->sel.type != SEL_SERIAL && d->sel.type != SEL_WWN)
+			return bad(why, sz, 0, "a device not PARTUUID=, SERIAL= or WWN=");
 		if (n == sizeof d->sel.value || !value_ok(d->sel.value, n))
 			return bad(why, sz, 0, "a device name not printable, or with space, quote, backslash, ',', ':' or '+'");
 		if (d->offset >= DMT_SECTORS_MAX)
@@ -128,7 +128,7 @@ static int parse_dev(const char *s, size_t n, unsigned seg, struct dmt_dev *d, c
 		d->sel.value[sl - pl] = 0;
 		return 0;
 	}
-	return bad(why, sz, seg, "a device not PARTUUID= or SERIAL=");
+	return bad(why, sz, seg, "a device not PARTUUID=, SERIAL= or WWN=");
 }
 
 /* One TARGET from s[0..n): its fields split at ':'. */

@@ -10,7 +10,7 @@
  *   WORD   = TARGET *("," TARGET)
  *   TARGET = LEN ":linear:" DEV
  *          | LEN ":striped:" CHUNK 1*(":" DEV)
- *   DEV    = ("PARTUUID=" | "SERIAL=") VALUE "+" OFFSET
+ *   DEV    = ("PARTUUID=" | "SERIAL=" | "WWN=") VALUE "+" OFFSET
  *
  * e.g. 2097152:linear:PARTUUID=6c1e...-01+2048. A VALUE is printable
  * ASCII without space, quote, backslash, ',', ':' or '+' (a device whose
@@ -36,7 +36,7 @@
 enum dmt_type { DMT_LINEAR, DMT_STRIPED };
 
 struct dmt_dev {
-	struct selector sel;	/* SEL_PARTUUID or SEL_SERIAL */
+	struct selector sel;	/* SEL_PARTUUID, SEL_SERIAL or SEL_WWN */
 	uint64_t offset;	/* sectors into that device */
 };
 

@@ -88,12 +88,18 @@ static int member_selector(const struct sysroot *r, const char *top, const char 
 		sel->type = SEL_PARTUUID;
 		snprintf(sel->value, sizeof sel->value, "%s", gp.uuid);
 	} else {
-		if (block_serial(r, name, buf, sizeof buf) < 0)
-			return refuse(what, sz, "%s is on the whole disk %s, which has no serial number "
-				      "(put it on a partition: PARTUUID=)", top, name);
+		/* A whole disk by its WWN where it has one the word can hold:
+		 * unique per namespace, where an NVMe serial is the
+		 * controller's, shared by its namespaces. */
+		sel->type = SEL_WWN;
+		if (block_wwid(r, name, buf, sizeof buf) < 0 || strpbrk(buf, ",:+ \"'\\")) {
+			sel->type = SEL_SERIAL;
+			if (block_serial(r, name, buf, sizeof buf) < 0)
+				return refuse(what, sz, "%s is on the whole disk %s, which has no WWN or "
+					      "serial number (put it on a partition: PARTUUID=)", top, name);
+		}
 		if (strlen(buf) >= sizeof sel->value)
-			return refuse(what, sz, "%s is on %s, whose serial number is too long", top, name);
-		sel->type = SEL_SERIAL;
+			return refuse(what, sz, "%s is on %s, whose name is too long", top, name);
 		memcpy(sel->value, buf, strlen(buf) + 1);
 	}
 	char why[200];

@@ -204,13 +204,22 @@ static void wwn_norm(const char *in, char *out, size_t sz)
 
 /* Any path of a multipath disk matches: the crash kernel has no
  * dm-multipath, and each path is the whole disk. */
+int block_wwid(const struct sysroot *r, const char *name, char *v, size_t sz)
+{
+	char raw[256];
+
+	if (read_attr(r, name, "wwid", raw, sizeof raw) && read_attr(r, name, "device/wwid", raw, sizeof raw))
+		return -ENOENT;
+	wwn_norm(raw, v, sz);
+	return v[0] ? 0 : -ENOENT;
+}
+
 static int match_wwn(const struct sysroot *r, const char *name, const char *want)
 {
-	char v[256], a[256], b[256];
+	char a[256], b[256];
 
-	if (read_attr(r, name, "wwid", v, sizeof v) && read_attr(r, name, "device/wwid", v, sizeof v))
+	if (block_wwid(r, name, a, sizeof a) < 0)
 		return 0;
-	wwn_norm(v, a, sizeof a);
 	wwn_norm(want, b, sizeof b);
 	return a[0] && !strcmp(a, b);
 }

@@ -46,6 +46,9 @@ int selector_matches(const struct sysroot *root, const struct selector *s, const
 /* Block device NAME's serial number, as SERIAL= compares it (leading
  * spaces dropped): 0, or -ENOENT when sysfs shows none. */
 int block_serial(const struct sysroot *root, const char *name, char *v, size_t sz);
+/* Its WWN, as WWN= compares it ("3HEX" for sysfs's "naa.HEX"): 0, or
+ * -ENOENT when sysfs shows none. */
+int block_wwid(const struct sysroot *root, const char *name, char *v, size_t sz);
 
 /* An open, checked target. */
 struct target {

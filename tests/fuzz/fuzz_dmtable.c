@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(dmtable_sectors(&t) < DMT_SECTORS_MAX);
 		for (unsigned i = 0; i < t.ndevs; i++) {
 			const char *v = t.dev[i].sel.value;
-			assert(t.dev[i].sel.type == SEL_PARTUUID || t.dev[i].sel.type == SEL_SERIAL);
+			assert(t.dev[i].sel.type == SEL_PARTUUID || t.dev[i].sel.type == SEL_SERIAL ||
+			       t.dev[i].sel.type == SEL_WWN);
 			assert(v[0] && !strpbrk(v, ",:+ \"'\\"));
 		}
 		assert(dmtable_format(&t, out, sizeof out, why2, sizeof why2) == 0);

@@ -15,6 +15,7 @@ static const char *const good[] = {
 	"1024:striped:128:SERIAL=a+0:SERIAL=b+2048",
 	"3072:striped:8:PARTUUID=x1+2048:PARTUUID=x2+2048:PARTUUID=x3+2048,2048:linear:SERIAL=c+4503599627370495",
 	"128:striped:128:SERIAL=one+0",
+	"8:linear:WWN=3600a0b80001234+0,8:linear:WWN=nvme.8086-4d6f-00000001+2048",
 };
 
 static void round_trips(void)

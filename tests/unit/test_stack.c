@@ -99,6 +99,10 @@ static void tree(void)
 	dm("dm-6", "253:6", "LVM-mno", "vg-noserial");
 	dm("dm-7", "253:7", "LVM-pqr", "vg-badserial");
 	dm("dm-8", "253:8", "LVM-stu", "vg-snap");
+	dm("dm-9", "253:9", "LVM-vwx", "vg-wwn");
+	blk("pci/vde", "252:64");	/* a WWN and a serial: the WWN names it */
+	put_text("sys/devices/pci/vde/device/wwid", "naa.600A0B80001234\n");
+	put_text("sys/devices/pci/vde/serial", "shared-serial");
 	/* md0: RAID1 over sda1 (slot 0, write-mostly) and vdb (slot 1) */
 	blk("virtual/block/md0", "9:0");
 	put_text("sys/devices/virtual/block/md0/size", "204800");
@@ -144,6 +148,7 @@ static int fake_table(const char *name, struct dmctl_target *out, int max)
 		{ "vg-badserial", 0, 4096, "linear", "252:48 2048" },
 		{ "vg-snap", 0, 4096, "linear", "8:1 0" },
 		{ "vg-snap", 4096, 4096, "snapshot-origin", "253:10" },
+		{ "vg-wwn", 0, 4096, "linear", "252:64 2048" },
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -169,6 +174,7 @@ static void recorded(void)
 		  "an LVM logical volume (vg-stripes), 1 segment over 2 devices" },
 		/* slot 0 is write-mostly: the mirror in slot 1 */
 		{ 9, 0, "204800:linear:SERIAL=dumpdisk+264192", "an md RAID array (md0, raid1), its mirror vdb (slot 1)" },
+		{ 253, 9, "4096:linear:WWN=3600a0b80001234+2048", "an LVM logical volume (vg-wwn), 1 segment over 1 device" },
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		struct dm_table t;
@@ -188,7 +194,7 @@ static void refused(void)
 		{ 253, 2, -EOPNOTSUPP, "a thin target" },
 		{ 253, 3, -EOPNOTSUPP, "no key" },
 		{ 253, 5, -EOPNOTSUPP, "itself a stacked device" },
-		{ 253, 6, -EOPNOTSUPP, "no serial number" },
+		{ 253, 6, -EOPNOTSUPP, "no WWN or serial number" },
 		{ 253, 7, -EOPNOTSUPP, "not printable, or with space" },
 		{ 253, 8, -EOPNOTSUPP, "a snapshot-origin target" },
 		{ 9, 1, -EOPNOTSUPP, "only a RAID1 mirror" },
