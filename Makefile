@@ -46,6 +46,7 @@ SRCS := main/main.c \
 	arm/root.c arm/cmdline.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
+	config/dmtable.c config/dmctl.c config/stack.c \
 	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
 	dump/format.c dump/chain.c dump/seal.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
 	kernel/vmcore.c kernel/vmcoreinfo.c kernel/physmem.c kernel/kmem.c kernel/memmap.c \
@@ -67,12 +68,15 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 # BLAKE2b and AEGIS-256 (and XChaCha20-Poly1305, which reads older dumps)
 # add about 80 KB (deps/libsodium.mk). What it guards is the crash
 # kernel's initramfs, which a small reservation holds in memory. arm64's
-# code is the larger: it meets the limit first.
+# code is the larger: it meets the limit first. 528 KiB since stacked dump
+# devices (config/stack.c, dmtable.c, dmctl.c: rebuilding an LVM volume or
+# an md mirror with device-mapper, and recording its table on the host):
+# about 16 KB, which took arm64 past 512 KiB.
 $(BUILD)/kdumpinit: $(OBJS)
 	@echo "  LD      $@"
 	@$(MUSL_CC) $(LDFLAGS_STATIC) $(ARCH_LDFLAGS) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
 	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
-	  test $$size -le 524288 || { echo "kdumpinit is over 512 KiB" >&2; exit 1; }
+	  test $$size -le 540672 || { echo "kdumpinit is over 528 KiB" >&2; exit 1; }
 
 include tests/tests.mk
 

@@ -2,6 +2,7 @@
  * needs no kexec-tools (Debian's links Xen libraries). */
 #include "arm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "../config/modalias.h"
+#include "../config/stack.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -60,13 +63,17 @@ static const char arm_help[] =
 	"Under lockdown (/sys/kernel/security/lockdown) an unsigned kernel is refused\n"
 	"before loading (exit 9): arm the distribution's signed kernel instead.\n"
 	"--dev SELECTOR: the dedicated kernel must have built in the drivers from that\n"
-	"device to the root bus and its IOMMU's, by the lists beside it (exit 10).\n"
+	"device to the root bus and its IOMMU's, by the lists beside it (exit 10). A\n"
+	"stacked device (an LVM volume, linear or striped; an md RAID1 array) has its\n"
+	"table added as kdumpinit.dm=; one the crash kernel cannot rebuild (dm-crypt,\n"
+	"thin, snapshot, RAID5, ...) is refused (exit 4).\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
 	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status, with\n"
 	"--note TEXT (why this kernel: the service's fall-back from the dedicated one).\n"
 	"--unload unloads it: kexec_file_load, else kexec_load, else kexec -p -u.\n"
 	"Needs a crashkernel= reservation. Exit: 0 armed, 1 the kernel refused, 2 usage,\n"
-	"9 refused by lockdown, 10 the dedicated kernel lacks a driver for --dev.\n";
+	"4 --dev is stacked in a way the crash kernel cannot rebuild, 9 refused by\n"
+	"lockdown, 10 the dedicated kernel lacks a driver for --dev.\n";
 
 /* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */
 static unsigned count_cpus(const char *list)
@@ -390,6 +397,31 @@ static int open_kernel(const char *root, const char *kernel, struct kimage_info 
  * kernel waits for it); lists that are not beside the kernel fail closed.
  * 0, or EXIT_USAGE or EXIT_NO_DRIVER (said, in one line the service
  * records as why). */
+/* A stacked device's chain ends at a virtual node: the disks below it
+ * (slaves/) need their drivers as well. 0 or EXIT_NO_DRIVER (said). */
+static int check_members(const struct sysroot *sr, const struct reach_kernel *k, const char *name,
+			 const char *dev)
+{
+	static struct reach_chain ch;
+	char path[600], miss[400];
+	struct dirent *e;
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/class/block/%s/slaves", sr->sys, name);
+	DIR *d = opendir(path);
+	while (d && !rc && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || reach_chain_read(sr, e->d_name, &ch) < 0)
+			continue;
+		if (reach_missing(k, &ch, miss, sizeof miss)) {
+			err("the dedicated crash kernel lacks %s for %s (on %s)", miss, dev, e->d_name);
+			rc = EXIT_NO_DRIVER;
+		}
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
 static int check_reach(const char *root, const char *kernel, const char *dev)
 {
 	static struct reach_chain ch;
@@ -411,8 +443,11 @@ static int check_reach(const char *root, const char *kernel, const char *dev)
 	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
 				    root_path(root, "/dev", devdir, sizeof devdir) };
 	for (int i = 0; i < n && !rc; i++) {
-		if (modules_block_name(&sr, &sel[i], name, sizeof name) < 0 ||
-		    (r = reach_chain_read(&sr, name, &ch)) == -ENOENT) {
+		if (modules_block_name(&sr, &sel[i], name, sizeof name) == 0)
+			stack_top_name(&sr, name, sizeof name);	/* a mirror: its array */
+		else
+			name[0] = 0;
+		if (!name[0] || (r = reach_chain_read(&sr, name, &ch)) == -ENOENT) {
 			warn("%s%s is not here: the dedicated crash kernel's drivers are not checked "
 			     "against it", selector_name(sel[i].type), sel[i].value);
 		} else if (r < 0) {
@@ -422,10 +457,86 @@ static int check_reach(const char *root, const char *kernel, const char *dev)
 		} else if (reach_missing(&k, &ch, miss, sizeof miss)) {
 			err("the dedicated crash kernel lacks %s for %s", miss, dev);
 			rc = EXIT_NO_DRIVER;
+		} else {
+			rc = check_members(&sr, &k, name, dev);
 		}
 	}
 	reach_kernel_free(&k);
 	return rc;
+}
+
+/* The dump device --dev names, when it is stacked: the table the crash
+ * kernel rebuilds it from goes on the command line as kdumpinit.dm=
+ * (config/stack.h); one it cannot rebuild is refused here, at arming,
+ * rather than found missing after a crash. A device that is not here now
+ * is said and goes on, as for check_reach. 0, or EXIT_TARGET, EXIT_SYSTEM
+ * or EXIT_USAGE (said). */
+static int record_stack(const char *root, const char *dev, const char *append, char *cl, size_t sz)
+{
+	char sys[512], devdir[512], bad[80], path[300], what[600], why[200];
+	char word[DMT_WORD_MAX + 1];
+	struct selector sel[SEL_MAX];
+	static struct dm_table t;
+	unsigned maj, min;
+
+	if (strstr(append, "kdumpinit.dm=")) {
+		err("kdumpinit.dm= in --append: arm records it from --dev, from the device as it is now");
+		return EXIT_USAGE;
+	}
+	int n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad);
+	if (n < 0) {
+		err("--dev: not a device selector: '%s'", bad);
+		return EXIT_USAGE;
+	}
+	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
+				    root_path(root, "/dev", devdir, sizeof devdir) };
+	int found = -ENOENT;
+	for (int i = 0; i < n && found < 0; i++)
+		found = selector_find(&sr, &sel[i], path, sizeof path);
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	struct stat st;
+	if (found < 0) {
+		warn("%s is not here: whether it is stacked (LVM, md) is not checked", dev);
+		return 0;
+	}
+	/* a name sysfs does not know (/dev/mapper/NAME): by its number */
+	if (stack_top(&sr, name, &maj, &min) < 0) {
+		if (stat(path, &st) < 0 || !S_ISBLK(st.st_mode))
+			return 0;	/* a claimed file: nothing stacked */
+		maj = major(st.st_rdev);
+		min = minor(st.st_rdev);
+	}
+	int r = stack_record(&sr, NULL, maj, min, &t, what, sizeof what);
+	if (r == -EOPNOTSUPP) {
+		err("%s is %s", dev, what);
+		return EXIT_TARGET;
+	}
+	if (r < 0) {
+		err("%s is stacked, and %s: not armed", dev, what);
+		return EXIT_SYSTEM;
+	}
+	if (r == STACK_PLAIN)
+		return 0;
+	/* PID 1 looks for the claim on the mapping it made: only a selector
+	 * of the claim (LABEL=, UUID=) can find it there. */
+	int claim = 0;
+	for (int i = 0; i < n; i++)
+		claim |= sel[i].type == SEL_LABEL || sel[i].type == SEL_UUID;
+	if (!claim) {
+		err("%s is %s: name it by its claim (LABEL= or UUID=), which the crash kernel finds "
+		    "on the device it rebuilds", dev, what);
+		return EXIT_USAGE;
+	}
+	size_t len = strlen(cl);
+	if ((r = dmtable_format(&t, word, sizeof word, why, sizeof why)) < 0 ||
+	    len + 15 + strlen(word) >= sz) {
+		err("%s is %s, and its table does not fit the command line (%s): not armed", dev,
+		    what, r < 0 ? why : "too long");
+		return EXIT_TARGET;
+	}
+	snprintf(cl + len, sz - len, " kdumpinit.dm=%s", word);
+	msg("%s is %s: the crash kernel rebuilds it from kdumpinit.dm=", dev, what);
+	return 0;
 }
 
 int cmd_arm(int argc, char **argv)
@@ -478,6 +589,8 @@ int cmd_arm(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = build_cmdline(root, cmdline, append, cpus_arg, ki.dedicated, cl, sizeof cl, &cpus);
+	if (!rc && dev && !cmdline)
+		rc = record_stack(root, dev, append, cl, sizeof cl);
 	if (!rc && ki.dedicated && dev)
 		rc = check_reach(root, kernel, dev);
 	if (rc || dry) {

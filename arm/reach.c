@@ -264,8 +264,10 @@ int reach_missing(const struct reach_kernel *k, const struct reach_chain *c, cha
 		    !modinfo_alias(k->modinfo, k->modinfo_len, nd->modalias, NULL, 0))
 			n += lack(out, sz, nd->module, NULL);
 	}
-	if (c->layer[0] && !config_y(k->config, c->layer[0] == 'd' ? "CONFIG_BLK_DEV_DM" : "CONFIG_BLK_DEV_MD"))
-		n += lack(out, sz, c->layer[0] == 'd' ? "CONFIG_BLK_DEV_DM" : "CONFIG_BLK_DEV_MD", c->layer);
+	/* An md array too: the crash kernel rebuilds a RAID1 with
+	 * device-mapper (config/stack.h), never with md. */
+	if (c->layer[0] && !config_y(k->config, "CONFIG_BLK_DEV_DM"))
+		n += lack(out, sz, "CONFIG_BLK_DEV_DM", c->layer);
 	if (c->iommu[0]) {
 		const char *opt = "an IOMMU driver";
 		for (size_t j = 0; j < ARRAY_SIZE(iommus); j++)

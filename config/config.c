@@ -10,6 +10,7 @@
 
 #include "../lib/io.h"
 #include "../lib/util.h"
+#include "dmtable.h"
 
 void config_warn(struct config *c, const char *fmt, ...)
 {
@@ -38,6 +39,18 @@ static int set_dev(struct config *c, const char *v)
 	if (!*v || strlen(v) >= sizeof c->dev)
 		return -EINVAL;
 	snprintf(c->dev, sizeof c->dev, "%s", v);
+	return 0;
+}
+
+static int set_dm(struct config *c, const char *v)
+{
+	struct dm_table t;
+	char why[200];
+
+	_Static_assert(sizeof c->dm > DMT_WORD_MAX, "kdumpinit.dm holds a whole word");
+	if (dmtable_parse(v, &t, why, sizeof why) < 0)
+		return -EINVAL;
+	snprintf(c->dm, sizeof c->dm, "%s", v);
 	return 0;
 }
 
@@ -176,6 +189,7 @@ static const struct {
 	[CFG_FULL] = { "full", set_full, "keep or overwrite" },
 	[CFG_MEMMAP] = { "memmap", set_memmap, "auto, exclude or keep" },
 	[CFG_PUBKEY] = { "pubkey", set_pubkey, "a public key of 64 hex digits (kdumpinit keygen)" },
+	[CFG_DM] = { "dm", set_dm, "a device-mapper table as kdumpinit arm records it" },
 };
 
 const char *final_action_name(enum final_action a)
@@ -401,6 +415,7 @@ static int show_value(const struct config *c, enum config_key k, char *buf, size
 {
 	switch (k) {
 	case CFG_DEV: return snprintf(buf, size, "%s", c->dev);
+	case CFG_DM: return snprintf(buf, size, "%s", c->dm);
 	case CFG_LEVEL: return snprintf(buf, size, "%u", (unsigned)c->level);
 	case CFG_THREADS: return snprintf(buf, size, "%u", c->threads);
 	case CFG_WAIT: return snprintf(buf, size, "%u", c->wait_s);
@@ -427,7 +442,7 @@ static int show_value(const struct config *c, enum config_key k, char *buf, size
 int config_format_sources(const struct config *c, char *buf, size_t size)
 {
 	size_t n = 0;
-	char v[sizeof c->dev];
+	char v[sizeof c->dm];
 
 	if (size)
 		buf[0] = 0;
@@ -447,7 +462,9 @@ int config_format_sources(const struct config *c, char *buf, size_t size)
 
 void config_load_cmdline(struct config *c, const char *cmdline)
 {
-	char word[1024];
+	/* A word cut short could still parse, as another value (a table's
+	 * offset without its last digits): one too long is dropped, said. */
+	char word[2048];
 	const char *p = cmdline;
 
 	while (*p) {
@@ -469,6 +486,11 @@ void config_load_cmdline(struct config *c, const char *cmdline)
 		word[n] = 0;
 		if (n < 10 || memcmp(word, "kdumpinit.", 10))
 			continue;
+		if (n == sizeof word - 1) {
+			config_warn(c, "command line: %.40s... is longer than %zu bytes, ignored", word,
+				    sizeof word - 2);
+			continue;
+		}
 		char *eq = strchr(word, '=');
 		if (!eq) {
 			config_warn(c, "command line: %s has no value", word);

@@ -597,15 +597,6 @@ static int walk_dev(const struct sysroot *r, const struct modtree *t, const char
 	return 0;
 }
 
-/* md personality by md/level (drivers/md: raid4/5/6 are one module). */
-static const struct {
-	const char *level, *module;
-} md_levels[] = {
-	{ "linear", "linear" }, { "raid0", "raid0" }, { "raid1", "raid1" }, { "raid10", "raid10" },
-	{ "raid4", "raid456" }, { "raid5", "raid456" }, { "raid6", "raid456" },
-	{ "multipath", "multipath" },
-};
-
 /* dm targets that are modules of their own, by the dm uuid's prefix (the
  * table itself is not in sysfs). linear and striped are in dm_mod. */
 static const struct {
@@ -635,17 +626,14 @@ static int walk_block_real(const struct sysroot *r, const struct modtree *t, con
 				    (rc = modules_add(t, dm_uuids[i].module, why, out)) < 0)
 					return rc;
 	}
+	/* No crash kernel assembles an md array (no mdadm): a RAID1 is
+	 * rebuilt there as a device-mapper mapping over one mirror
+	 * (config/stack.h), and other levels are refused at arming. */
 	if (exists(real, "md")) {
-		fmt(why, sizeof why, "md array %s%s%s", name, strcmp(tag, name) ? ", for " : "",
-			 strcmp(tag, name) ? tag : "");
-		if ((rc = modules_add(t, "md_mod", why, out)) < 0)
+		fmt(why, sizeof why, "md array %s (rebuilt with device-mapper)%s%s", name,
+		    strcmp(tag, name) ? ", for " : "", strcmp(tag, name) ? tag : "");
+		if ((rc = modules_add(t, "dm_mod", why, out)) < 0)
 			return rc;
-		fmt(path, sizeof path, "%s/md/level", real);
-		if (read_text_file(path, v, sizeof v) > 0)
-			for (size_t i = 0; i < ARRAY_SIZE(md_levels); i++)
-				if (!strcmp(v, md_levels[i].level) &&
-				    (rc = modules_add(t, md_levels[i].module, why, out)) < 0)
-					return rc;
 	}
 	if ((rc = walk_dev(r, t, real, tag, out, depth)) < 0)
 		return rc;

@@ -20,7 +20,7 @@ static const struct {
 	enum sel_type type;
 } sel_names[] = {
 	{ "SERIAL=", SEL_SERIAL }, { "LABEL=", SEL_LABEL }, { "UUID=", SEL_UUID },
-	{ "PARTUUID=", SEL_PARTUUID }, { "PARTLABEL=", SEL_PARTLABEL },
+	{ "PARTUUID=", SEL_PARTUUID }, { "PARTLABEL=", SEL_PARTLABEL }, { "WWN=", SEL_WWN },
 };
 
 int selector_text_ok(const char *s, size_t n)
@@ -162,17 +162,66 @@ static int read_usb_serial(const struct sysroot *r, const char *name, char *v, s
  * controller's, or the subsystem's under multipath), SCSI and SATA disks
  * VPD page 0x80, USB disks their USB device's. Vendors pad with spaces,
  * so compare trimmed. */
+int block_serial(const struct sysroot *r, const char *name, char *v, size_t sz)
+{
+	if (read_attr(r, name, "serial", v, sz) && read_attr(r, name, "device/serial", v, sz) &&
+	    read_vpd_serial(r, name, v, sz) && read_usb_serial(r, name, v, sz))
+		return -ENOENT;
+	size_t skip = strspn(v, " ");
+	memmove(v, v + skip, strlen(v + skip) + 1);
+	return v[0] ? 0 : -ENOENT;
+}
+
 static int match_serial(const struct sysroot *r, const char *name, const char *want)
 {
 	char v[256];
 
-	if (read_attr(r, name, "serial", v, sizeof v) && read_attr(r, name, "device/serial", v, sizeof v) &&
-	    read_vpd_serial(r, name, v, sizeof v) && read_usb_serial(r, name, v, sizeof v))
+	return block_serial(r, name, v, sizeof v) == 0 && !strcmp(v, want);
+}
+
+/* A WWN in one spelling: sysfs writes a SCSI disk's designator as
+ * "naa.HEX" or "eui.HEX" (device/wwid; an NVMe namespace's wwid the same
+ * way), multipath and scsi_id as the designator type's digit and the hex
+ * ("3HEX", "2HEX": /sys/block/dm-N/dm/uuid is "mpath-" and that). Lower
+ * case, trailing spaces dropped. */
+static void wwn_norm(const char *in, char *out, size_t sz)
+{
+	static const struct { const char *pre; char digit; } kinds[] = { { "naa.", '3' }, { "eui.", '2' } };
+	size_t k = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (!strncasecmp(in, kinds[i].pre, 4) && sz > 1) {
+			out[k++] = kinds[i].digit;
+			in += 4;
+			break;
+		}
+	for (; *in && k + 1 < sz; in++)
+		out[k++] = (char)(*in >= 'A' && *in <= 'Z' ? *in - 'A' + 'a' : *in);
+	while (k > 0 && out[k - 1] == ' ')
+		k--;
+	out[k] = 0;
+}
+
+/* Any path of a multipath disk matches: the crash kernel has no
+ * dm-multipath, and each path is the whole disk. */
+int block_wwid(const struct sysroot *r, const char *name, char *v, size_t sz)
+{
+	char raw[256];
+
+	if (read_attr(r, name, "wwid", raw, sizeof raw) && read_attr(r, name, "device/wwid", raw, sizeof raw))
+		return -ENOENT;
+	wwn_norm(raw, v, sz);
+	return v[0] ? 0 : -ENOENT;
+}
+
+static int match_wwn(const struct sysroot *r, const char *name, const char *want)
+{
+	char a[256], b[256];
+
+	if (block_wwid(r, name, a, sizeof a) < 0)
 		return 0;
-	const char *s = v;
-	while (*s == ' ')
-		s++;
-	return !strcmp(s, want);
+	wwn_norm(want, b, sizeof b);
+	return a[0] && !strcmp(a, b);
 }
 
 static int match_claim(const struct sysroot *r, const char *name, const struct selector *sel)
@@ -221,6 +270,20 @@ static int match_part(const struct sysroot *r, const char *name, const struct se
 	return gp.has_name && !strcmp(gp.name, sel->value);
 }
 
+int selector_matches(const struct sysroot *r, const struct selector *s, const char *name)
+{
+	switch (s->type) {
+	case SEL_SERIAL: return match_serial(r, name, s->value);
+	case SEL_LABEL:
+	case SEL_UUID: return match_claim(r, name, s);
+	case SEL_PARTUUID:
+	case SEL_PARTLABEL: return match_part(r, name, s);
+	case SEL_WWN: return match_wwn(r, name, s->value);
+	case SEL_PATH: break;
+	}
+	return 0;
+}
+
 int selector_find(const struct sysroot *r, const struct selector *s, char *path, size_t sz)
 {
 	if (s->type == SEL_PATH) {
@@ -240,65 +303,12 @@ int selector_find(const struct sysroot *r, const struct selector *s, char *path,
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		switch (s->type) {
-		case SEL_SERIAL: found = match_serial(r, de->d_name, s->value); break;
-		case SEL_LABEL:
-		case SEL_UUID: found = match_claim(r, de->d_name, s); break;
-		case SEL_PARTUUID:
-		case SEL_PARTLABEL: found = match_part(r, de->d_name, s); break;
-		case SEL_PATH: break;
-		}
+		found = selector_matches(r, s, de->d_name);
 		if (found)
 			snprintf(path, sz, "%s/%s", r->dev, de->d_name);
 	}
 	closedir(d);
 	return found ? 0 : -ENOENT;
-}
-
-/* DIR (a block device's sysfs directory): 1 and WHAT if it is a
- * device-mapper or md device that is not a multipath map. */
-static int stacked_dir(const char *dir, char *what, size_t sz)
-{
-	char path[600], uuid[160], name[160], level[40];
-
-	snprintf(path, sizeof path, "%s/dm/uuid", dir);
-	if (read_text_file(path, uuid, sizeof uuid) >= 0) {
-		snprintf(path, sizeof path, "%s/dm/name", dir);
-		if (read_text_file(path, name, sizeof name) < 0)
-			snprintf(name, sizeof name, "?");
-		/* kpartx names a partition of a map "partN-" + the map's uuid */
-		const char *u = uuid;
-		if (!strncmp(u, "part", 4) && strchr(u, '-'))
-			u = strchr(u, '-') + 1;
-		if (!strncmp(u, "mpath-", 6))
-			return 0;
-		snprintf(what, sz, "%s (%s)", !strncmp(u, "LVM-", 4) ? "an LVM logical volume" :
-			 !strncmp(u, "CRYPT-", 6) ? "a dm-crypt mapping" : "a device-mapper device", name);
-		return 1;
-	}
-	snprintf(path, sizeof path, "%s/md/level", dir);
-	if (read_text_file(path, level, sizeof level) >= 0) {
-		snprintf(what, sz, "an md RAID array (%s)", level);
-		return 1;
-	}
-	return 0;
-}
-
-int target_stacked(const struct sysroot *r, unsigned maj, unsigned min, char *what, size_t sz)
-{
-	char dir[300], part[340];
-
-	snprintf(dir, sizeof dir, "%s/dev/block/%u:%u", r->sys, maj, min);
-	if (stacked_dir(dir, what, sz))
-		return 1;
-	/* A partition's disk is the directory above it (an md array's
-	 * partitions; device-mapper makes its partitions maps of their own). */
-	snprintf(part, sizeof part, "%s/partition", dir);
-	if (access(part, F_OK) == 0) {
-		snprintf(part, sizeof part, "%s/..", dir);
-		return stacked_dir(part, what, sz);
-	}
-	return 0;
 }
 
 /* ---- opening ---- */

@@ -9,7 +9,7 @@
 
 #include "probe.h"
 
-enum sel_type { SEL_PATH, SEL_SERIAL, SEL_LABEL, SEL_UUID, SEL_PARTUUID, SEL_PARTLABEL };
+enum sel_type { SEL_PATH, SEL_SERIAL, SEL_LABEL, SEL_UUID, SEL_PARTUUID, SEL_PARTLABEL, SEL_WWN };
 
 #define SEL_MAX 8
 
@@ -40,16 +40,15 @@ struct sysroot {
 	const char *dev;	/* "/dev" */
 };
 int selector_find(const struct sysroot *root, const struct selector *s, char *path, size_t sz);
-
-/* Whether block device MAJ:MIN is one no crash kernel here assembles: an
- * LVM volume, a dm-crypt mapping, another device-mapper target, an md
- * array, or a partition of one. A dump written to it could never be
- * found again in the crash kernel, so `format` refuses it and `status`
- * says so. A multipath map is not one: in the crash kernel its paths are
- * plain disks, each showing the claim, which LABEL= and UUID= find. 1
- * with what it is in WHAT ("an LVM logical volume (vg-dump)"), else 0
- * (sysfs silent too). */
-int target_stacked(const struct sysroot *r, unsigned maj, unsigned min, char *what, size_t sz);
+/* Whether block device NAME (in /sys/class/block) is what s selects; a
+ * SEL_PATH selector matches no name. 1 or 0. */
+int selector_matches(const struct sysroot *root, const struct selector *s, const char *name);
+/* Block device NAME's serial number, as SERIAL= compares it (leading
+ * spaces dropped): 0, or -ENOENT when sysfs shows none. */
+int block_serial(const struct sysroot *root, const char *name, char *v, size_t sz);
+/* Its WWN, as WWN= compares it ("3HEX" for sysfs's "naa.HEX"): 0, or
+ * -ENOENT when sysfs shows none. */
+int block_wwid(const struct sysroot *root, const char *name, char *v, size_t sz);
 
 /* An open, checked target. */
 struct target {

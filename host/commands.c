@@ -21,6 +21,7 @@
 
 #include "../config/config.h"
 #include "../config/probe.h"
+#include "../config/stack.h"
 #include "../config/target.h"
 #include "commands.h"
 #include "../init/run_capture.h"
@@ -638,16 +639,25 @@ int cmd_format(int argc, char **argv)
 		    KDI_MIN_DEVICE);
 		return format_abandon(fd, path, created, EXIT_TARGET);
 	}
+	/* A stacked device the crash kernel cannot rebuild would never see
+	 * a dump; one it can is rebuilt from the table `arm --dev` records
+	 * (config/stack.h), and is claimed through the device here as any. */
 	struct stat st;
-	char what[200];
+	char what[600] = "";
+	static struct dm_table dt;
 	static const struct sysroot sysroot = { "/sys", "/dev" };
-	if (blk && fstat(fd, &st) == 0 &&
-	    target_stacked(&sysroot, major(st.st_rdev), minor(st.st_rdev), what, sizeof what)) {
-		err("%s is %s: the crash kernel does not assemble it, so no dump would ever be "
-		    "written there; give a disk or partition of its own (a multipath map is "
-		    "fine: its paths show the claim): not claimed", path, what);
+	int stacked = blk && fstat(fd, &st) == 0 ?
+		stack_record(&sysroot, NULL, major(st.st_rdev), minor(st.st_rdev), &dt, what, sizeof what) :
+		STACK_PLAIN;
+	if (stacked < 0) {
+		err("%s is %s: not claimed", path, what);
 		return format_abandon(fd, path, created, EXIT_TARGET);
 	}
+	if (stacked == STACK_PLAIN && what[0])
+		msg("%s is %s", path, what);
+	if (stacked == STACK_TABLE)
+		msg("%s is %s: `kdumpinit arm --dev` records its table for the crash kernel "
+		    "(kdumpinit.dm=); arm again whenever the volume changes", path, what);
 	struct probe p;
 	int r = probe_fd(&p, fd, sz);
 	if (r < 0) {

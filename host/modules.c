@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 
 #include "../config/modalias.h"
+#include "../config/stack.h"
 #include "../lib/exitcode.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -22,14 +23,15 @@ static const char modules_help[] =
 	"\n"
 	"Prints, in load order, the kernel modules the dump device needs on this\n"
 	"machine: the drivers of its chain in sysfs (partition, disk, controller,\n"
-	"buses; device-mapper, md and NVMe layers), resolved in the target kernel's\n"
-	"modules.dep/.alias/.softdep with their dependencies first; then the\n"
+	"buses; device-mapper, md (rebuilt with device-mapper) and NVMe layers),\n"
+	"resolved in the target kernel's modules.dep/.alias/.softdep with their\n"
+	"dependencies first; then the\n"
 	"running watchdog's driver and qemu_fw_cfg (unless --no-extras).\n"
 	"One module a line, \"NAME  # reason\"; lines starting with # are notes\n"
 	"(built in, or a driver with no module).\n"
 	"\n"
 	"  SELECTOR       as kdumpinit.dev=: /dev/NAME, SERIAL=, LABEL=, UUID=,\n"
-	"                 PARTUUID=, PARTLABEL= (a comma list counts as several)\n"
+	"                 PARTUUID=, PARTLABEL=, WWN= (a comma list counts as several)\n"
 	"  --root DIR     read DIR/sys and DIR/dev (default /)\n"
 	"  --kver KVER    target kernel release (default: the running one)\n"
 	"  --moddir DIR   its module directory (default ROOT/lib/modules/KVER)\n"
@@ -127,7 +129,14 @@ int cmd_modules(int argc, char **argv)
 			if (modules_block_name(&sr, &sel[k], name, sizeof name) < 0) {
 				err("modules: no block device for %s%s", selector_name(sel[k].type), sel[k].value);
 				code = EXIT_TARGET;
-			} else if ((r = modules_for_block(&sr, &t, name, &list)) < 0) {
+				continue;
+			}
+			/* a mirror of an md array (LABEL= finds one when
+			 * metadata 1.0 leaves the claim at its start) needs
+			 * what its array needs: the crash kernel rebuilds the
+			 * array, never writes to the mirror */
+			stack_top_name(&sr, name, sizeof name);
+			if ((r = modules_for_block(&sr, &t, name, &list)) < 0) {
 				err("modules: %s: %s", name, r == -ENOSPC ? "too many modules" : errstr(r));
 				code = r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
 			}

@@ -28,6 +28,7 @@
 #include "../arm/reserve.h"
 #include "../config/config.h"
 #include "../config/firmware.h"
+#include "../config/stack.h"
 #include "../config/target.h"
 #include "../dump/chain.h"
 #include "../dump/dumpfile.h"
@@ -323,18 +324,20 @@ static void image_state(const char *root, const char *want, const char *want_fro
  * line arm recorded, parsed as PID 1 parses /proc/cmdline (quotes group,
  * white space splits), or "" when the line has none (the crash kernel then
  * reads firmware) or there is no record. */
-static void armed_device(const char *root, char *dev, size_t sz)
+static void armed_device(const char *root, char *dev, size_t sz, char *dm, size_t dmsz)
 {
 	struct armed_state a;
-	struct config c;
+	static struct config c;
 
-	dev[0] = 0;
+	dev[0] = dm[0] = 0;
 	if (armed_read(root, &a) < 0)
 		return;
 	config_defaults(&c);
 	config_load_cmdline(&c, a.cmdline);
 	if (c.src[CFG_DEV] == CFG_SRC_CMDLINE)
 		snprintf(dev, sz, "%s", c.dev);
+	if (c.src[CFG_DM] == CFG_SRC_CMDLINE)
+		snprintf(dm, dmsz, "%s", c.dm);
 }
 
 /* Where the kernel of a release is: /boot (up to Debian's 6.12), or its
@@ -546,7 +549,10 @@ static int device_path(const char *root, const char *dev, char *path, size_t sz,
 	return -ENODEV;
 }
 
-static void device_state(const char *root, const char *dev, const char *from, struct status *st)
+/* armed_dm: the armed command line's kdumpinit.dm= ("" none), or NULL
+ * when nothing is armed. */
+static void device_state(const char *root, const char *dev, const char *from,
+			 const char *armed_dm, struct status *st)
 {
 	char bad[80], path[600], m[800];
 
@@ -577,19 +583,36 @@ static void device_state(const char *root, const char *dev, const char *from, st
 		}
 		return;
 	}
-	/* A device no crash kernel assembles (LVM, md, dm-crypt): the dump
-	 * would never reach it, whatever it holds now. */
+	/* A stacked device (LVM, md): one the crash kernel cannot rebuild
+	 * would never see the dump, whatever it holds now; one it can needs
+	 * the table of the device as it is now on the armed command line. */
 	struct stat sb;
-	char sys[512], devdir[512], what[200];
+	char sys[512], devdir[512], what[600], word[DMT_WORD_MAX + 1], twhy[200];
+	static struct dm_table dt;
 	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
 				    root_path(root, "/dev", devdir, sizeof devdir) };
-	int stacked = t.is_blockdev && fstat(t.fd, &sb) == 0 &&
-		      target_stacked(&sr, major(sb.st_rdev), minor(sb.st_rdev), what, sizeof what);
+	int stacked = STACK_PLAIN;
+	if (t.is_blockdev && fstat(t.fd, &sb) == 0) {
+		const char *nm = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		unsigned ma = major(sb.st_rdev), mi = minor(sb.st_rdev);
+		stack_top(&sr, nm, &ma, &mi);
+		stacked = stack_record(&sr, NULL, ma, mi, &dt, what, sizeof what);
+	}
 	target_close(&t);
-	if (stacked) {
-		show("device", "%s (%s): %s is %s: no crash kernel assembles it, so no dump would "
-		     "be written; give a disk or partition of its own", dev, from, path, what);
+	if (stacked < 0) {
+		show("device", "%s (%s): %s is %s", dev, from, path, what);
 		return;
+	}
+	if (stacked == STACK_TABLE && dmtable_format(&dt, word, sizeof word, twhy, sizeof twhy) < 0) {
+		show("device", "%s (%s): %s is %s, whose table cannot be recorded: %s", dev, from,
+		     path, what, twhy);
+		return;
+	}
+	if (stacked == STACK_TABLE && armed_dm && strcmp(armed_dm, word)) {
+		show("armed device", "stale: %s is %s, and the crash kernel's command line %s: arm "
+		     "again", path, what, armed_dm[0] ? "holds another kdumpinit.dm= (the volume "
+		     "changed since: lvextend, pvmove?)" : "has no kdumpinit.dm= to rebuild it");
+		st->stale = 1;
 	}
 	st->dev_bad = 0;
 
@@ -709,8 +732,9 @@ int cmd_status(int argc, char **argv)
 	armed[0] = 0;
 	struct armed_state as;
 	int have_as = !st.not_armed && armed_read(root, &as) == 0;
+	static char armed_dm[DMT_WORD_MAX + 1];
 	if (!st.not_armed)
-		armed_device(root, armed, sizeof armed);
+		armed_device(root, armed, sizeof armed, armed_dm, sizeof armed_dm);
 	st.sealing = sealing_on(root, text, have_as ? as.cmdline : NULL);
 	if (dev_arg) {
 		snprintf(dev, sizeof dev, "%s", dev_arg);
@@ -746,7 +770,7 @@ int cmd_status(int argc, char **argv)
 		     "selector", cfg, cfg_from);
 		st.dev_bad = 1;
 	} else {
-		device_state(root, dev, dev_from, &st);
+		device_state(root, dev, dev_from, st.not_armed ? NULL : armed_dm, &st);
 	}
 	if (st.not_armed)
 		show("not armed", "%s", st.no_reservation ? "no crashkernel= reservation: boot with one" :

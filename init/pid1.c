@@ -26,6 +26,7 @@
 
 #include "../config/config.h"
 #include "../config/firmware.h"
+#include "../config/stack.h"
 #include "../config/target.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
@@ -420,14 +421,33 @@ struct prober {
 	char said[256];		/* the last device we spoke of, said once */
 };
 
-static void probe_child(int fd, const struct selector *sel)
+/* What one probe does: find sel's device anywhere; or, with a stacked
+ * device (kdumpinit.dm), rebuild the mapping from dm, and once it is
+ * there (mapped: its name) accept sel only on it, never on a device below
+ * it, whatever claim a mirror's own head shows. */
+struct probe_job {
+	const struct selector *sel;
+	const struct dm_table *dm;
+	const char *mapped;
+};
+
+static void probe_child(int fd, const struct probe_job *job)
 {
 	const struct sysroot root = { "/sys", "/dev" };
 	struct probe_answer a = { .r = -ENOENT };
 	struct target t;
 	enum target_refusal why;
 
-	if (selector_find(&root, sel, a.path, sizeof a.path) == 0) {
+	if (job->dm) {
+		a.r = stack_assemble(&root, DMCTL_CONTROL, job->dm, STACK_DM_NAME, a.path,
+				     sizeof a.path, a.msg, sizeof a.msg);
+	} else if (job->mapped) {
+		if (selector_matches(&root, job->sel, job->mapped)) {
+			snprintf(a.path, sizeof a.path, "/dev/%s", job->mapped);
+			a.r = target_open(&t, a.path, 0, &why, a.msg, sizeof a.msg);
+			target_close(&t);
+		}
+	} else if (selector_find(&root, job->sel, a.path, sizeof a.path) == 0) {
 		a.r = target_open(&t, a.path, 0, &why, a.msg, sizeof a.msg);
 		target_close(&t);
 	}
@@ -469,7 +489,7 @@ static int read_answer(int fd, struct probe_answer *a)
  * came in time: the child is killed and *stuck names it (a process
  * blocked on a dead disk may outlive the kill, and cannot be waited for);
  * -errno when it could not be asked. */
-static int probe_once(const struct selector *sel, struct probe_answer *a, pid_t *stuck)
+static int probe_once(const struct probe_job *job, struct probe_answer *a, pid_t *stuck)
 {
 	int pfd[2];
 
@@ -479,7 +499,7 @@ static int probe_once(const struct selector *sel, struct probe_answer *a, pid_t 
 	if (pid == 0) {
 		hwdog_drop_in_child(&hwdog);
 		close(pfd[0]);
-		probe_child(pfd[1], sel);
+		probe_child(pfd[1], job);
 	}
 	int e = errno;
 	close(pfd[1]);
@@ -498,16 +518,18 @@ static int probe_once(const struct selector *sel, struct probe_answer *a, pid_t 
 
 /* One look for sel: 0 with the accepted device in path, else -errno;
  * what went wrong is said once per device. */
-static int probe_selector(const struct selector *sel, struct prober *pr, char *path, size_t sz)
+static int probe_selector(const struct selector *sel, const char *mapped, struct prober *pr,
+			  char *path, size_t sz)
 {
 	struct probe_answer a;
+	const struct probe_job job = { .sel = sel, .mapped = mapped };
 
 	/* Still blocked on the device it read last time: do not pile up
 	 * more probes behind it. */
 	if (pr->stuck && waitpid(pr->stuck, NULL, WNOHANG) == 0)
 		return -EBUSY;
 	pr->stuck = 0;
-	int r = probe_once(sel, &a, &pr->stuck);
+	int r = probe_once(&job, &a, &pr->stuck);
 	if (r < 0 && !pr->said_failure++) {
 		if (r == -ETIMEDOUT)
 			err("%s%s: looking for the device took more than %u s (a failing disk?); "
@@ -533,6 +555,37 @@ static int probe_selector(const struct selector *sel, struct prober *pr, char *p
 			    sel->value, a.path, errstr(a.r));
 	}
 	return a.r;
+}
+
+/* One try at rebuilding the stacked dump device from kdumpinit.dm: 0
+ * with its name ("dm-0") in mapped; -ENOENT while one of its devices is
+ * not here (which one in missing, for the "still waiting" line); other
+ * failures are said once. */
+static int assemble_step(const struct dm_table *dm, struct prober *pr, char *mapped, size_t sz,
+			 char *missing, size_t msz)
+{
+	struct probe_answer a;
+	const struct probe_job job = { .dm = dm };
+
+	if (pr->stuck && waitpid(pr->stuck, NULL, WNOHANG) == 0)
+		return -EBUSY;
+	pr->stuck = 0;
+	int r = probe_once(&job, &a, &pr->stuck);
+	if (r == 0)
+		r = a.r;
+	if (r == 0) {
+		snprintf(mapped, sz, "%s", a.path);
+		return 0;
+	}
+	if (r == -ENOENT) {
+		snprintf(missing, msz, "%s", a.msg);
+		return r;
+	}
+	if (!pr->said_failure++)
+		err("kdumpinit.dm: cannot rebuild the dump device%s%s: %s (is dm-mod in the image, "
+		    "or CONFIG_BLK_DEV_DM in the kernel?)", r == -ETIMEDOUT ? "" : ": ",
+		    r == -ETIMEDOUT ? "" : a.msg, r == -ETIMEDOUT ? "a device did not answer" : errstr(r));
+	return r;
 }
 
 /* The block devices the kernel has so far, for the "still waiting" line:
@@ -573,15 +626,27 @@ static int wait_for_target(const struct config *c, char *path, size_t sz)
 	int n = selectors_parse(c->dev, sel, SEL_MAX, bad, sizeof bad);
 	if (n < 0) {
 		err("kdumpinit.dev=%s: '%s' is not a selector (use /dev/NAME, SERIAL=, LABEL=, "
-		    "UUID=, PARTUUID= or PARTLABEL=)", c->dev, bad);
+		    "UUID=, PARTUUID=, PARTLABEL= or WWN=)", c->dev, bad);
 		return -EINVAL;
 	}
+	/* A stacked device: rebuilt first, then the only place looked at. */
+	static struct dm_table dm;
+	struct prober dmpr;
+	char mapped[256] = "", missing[400] = "";
+	if (c->dm[0] && dmtable_parse(c->dm, &dm, bad, sizeof bad) < 0)
+		return -EINVAL;		/* config_set checked it: not reached */
 	memset(pr, 0, sizeof pr);
-	msg("waiting up to %u s for %s", c->wait_s, c->dev);
+	memset(&dmpr, 0, sizeof dmpr);
+	msg("waiting up to %u s for %s%s", c->wait_s, c->dev,
+	    c->dm[0] ? " on the device kdumpinit.dm= describes" : "");
 	devwait_start(&dw, now_mono(), c->wait_s);
 	for (;;) {
-		for (int i = 0; i < n; i++)
-			if (probe_selector(&sel[i], &pr[i], path, sz) == 0)
+		if (c->dm[0] && !mapped[0] &&
+		    assemble_step(&dm, &dmpr, mapped, sizeof mapped, missing, sizeof missing) == 0)
+			msg("rebuilt the dump device as /dev/%s (%s, %u segment%s)", mapped,
+			    STACK_DM_NAME, dm.ntargets, dm.ntargets == 1 ? "" : "s");
+		for (int i = 0; i < n && (!c->dm[0] || mapped[0]); i++)
+			if (probe_selector(&sel[i], mapped[0] ? mapped : NULL, &pr[i], path, sz) == 0)
 				return 0;
 		reap();
 		double now = now_mono();
@@ -591,8 +656,12 @@ static int wait_for_target(const struct config *c, char *path, size_t sz)
 		case DEVWAIT_SAY: {
 			char devs[160];
 			block_devices(devs, sizeof devs);
-			msg("still waiting for %s: %.0f s of %u s; block devices: %s", c->dev,
-			    now - dw.start, c->wait_s, devs);
+			if (c->dm[0] && !mapped[0] && missing[0])
+				msg("still waiting for %s: %.0f s of %u s; kdumpinit.dm= needs %s; block "
+				    "devices: %s", c->dev, now - dw.start, c->wait_s, missing, devs);
+			else
+				msg("still waiting for %s: %.0f s of %u s; block devices: %s", c->dev,
+				    now - dw.start, c->wait_s, devs);
 			break;
 		}
 		case DEVWAIT_LOOK:

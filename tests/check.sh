@@ -260,6 +260,13 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# tries once more without the optional steps, over the first attempt's
 	# dump; one complete dump results (tests/e2e/stall.sh; ~75 s).
 	full_suite e2e-stall-steps bash tests/e2e/stall.sh --workdir "$BUILD/e2e/stall-steps"
+	# Stacked dump devices against a real kernel's device-mapper (the
+	# build host has none): a guest with dm_mod rebuilds a linear and a
+	# striped table from their kdumpinit.dm= words as PID 1 does, writes
+	# through each, and `arm --dry-run --dev` records the same words back;
+	# then a crash captured by PID 1 onto a two-segment linear mapping it
+	# rebuilt, complete on the volume (tests/e2e/dm.sh; about 50 s).
+	full_suite e2e-dm env DMTOOL="$BUILD/tools/dmtool" bash tests/e2e/dm.sh --workdir "$BUILD/e2e/dm"
 	# A dump disk that comes late (USB storage, a large HBA): hot-added
 	# through QEMU's monitor 15 s after PID 1 says it waits; PID 1 says
 	# every 10 s that it still waits and captures to it as soon as it comes.

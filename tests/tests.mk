@@ -51,7 +51,7 @@ fuzz-build:
 setup:
 	@$(SETUP) build demo check deb bench
 
-CHECK_PREREQS := $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests
+CHECK_PREREQS := $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) unit-tests $(TOOLS_DMTOOL)
 # The corrupt suite's ASan binary, where the lz4 sources are there to build it.
 CHECK_PREREQS += $(if $(wildcard $(ASAN_KDI_LZ4)/lz4.c),$(ASAN_KDI))
 

@@ -50,7 +50,7 @@ FUZZ_LIBZ ?= -lz
 
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore \
-	fuzz_firmware fuzz_fdt fuzz_kimage fuzz_sealed fuzz_dbgpages fuzz_initrd
+	fuzz_firmware fuzz_fdt fuzz_kimage fuzz_sealed fuzz_dbgpages fuzz_initrd fuzz_dmtable
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \

@@ -56,6 +56,7 @@ opts_for() {
 	fuzz_config) echo "-dict=tests/fuzz/dict/config.dict -max_len=16384" ;;
 	fuzz_vmcore) echo "-dict=tests/fuzz/dict/vmcore.dict -max_len=65536" ;;
 	fuzz_initrd) echo "-max_len=16384" ;;
+	fuzz_dmtable) echo "-dict=tests/fuzz/dict/dmtable.dict -max_len=2048" ;;
 	*) echo "" ;;
 	esac
 }

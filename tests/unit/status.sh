@@ -38,6 +38,32 @@ finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
 t() { [ "$1" = "$2" ] && ok "$3" || bad "$3" "got $1, wanted $2: $(tr '\n' '|' <"$W/out") $(tr '\n' '|' <"${LOG:-/dev/null}" 2>/dev/null)"; }
 [ -x "$K" ] || { bad setup "$K is missing (make)"; finish; }
 
+# A fake md array in ROOT's sysfs (config/stack.c reads it): used by
+# status and arm --dry-run below.
+mdfake() { # ROOT NAME LEVEL: an array over vdb (serial dumpdisk), slot 0, data at 0
+	local A=$1
+	shift
+	local d=$A/sys/devices/virtual/block/$1
+	mkdir -p "$d/md/dev-vdb" "$A/sys/class/block" "$A/sys/devices/pci/vdb/holders"
+	echo 204800 >"$d/size"
+	echo "$2" >"$d/md/level"
+	echo 1.0 >"$d/md/metadata_version"
+	echo 1 >"$d/md/raid_disks"
+	echo in_sync >"$d/md/dev-vdb/state"
+	echo 0 >"$d/md/dev-vdb/offset"
+	echo "9:0" >"$d/dev"
+	ln -sfn "$d/md/dev-vdb" "$d/md/rd0"
+	ln -sfn "$d" "$A/sys/class/block/$1"
+	ln -sfn "$A/sys/devices/pci/vdb" "$A/sys/class/block/vdb"
+	echo dumpdisk >"$A/sys/devices/pci/vdb/serial"
+	echo "252:16" >"$A/sys/devices/pci/vdb/dev"
+	rm -f "$A/sys/devices/pci/vdb/holders/"*
+	ln -sfn "$d" "$A/sys/devices/pci/vdb/holders/$1"
+	mkdir -p "$A/sys/dev/block"
+	ln -sfn "$d" "$A/sys/dev/block/9:0"
+	ln -sfn "$A/sys/devices/pci/vdb" "$A/sys/dev/block/252:16"
+}
+
 # ---- kdumpinit status ------------------------------------------------
 R=$W/root
 kver=$(uname -r)
@@ -453,6 +479,33 @@ rm -f "$R/etc/default/kdumpinit"
 sys kexec_crash_loaded 1
 record "$vml" "$img"
 
+# A stacked device (config/stack.c): a loop device the fake sysfs shows
+# held by an md RAID1. The armed command line must carry its table as it
+# is now: none or another is stale (7); a RAID5 is refused (4).
+if [ "$(id -u)" = 0 ] && truncate -s 8M "$W/loop.img" && loop=$(losetup -f --show "$W/loop.img" 2>/dev/null); then
+	ln=${loop##*/}
+	"$K" format "$loop" --label dump >/dev/null 2>&1 || bad setup "format $loop"
+	mdfake "$R" md0 raid1
+	mkdir -p "$R/sys/class/block/$ln/holders/md0" "$R/dev"
+	: >"$R/dev/vdb"
+	word=204800:linear:SERIAL=dumpdisk+0
+	ARMED_APPEND="kdumpinit.dev=$loop" record "$vml" "$img"
+	expect "status: an md RAID1, armed with no kdumpinit.dm=: stale (7)" 7 \
+		"^armed device +stale: .* an md RAID array \(md0, raid1\), its mirror vdb .*has no kdumpinit.dm=" st --dev "$loop"
+	ARMED_APPEND="kdumpinit.dev=$loop kdumpinit.dm=$word" record "$vml" "$img"
+	expect "status: an md RAID1 armed with its table: current (0)" 0 '^device .*claimed, no dump' st --dev "$loop"
+	ARMED_APPEND="kdumpinit.dev=$loop kdumpinit.dm=4096:linear:SERIAL=dumpdisk+0" record "$vml" "$img"
+	expect "status: an md RAID1 armed with another table: stale (7)" 7 'holds another kdumpinit.dm=' st --dev "$loop"
+	rm -rf "$R/sys/devices/virtual/block/md0"
+	mdfake "$R" md0 raid5
+	mkdir -p "$R/sys/class/block/$ln/holders/md0"
+	expect "status: an md RAID5: the crash kernel cannot rebuild it (4)" 4 \
+		'^device .*only a RAID1 mirror can be rebuilt.*plain partition' st --dev "$loop"
+	losetup -d "$loop"
+	rm -rf "$R/sys/class" "$R/sys/dev" "$R/sys/devices" "$R/dev" "$W/loop.img"
+	record "$vml" "$img"
+fi
+
 # ---- arm --dry-run: the command line ---------------------------------
 A=$W/arm
 mkdir -p "$A/proc" "$A/sys/kernel" "$A/sys/devices/system/cpu"
@@ -488,6 +541,27 @@ else
 	expect "arm --dry-run off x86_64: no disable_cpu_apicid=" 0 \
 		'^console=tty0 console=ttyS0,115200 reset_devices nr_cpus=1 irqpoll panic=10 rdinit=/init$' arm
 fi
+# A stacked --dev (config/stack.c): an md RAID1 of metadata 1.0 whose
+# mirror vdb shows the claim at its start, as LABEL= finds it; arm climbs
+# to the array (holders/) and records its table over that mirror. A RAID5
+# is refused, exit 4, saying what to use instead.
+mkdir -p "$A/dev"
+mdfake "$A" md0 raid1
+"$K" format "$A/dev/vdb" --size 8M --label dump >/dev/null 2>&1
+: >"$A/dev/md0"
+expect "arm --dev on an md RAID1: its table over the first mirror in sync, as kdumpinit.dm=" 0 \
+	' kdumpinit.dev=LABEL=dump kdumpinit.dm=204800:linear:SERIAL=dumpdisk\+0$' \
+	arm --append kdumpinit.dev=LABEL=dump --dev LABEL=dump
+expect "arm --dev on an md RAID1 by SERIAL=: refused, the crash kernel finds only a claim on the mapping" 2 '' \
+	arm --append kdumpinit.dev=SERIAL=dumpdisk --dev SERIAL=dumpdisk
+expect "arm: kdumpinit.dm= in --append is refused (arm records it)" 2 '' \
+	arm --append "kdumpinit.dev=LABEL=dump kdumpinit.dm=8:linear:SERIAL=x+0" --dev LABEL=dump
+rm -rf "$A/sys/devices/virtual/block/md0"
+mdfake "$A" md0 raid5
+expect "arm --dev on an md RAID5: refused, exit 4" 4 '' arm --append kdumpinit.dev=LABEL=dump --dev LABEL=dump
+grep -q 'only a RAID1 mirror.*plain partition' "$W/err" && ok "arm: the refusal says what to use instead" ||
+	bad "arm: the refusal says what to use instead" "$(cat "$W/err")"
+rm -rf "$A/sys/class" "$A/sys/dev" "$A/sys/devices/virtual" "$A/sys/devices/pci" "$A/dev"
 cp "$A/proc/cmdline" "$A/proc/cmdline.keep"
 echo "root=/dev/vda1 quiet crashkernel=256M hugepages=16 intel_iommu=on iommu=pt pci=nomsi acpi=off swiotlb=65536 consoleblank=0 earlycon console=ttyS0 -- console=tty1" >"$A/proc/cmdline"
 expect "arm --dry-run: the IOMMU, pci=, acpi=, earlycon and console= carried, in order, nothing after --" 0 \

@@ -247,6 +247,13 @@ static void fake_sysfs(void)
 		 "sys/devices/virtual/block/dm-0/slaves/vda1");
 	put_text("dev/dm-0", "");
 	put_link("dev/dm-0", "dev/mapper/crypt");
+	/* An md RAID1 over vda1: the crash kernel rebuilds it with
+	 * device-mapper, so dm_mod, not md_mod or raid1. */
+	put_class("virtual/block/md0", "block", "md0");
+	put_text("sys/devices/virtual/block/md0/md/level", "raid1\n");
+	put_link("sys/devices/pci0000:00/0000:00:04.0/virtio0/block/vda/vda1",
+		 "sys/devices/virtual/block/md0/slaves/vda1");
+	put_text("dev/md0", "");
 
 	/* A PCI bridge whose driver the target kernel has no module for. */
 	put_dev("pci0000:00/0000:00:1c.0", "pci", "pcieport", NULL,
@@ -428,6 +435,13 @@ static void dm_on_partition(void)
 	CHECK_STR(names(&list), "dm_mod dm_crypt " VIRTIO_BLK " " VIRTIO_PCI);
 }
 
+static void md_raid1_as_dm(void)
+{
+	CHECK_INT(resolve("/dev/md0", moddir), 0);
+	CHECK_STR(names(&list), "dm_mod " VIRTIO_BLK " " VIRTIO_PCI);
+	CHECK_STR(reason_of(&list, "dm_mod"), "md array md0 (rebuilt with device-mapper)");
+}
+
 static void builtin_skipped(void)
 {
 	/* A kernel with virtio and virtio_blk built in (as Debian 13's 6.12
@@ -557,6 +571,7 @@ int main(void)
 	RUN(usb_storage_chain);
 	RUN(sd_card_chain);
 	RUN(dm_on_partition);
+	RUN(md_raid1_as_dm);
 	RUN(builtin_skipped);
 	RUN(extras);
 	RUN(missing);

@@ -417,72 +417,34 @@ static void target_open_end_signature(void)
 	CHECK(check_mentions(msg, "MD RAID") && check_mentions(msg, "1.0"), "message: %s", msg);
 }
 
-/* Stacked devices on a fake sysfs: LVM, dm-crypt, another dm target, an
- * md array and a partition of one are refused, each said for what it
- * is; a multipath map and a partition kpartx made of one, a plain disk and
- * its partition, and a device sysfs does not know are not. */
-static void stacked_devices(void)
+/* WWN=: a multipath disk by its WWN through any path, in the spelling
+ * sysfs has (naa./eui.) or multipath's (3.../2...), case and trailing
+ * spaces aside; never a partition, never a prefix. */
+static void wwn_selector(void)
 {
-	static const struct {
-		const char *majmin, *uuid, *name, *level;
-		int want;
-		const char *says;
-	} c[] = {
-		{ "253:0", "LVM-Ab12Cd34", "vg-dump", NULL, 1, "an LVM logical volume (vg-dump)" },
-		{ "253:1", "CRYPT-LUKS2-0011-dump", "dump_crypt", NULL, 1, "a dm-crypt mapping (dump_crypt)" },
-		{ "253:2", "mpath-3600140512345", "mpatha", NULL, 0, NULL },
-		{ "253:3", "part1-mpath-3600140512345", "mpatha1", NULL, 0, NULL },
-		{ "253:4", "", "thin", NULL, 1, "a device-mapper device (thin)" },
-		{ "9:0", NULL, NULL, "raid1", 1, "an md RAID array (raid1)" },
-		{ "8:0", NULL, NULL, NULL, 0, NULL },
-	};
-	char rel[256], what[200], sys[4096], dev[4096];
-	snprintf(sys, sizeof sys, "%s", path_of("sys"));	/* path_of's buffers rotate */
-	snprintf(dev, sizeof dev, "%s", path_of("dev"));
-	const struct sysroot sr = { sys, dev };
+	struct kdi_super sb_b, sb_c;
+	char out[512];
 
-	mkdirs("sys/dev/block");
-	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-		snprintf(rel, sizeof rel, "sys/devices/virtual/block/d%zu", i);
-		mkdirs(rel);
-		char link[300];
-		snprintf(link, sizeof link, "../../devices/virtual/block/d%zu", i);
-		snprintf(rel, sizeof rel, "sys/dev/block/%s", c[i].majmin);
-		CHECK(symlink(link, path_of(rel)) == 0, "symlink %s", rel);
-		if (c[i].uuid) {
-			snprintf(rel, sizeof rel, "sys/devices/virtual/block/d%zu/dm", i);
-			mkdirs(rel);
-			snprintf(rel, sizeof rel, "sys/devices/virtual/block/d%zu/dm/uuid", i);
-			put_text(rel, c[i].uuid);
-			snprintf(rel, sizeof rel, "sys/devices/virtual/block/d%zu/dm/name", i);
-			put_text(rel, c[i].name);
-		}
-		if (c[i].level) {
-			snprintf(rel, sizeof rel, "sys/devices/virtual/block/d%zu/md", i);
-			mkdirs(rel);
-			snprintf(rel, sizeof rel, "sys/devices/virtual/block/d%zu/md/level", i);
-			put_text(rel, c[i].level);
-		}
-		unsigned ma, mi;
-		sscanf(c[i].majmin, "%u:%u", &ma, &mi);
-		what[0] = 0;
-		int got = target_stacked(&sr, ma, mi, what, sizeof what);
-		CHECK(got == c[i].want, "%s (%s): %d, want %d", c[i].majmin, c[i].uuid ? c[i].uuid : "", got,
-		      c[i].want);
-		CHECK(!c[i].says || !strcmp(what, c[i].says), "%s said '%s', want '%s'", c[i].majmin, what,
-		      c[i].says);
-	}
-	/* partitions: of the md array (9:0 is d5), and of the plain disk (d6) */
-	mkdirs("sys/devices/virtual/block/d5/d5p1");
-	put_text("sys/devices/virtual/block/d5/d5p1/partition", "1");
-	CHECK(symlink("../../devices/virtual/block/d5/d5p1", path_of("sys/dev/block/259:1")) == 0, "link");
-	CHECK_INT(target_stacked(&sr, 259, 1, what, sizeof what), 1);
-	CHECK(!strcmp(what, "an md RAID array (raid1)"), "md0p1 said '%s'", what);
-	mkdirs("sys/devices/virtual/block/d6/d6p2");
-	put_text("sys/devices/virtual/block/d6/d6p2/partition", "2");
-	CHECK(symlink("../../devices/virtual/block/d6/d6p2", path_of("sys/dev/block/8:2")) == 0, "link");
-	CHECK_INT(target_stacked(&sr, 8, 2, what, sizeof what), 0);
-	CHECK_INT(target_stacked(&sr, 1, 99, what, sizeof what), 0);
+	fake_tree(&sb_b, &sb_c);
+	mkdirs("sys/devices/sdp/device");
+	symlink("../../devices/sdp", path_of("sys/class/block/sdp"));
+	put_text("sys/devices/sdp/device/wwid", "naa.6001405ABCDEF0123456789   \n");
+	put_text("sys/devices/nvme0n1/wwid", "eui.0025388b91b1e3e4\n");
+	put_file("dev/sdp", "", 0, 4096);
+	CHECK_INT(find("WWN=36001405abcdef0123456789", out, sizeof out), 0);
+	CHECK_STR(out, path_of("dev/sdp"));
+	CHECK_INT(find("WWN=naa.6001405abcdef0123456789", out, sizeof out), 0);
+	CHECK_STR(out, path_of("dev/sdp"));
+	CHECK_INT(find("WWN=20025388B91B1E3E4", out, sizeof out), 0);
+	CHECK_STR(out, path_of("dev/nvme0n1"));
+	CHECK_INT(find("WWN=36001405abcdef", out, sizeof out), -ENOENT);	/* no prefix match */
+	CHECK_INT(find("WWN=6001405abcdef0123456789", out, sizeof out), -ENOENT);	/* the type digit counts */
+	struct selector s[SEL_MAX];
+	char bad[80];
+	CHECK_INT(selectors_parse("WWN=", s, SEL_MAX, bad, sizeof bad), -EINVAL);
+	CHECK_INT(selectors_parse("WWN=3600a,LABEL=x", s, SEL_MAX, bad, sizeof bad), 2);
+	CHECK(s[0].type == SEL_WWN && !strcmp(s[0].value, "3600a"), "WWN= parsed");
+	CHECK_STR(selector_name(SEL_WWN), "WWN=");
 }
 
 int main(void)
@@ -495,6 +457,6 @@ int main(void)
 	RUN(source_open_files);
 	RUN(data_offset_one_rule);
 	RUN(target_open_end_signature);
-	RUN(stacked_devices);
+	RUN(wwn_selector);
 	return check_done();
 }

@@ -108,3 +108,11 @@ $(MMBENCH): tests/tools/mmbench.c $(UNIT_HDRS) $(UNIT_AR) $(DEPS_STAMP)
 unit-tests: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) $(UNIT_BINS) $(UNIT_ASAN_BINS)
 
 .PHONY: unit-tests
+
+# tests/e2e/dm.sh's guest tool: config/stack.c and dmctl.c on a real
+# kernel's device-mapper (static, musl, from the same archive).
+TOOLS_DMTOOL := $(BUILD)/tools/dmtool
+$(TOOLS_DMTOOL): tests/tools/dmtool.c $(UNIT_HDRS) $(UNIT_AR) $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(MUSL_CC) $(UNIT_CFLAGS) -static -o $@ $< $(UNIT_AR) $(DEPS_LDLIBS) -lpthread
