@@ -268,7 +268,7 @@ t() { [ "$1" = "$2" ] && ok "$3" || bad "$3" "got $1, wanted $2: $(tr '\n' '|' <
 
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)" 0/0 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL names a dedicated kernel: armed, nothing built"
-grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.dev=LABEL=dump --root $F" "$LOG" &&
+grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.dev=LABEL=dump --root $F --dev LABEL=dump" "$LOG" &&
 	ok "kdumpinit-arm: arm gets the dedicated kernel, no --initramfs" || bad "kdumpinit-arm: dedicated arm args" "$(cat "$LOG")"
 grep -q "LABEL=dump is not here: the dedicated crash kernel's drivers are not checked" "$W/out" &&
 	ok "kdumpinit-arm: a device not here now: the dedicated kernel armed, its drivers not checked, said" ||
@@ -306,7 +306,7 @@ printf '%s\n' 'KDUMPINIT_DEVICE=/dev/sda' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-ker
 rm -f "$F/var/lib/kdumpinit/initrd-$kv.img"*
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)" 0/0 "kdumpinit-arm: the dedicated kernel has every driver of the chain and the IOMMU's: armed, nothing built"
-grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.dev=/dev/sda --root $F" "$LOG" &&
+grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.dev=/dev/sda --root $F --dev /dev/sda" "$LOG" &&
 	ok "kdumpinit-arm: the chain checked, the dedicated kernel armed" || bad "kdumpinit-arm: chain checked" "$(cat "$LOG") $(cat "$W/out")"
 # fallback CASE WITHOUT-MODULE CONFIG NOTE: the stock kernel armed, built,
 # with NOTE (fixed string) as --note, said by the service too.
@@ -377,7 +377,7 @@ printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/crash-k
 	'KDUMPINIT_PUBKEY=/etc/kdumpinit/dump.pub' >"$F/etc/default/kdumpinit"
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)" 0/0 "kdumpinit-arm, sealed, dedicated kernel: armed, nothing built"
-grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.pubkey=$hex kdumpinit.dev=LABEL=dump --root $F" "$LOG" &&
+grep -qxF "kdumpinit arm --kernel $F/opt/crash-kernel --cpus auto --append kdumpinit.pubkey=$hex kdumpinit.dev=LABEL=dump --root $F --dev LABEL=dump" "$LOG" &&
 	ok "kdumpinit-arm, sealed, dedicated kernel: kdumpinit.pubkey= on its command line" ||
 	bad "kdumpinit-arm, sealed, dedicated kernel: arm args" "$(cat "$LOG")"
 printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=stock' \
