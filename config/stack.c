@@ -19,7 +19,7 @@
 
 static int refuse(char *what, size_t sz, const char *fmt, const char *a, const char *b)
 {
-	char head[300];
+	char head[420];
 
 	snprintf(head, sizeof head, fmt, a, b);
 	snprintf(what, sz, "%s: the crash kernel cannot rebuild it; " USE_INSTEAD, head);
@@ -254,10 +254,8 @@ static int record_dm(const struct sysroot *r, const char *dir, stack_table_fn ta
 			return e;
 	}
 	char why[200];
-	if (dmtable_check(t, why, sizeof why) < 0) {
-		snprintf(what, sz, "%s: %s: the crash kernel cannot rebuild it; " USE_INSTEAD, top, why);
-		return -EOPNOTSUPP;
-	}
+	if (dmtable_check(t, why, sizeof why) < 0)
+		return refuse(what, sz, "%s: %s", top, why);
 	snprintf(what, sz, "%s, %u segment%s over %u device%s", top, t->ntargets,
 		 t->ntargets == 1 ? "" : "s", t->ndevs, t->ndevs == 1 ? "" : "s");
 	return STACK_TABLE;
@@ -313,11 +311,8 @@ static int record_md(const struct sysroot *r, const char *dir, const char *mdnam
 		t->ndevs = t->ntargets = 1;
 		t->t[0] = (struct dmt_target){ .type = DMT_LINEAR, .len = size, .first = 0, .ndev = 1 };
 		char why[200];
-		if (dmtable_check(t, why, sizeof why) < 0) {
-			snprintf(what, sz, "%s: %s: the crash kernel cannot rebuild it; " USE_INSTEAD,
-				 top, why);
-			return -EOPNOTSUPP;
-		}
+		if (dmtable_check(t, why, sizeof why) < 0)
+			return refuse(what, sz, "%s: %s", top, why);
 		snprintf(what, sz, "%s, its mirror %s (slot %llu)", top, dev + 4, (unsigned long long)s);
 		return STACK_TABLE;
 	}

@@ -516,6 +516,16 @@ static int probe_once(const struct probe_job *job, struct probe_answer *a, pid_t
 	return r;		/* an answered child is collected by reap() */
 }
 
+/* probe_once, unless the probe before is still blocked on the device it
+ * read: then -EBUSY, and no more probes piled up behind it. */
+static int probe_next(struct prober *pr, const struct probe_job *job, struct probe_answer *a)
+{
+	if (pr->stuck && waitpid(pr->stuck, NULL, WNOHANG) == 0)
+		return -EBUSY;
+	pr->stuck = 0;
+	return probe_once(job, a, &pr->stuck);
+}
+
 /* One look for sel: 0 with the accepted device in path, else -errno;
  * what went wrong is said once per device. */
 static int probe_selector(const struct selector *sel, const char *mapped, struct prober *pr,
@@ -524,12 +534,9 @@ static int probe_selector(const struct selector *sel, const char *mapped, struct
 	struct probe_answer a;
 	const struct probe_job job = { .sel = sel, .mapped = mapped };
 
-	/* Still blocked on the device it read last time: do not pile up
-	 * more probes behind it. */
-	if (pr->stuck && waitpid(pr->stuck, NULL, WNOHANG) == 0)
-		return -EBUSY;
-	pr->stuck = 0;
-	int r = probe_once(&job, &a, &pr->stuck);
+	int r = probe_next(pr, &job, &a);
+	if (r == -EBUSY)
+		return r;
 	if (r < 0 && !pr->said_failure++) {
 		if (r == -ETIMEDOUT)
 			err("%s%s: looking for the device took more than %u s (a failing disk?); "
@@ -567,10 +574,9 @@ static int assemble_step(const struct dm_table *dm, struct prober *pr, char *map
 	struct probe_answer a;
 	const struct probe_job job = { .dm = dm };
 
-	if (pr->stuck && waitpid(pr->stuck, NULL, WNOHANG) == 0)
-		return -EBUSY;
-	pr->stuck = 0;
-	int r = probe_once(&job, &a, &pr->stuck);
+	int r = probe_next(pr, &job, &a);
+	if (r == -EBUSY)
+		return r;
 	if (r == 0)
 		r = a.r;
 	if (r == 0) {
