@@ -92,8 +92,9 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 {
 	int later = (v->flags & KDI_PAGES_LATER) != 0;
 	int early = (v->flags & KDI_PAGES_EARLY) != 0;
-	/* where this chunk's pass starts in blocks[] */
-	size_t lo = early ? 0 : later ? d->nfirst : d->nearly;
+	int startup = (v->flags & KDI_PAGES_STARTUP) != 0;
+	/* where this chunk's pass (or tier) starts in blocks[] */
+	size_t lo = startup ? 0 : early ? d->nstartup : later ? d->nfirst : d->nearly;
 
 	if (later && d->start.format_version < 2)
 		return -EBADMSG;	/* version 1 has one pass */
@@ -101,6 +102,12 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 		return -EBADMSG;	/* ... version 2 no EARLY one */
 	if (early && d->nearly != d->nblocks)
 		return -EBADMSG;	/* the EARLY pass ended with the first other chunk */
+	/* ... versions 8 and 9 its startup tier (a guessed version, START
+	 * lost, may be any) */
+	if (startup && !kdi_version_tiers(d->start.format_version) && !d->start_lost)
+		return -EBADMSG;
+	if (startup && d->nstartup != d->nblocks)
+		return -EBADMSG;	/* the startup tier ended with the first other chunk */
 	if (!later && d->nfirst != d->nblocks)
 		return -EBADMSG;	/* the first pass ended with the first LATER chunk */
 	if (d->nblocks > lo) {
@@ -108,7 +115,12 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 		if (v->pfn < prev->pfn + prev->count)
 			return -EBADMSG;	/* pfns must strictly increase, per pass */
 	}
-	if (!early && overlaps(d->blocks, d->nearly, v))
+	/* (each tier of the EARLY pass is in pfn order, the two together
+	 * not) */
+	if (!early && (overlaps(d->blocks, d->nstartup, v) ||
+		       overlaps(d->blocks + d->nstartup, d->nearly - d->nstartup, v)))
+		return -EBADMSG;
+	if (early && !startup && overlaps(d->blocks, d->nstartup, v))
 		return -EBADMSG;
 	if (later && overlaps(d->blocks + d->nearly, d->nfirst - d->nearly, v))
 		return -EBADMSG;
@@ -144,6 +156,8 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	b->seq = h->seq;
 	b->sealed = (h->flags & KDI_CHUNK_SEALED) != 0;
 	d->nblocks++;
+	if (startup)
+		d->nstartup = d->nblocks;
 	if (early)
 		d->nearly = d->nblocks;
 	if (!later)
@@ -452,6 +466,11 @@ static int check_end(struct dumpfile *d, uint64_t nr_chunks, uint64_t bytes)
 		if (b->pfn + b->count > reach)
 			reach = b->pfn + b->count;
 	}
+	if (d->nstartup) {
+		const struct page_block *b = &d->blocks[d->nstartup - 1];
+		if (b->pfn + b->count > reach)
+			reach = b->pfn + b->count;
+	}
 	/* A LATER chunk is only written once the first pass has scanned
 	 * every pfn. */
 	if (d->nblocks > d->nfirst) {
@@ -562,7 +581,7 @@ int dumpfile_load_how(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		}
 		/* The header as on the device: a PAGES chunk is found again by it. */
 		struct kdi_chunk dev = h;
-		if (d->start.format_version >= KDI_FORMAT_SEALED) {
+		if (kdi_version_sealed(d->start.format_version)) {
 			char w[200];
 			int u = unseal(d, &h, buf, sk, how, w, sizeof w);
 			if (u == -ENOMEM) {
@@ -635,9 +654,12 @@ int dumpfile_load_how(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		case KDI_CH_DEBUGGER:
 			/* Only what info says of a cut dump: a record that does
 			 * not fit is left unsaid, never a reason to stop. */
-			if (h.len == sizeof d->dbg && !d->have_dbg && !d->nblocks) {
-				struct kdi_debugger g;
-				memcpy(&g, buf, sizeof g);
+			if ((h.len == sizeof d->dbg || h.len == KDI_DEBUGGER_V3_SIZE) && !d->have_dbg &&
+			    !d->nblocks) {
+				struct kdi_debugger g = { 0 };
+				memcpy(&g, buf, h.len);
+				if (g.startup_ranges > g.startup_pfns || g.startup_pfns > g.pfns)
+					g.startup_pfns = g.startup_ranges = 0;
 				if (g.pfns && g.ranges && g.ranges <= g.pfns) {
 					d->dbg = g;
 					d->have_dbg = 1;
@@ -726,7 +748,7 @@ int dumpfile_load_how(struct dumpfile *d, int fd, uint64_t base, uint64_t limit,
 		d->nr_chunks = h.seq + 1;
 	}
 	ret = 0;
-	if (d->start.format_version >= KDI_FORMAT_SEALED && !d->sealed && !d->why[0])
+	if (kdi_version_sealed(d->start.format_version) && !d->sealed && !d->why[0])
 		stopped(d, "a sealed dump's version without its SEAL record");
 	if (d->locked) {
 		/* Without the key only the clear parts are known: the caller
@@ -807,7 +829,7 @@ static const struct page_block *block_in(const struct page_block *b, size_t n, u
  * else a block that covers it, or NULL. */
 static const struct page_block *block_of(const struct dumpfile *d, uint64_t pfn)
 {
-	const size_t cut[DUMP_PASSES + 1] = { 0, d->nearly, d->nfirst, d->nblocks };
+	const size_t cut[DUMP_PASSES + 1] = { 0, d->nstartup, d->nearly, d->nfirst, d->nblocks };
 	const struct page_block *any = NULL;
 
 	for (int k = 0; k < DUMP_PASSES; k++) {
@@ -823,12 +845,13 @@ static const struct page_block *block_of(const struct dumpfile *d, uint64_t pfn)
 	return any;
 }
 
-/* Which pass b is in: 0 EARLY, 1 first, 2 LATER. */
+/* Which pass b is in: 0 the startup tier, 1 the rest of EARLY, 2 first,
+ * 3 LATER. */
 static int pass_of(const struct dumpfile *d, const struct page_block *b)
 {
 	size_t k = (size_t)(b - d->blocks);
 
-	return k < d->nearly ? 0 : k < d->nfirst ? 1 : 2;
+	return k < d->nstartup ? 0 : k < d->nearly ? 1 : k < d->nfirst ? 2 : 3;
 }
 
 int dumpfile_is_zero(const struct dumpfile *d, uint64_t pfn)
@@ -860,7 +883,7 @@ static uint64_t next_in(const struct page_block *b, size_t n, uint64_t pfn)
 
 uint64_t dumpfile_next_stored(const struct dumpfile *d, uint64_t pfn)
 {
-	const size_t cut[DUMP_PASSES + 1] = { 0, d->nearly, d->nfirst, d->nblocks };
+	const size_t cut[DUMP_PASSES + 1] = { 0, d->nstartup, d->nearly, d->nfirst, d->nblocks };
 	uint64_t best = UINT64_MAX;
 
 	for (int k = 0; k < DUMP_PASSES; k++) {
@@ -1104,6 +1127,10 @@ void dumpfile_progress(const struct dumpfile *d, struct dump_progress *p)
 	uint64_t total = 0, below;
 
 	p->early = d->nearly || d->have_dbg ? 1 : -1;
+	p->startup = d->nstartup || (d->have_dbg && d->dbg.startup_pfns) ? 1 : -1;
+	/* The startup tier is whole once anything after it was read. */
+	if (p->startup == 1 && d->nblocks == d->nstartup && !d->have_end)
+		p->startup = 0;
 	p->early_last = d->nearly ? d->blocks[d->nearly - 1].pfn + d->blocks[d->nearly - 1].count : 0;
 	p->first_pct = p->later_pct = -1;
 	/* The EARLY pass is whole once anything after it was read. */

@@ -48,11 +48,12 @@ struct dumpfile {
 	struct kdi_segment *seg;
 	uint32_t nr_seg;
 	/* PAGES chunks in stream order: blocks[0, nearly) the EARLY pass
-	 * (the debugger's pages), [nearly, nfirst) the first pass, the rest
-	 * the LATER pass; each part in strictly increasing pfn order, and no
-	 * pfn stored (or zero) in two of them. */
+	 * (the debugger's pages; its startup tier [0, nstartup)), [nearly,
+	 * nfirst) the first pass, the rest the LATER pass; each part in
+	 * strictly increasing pfn order, and no pfn stored (or zero) in two
+	 * of them. */
 	struct page_block *blocks;
-	size_t nblocks, nearly, nfirst;
+	size_t nblocks, nstartup, nearly, nfirst;
 	/* What the EARLY pass was to cover (a DEBUGGER chunk), if said. */
 	struct kdi_debugger dbg;
 	int have_dbg;
@@ -131,7 +132,7 @@ struct dump_slot {
  * dump itself stays read-only and shared. Holds one block's payload per
  * pass: readers go in pfn order, and the passes interleave there, so one
  * block for all would be loaded again at every switch. */
-#define DUMP_PASSES 3
+#define DUMP_PASSES 4
 struct dump_cursor {
 	const struct dumpfile *d;
 	struct dump_slot s[DUMP_PASSES];
@@ -160,6 +161,7 @@ int dumpfile_complete(const struct dumpfile *d);
  * end of the pass's last chunk read; -1 where the pass was not reached
  * (or the dump has none). */
 struct dump_progress {
+	int startup;		/* -1 no startup tier, 0 cut inside it, 1 whole */
 	int early;		/* -1 no EARLY pass, 0 cut inside it, 1 whole */
 	uint64_t early_last;	/* pfn after its last chunk read */
 	int first_pct, later_pct;

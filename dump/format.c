@@ -159,12 +159,12 @@ uint64_t payload_hash(const void *p1, size_t l1, const void *p2, size_t l2,
 
 uint32_t chunk_tag_bytes(uint32_t version)
 {
-	return version >= KDI_FORMAT_AEGIS ? KDI_TAG_BYTES : KDI_TAG_BYTES_V5;
+	return kdi_version_aegis(version) ? KDI_TAG_BYTES : KDI_TAG_BYTES_V5;
 }
 
 int chunk_in_parts(uint16_t type, uint32_t version)
 {
-	return type == KDI_CH_PAGES && version >= KDI_FORMAT_AEGIS;
+	return type == KDI_CH_PAGES && kdi_version_aegis(version);
 }
 
 uint32_t chunk_tags_len(uint16_t type, uint32_t version)
@@ -174,7 +174,7 @@ uint32_t chunk_tags_len(uint16_t type, uint32_t version)
 
 uint32_t seal_scheme_of(uint32_t version)
 {
-	return version >= KDI_FORMAT_AEGIS ? KDI_SEAL_AEGIS256 : KDI_SEAL_XCHACHA;
+	return kdi_version_aegis(version) ? KDI_SEAL_AEGIS256 : KDI_SEAL_XCHACHA;
 }
 
 /* A tagged chunk of BODY bytes and its tag: the version's length, or
@@ -192,7 +192,7 @@ uint32_t chunk_seal_mode(uint16_t type, uint32_t version)
 	case KDI_CH_START: case KDI_CH_CHAIN:
 		return 0;
 	case KDI_CH_GAP: case KDI_CH_PAD:
-		return version >= KDI_FORMAT_SEALED_ALL ? KDI_CHUNK_AUTH : 0;
+		return kdi_version_auth_all(version) ? KDI_CHUNK_AUTH : 0;
 	case KDI_CH_SEAL: case KDI_CH_END:
 		return KDI_CHUNK_AUTH;
 	default:
@@ -234,7 +234,7 @@ static int read_header(struct kdi_reader *r, struct kdi_chunk *h)
 	if (h->hdr_size != sizeof *h)
 		return stop(r, "unknown header size");
 	/* Sealing's flags exist from version 5 on, one at a time. */
-	if (h->flags && (r->version < KDI_FORMAT_SEALED ||
+	if (h->flags && (!kdi_version_sealed(r->version) ||
 			 (h->flags != KDI_CHUNK_SEALED && h->flags != KDI_CHUNK_AUTH)))
 		return stop(r, "unknown header flags");
 	if (h->len > KDI_CHUNK_MAX)
@@ -333,7 +333,7 @@ int reader_next(struct kdi_reader *r, struct kdi_chunk *h, uint8_t **buf, size_t
 	r->next_seq++;
 	if (h->type == KDI_CH_END) {
 		/* A sealed dump's END carries its tag after it. */
-		int sealed = r->recovered ? h->flags != 0 : r->version >= KDI_FORMAT_SEALED;
+		int sealed = r->recovered ? h->flags != 0 : kdi_version_sealed(r->version);
 		if (sealed ? !tagged_len_ok(r, h->len, sizeof(struct kdi_end)) ||
 				     h->flags != KDI_CHUNK_AUTH :
 			     h->len != sizeof(struct kdi_end) && h->len != KDI_END_V3_SIZE) {
@@ -616,8 +616,10 @@ int pages_parse(const void *payload, size_t len, uint32_t page_size,
 		return -EBADMSG;
 	memcpy(&p, payload, sizeof p);
 	if (p.count == 0 || p.count > KDI_BLOCK_MAX || p.nstored > p.count ||
-	    p.nzero > p.count - p.nstored || (p.flags & ~(KDI_PAGES_LINKED | KDI_PAGES_LATER | KDI_PAGES_EARLY)) ||
+	    p.nzero > p.count - p.nstored ||
+	    (p.flags & ~(KDI_PAGES_LINKED | KDI_PAGES_LATER | KDI_PAGES_EARLY | KDI_PAGES_STARTUP)) ||
 	    (p.flags & (KDI_PAGES_LATER | KDI_PAGES_EARLY)) == (KDI_PAGES_LATER | KDI_PAGES_EARLY) ||
+	    (p.flags & (KDI_PAGES_STARTUP | KDI_PAGES_EARLY)) == KDI_PAGES_STARTUP ||
 	    ((p.flags & KDI_PAGES_LINKED) && (uint64_t)p.nstored * page_size > KDI_LINKED_MAX) ||
 	    p.pfn > (UINT64_MAX / page_size) - p.count)
 		return -EBADMSG;

@@ -89,7 +89,7 @@ _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
  * (KDI_START_MEMMAP_EXCLUDED, and its count in END, which grew by 8
  * bytes); a dump of an older version is a newer one without those, so
  * all are read. */
-#define KDI_FORMAT_VERSION 7
+#define KDI_FORMAT_VERSION 9
 #define KDI_FORMAT_MIN 1
 /* Version 5 is version 4 with sealing (KDI_CH_SEAL, KDI_CHUNK_*): a dump
  * written without a key stays version 4, so that readers from before
@@ -105,6 +105,31 @@ _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
  * 5 and 6 use XChaCha20-Poly1305: its tags are 32 bytes, not 16. Sealed
  * dumps are written as version 7; versions 5 and 6 are still read. */
 #define KDI_FORMAT_AEGIS 7
+/* Versions 8 and 9 are 4 and 7 with the EARLY pass in two tiers
+ * (KDI_PAGES_STARTUP): a capture writes them only when it has a startup
+ * tier, so that a dump without one stays readable by older readers. */
+#define KDI_FORMAT_TIERS 8
+#define KDI_FORMAT_TIERS_SEALED 9
+
+/* What a version has: sealing (5, 6, 7, 9), every chunk past SEAL sealed
+ * or tagged (6, 7, 9), AEGIS-256 and PAGES sealed in parts (7, 9), the
+ * startup tier (8, 9). */
+static inline int kdi_version_sealed(uint32_t v)
+{
+	return v >= KDI_FORMAT_SEALED && v != KDI_FORMAT_TIERS;
+}
+static inline int kdi_version_auth_all(uint32_t v)
+{
+	return kdi_version_sealed(v) && v != KDI_FORMAT_SEALED;
+}
+static inline int kdi_version_aegis(uint32_t v)
+{
+	return v == KDI_FORMAT_AEGIS || v == KDI_FORMAT_TIERS_SEALED;
+}
+static inline int kdi_version_tiers(uint32_t v)
+{
+	return v >= KDI_FORMAT_TIERS;
+}
 /* Version 7 also seals a PAGES chunk in three parts: its struct
  * kdi_pages, the rest of its index (bitmaps, sizes), its data; the three
  * tags follow the payload, in that order. A reader indexes the chunk
@@ -170,6 +195,12 @@ _Static_assert(sizeof(struct kdi_pages) == 24, "pages layout");
  * order. No later chunk stores or records as zero a pfn an EARLY chunk
  * did. Never with LATER. */
 #define KDI_PAGES_EARLY		0x4u
+/* With EARLY (format versions 8 and 9): the chunk belongs to the EARLY
+ * pass's first tier, the startup set (what crash and drgn read to open
+ * the dump and show the panic), written before every other EARLY chunk.
+ * Each tier is in strictly increasing pfn order; no chunk after a
+ * STARTUP chunk stores or records as zero a pfn it did. */
+#define KDI_PAGES_STARTUP	0x8u
 
 /* DEBUGGER payload: what the EARLY pass was to cover, so that `info` can
  * say how far a cut dump got. Written before the pages. */
@@ -196,8 +227,13 @@ struct kdi_debugger {
 	uint64_t last_pfn;		/* its highest pfn */
 	uint32_t parts;			/* KDI_DBG_* found */
 	uint32_t ranges;		/* runs of pfns */
+	/* From versions 8 and 9 (a 40-byte record): the startup tier's. */
+	uint64_t startup_pfns;
+	uint32_t startup_ranges;
+	uint32_t pad;
 };
-_Static_assert(sizeof(struct kdi_debugger) == 24, "debugger layout");
+_Static_assert(sizeof(struct kdi_debugger) == 40, "debugger layout");
+#define KDI_DEBUGGER_V3_SIZE 24u	/* the record without the startup tier */
 enum {
 	KDI_DBG_PGTABLES = 1u << 0,	/* the kernel's page-table pages */
 	KDI_DBG_MEMSECTION = 1u << 1,	/* mem_section root and arrays */
@@ -208,6 +244,9 @@ enum {
 	KDI_DBG_IMAGE = 1u << 6,	/* the kernel image */
 	KDI_DBG_UTS = 1u << 7,		/* init_uts_ns */
 	KDI_DBG_TASKS = 1u << 8,	/* the task_structs, from init_task's lists */
+	KDI_DBG_DATA = 1u << 9,		/* the image's data, bss, brk, ro_after_init */
+	KDI_DBG_MODDATA = 1u << 10,	/* module memory that is not code */
+	KDI_DBG_TSTACKS = 1u << 11,	/* every task's stack */
 };
 
 #define KDI_PAGE_LZ4	0x80000000u	/* size word: data is one LZ4 block */

@@ -305,7 +305,20 @@ static void print_progress(FILE *f, const struct dumpfile *d)
 
 	dumpfile_progress(d, &p);
 	line[0] = 0;
-	if (p.early == 1)
+	/* With a startup tier (format versions 8 and 9) it is what says
+	 * whether crash and drgn open the dump; the rest of the EARLY pass
+	 * is what their other commands read. */
+	if (p.startup == 0)
+		n += snprintf(line + n, sizeof line - n, "the debugger's startup pages: cut short: "
+			      "crash and drgn may not open it");
+	else if (p.startup == 1 && p.early == 1)
+		n += snprintf(line + n, sizeof line - n, "the debugger's startup pages: complete; "
+			      "its other pages: complete");
+	else if (p.startup == 1)
+		n += snprintf(line + n, sizeof line - n, "the debugger's startup pages: complete; "
+			      "its other pages: cut short (up to pfn %#llx)",
+			      (unsigned long long)p.early_last);
+	else if (p.early == 1)
 		n += snprintf(line + n, sizeof line - n, "the debugger's pages: complete");
 	else if (p.early == 0 && d->have_dbg)
 		n += snprintf(line + n, sizeof line - n,
@@ -345,7 +358,7 @@ static void sealed_how(const struct dumpfile *d, int complete, char *out, size_t
 	if (d->locked) {
 		snprintf(out, n, "%s", d->wrong_key ? "the key given is not its key" :
 			 "no key given (--key FILE)");
-	} else if (d->start.format_version < KDI_FORMAT_SEALED_ALL) {
+	} else if (!kdi_version_auth_all(d->start.format_version)) {
 		snprintf(out, n, "opened, every sealed chunk's tag checked (format version %u: its "
 			 "PAD and GAP records carry no tag)", d->start.format_version);
 	} else if (complete) {

@@ -477,7 +477,7 @@ static unsigned clear_dumps(const struct target *t, const char *path, const char
 		struct kdi_start s;
 		uint64_t end = i + 1 < c.n ? c.d[i + 1].at : t->limit;
 		if (chain_saved(&c, i, t->sb.saved_dump_id) ||
-		    reader_open(&r, t->fd, c.d[i].at, end, &s) < 0 || s.format_version >= KDI_FORMAT_SEALED)
+		    reader_open(&r, t->fd, c.d[i].at, end, &s) < 0 || kdi_version_sealed(s.format_version))
 			continue;
 		char line[700];
 		snprintf(line, sizeof line, "dump %u on %s is in the clear (written before sealing was "

@@ -365,20 +365,27 @@ static void find_debugger_pages(struct steps *sp, struct capture_steps_out *st)
 	}
 	if (!set->n)
 		return;
-	char parts[400];
-	size_t n = 0;
-	parts[0] = 0;
-	for (int p = 0; p < DBG_NPARTS && n < sizeof parts; p++)
-		if (set->parts & (1u << p))
-			n += snprintf(parts + n, sizeof parts - n, "%s%s %llu", n ? ", " : "",
-				      dbg_part_name[p], (unsigned long long)set->part_pfns[p]);
-	for (int p = 0; p < DBG_NPARTS && n < sizeof parts; p++)
-		if (set->dropped & (1u << p))
-			n += snprintf(parts + n, sizeof parts - n, "%s%s left for the budget",
-				      n ? ", " : "", dbg_part_name[p]);
-	step_say(st, 0, "debugger pages first: %llu pages (%.1f MB) in %u runs: %s (the search "
-		 "took %.1f%% of its budget)", (unsigned long long)set->pfns,
-		 (double)set->pfns * vc->page_size / 1e6, set->n, parts, 100.0 * set->work / work);
+	/* Tier by tier, each part as it was added (its new pfns). */
+	char parts[2][300];
+	for (int t = 0; t < DBG_TIERS; t++) {
+		size_t n = 0;
+		parts[t][0] = 0;
+		for (int p = 0; p < DBG_NPARTS && n < sizeof parts[t]; p++)
+			if (dbg_part_tier[p] == t && (set->parts & (1u << p)))
+				n += snprintf(parts[t] + n, sizeof parts[t] - n, "%s%s %llu", n ? ", " : "",
+					      dbg_part_name[p], (unsigned long long)set->part_pfns[p]);
+		for (int p = 0; p < DBG_NPARTS && n < sizeof parts[t]; p++)
+			if (dbg_part_tier[p] == t && (set->dropped & (1u << p)))
+				n += snprintf(parts[t] + n, sizeof parts[t] - n, "%s%s left for the budget",
+					      n ? ", " : "", dbg_part_name[p]);
+	}
+	step_say(st, 0, "debugger pages first: %llu pages (%.1f MB) in %u runs, the search took "
+		 "%.1f%% of its budget", (unsigned long long)set->pfns,
+		 (double)set->pfns * vc->page_size / 1e6, set->n, 100.0 * set->work / work);
+	step_say(st, 0, "  startup set: %llu pages (%.1f MB): %s", (unsigned long long)set->tier[0].pfns,
+		 (double)set->tier[0].pfns * vc->page_size / 1e6, parts[0]);
+	step_say(st, 0, "  then: %llu pages (%.1f MB): %s", (unsigned long long)set->tier[1].pfns,
+		 (double)set->tier[1].pfns * vc->page_size / 1e6, parts[1]);
 }
 
 /* The memory map's own pages, for leaving out those that describe only

@@ -10,8 +10,22 @@
 #include "memmap.h"
 
 const char *const dbg_part_name[DBG_NPARTS] = {
-	"page tables", "mem_section", "log", "stacks", "per-CPU", "modules", "image",
-	"init_uts_ns", "tasks",
+	"page tables", "mem_section", "log", "stacks", "per-CPU", "module code", "image",
+	"init_uts_ns", "tasks", "image data", "module data", "task stacks",
+};
+
+/* crash reads the image's data, bss and ro_after_init (page_offset_base,
+ * __per_cpu_offset) and each module's struct and symbols at startup, and
+ * text, most rodata and other tasks' stacks only for bt, dis and the
+ * like (tests/debugger/README.md). */
+const uint8_t dbg_part_tier[DBG_NPARTS] = {
+	[DBG_MODULES] = 1, [DBG_IMAGE] = 1, [DBG_TSTACKS] = 1,
+};
+
+/* The order parts are added in, tier by tier: the order of need. */
+static const uint8_t part_order[DBG_NPARTS] = {
+	DBG_PGTABLES, DBG_MEMSECTION, DBG_LOG, DBG_STACKS, DBG_PERCPU, DBG_UTS, DBG_DATA,
+	DBG_TASKS, DBG_MODDATA, DBG_IMAGE, DBG_MODULES, DBG_TSTACKS,
 };
 
 /* Around each page cpu_entry_area maps (the GDT, TSS, entry and
@@ -108,11 +122,36 @@ static int runs_and(struct runs *out, const struct runs *a, const struct runs *b
 	return 0;
 }
 
+/* out = a minus b, both normalised. */
+static int runs_sub(struct runs *out, const struct runs *a, const struct runs *b)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		uint64_t lo = a->r[i].lo, hi = a->r[i].hi;
+		while (j < b->n && b->r[j].hi <= lo)
+			j++;
+		for (size_t k = j; k < b->n && b->r[k].lo < hi && lo < hi; k++) {
+			if (b->r[k].lo > lo && runs_add(out, lo, b->r[k].lo) < 0)
+				return -ENOMEM;
+			if (b->r[k].hi > lo)
+				lo = b->r[k].hi;
+		}
+		if (lo < hi && runs_add(out, lo, hi) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 struct find {
 	struct kmem *km;
 	unsigned shift;
 	struct runs part[DBG_NPARTS];
 	int err;
+	/* Found from the kernel's symbols before the walk: the leaves then
+	 * add only what they alone know (add_sections, add_percpu). */
+	int have_sections, have_percpu;
+	uint64_t thread_size;
 };
 
 /* Every run the search finds goes through here: the cap on them all. */
@@ -187,24 +226,29 @@ static int on_leaf(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned 
 	uint64_t lo = pa >> f->shift, hi = (pa + size) >> f->shift;
 
 	(void)va;
-	(void)prot;
 	/* A leaf is work too: tables that point at themselves give 512
 	 * leaves for every table read. */
 	if (kmem_spend(f->km, 1) < 0)
 		return f->err = -ETIME;
 	switch (kind) {
 	case ARCH_VA_IMAGE:
-		/* All of it: crash reads page_offset_base in ro_after_init
-		 * first, and text at startup (its frame-pointer check). */
-		f->err = part_add(f, DBG_IMAGE, lo, hi);
+		/* All of it, in tier 1 when the symbols have put data, bss
+		 * and ro_after_init in tier 0 (a pfn of both is tier 0's).
+		 * Without them, everything but code goes first: crash reads
+		 * page_offset_base in ro_after_init before anything else. */
+		f->err = part_add(f, f->have_sections || (prot & ARCH_PROT_X) ? DBG_IMAGE : DBG_DATA,
+				  lo, hi);
 		break;
 	case ARCH_VA_MODULES:
-		f->err = part_add(f, DBG_MODULES, lo, hi);
+		/* A module's struct, its symbols and data are what crash
+		 * reads of it at startup; its code only for dis and bt. */
+		f->err = part_add(f, prot & ARCH_PROT_X ? DBG_MODULES : DBG_MODDATA, lo, hi);
 		break;
 	case ARCH_VA_CPU_AREA:
-		/* PERCPU_BELOW pages below each page of the leaf and
-		 * PERCPU_ABOVE above it: one run for the whole leaf. */
-		if (hi > lo)
+		/* Without the per-CPU symbols: PERCPU_BELOW pages below
+		 * each page of the leaf and PERCPU_ABOVE above it, one run
+		 * for the whole leaf. */
+		if (hi > lo && !f->have_percpu)
 			f->err = part_add(f, DBG_PERCPU, lo > PERCPU_BELOW ? lo - PERCPU_BELOW : 0,
 					  hi - 1 + PERCPU_ABOVE);
 		break;
@@ -340,9 +384,18 @@ static void task_found(struct tasks *t, uint64_t base)
 	add_area(t->f, DBG_TASKS, base - TASK_BEFORE, TASK_BEFORE + TASK_AFTER);
 	if (rd(t->f, base, w, sizeof w) < 0)
 		return;
-	for (size_t i = 0; i < TASK_HEAD / 8 && !t->f->err; i++)
-		if (kva(t, w[i]) && seen_add(t, (w[i] & ~4095ull) | 3))
+	uint64_t ts = t->f->thread_size;
+	for (size_t i = 0; i < TASK_HEAD / 8 && !t->f->err; i++) {
+		if (!kva(t, w[i]))
+			continue;
+		if (seen_add(t, (w[i] & ~4095ull) | 3))
 			add_area(t->f, DBG_TASKS, w[i], 8);
+		/* Its stack: the one word aligned to a stack's size that
+		 * is not the task itself (vmalloc'd stacks are aligned so;
+		 * another such word costs a stack's pages in tier 1). */
+		if (ts && !(w[i] & (ts - 1)) && w[i] != base && seen_add(t, w[i] | 4))
+			add_area(t->f, DBG_TSTACKS, w[i], ts);
+	}
 }
 
 /* Every list through base's heads: tasks found on them, and the page of
@@ -410,6 +463,66 @@ static void add_nodes(struct find *f)
 	}
 }
 
+/* The image's data by its section symbols: data, bss, brk (to _end),
+ * ro_after_init, and linux_banner (crash compares it with the vmlinux's)
+ * in tier 0. The leaves then put the rest (text, rodata, the unwind
+ * tables, the init sections and alignment gaps reused since boot) in
+ * tier 1. */
+static void add_sections(struct find *f)
+{
+	enum { SDATA, EDATA, BSS, BSS_END, BRK, END, ROAI, ROAI_END, BANNER, NSYM };
+	static const char *const names[NSYM] = {
+		"_sdata", "_edata", "__bss_start", "__bss_stop", "__brk_base", "_end",
+		"__start_ro_after_init", "__end_ro_after_init", "linux_banner",
+	};
+	uint64_t a[NSYM];
+
+	if (ksyms_lookup(f->km, names, a, NSYM) < 1 || !a[SDATA] || a[EDATA] <= a[SDATA] ||
+	    !a[BSS] || a[BSS_END] < a[BSS])
+		return;
+	f->have_sections = 1;
+	add_area(f, DBG_DATA, a[SDATA], a[EDATA] - a[SDATA]);
+	add_area(f, DBG_DATA, a[BSS], a[BSS_END] - a[BSS]);
+	if (a[BRK] && a[END] > a[BRK])
+		add_area(f, DBG_DATA, a[BRK], a[END] - a[BRK]);
+	if (a[ROAI] && a[ROAI_END] > a[ROAI])
+		add_area(f, DBG_DATA, a[ROAI], a[ROAI_END] - a[ROAI]);
+	if (a[BANNER])
+		add_area(f, DBG_DATA, a[BANNER], 256);
+}
+
+/* Each possible CPU's per-CPU area, from __per_cpu_offset[]: its static
+ * variables and the start of the dynamic ones (the debuggers read up to
+ * 2 pages past the static end on 6.12; tests/debugger/README.md). */
+#define PERCPU_DYN (64u << 10)
+#define MAX_CPUS 8192u
+
+static void add_percpu(struct find *f)
+{
+	enum { OFF, UNIT, NR, START, END, NSYM };
+	static const char *const names[NSYM] = {
+		"__per_cpu_offset", "pcpu_unit_size", "nr_cpu_ids", "__per_cpu_start", "__per_cpu_end",
+	};
+	uint64_t a[NSYM], off;
+	uint32_t unit, nr;
+
+	/* __per_cpu_start is 0 where per-CPU addresses are offsets (x86_64
+	 * before 6.15): found, and 0. */
+	if (ksyms_lookup(f->km, names, a, NSYM) < NSYM - 1 || !a[OFF] || !a[UNIT] || !a[NR] ||
+	    a[END] <= a[START] || rd(f, a[UNIT], &unit, 4) < 0 || rd(f, a[NR], &nr, 4) < 0 ||
+	    !nr || nr > MAX_CPUS || unit < a[END] - a[START])
+		return;
+	uint64_t len = a[END] - a[START] + PERCPU_DYN;
+	if (len > unit)
+		len = unit;
+	for (uint32_t cpu = 0; cpu < nr && !f->err; cpu++) {
+		if (rd(f, a[OFF] + 8ull * cpu, &off, 8) < 0)
+			return;
+		f->have_percpu = 1;
+		add_area(f, DBG_PERCPU, a[START] + off, len);
+	}
+}
+
 static void add_tasks(struct find *f)
 {
 	static const char *const names[] = { "init_task", "init_pid_ns" };
@@ -453,7 +566,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 {
 	struct kmem *km = calloc(1, sizeof *km);
 	struct find f = { .km = km };
-	struct runs all = { 0 }, mem = { 0 };
+	struct runs all = { 0 }, mem = { 0 }, tier[DBG_TIERS] = { { 0 } };
 	int r = 0;
 
 	memset(dp, 0, sizeof *dp);
@@ -464,6 +577,9 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 	for (f.shift = 0; (1u << f.shift) < vc->page_size; f.shift++)
 		;
 	kmem_budget(km, work);
+	f.thread_size = arch->thread_size;
+	add_sections(&f);
+	add_percpu(&f);
 	if (arch->walk) {
 		struct arch_walk w = { .table = on_table, .leaf = on_leaf, .arg = &f,
 				       .max_tables = MAX_TABLES };
@@ -498,10 +614,12 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 	}
 	runs_norm(&mem);
 
-	/* Part by part, in order of need; one that would pass the budget is
-	 * left out whole. */
-	for (int p = 0; p < DBG_NPARTS; p++) {
-		struct runs in = { 0 }, next = { 0 };
+	/* Part by part, tier by tier, in order of need; one that would pass
+	 * the budget is left out whole. A pfn of two tiers is the first's:
+	 * all tier-0 parts come before any tier-1 part. */
+	for (int k = 0; k < DBG_NPARTS; k++) {
+		int p = part_order[k], t = dbg_part_tier[p];
+		struct runs in = { 0 }, next = { 0 }, tnext = { 0 };
 		runs_norm(&f.part[p]);
 		if (runs_and(&in, &f.part[p], &mem) < 0) {
 			free(in.r);
@@ -514,24 +632,43 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 		}
 		for (size_t i = 0; i < all.n && !r; i++)
 			r = runs_add(&next, all.r[i].lo, all.r[i].hi);
+		for (size_t i = 0; i < tier[t].n && !r; i++)
+			r = runs_add(&tnext, tier[t].r[i].lo, tier[t].r[i].hi);
 		for (size_t i = 0; i < in.n && !r; i++)
-			r = runs_add(&next, in.r[i].lo, in.r[i].hi);
+			r = runs_add(&next, in.r[i].lo, in.r[i].hi) ?: runs_add(&tnext, in.r[i].lo, in.r[i].hi);
 		free(in.r);
 		if (r < 0) {
 			free(next.r);
+			free(tnext.r);
 			goto done;
 		}
 		runs_norm(&next);
+		runs_norm(&tnext);
 		uint64_t before = runs_pfns(&all), after = runs_pfns(&next);
 		if (after > budget) {
 			dp->dropped |= 1u << p;
 			free(next.r);
+			free(tnext.r);
 			continue;
 		}
 		free(all.r);
 		all = next;
+		free(tier[t].r);
+		tier[t] = tnext;
 		dp->parts |= 1u << p;
 		dp->part_pfns[p] = after - before;
+	}
+	struct runs later = { 0 };
+	if (runs_sub(&later, &tier[1], &tier[0]) < 0) {
+		free(later.r);
+		r = -ENOMEM;
+		goto done;
+	}
+	free(tier[1].r);
+	tier[1] = later;
+	for (int t = 0; t < DBG_TIERS; t++) {
+		dp->tier[t] = (struct dbg_tier){ tier[t].r, (uint32_t)tier[t].n, runs_pfns(&tier[t]) };
+		tier[t].r = NULL;
 	}
 	dp->r = all.r;
 	dp->n = (uint32_t)all.n;
@@ -540,6 +677,8 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 done:
 	for (int p = 0; p < DBG_NPARTS; p++)
 		free(f.part[p].r);
+	for (int t = 0; t < DBG_TIERS; t++)
+		free(tier[t].r);
 	free(all.r);
 	free(mem.r);
 	uint64_t spent = km->work;
@@ -554,6 +693,8 @@ done:
 void dbg_pages_free(struct dbg_pages *dp)
 {
 	free(dp->r);
+	for (int t = 0; t < DBG_TIERS; t++)
+		free(dp->tier[t].r);
 	memset(dp, 0, sizeof *dp);
 }
 

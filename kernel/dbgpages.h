@@ -11,27 +11,47 @@
 #include "kmem.h"
 #include "vmcore.h"
 
-/* The parts, in the order they are added (the order of need: what a
- * debugger reads first to open the kernel). Bit p of `parts` is part p;
- * the dump's DEBUGGER record uses the same bits (dump/format.h). */
+/* The parts. Bit p of `parts` is part p; the dump's DEBUGGER record uses
+ * the same bits (dump/format.h). Each belongs to a tier (dbg_part_tier);
+ * parts are added tier by tier, in the order of need within each. */
 enum dbg_part {
 	DBG_PGTABLES,		/* the kernel half's page-table pages */
-	DBG_MEMSECTION,		/* mem_section's root and arrays */
+	DBG_MEMSECTION,		/* mem_section's root and arrays, node_data */
 	DBG_LOG,		/* the printk ring */
 	DBG_STACKS,		/* each CPU's stack, from its PRSTATUS note */
-	DBG_PERCPU,		/* per-CPU areas, around what cpu_entry_area maps */
-	DBG_MODULES,		/* module memory */
-	DBG_IMAGE,		/* the kernel image: text, rodata, data, bss */
+	DBG_PERCPU,		/* the per-CPU areas */
+	DBG_MODULES,		/* module code */
+	DBG_IMAGE,		/* the rest of the kernel image: text, rodata */
 	DBG_UTS,		/* init_uts_ns */
 	DBG_TASKS,		/* the tasks, from init_task's lists (kallsyms) */
+	DBG_DATA,		/* the image's data, bss, brk and ro_after_init */
+	DBG_MODDATA,		/* module memory that is not code */
+	DBG_TSTACKS,		/* every task's stack */
 	DBG_NPARTS
 };
 extern const char *const dbg_part_name[DBG_NPARTS];
 
-struct dbg_pages {
+/* Tier 0, the startup set: what crash and drgn read to open the dump and
+ * show the panic (the log, the crashing task's backtrace, the task
+ * list). Tier 1: the rest of what they read for their other commands
+ * (text, every task's stack, module code). The capture writes tier 0,
+ * then tier 1, then everything else: a dump cut past tier 0 opens. */
+#define DBG_TIERS 2
+extern const uint8_t dbg_part_tier[DBG_NPARTS];
+
+struct dbg_tier {
 	struct pfn_run *r;	/* sorted, disjoint, not touching */
 	uint32_t n;
+	uint64_t pfns;
+};
+
+struct dbg_pages {
+	struct pfn_run *r;	/* both tiers: sorted, disjoint, not touching */
+	uint32_t n;
 	uint64_t pfns;		/* sum of the runs */
+	/* Each tier's runs, disjoint (a pfn of both is tier 0's): together
+	 * they are r. */
+	struct dbg_tier tier[DBG_TIERS];
 	uint32_t parts;		/* KDI_DBG_* found (dump/format.h) */
 	uint32_t dropped;	/* KDI_DBG_* left out for the budget */
 	uint64_t part_pfns[DBG_NPARTS];	/* pfns each part added (a pfn once) */

@@ -273,6 +273,32 @@ static void check_dbg(const struct fz_vmcore *f, const struct arch_ops *arch,
 	}
 	assert(parts == dp.pfns);
 	assert(dp.n || dp.pfns == 0);
+	/* The tiers: each sorted, disjoint and not touching, disjoint from
+	 * each other, together the whole set; each part's pfns in its tier
+	 * (every tier-0 part comes first, so a part's new pfns are its
+	 * tier's). */
+	uint64_t tsum[DBG_TIERS] = { 0 }, tparts[DBG_TIERS] = { 0 };
+	for (int t = 0; t < DBG_TIERS; t++) {
+		const struct dbg_tier *dt = &dp.tier[t];
+		assert(dt->n || dt->pfns == 0);
+		for (uint32_t i = 0; i < dt->n; i++) {
+			const struct pfn_run *x = &dt->r[i];
+			assert(x->lo < x->hi);
+			assert(i == 0 || dt->r[i - 1].hi < x->lo);
+			tsum[t] += x->hi - x->lo;
+			/* inside the union, and only in this tier */
+			uint32_t k = dbg_pages_seek(&dp, x->lo);
+			assert(k < dp.n && dp.r[k].lo <= x->lo && x->hi <= dp.r[k].hi);
+			if (t == 1)
+				for (uint32_t j = 0; j < dp.tier[0].n; j++)
+					assert(dp.tier[0].r[j].hi <= x->lo || dp.tier[0].r[j].lo >= x->hi);
+		}
+		assert(tsum[t] == dt->pfns);
+	}
+	for (int p = 0; p < DBG_NPARTS; p++)
+		tparts[dbg_part_tier[p]] += dp.part_pfns[p];
+	assert(tsum[0] + tsum[1] == dp.pfns);
+	assert(tparts[0] == tsum[0] && tparts[1] == tsum[1]);
 	if (dp.parts & (1u << DBG_PGTABLES))
 		reach.walked++;
 	if (dp.parts & (1u << DBG_TASKS))

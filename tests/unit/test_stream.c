@@ -1726,10 +1726,11 @@ static void early_pass(void)
 	cursor_init(c, &d);
 	CHECK(!dumpfile_page(c, 0, page) && !dumpfile_page(c, 2, page) && !dumpfile_page(c, 4, page),
 	      "pfn 0, 2, 4 of the three passes do not read");
-	CHECK(c->s[0].cur == &d.blocks[0] && c->s[1].cur == &d.blocks[2] && c->s[2].cur == &d.blocks[4],
+	/* (slot 0 is the startup tier's, which this dump has not) */
+	CHECK(c->s[1].cur == &d.blocks[0] && c->s[2].cur == &d.blocks[2] && c->s[3].cur == &d.blocks[4],
 	      "the cursor does not hold a block of each pass: %td %td %td",
-	      c->s[0].cur ? c->s[0].cur - d.blocks : -1, c->s[1].cur ? c->s[1].cur - d.blocks : -1,
-	      c->s[2].cur ? c->s[2].cur - d.blocks : -1);
+	      c->s[1].cur ? c->s[1].cur - d.blocks : -1, c->s[2].cur ? c->s[2].cur - d.blocks : -1,
+	      c->s[3].cur ? c->s[3].cur - d.blocks : -1);
 	cursor_fini(c);
 	free(c);
 	dumpfile_free(&d);
@@ -1798,6 +1799,167 @@ static void early_pass(void)
 		      d.nblocks >= (size_t)bad[k].keep,
 		      "%s: %zu/%zu/%zu blocks kept (EARLY, to first, all), want %d/%d/%d or more", bad[k].what,
 		      d.nearly, d.nfirst, d.nblocks, bad[k].nearly, bad[k].nfirst, bad[k].keep);
+		dumpfile_free(&d);
+		free(s.b);
+	}
+}
+
+/* ---------------- the startup tier (versions 8 and 9) ---------------- */
+
+/* Four PAGES chunks: the startup tier at pfn 1000 (STARTUP | EARLY), the
+ * rest of the EARLY pass at pfn 0 (pfn order starts again in a new
+ * tier), then the first pass over both blocks; only the first `upto`,
+ * then END if with_end. Each pfn is decided by one chunk: the tiers
+ * store what keep_early keeps and zero what zero_early zeroes, the first
+ * pass the others. */
+enum { ST_OK, ST_V4, ST_V3, ST_AFTER, ST_ALONE, ST_OVERLAP, ST_FIRST_OVERLAP };
+
+static int keep_tier_bad(uint32_t i) { return i % 6 == 0 || i == 2; }
+
+static void build_tiers(struct sb *s, int variant, int upto, int with_end, const uint8_t *dbg,
+			size_t dbg_len)
+{
+	uint8_t st[80], seg[40], end[128] = { 0 };
+	size_t len;
+	uint64_t stored = 0;
+	static const uint64_t pfn[4] = { 1000, 0, 0, 1000 };
+	static const uint32_t flags[4] = { 8 | 4, 4, 0, 0 };
+
+	memset(s, 0, sizeof *s);
+	s->dump_id = 0x3838383838383838ull;
+	start_payload(st, variant == ST_V4 ? 4 : variant == ST_V3 ? 3 : 8, PS, 1);
+	segment(seg, 0, 1100 * PS, 1100 * PS);
+	chunk(s, T_START, st, 80);
+	chunk(s, T_VMCOREINFO, vmcoreinfo, strlen(vmcoreinfo));
+	chunk(s, T_SEGMENTS, seg, sizeof seg);
+	if (dbg)
+		chunk(s, T_DEBUGGER, dbg, dbg_len);
+	for (int k = 0; k < upto; k++) {
+		int (*keep)(uint32_t) = k < 2 ? keep_early : keep_first3;
+		int (*zero)(uint32_t) = k < 2 ? zero_early : zero_first3;
+		uint32_t f = flags[k];
+		uint64_t at = pfn[k];
+		if (variant == ST_AFTER && k == 1)
+			f = 8 | 4, at = 1064;	/* a second startup chunk would be fine; */
+		if (variant == ST_AFTER && k == 2)
+			f = 8 | 4;		/* one after the rest of EARLY is not */
+		if (variant == ST_ALONE && k == 0)
+			f = 8;
+		if (variant == ST_OVERLAP && k == 1)
+			at = 1000;		/* the second tier storing the first's pfns */
+		if (variant == ST_FIRST_OVERLAP && k == 3)
+			keep = keep_tier_bad;	/* the first pass storing pfn 1000 */
+		uint8_t *p = pages_payload(at, 64, keep, zero, &len);
+		put32(p + 20, get32(p + 20) | f);
+		chunk(s, T_PAGES, p, len);
+		stored += get32(p + 12);
+		free(p);
+	}
+	if (with_end && variant == ST_V3) {
+		end_counts(end, s, upto < 4 ? 1 : 0, 1100, stored);
+		chunk(s, T_END, end, 120);
+	} else if (with_end) {
+		end_counts(end, s, upto < 4 ? 1 : 0, 1100, stored);
+		put64(end + 40, s->len + 176);	/* a 128-byte END, version 4 on */
+		chunk(s, T_END, end, 128);
+	}
+}
+
+/* As three_pass_state, for build_tiers: chunk 0 decides block 1000's
+ * EARLY pfns, chunk 1 block 0's, chunks 2 and 3 the first pass's. */
+static int tiers_state(uint64_t pfn, int upto)
+{
+	int b = pfn >= 1000;
+	uint32_t i = pfn - (b ? 1000 : 0);
+	if (i >= 64)
+		return 0;
+	int early = keep_early(i) || zero_early(i), first = keep_first3(i) || zero_first3(i);
+	int k = early ? (b ? 0 : 1) : first ? (b ? 3 : 2) : -1;
+	if (k < 0 || k >= upto)
+		return 0;
+	return keep_early(i) || keep_first3(i) ? 1 : 2;
+}
+
+static void startup_tier(void)
+{
+	struct sb s;
+	struct dumpfile d;
+	struct dump_progress pr;
+
+	/* Whole: both tiers and the first pass read, each pfn from its own. */
+	build_tiers(&s, ST_OK, 4, 1, NULL, 0);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(dumpfile_complete(&d), "tiers: not complete: %s", d.why);
+	CHECK_INT(d.nstartup, 1);
+	CHECK_INT(d.nearly, 2);
+	CHECK_INT(d.nfirst, 4);
+	check_passes(&d, tiers_state, 4, "tiers");
+	dumpfile_progress(&d, &pr);
+	CHECK(pr.startup == 1 && pr.early == 1, "tiers: progress %d %d", pr.startup, pr.early);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* Cut after the startup tier: it is whole, the EARLY pass is not. */
+	build_tiers(&s, ST_OK, 1, 0, NULL, 0);
+	CHECK_INT(load(&d, &s, 0), 0);
+	check_passes(&d, tiers_state, 1, "cut after the startup tier");
+	dumpfile_progress(&d, &pr);
+	CHECK(pr.startup == 0 && pr.early == 0, "cut in the startup tier (its last chunk read, "
+	      "nothing after): progress %d %d", pr.startup, pr.early);
+	dumpfile_free(&d);
+	free(s.b);
+	build_tiers(&s, ST_OK, 2, 0, NULL, 0);
+	CHECK_INT(load(&d, &s, 0), 0);
+	check_passes(&d, tiers_state, 2, "cut after the EARLY pass's second tier");
+	CHECK_INT(d.pfn_limit, 1064);
+	dumpfile_progress(&d, &pr);
+	CHECK(pr.startup == 1 && pr.early == 0, "cut after the second tier: progress %d %d",
+	      pr.startup, pr.early);
+	dumpfile_free(&d);
+	free(s.b);
+
+	/* DEBUGGER's 40-byte record says a startup tier was to come: cut
+	 * before any page, the tier is said to be cut short. */
+	uint8_t rec[40];
+	memset(rec, 0, sizeof rec);
+	debugger_payload(rec, 22, 1060, 0xfff, 2);
+	put64(rec + 24, 11);
+	put32(rec + 32, 1);
+	build_tiers(&s, ST_OK, 0, 0, rec, sizeof rec);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK_INT(d.have_dbg, 1);
+	CHECK_INT(d.dbg.startup_pfns, 11);
+	dumpfile_progress(&d, &pr);
+	CHECK(pr.startup == 0, "no page written, DEBUGGER with a startup tier: progress %d", pr.startup);
+	dumpfile_free(&d);
+	free(s.b);
+	/* ... one whose startup tier is larger than the set is not believed
+	 * in that field. */
+	put64(rec + 24, 23);
+	build_tiers(&s, ST_OK, 0, 0, rec, sizeof rec);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK(d.have_dbg && d.dbg.startup_pfns == 0, "an insane startup_pfns was kept: %llu",
+	      (unsigned long long)d.dbg.startup_pfns);
+	dumpfile_free(&d);
+	free(s.b);
+
+	static const struct { int variant; size_t nstartup, keep; const char *what; } bad[] = {
+		{ ST_V4, 0, 0, "a STARTUP chunk in a version-4 dump" },
+		{ ST_V3, 0, 0, "a STARTUP chunk in a version-3 dump" },
+		{ ST_AFTER, 2, 2, "a STARTUP chunk after the rest of the EARLY pass" },
+		{ ST_ALONE, 0, 0, "STARTUP without EARLY" },
+		{ ST_OVERLAP, 1, 1, "the second tier storing a pfn the first stored" },
+		{ ST_FIRST_OVERLAP, 1, 3, "the first pass storing a pfn the startup tier stored" },
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		build_tiers(&s, bad[k].variant, 4, 1, NULL, 0);
+		CHECK_INT(load(&d, &s, 0), 0);
+		CHECK(!dumpfile_complete(&d), "%s: read as complete", bad[k].what);
+		CHECK(strstr(d.gap_why, "malformed") != NULL, "%s: gap_why is '%s'", bad[k].what,
+		      d.gap_why);
+		CHECK(d.nstartup >= bad[k].nstartup && d.nblocks >= bad[k].keep,
+		      "%s: %zu/%zu blocks kept (startup, all), want %zu/%zu or more", bad[k].what,
+		      d.nstartup, d.nblocks, bad[k].nstartup, bad[k].keep);
 		dumpfile_free(&d);
 		free(s.b);
 	}
@@ -2252,6 +2414,7 @@ int main(void)
 	RUN(later_pass);
 	RUN(early_pass);
 	RUN(debugger_record);
+	RUN(startup_tier);
 	RUN(gap_resync);
 	RUN(fuzz_mutations);
 	return check_done();
