@@ -292,6 +292,7 @@ struct steps {
 	enum memmap_mode mode;
 	struct capture_live *live;
 	int spin;			/* test hook: the first step never ends */
+	int no_dbg;			/* test hook: no debugger's pages first */
 	uint64_t finder_work;		/* test hook: the finder's budget, else 0 */
 	struct dbg_pages dbg;
 	struct vmemmap vm;
@@ -443,7 +444,10 @@ static void run_steps(void *arg, struct capture_in *in, struct capture_steps_out
 		for (;;)
 			pause();
 	}
-	find_debugger_pages(sp, st);
+	/* Test hook (make bench, the "order" section): the pages in pfn
+	 * order, as without a finder, for what the ordering costs. */
+	if (!sp->no_dbg)
+		find_debugger_pages(sp, st);
 	if (sp->dbg.n)
 		in->early = &sp->dbg;
 	capture_live_stage(sp->live, CAPTURE_STEP_MEMMAP);
@@ -574,8 +578,10 @@ int run_capture(const char *vmcore, const char *output, int may_create,
 		/* Test hooks, from the environment (a crash kernel's init gets
 		 * its command line's NAME=VALUE words there): spin-steps (the
 		 * finder never ends: PID 1's stall path), finder-budget=N (the
-		 * finder's budget, in kmem's units: a step past it). */
+		 * finder's budget, in kmem's units: a step past it), pfn-order
+		 * (no finder: what the debugger's pages first cost). */
 		sp->spin = hook && !strcmp(hook, "spin-steps");
+		sp->no_dbg = hook && !strcmp(hook, "pfn-order");
 		if (hook && !strncmp(hook, "finder-budget=", 14))
 			sp->finder_work = strtoull(hook + 14, NULL, 10);
 		in.steps = rq->retry ? no_steps : run_steps;

@@ -3,7 +3,7 @@
 # run, on the same vmcore files, alternating the tools and taking medians.
 # Reported as ratios; nothing here asserts a time.
 #
-# Sections (BENCH="cpu disk memmap scale memory sealed", the default, runs them all in
+# Sections (BENCH="cpu disk memmap scale memory sealed order", the default, runs them all in
 # that order; `make bench BENCH=cpu` or BENCH="cpu scale" picks some):
 #   cpu     the real vmcores copied into RAM and every output in RAM: what
 #           each tool costs in CPU. The speed-up from one CPU to two at
@@ -38,6 +38,13 @@
 #           added; and the reading side, save --key against save of the
 #           unsealed dump (--compress none at levels 1 and 31, the default
 #           zlib at 31)
+#   order   what writing the debugger's pages first costs: each capture at
+#           levels 1 and 31, 1 and 2 threads, as it runs (the finder, then
+#           the startup tier, the rest of the debugger's pages, the rest)
+#           and in plain pfn order (KDUMPINIT_TEST_HOOK=pfn-order: no
+#           finder), alternating, the order swapped every round, on the
+#           real vmcores in RAM, outputs in RAM; ordered time / pfn-order
+#           time per cell (goal: <= 1.05)
 # About 17 minutes on a quiet 2-core machine once the inputs exist (cpu 2,
 # disk 4, scale 5, memory 1, sealed 5); the first run also crashes two guests under
 # QEMU to make the real vmcores (about 8 minutes).
@@ -96,10 +103,10 @@ make_input() {
 		{ echo "bench: could not make $1 (see $out/e2e-$2.log)"; rm -f "$1"; return 1; }
 	rm -rf "$out/e2e-$2"
 }
-SECTIONS=${BENCH:-cpu disk memmap scale memory sealed}
+SECTIONS=${BENCH:-cpu disk memmap scale memory sealed order}
 for sec in $SECTIONS; do
-	case $sec in cpu | disk | memmap | scale | memory | sealed) ;;
-	*) echo "bench: unknown section '$sec' (BENCH= cpu disk memmap scale memory sealed)" >&2; exit 2 ;;
+	case $sec in cpu | disk | memmap | scale | memory | sealed | order) ;;
+	*) echo "bench: unknown section '$sec' (BENCH= cpu disk memmap scale memory sealed order)" >&2; exit 2 ;;
 	esac
 done
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -822,6 +829,74 @@ section_sealed() {
 	if [ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
 		v=$(in_ram "$large" "$ramdir")
 		sealed_file sealed-6g "$v" "$ramdir/seal"
+	fi
+	rm -rf "$ramdir"
+	o=$out/o
+}
+
+# ---- order: the debugger's pages first against plain pfn order ----------
+
+# order_file LABEL VMCORE: alternating rounds of each capture cell (levels
+# 1 and 31, 1 and 2 threads), ordered and in pfn order, the order swapped
+# every round; outputs in RAM.
+order_file() {
+	local label=$1 v=$2 r lv t n
+	local ROUNDS=${BENCH_ORDER_ROUNDS:-9}	# report's header too
+	res=$out/$label.results
+	: >"$res"
+	: >"$res.pairs"
+	cat "$v" >/dev/null
+	for r in $(seq "$ROUNDS"); do
+		for lv in 1 31; do
+			for t in 1 2; do
+				n=l$lv-t$t
+				if [ $((r % 2)) = 1 ]; then
+					one "$n-ordered" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t
+					one "$n-pfn" env KDUMPINIT_TEST_HOOK=pfn-order "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t
+				else
+					one "$n-pfn" env KDUMPINIT_TEST_HOOK=pfn-order "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t
+					one "$n-ordered" "$K" capture --vmcore "$v" --output "$o" --level $lv --threads $t
+				fi
+				sealed_pair "$n-ordered" "$n-pfn"
+			done
+		done
+	done
+	rm -f "$o"
+	echo
+	echo "== $label: $v ($(($(stat -c %s "$v") >> 20)) MiB), outputs in RAM, medians of $ROUNDS" \
+		"alternating runs"
+	echo "capture with the debugger's pages first (two tiers) and in pfn order; ratio = median"
+	echo "ordered s / median pfn-order s, rounds = the rounds' own ratios, CPU: the same of CPU seconds:"
+	printf '%-7s %8s %10s %7s %11s %6s %12s\n' cell pfn-s ordered-s ratio rounds CPU bytes-ratio
+	for lv in 1 31; do
+		for t in 1 2; do
+			n=l$lv-t$t
+			printf '%-7s %8s %10s %7s %11s %6s %12s\n' "$n" "$(stat_of "$n-pfn" 2)" "$(stat_of "$n-ordered" 2)" \
+				"$(ratio "$(stat_of "$n-ordered" 2)" "$(stat_of "$n-pfn" 2)")" "$(sealed_spread "$n-ordered")" \
+				"$(ratio "$(stat_of "$n-ordered" 5)" "$(stat_of "$n-pfn" 5)")" \
+				"$(awk -v a="$(stat_of "$n-ordered" 4)" -v b="$(stat_of "$n-pfn" 4)" \
+					'BEGIN { if (b > 0) printf "%.4f", a / b; else printf "n/a" }')"
+		done
+	done
+	echo "goal (ordered / pfn order <= 1.05, wall time): level 1: 1 thread" \
+		"$(ratio "$(stat_of l1-t1-ordered 2)" "$(stat_of l1-t1-pfn 2)"), 2 threads" \
+		"$(ratio "$(stat_of l1-t2-ordered 2)" "$(stat_of l1-t2-pfn 2)"); level 31: 1 thread" \
+		"$(ratio "$(stat_of l31-t1-ordered 2)" "$(stat_of l31-t1-pfn 2)"), 2 threads" \
+		"$(ratio "$(stat_of l31-t2-ordered 2)" "$(stat_of l31-t2-pfn 2)")"
+}
+
+section_order() {
+	local ramdir v
+	echo
+	echo "######## order: the debugger's pages first (the finder and two tiers) against plain"
+	echo "######## pfn order, real vmcores in RAM, every output in RAM"
+	ram_dir || return 1
+	v=$(in_ram "$vmcore" "$ramdir")
+	order_file order-1.5g "$v"
+	rm -f "$ramdir/vmcore"
+	if [ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
+		v=$(in_ram "$large" "$ramdir")
+		order_file order-6g "$v"
 	fi
 	rm -rf "$ramdir"
 	o=$out/o
