@@ -34,6 +34,12 @@ struct arch_ctx {
 	 * (arm64's linear map): [direct_start, direct_end) -> direct_phys.
 	 * Empty when init leaves it 0. */
 	uint64_t direct_start, direct_end, direct_phys;
+	/* How the walk tells the image and module memory apart where their
+	 * addresses move with KASLR (arm64; x86_64's map is fixed): a leaf
+	 * whose va - pa is image_offset maps the kernel image, one in
+	 * [modules_start, modules_end) module memory. Both 0 when unused. */
+	uint64_t image_offset;
+	uint64_t modules_start, modules_end;
 	uint64_t walks, cache_hits;	/* statistics */
 	uint64_t cache_va, cache_pa, cache_len;	/* last leaf translated */
 };
@@ -78,8 +84,8 @@ struct arch_ops {
 	int (*kimg_to_phys)(const struct arch_env *env, uint64_t vaddr, uint64_t *paddr);
 	/* Walks the kernel half of the page tables (see struct arch_walk).
 	 * 0; -E2BIG past max_tables; the callbacks' non-zero return. NULL
-	 * where not written yet: the debugger's first pass then holds only
-	 * what needs no walk. */
+	 * for an architecture without one: the debugger's first pass then
+	 * holds only what needs no walk. */
 	int (*walk)(struct arch_ctx *ctx, const struct arch_walk *w);
 	/* The stack pointer in an NT_PRSTATUS note's payload: 0, or -ENOENT
 	 * for a note too short. And the size of a kernel stack. */

@@ -23,6 +23,7 @@
 #define PHYS_OFFSET		"NUMBER(PHYS_OFFSET)"
 #define VA_BITS			"NUMBER(VA_BITS)"
 #define TCR_EL1_T1SZ		"NUMBER(TCR_EL1_T1SZ)"
+#define KERNELOFFSET		"KERNELOFFSET"
 
 static int number_or(const struct arch_env *env, const char *key, uint64_t dflt, uint64_t *v)
 {
@@ -69,6 +70,40 @@ static int linear_map(const struct arch_env *env, uint64_t *start, uint64_t *end
 	return 0;
 }
 
+/* Where module memory can be, from an address inside the image (the
+ * virtual address of swapper_pg_dir). From 6.1 to 7.3 (6.1's
+ * module_alloc_base, 6.5's rework, execmem's ranges from 6.10) the
+ * kernel keeps modules within PLT reach of the image: a 2 GiB window
+ * that covers it. With KASLR its base is random in [_end - 2 GiB, _text]
+ * (6.1 without RANDOMIZE_MODULE_REGION_FULL: a 128 MiB one inside it),
+ * so modules lie in [_end - 2 GiB, _text + 2 GiB); without KASLR they
+ * lie below the image (6.1: the 128 MiB under it, unless full; 6.12 on:
+ * [_end - 2 GiB, _text)), and ordinary vmalloc starts right above it.
+ * The anchor stands in for _text and _end (the image is far smaller
+ * than 2 GiB): [anchor - 2 GiB, anchor + 2 GiB) with KASLR, [anchor -
+ * 2 GiB, anchor) without. NUMBER(MODULES_VADDR) and MODULES_END, where
+ * exported, are the static region below KIMAGE_VADDR that KASLR moves
+ * modules out of: not used. The image's own leaves inside the window are
+ * told apart first, by their offset (arm64_kind). */
+#define MODULES_REACH		(2ull << 30)
+
+static void modules_window(struct arch_ctx *c, const struct arch_env *env, uint64_t anchor)
+{
+	uint64_t koff;
+	int kaslr = !(env->number(env, KERNELOFFSET, &koff) == 0 && koff == 0);
+
+	c->modules_start = anchor - MODULES_REACH;
+	c->modules_end = kaslr ? anchor + MODULES_REACH : anchor;
+	if (c->modules_start > anchor)
+		c->modules_start = 0;	/* a corrupt anchor: no wrap */
+	if (c->modules_end < anchor)
+		c->modules_end = ~0ull;
+	/* Never the linear map (a kernel without KASLR has its image 128
+	 * MiB above the linear map's end on 6.1). */
+	if (c->direct_end && c->modules_start < c->direct_end)
+		c->modules_start = c->direct_end;
+}
+
 static int arm64_init(struct arch_ctx *c, const struct arch_env *env, const char **missing)
 {
 	uint64_t pgd, voff, bits, ps;
@@ -101,6 +136,8 @@ static int arm64_init(struct arch_ctx *c, const struct arch_env *env, const char
 		c->direct_end = end;
 		c->direct_phys = phys;
 	}
+	c->image_offset = voff;
+	modules_window(c, env, pgd);
 	return 0;
 }
 
@@ -174,6 +211,93 @@ static int arm64_kimg_to_phys(const struct arch_env *env, uint64_t va, uint64_t 
 	return 0;
 }
 
+/* ---- the walk ---- */
+
+/* Permission bits of a block or page descriptor, and the hierarchical
+ * ones a table descriptor sets for everything below it. */
+#define DESC_RDONLY		(1ull << 7)	/* AP[2] */
+#define DESC_PXN		(1ull << 53)
+#define TABLE_PXN		(1ull << 59)	/* PXNTable */
+#define TABLE_RDONLY		(1ull << 62)	/* APTable[1] */
+
+static enum arch_va_kind arm64_kind(const struct arch_ctx *c, uint64_t va, uint64_t pa)
+{
+	if (va - pa == c->image_offset)
+		return ARCH_VA_IMAGE;
+	if (va >= c->modules_start && va < c->modules_end)
+		return ARCH_VA_MODULES;
+	return ARCH_VA_OTHER;	/* the linear map, vmalloc, vmemmap, fixmap */
+}
+
+static unsigned index_bits(const struct arch_ctx *c, int level)
+{
+	return level == c->levels && c->top_bits ? (unsigned)c->top_bits : 9;
+}
+
+/* One table at LEVEL (vtop's numbering: 1 holds pages) mapping from
+ * VA_BASE; HIER the table attributes of the entries above it. The
+ * recursion is as deep as the levels, whatever the tables hold. */
+static int walk_table(struct arch_ctx *c, const struct arch_walk *w, uint64_t table, int level,
+		      uint64_t va_base, uint64_t hier, uint64_t *left)
+{
+	uint64_t e[512];
+	unsigned bits = index_bits(c, level), shift = PAGE_SHIFT + 9 * (level - 1);
+	unsigned n = 1u << bits, first = 0;
+
+	if (!*left)
+		return -E2BIG;
+	(*left)--;
+	int r = w->table ? w->table(w->arg, table) : 0;
+	if (r)
+		return r;
+	/* A table outside the dump holds nothing we can follow. */
+	if (c->env->read(c->env, table, e, n * sizeof e[0]) < 0)
+		return 0;
+	/* Every top entry is the kernel's (TTBR1 maps only the kernel half).
+	 * The linear map, its lower half, goes last: rodata=full maps it
+	 * page by page, a table per 2 MiB of RAM, and on a large machine
+	 * the bound on tables should cut those, not the image's. */
+	if (level == c->levels && c->direct_end > va_base)
+		first = (unsigned)((c->direct_end - va_base) >> shift) & (n - 1);
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = (first + k) & (n - 1);
+		if (!(e[i] & DESC_VALID))
+			continue;
+		uint64_t va = va_base + ((uint64_t)i << shift), addr = desc_addr(c, e[i]);
+		int table_bit = (e[i] & DESC_TABLE) != 0;
+		if (level == 1 ? table_bit : !table_bit) {
+			/* A page, or a 2 MiB or 1 GiB block; what vtop would
+			 * refuse (a block above 1 GiB) is skipped the same. */
+			if (level > 3)
+				continue;
+			/* (a leaf's own bits 59-62 are PBHA, not these) */
+			uint64_t size = 1ull << shift;
+			int ro = (e[i] & DESC_RDONLY) || (hier & TABLE_RDONLY);
+			int xn = (e[i] & DESC_PXN) || (hier & TABLE_PXN);
+			unsigned prot = (ro ? 0 : ARCH_PROT_W) | (xn ? 0 : ARCH_PROT_X);
+			addr &= ~(size - 1);
+			r = w->leaf ? w->leaf(w->arg, va, addr, size, prot,
+					      arm64_kind(c, va, addr)) : 0;
+		} else if (level == 1) {
+			continue;	/* reserved encoding at the last level */
+		} else {
+			r = walk_table(c, w, addr, level - 1, va,
+				       hier | (e[i] & (TABLE_PXN | TABLE_RDONLY)), left);
+		}
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int arm64_walk(struct arch_ctx *c, const struct arch_walk *w)
+{
+	uint64_t left = w->max_tables;
+	unsigned va_bits = PAGE_SHIFT + 9 * (c->levels - 1) + index_bits(c, c->levels);
+
+	return walk_table(c, w, c->pgd, c->levels, ~0ull << va_bits, 0, &left);
+}
+
 /* struct elf_prstatus: pr_reg at 112, user_pt_regs' sp after x0-x30. */
 static int arm64_prstatus_sp(const uint8_t *desc, size_t len, uint64_t *sp)
 {
@@ -195,6 +319,7 @@ const struct arch_ops arch_arm64 = {
 	.init = arm64_init,
 	.vtop = arm64_vtop,
 	.kimg_to_phys = arm64_kimg_to_phys,
+	.walk = arm64_walk,
 	.prstatus_sp = arm64_prstatus_sp,
 	.thread_size = 16384,
 };
