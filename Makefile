@@ -47,7 +47,7 @@ SRCS := main/main.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	config/dmtable.c config/dmctl.c config/stack.c \
-	capture/pipeline.c capture/window.c capture/sink.c capture/writer.c \
+	capture/pipeline.c capture/passes.c capture/window.c capture/sink.c capture/writer.c \
 	dump/format.c dump/chain.c dump/seal.c dump/dumpfile.c dump/save_elf.c dump/save_kdump.c \
 	kernel/vmcore.c kernel/vmcoreinfo.c kernel/physmem.c kernel/kmem.c kernel/memmap.c \
 	kernel/dmesg.c kernel/memory.c kernel/dbgpages.c kernel/kallsyms.c kernel/vmemmap.c \

@@ -19,6 +19,7 @@
 #include "../lib/ring.h"
 #include "../lib/util.h"
 #include "entropy.h"
+#include "passes.h"
 #include "sink.h"
 #include "window.h"
 #include "writer.h"
@@ -35,10 +36,6 @@
  * stays in the stream's history exactly as the reader's dictionary has
  * it (a skipped call would leave LZ4 a dictionary with a hole). */
 #define LZ4_ACCEL_SKIP 65537
-/* 256 pages = 1 MiB of memory per PAGES chunk: small enough that a few
- * output slots fit a tiny crashkernel reservation, large enough that the
- * 48-byte header and the bitmap are noise. */
-#define BLOCK_PAGES 256u
 /* Room before a slot's data for its head and size words, so that a
  * sealed chunk's payload is one buffer (struct slot). */
 #define SLOT_SEAL_ROOM ((sizeof(struct kdi_pages) + 2 * BLOCK_PAGES / 8 + 4 * BLOCK_PAGES + 15) & ~(size_t)15)
@@ -60,97 +57,6 @@
 #define WRITE_BUFS_MAX 4u
 
 struct progress;
-
-/* Pages already judged for a block: the all-excluded blocks before it,
- * which never get a slot, are carried by the next block that keeps
- * something (or by an empty one at the end). */
-struct skipped {
-	uint64_t scanned;
-	uint64_t excluded[KDI_EX_NCLASSES];
-};
-
-/* ---- spans ----
- * The struct-page pass works on spans: the pfns of one range inside one
- * aligned struct-page window (SPAN_PAGES), whole blocks. Any worker may
- * classify any span, in any order, from no carry (memmap_classify); the
- * block iterator, which takes spans in pfn order under the lock, joins
- * each to the run that carries into it (memmap_join: a memset, a rare
- * re-judging of a corrupt memmap) and then only reads per-block counts to
- * fold the all-excluded blocks. Another pass over the same memory with
- * another test for "this block has pages to write" (the kernel
- * pages first) is a second walk of the same spans with another
- * block_keeps. */
-#define SPAN_PAGES CAPTURE_SPAN_PFNS
-#define SPAN_VP_WORDS ((CAPTURE_SPAN_VPS + 63) / 64)
-#define SPAN_BLOCKS (SPAN_PAGES / BLOCK_PAGES)
-_Static_assert(SPAN_PAGES % BLOCK_PAGES == 0, "spans hold whole blocks");
-
-/* One block's decisions, counted. */
-struct blocksum {
-	uint16_t keep;			/* pages to read */
-	uint16_t unread;		/* of them, with an unreadable struct page */
-	uint16_t nomap;			/* ... of those, in a section without a mem_map */
-	uint16_t implaus;		/* of them, with an implausible struct page */
-	uint16_t ex[KDI_EX_NCLASSES];	/* excluded, by class */
-	uint16_t scan;			/* pfns this pass decides */
-};
-
-enum { SP_FREE, SP_BUSY, SP_READY };
-
-struct span {
-	int state;			/* SP_FREE, SP_BUSY (being classified), SP_READY */
-	int joined;			/* memmap_join done */
-	int pass;			/* the pass it was handed out in */
-	uint64_t seq;			/* its number in pfn order */
-	uint64_t lo, hi;		/* pfns [lo, hi), one range, one window */
-	struct mm_carry out;		/* the run it leaves */
-	uint8_t cls[SPAN_PAGES], fl[SPAN_PAGES];
-	/* With the kernel's pages first (in->kernel): its decisions too. */
-	struct mm_carry kout;
-	uint8_t kcls[SPAN_PAGES], kfl[SPAN_PAGES];
-	/* With in->early: in the EARLY pass, 1 for a pfn of the debugger's
-	 * set; after it, 1 for a pfn the EARLY pass decided (wrote). */
-	uint8_t efl[SPAN_PAGES];
-	/* With in->memmap: per pfn 0, or 1 for a page of struct pages (2 in
-	 * the LATER pass when one of the pfns it describes is kept); and in
-	 * the first pass the memory map's virtual pages from vneed_vp on
-	 * that hold a struct page of a pfn the filter keeps here. */
-	uint8_t vfl[SPAN_PAGES];
-	uint64_t vneed_vp;
-	uint64_t vneed[SPAN_VP_WORDS];
-	struct blocksum sum[SPAN_BLOCKS];	/* by (pfn % SPAN_PAGES) / BLOCK_PAGES */
-};
-
-/* Where span i is: ring of nspan, seq % nspan. Under the ring's lock. */
-struct spans {
-	struct span *s;
-	unsigned n;
-	/* classification front: the next span to hand out */
-	uint64_t cl_seq;
-	uint32_t cl_range;
-	uint64_t cl_pfn;
-	int cl_done;
-	/* block iterator: inside span it_seq, at pfn it_pfn */
-	uint64_t it_seq;
-	uint64_t it_pfn;
-	struct mm_carry carry;		/* the run carrying into span it_seq */
-	struct mm_carry kcarry;		/* ... in->kernel's */
-	/* 0 for the EARLY pass (the debugger's pages, with in->early); 1;
-	 * or 2 for the LATER pass: what the rest of the dump level keeps,
-	 * once the first has written the pages in->kernel keeps. */
-	int pass;
-	/* The pfn ranges this pass walks: the vmcore's, or in the EARLY pass
-	 * the struct-page windows that hold the debugger's pages. */
-	const struct pfn_run *rl;
-	uint32_t nrl;
-	struct skipped pending;		/* folded blocks not yet given to a job */
-	unsigned folded;		/* ... how many */
-	uint64_t unread;		/* pfns kept for an unreadable struct page */
-	uint64_t nomap;			/* ... of them, in sections without a mem_map */
-	uint64_t implaus;		/* pfns kept for an implausible struct page */
-	pthread_cond_t ready;		/* a span was classified */
-	unsigned waiting;
-};
 
 /* What one block becomes: its PAGES chunk, ready to write. */
 struct slot {
@@ -189,25 +95,13 @@ struct pipe {
 	struct pfn_run *ranges;
 	uint32_t nranges;
 	uint64_t total_pfns;
-	/* With in->early: the windows the EARLY pass walks, where each of
-	 * in->early's runs starts in w0, and w0, a bit per pfn of the set:
-	 * written by the EARLY pass (set under the ring's lock as its blocks
-	 * are taken, read-only once it is over). */
-	struct pfn_run *eranges;
-	uint32_t neranges;
-	/* With in->memmap: the windows holding its pages, which the LATER
-	 * pass walks when it has nothing else to write. */
-	struct pfn_run *vranges;
-	uint32_t nvranges;
-	uint64_t *eoff;
-	uint8_t *w0;
 
-	/* The ring's lock also covers the two iterators (below): a worker
+	/* The ring's lock also covers the two iterators (passes.c): a worker
 	 * takes, under it, either a span to classify or the next block to
 	 * encode, in pfn order. Both are short critical sections: the
 	 * struct-page pass runs unlocked, in the worker that took the span. */
 	struct ring ring;
-	struct spans sp;
+	struct passes passes;
 	struct slot *slots;		/* ring.nslots of them */
 	uint64_t seq_base;		/* the writer's seq when the pages begin */
 	/* Only the emitter (one worker at a time, lib/ring.h) touches these. */
@@ -219,21 +113,14 @@ struct pipe {
 
 struct worker {
 	struct pipe *p;
+	struct pass_worker pw;		/* the block taken, its decisions */
 	struct window win;
-	struct mm_cursor mc;		/* its struct-page reader (with a filter) */
-	struct mm_cursor mk;		/* ... for in->kernel */
-	int pass;			/* of the block taken */
-	struct span *prep;		/* the span it classifies, unlocked */
 	LZ4_stream_t *lz4;
 	uint8_t *stage;			/* the block's stored pages, contiguous */
 	uint32_t stage_len;
 	uint8_t *scratch;
 	uint32_t *cands;		/* segment candidates for one block */
 	uint32_t ncand;
-	uint8_t cls[BLOCK_PAGES];	/* filter decision per page of the block */
-	uint64_t pfn;			/* the block taken: next_job's answer */
-	uint32_t count;
-	struct skipped sk;
 	pthread_t tid;
 };
 
@@ -256,89 +143,11 @@ _Static_assert(KDI_DBG_PGTABLES == 1u << DBG_PGTABLES && KDI_DBG_MEMSECTION == 1
 
 /* ---- layout ---- */
 
-/* The whole spans that hold runs r[0, n) (sorted by lo), inside the
- * memory the vmcore has: *out, *nout. r is merged in place. */
-static int span_windows(const struct pipe *p, struct pfn_run *r, uint32_t n, struct pfn_run **out,
-			uint32_t *nout)
+/* What the passes read of in (passes.h). */
+static struct passes_in passes_in_of(const struct capture_in *in)
 {
-	uint32_t w = 0;
-
-	for (uint32_t k = 0; k < n; k++) {
-		uint64_t lo = r[k].lo - r[k].lo % SPAN_PAGES;
-		uint64_t hi = (r[k].hi + SPAN_PAGES - 1) / SPAN_PAGES * SPAN_PAGES;
-		if (w && lo <= r[w - 1].hi)
-			r[w - 1].hi = hi > r[w - 1].hi ? hi : r[w - 1].hi;
-		else
-			r[w++] = (struct pfn_run){ lo, hi };
-	}
-	/* ... inside the memory the vmcore has (both lists sorted). */
-	struct pfn_run *o = calloc(w + p->nranges + 1, sizeof *o);
-	uint32_t m = 0, i = 0, j = 0;
-	if (!o)
-		return -ENOMEM;
-	while (i < w && j < p->nranges) {
-		uint64_t lo = r[i].lo > p->ranges[j].lo ? r[i].lo : p->ranges[j].lo;
-		uint64_t hi = r[i].hi < p->ranges[j].hi ? r[i].hi : p->ranges[j].hi;
-		if (lo < hi)
-			o[m++] = (struct pfn_run){ lo, hi };
-		if (r[i].hi < p->ranges[j].hi)
-			i++;
-		else
-			j++;
-	}
-	*out = o;
-	*nout = m;
-	return 0;
-}
-
-/* The memory map's pages are decided apart (in->memmap) only where a
- * filter says what the pages they describe are. */
-static int memmap_on(const struct capture_in *in)
-{
-	return in->memmap && in->filter;
-}
-
-/* The EARLY pass walks whole struct-page windows: a pfn's decision can
- * depend on the struct pages before it in its window (a compound page's
- * head), never on those of another window unless a run of pages larger
- * than a window crosses into it. So the debugger's pages are judged as a
- * walk of every window would judge them; the rare run that crosses in
- * from a window not walked keeps its pages (never drops one). */
-static int early_layout(struct pipe *p)
-{
-	const struct dbg_pages *e = p->in->early;
-	struct pfn_run *r = calloc(e->n, sizeof *r);
-
-	p->eoff = calloc(e->n, sizeof *p->eoff);
-	p->w0 = calloc((e->pfns + 7) / 8 + 1, 1);
-	if (!r || !p->eoff || !p->w0) {
-		free(r);
-		return -ENOMEM;
-	}
-	uint64_t off = 0;
-	for (uint32_t k = 0; k < e->n; k++) {
-		p->eoff[k] = off;
-		off += e->r[k].hi - e->r[k].lo;
-		r[k] = e->r[k];
-	}
-	int ret = span_windows(p, r, e->n, &p->eranges, &p->neranges);
-	free(r);
-	return ret;
-}
-
-static int memmap_layout(struct pipe *p)
-{
-	const struct vmemmap *v = p->in->memmap;
-	struct pfn_run *r = calloc(v->nrun, sizeof *r);
-
-	if (!r)
-		return -ENOMEM;
-	/* Runs are sorted by b; aliased ones overlap, which the merge takes. */
-	for (uint32_t k = 0; k < v->nrun; k++)
-		r[k] = (struct pfn_run){ v->run[k].b, v->run[k].b + v->run[k].n };
-	int ret = span_windows(p, r, v->nrun, &p->vranges, &p->nvranges);
-	free(r);
-	return ret;
+	return (struct passes_in){ .filter = in->filter, .kernel = in->kernel, .early = in->early,
+				   .memmap = in->memmap };
 }
 
 static int build_layout(struct pipe *p)
@@ -362,397 +171,6 @@ static int build_layout(struct pipe *p)
 	for (uint32_t i = 0; i < p->nranges; i++)
 		p->total_pfns += p->ranges[i].hi - p->ranges[i].lo;
 	return 0;
-}
-
-/* The layouts of the optional steps' results. Either may fail for want
- * of memory: then neither is used (said by the caller), and the capture
- * is as without them. */
-static int steps_layout(struct pipe *p)
-{
-	int r = p->in->early && p->in->early->n ? early_layout(p) : 0;
-	if (!r && memmap_on(p->in))
-		r = memmap_layout(p);
-	if (r < 0) {
-		free(p->eranges);
-		free(p->vranges);
-		free(p->eoff);
-		free(p->w0);
-		p->eranges = p->vranges = NULL;
-		p->eoff = NULL;
-		p->w0 = NULL;
-		p->neranges = p->nvranges = 0;
-	}
-	return r;
-}
-
-#define SKIP_MAX 256u		/* blocks folded into one: progress still ticks */
-
-/* The next span of the partition, in pfn order: 0 when there is none. */
-static int span_step(struct pipe *p, uint64_t *lo, uint64_t *hi)
-{
-	struct spans *ss = &p->sp;
-
-	if (ss->cl_done)
-		return 0;
-	if (ss->cl_range >= ss->nrl) {
-		ss->cl_done = 1;
-		return 0;
-	}
-	const struct pfn_run *r = &ss->rl[ss->cl_range];
-	if (ss->cl_pfn < r->lo)
-		ss->cl_pfn = r->lo;
-	uint64_t end = (ss->cl_pfn / SPAN_PAGES + 1) * SPAN_PAGES;
-	if (end > r->hi)
-		end = r->hi;
-	*lo = ss->cl_pfn;
-	*hi = end;
-	ss->cl_pfn = end;
-	if (end == r->hi) {
-		ss->cl_range++;
-		if (ss->cl_range < ss->nrl)
-			ss->cl_pfn = ss->rl[ss->cl_range].lo;
-		else
-			ss->cl_done = 1;
-	}
-	return 1;
-}
-
-static struct blocksum *sum_of(struct span *sp, uint64_t pfn)
-{
-	return &sp->sum[(pfn % SPAN_PAGES) / BLOCK_PAGES];
-}
-
-/* A page another pass decides: neither read nor counted in this one. */
-#define CLS_OTHER 0xfe
-_Static_assert(KDI_EX_NCLASSES < CLS_OTHER && CLS_OTHER != MM_KEEP, "CLS_OTHER is free");
-
-/* The decision for this pass from the filter's (c) and, with the kernel's
- * pages first, in->kernel's (k). Pass 1 counts, once and for all, what
- * the filter excludes, and writes what both keep; the LATER pass writes
- * what the filter keeps and in->kernel does not. The filter decides what
- * is in the dump: in->kernel only orders it, and may keep a page the
- * filter drops (a free-block head of no believable order stops its
- * rules before the hwpoison test that drops the page at the filter's
- * level). v: a page of struct pages (in->memmap), which the filter keeps
- * and which waits for the LATER pass: kept there if a pfn it describes
- * is (2), else left out as KDI_EX_MEMMAP. */
-static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k, uint8_t e, uint8_t v)
-{
-	/* The EARLY pass writes the debugger's pages the filter keeps; the
-	 * passes after it leave those alone (e: written early). A page of
-	 * struct pages is none of the debugger's parts, and waits for the
-	 * pages it describes even when a part's range holds it. */
-	if (pass == 0)
-		return c == MM_KEEP && e && !v ? MM_KEEP : CLS_OTHER;
-	if (e)
-		return CLS_OTHER;
-	if (v && c == MM_KEEP)
-		return pass == 1 ? CLS_OTHER : v == 2 ? MM_KEEP : KDI_EX_MEMMAP;
-	if (!two)
-		return pass == 1 ? c : CLS_OTHER;	/* the LATER pass: the memory map's only */
-	if (pass == 1)
-		return c != MM_KEEP ? c : k == MM_KEEP ? MM_KEEP : CLS_OTHER;
-	return c == MM_KEEP && k != MM_KEEP ? MM_KEEP : CLS_OTHER;
-}
-
-/* sp->efl for its pass: the debugger's set in the EARLY pass, what that
- * pass wrote in the others. */
-static void span_marks(const struct pipe *p, struct span *sp)
-{
-	const struct dbg_pages *e = p->in->early;
-
-	memset(sp->efl, 0, sp->hi - sp->lo);
-	if (!e || !e->n)
-		return;
-	for (uint32_t k = dbg_pages_seek(e, sp->lo); k < e->n && e->r[k].lo < sp->hi; k++) {
-		uint64_t lo = e->r[k].lo > sp->lo ? e->r[k].lo : sp->lo;
-		uint64_t hi = e->r[k].hi < sp->hi ? e->r[k].hi : sp->hi;
-		for (uint64_t pfn = lo; pfn < hi; pfn++) {
-			uint64_t b = p->eoff[k] + (pfn - e->r[k].lo);
-			sp->efl[pfn - sp->lo] = sp->pass == 0 ? 1 : (p->w0[b / 8] >> (b % 8)) & 1;
-		}
-	}
-}
-
-/* Under the ring's lock, as the EARLY pass takes a block: what it will
- * write, for the passes after it. */
-static void w0_mark(struct pipe *p, uint64_t pfn, uint32_t count, const uint8_t *cls)
-{
-	const struct dbg_pages *e = p->in->early;
-
-	for (uint32_t k = dbg_pages_seek(e, pfn); k < e->n && e->r[k].lo < pfn + count; k++) {
-		uint64_t lo = e->r[k].lo > pfn ? e->r[k].lo : pfn;
-		uint64_t hi = e->r[k].hi < pfn + count ? e->r[k].hi : pfn + count;
-		for (uint64_t q = lo; q < hi; q++)
-			if (cls[q - pfn] == MM_KEEP) {
-				uint64_t b = p->eoff[k] + (q - e->r[k].lo);
-				p->w0[b / 8] |= (uint8_t)(1u << (b % 8));
-			}
-	}
-}
-
-/* Counts the blocks of sp that meet [lo, hi) afresh. */
-static void span_count(struct span *sp, uint64_t lo, uint64_t hi, int two, int pass)
-{
-	if (lo < sp->lo)
-		lo = sp->lo;
-	if (hi > sp->hi)
-		hi = sp->hi;
-	for (uint64_t b = lo; b < hi;) {
-		uint64_t bs = b - b % BLOCK_PAGES, be = bs + BLOCK_PAGES;
-		if (bs < sp->lo)
-			bs = sp->lo;
-		if (be > sp->hi)
-			be = sp->hi;
-		struct blocksum *s = sum_of(sp, bs);
-		memset(s, 0, sizeof *s);
-		for (uint64_t q = bs - sp->lo; q < be - sp->lo; q++) {
-			uint8_t c = decide(two, pass, sp->cls[q], sp->kcls[q], sp->efl[q], sp->vfl[q]);
-			if (c == MM_KEEP) {
-				s->keep++;
-				s->unread += sp->fl[q] & MM_FL_UNREAD ? 1 : 0;
-				s->nomap += sp->fl[q] & MM_FL_NOMAP ? 1 : 0;
-				s->implaus += sp->fl[q] & MM_FL_IMPLAUSIBLE ? 1 : 0;
-			} else if (c != CLS_OTHER) {
-				s->ex[c]++;
-			}
-			s->scan += c != CLS_OTHER;
-		}
-		b = be;
-	}
-}
-
-/* sp->vneed from the filter's decisions: the virtual pages of the memory
- * map that hold the struct page of a pfn of sp it keeps (or keeps for
- * not knowing: an unreadable struct page). */
-static void span_need(const struct pipe *p, struct span *sp)
-{
-	const struct vmemmap *v = p->in->memmap;
-	uint64_t a, b, last = UINT64_MAX;
-
-	memset(sp->vneed, 0, sizeof sp->vneed);
-	vmemmap_vps(v, sp->lo, &sp->vneed_vp, &b);
-	for (uint64_t q = 0; q < sp->hi - sp->lo; q++) {
-		if (sp->cls[q] != MM_KEEP)
-			continue;
-		vmemmap_vps(v, sp->lo + q, &a, &b);
-		if (a == last && b == last)
-			continue;
-		for (uint64_t x = a; x <= b; x++) {
-			uint64_t i = x - sp->vneed_vp;	/* < CAPTURE_SPAN_VPS: vmemmap_find's limit */
-			sp->vneed[i / 64] |= 1ull << (i % 64);
-		}
-		last = b;
-	}
-}
-
-/* The struct-page pass over one span, unlocked: from no carry, whatever
- * came before it (joined later, in order). */
-static void span_classify(struct worker *w, struct span *sp)
-{
-	uint32_t n = (uint32_t)(sp->hi - sp->lo);
-
-	struct pipe *p = w->p;
-
-	if (p->in->filter) {
-		w->mc.carry = (struct mm_carry){ 0 };
-		memmap_classify(&w->mc, sp->lo, n, sp->cls, sp->fl);
-		sp->out = w->mc.carry;
-	} else {
-		memset(sp->cls, MM_KEEP, n);
-		memset(sp->fl, 0, n);
-		sp->out = (struct mm_carry){ 0 };
-	}
-	/* The EARLY pass decides by the filter alone. */
-	if (p->in->kernel && sp->pass) {
-		w->mk.carry = (struct mm_carry){ 0 };
-		memmap_classify(&w->mk, sp->lo, n, sp->kcls, sp->kfl);
-		sp->kout = w->mk.carry;
-	}
-	span_marks(p, sp);
-	if (memmap_on(p->in)) {
-		vmemmap_marks(p->in->memmap, sp->lo, n, sp->vfl, sp->pass == 2);
-		if (sp->pass == 1)
-			span_need(p, sp);
-	} else {
-		memset(sp->vfl, 0, n);
-	}
-	span_count(sp, sp->lo, sp->hi, p->in->kernel != NULL, sp->pass);
-}
-
-/* Under the lock, when the block iterator enters sp: the run carrying in
- * from the spans before it decides sp's first pfns. */
-static void span_join(struct worker *w, struct span *sp)
-{
-	struct spans *ss = &w->p->sp;
-	uint32_t touched = 0;
-
-	if (w->p->in->filter)
-		memmap_join(&w->mc, ss->carry, sp->lo, (uint32_t)(sp->hi - sp->lo), sp->cls, sp->fl,
-			    &sp->out, &touched);
-	if (w->p->in->kernel && sp->pass) {
-		uint32_t kt = 0;
-		memmap_join(&w->mk, ss->kcarry, sp->lo, (uint32_t)(sp->hi - sp->lo), sp->kcls,
-			    sp->kfl, &sp->kout, &kt);
-		if (kt > touched)
-			touched = kt;
-		ss->kcarry = sp->kout;
-	}
-	if (touched)
-		span_count(sp, sp->lo, sp->lo + touched, w->p->in->kernel != NULL, ss->pass);
-	/* What the first pass keeps, now final: the memory map's pages it
-	 * needs. All spans join before the LATER pass begins. */
-	if (memmap_on(w->p->in) && ss->pass == 1) {
-		if (touched)
-			span_need(w->p, sp);
-		vmemmap_need_or(w->p->in->memmap, sp->vneed_vp, sp->vneed, CAPTURE_SPAN_VPS);
-	}
-	ss->carry = sp->out;
-	sp->joined = 1;
-}
-
-/* Does the block have pages to read? The test that decides which blocks
- * get a slot; the rest are only counted. */
-static int block_keeps(const struct blocksum *s)
-{
-	return s->keep != 0;
-}
-
-static void fold(struct skipped *sk, const struct blocksum *s)
-{
-	for (int c = 0; c < KDI_EX_NCLASSES; c++)
-		sk->excluded[c] += s->ex[c];
-	sk->scanned += s->scan;
-}
-
-/* The job for the block at ss->it_pfn of sp, or 0 when it folds: a block
- * the filter excludes whole (most of a level-31 dump: free memory comes in
- * long runs) is only counted into ss->pending: it needs no slot, no worker
- * and no wakeup; every SKIP_MAX-th one is a job all the same, so that
- * progress ticks. */
-static int take_block(struct worker *w, struct span *sp)
-{
-	struct spans *ss = &w->p->sp;
-	uint64_t pfn = ss->it_pfn;
-	uint64_t end = (pfn / BLOCK_PAGES + 1) * BLOCK_PAGES;
-
-	if (end > sp->hi)
-		end = sp->hi;
-	uint32_t count = (uint32_t)(end - pfn);
-	const struct blocksum *s = sum_of(sp, pfn);
-	ss->it_pfn = end;
-	ss->unread += s->unread;
-	ss->nomap += s->nomap;
-	ss->implaus += s->implaus;
-	if (!block_keeps(s) && ++ss->folded < SKIP_MAX) {
-		fold(&ss->pending, s);
-		return 0;
-	}
-	w->pfn = pfn;
-	w->count = count;
-	w->pass = ss->pass;
-	for (uint32_t i = 0; i < count; i++)
-		w->cls[i] = decide(w->p->in->kernel != NULL, ss->pass, sp->cls[pfn - sp->lo + i],
-				   sp->kcls[pfn - sp->lo + i], sp->efl[pfn - sp->lo + i],
-				   sp->vfl[pfn - sp->lo + i]);
-	if (ss->pass == 0)
-		w0_mark(w->p, pfn, count, w->cls);
-	w->sk = ss->pending;
-	memset(&ss->pending, 0, sizeof ss->pending);
-	ss->folded = 0;
-	return 1;
-}
-
-/* The ring's iterator, under its lock (lib/ring.h): publishes the span
- * the worker classified, then gives it the next block to encode, or a
- * span to classify when the block iterator waits for one, or waits
- * itself when every span in reach is being classified. */
-static int next_job(void *arg, uint64_t *idx)
-{
-	struct worker *w = arg;
-	struct pipe *p = w->p;
-	struct spans *ss = &p->sp;
-
-	if (w->prep) {
-		w->prep->state = SP_READY;
-		w->prep = NULL;
-		if (ss->waiting)
-			pthread_cond_broadcast(&ss->ready);
-	}
-	while (!p->ring.stop) {
-		struct span *sp = &ss->s[ss->it_seq % ss->n];
-		if (ss->it_seq < ss->cl_seq && sp->state == SP_READY) {
-			if (!sp->joined)
-				span_join(w, sp);
-			while (ss->it_pfn < sp->hi)
-				if (take_block(w, sp)) {
-					*idx = p->ring.issued++;
-					return RING_JOB;
-				}
-			sp->state = SP_FREE;
-			ss->it_seq++;
-			if (ss->it_seq < ss->cl_seq)
-				ss->it_pfn = ss->s[ss->it_seq % ss->n].lo;
-			continue;
-		}
-		uint64_t lo, hi;
-		if (ss->cl_seq < ss->it_seq + ss->n && span_step(p, &lo, &hi)) {
-			struct span *np = &ss->s[ss->cl_seq % ss->n];
-			np->state = SP_BUSY;
-			np->joined = 0;
-			np->seq = ss->cl_seq;
-			np->pass = ss->pass;
-			np->lo = lo;
-			np->hi = hi;
-			if (ss->cl_seq == ss->it_seq)
-				ss->it_pfn = lo;
-			ss->cl_seq++;
-			w->prep = np;
-			return RING_PREP;
-		}
-		if (ss->it_seq == ss->cl_seq) {
-			/* the end: the last folded blocks still go in order */
-			/* After the EARLY pass the first, over every
-			 * window; after it, with the kernel's pages first,
-			 * the LATER pass over the same spans with the other
-			 * decision. Each from no carry. */
-			if (!ss->pending.scanned &&
-			    (ss->pass == 0 || (ss->pass == 1 && (p->in->kernel || memmap_on(p->in))))) {
-				ss->pass++;
-				/* A LATER pass for the memory map alone walks
-				 * only the windows that hold it. */
-				int vm_only = ss->pass == 2 && !p->in->kernel;
-				ss->rl = vm_only ? p->vranges : p->ranges;
-				ss->nrl = vm_only ? p->nvranges : p->nranges;
-				ss->cl_range = 0;
-				ss->cl_pfn = 0;
-				ss->cl_done = 0;
-				ss->carry = ss->kcarry = (struct mm_carry){ 0 };
-				ss->folded = 0;
-				continue;
-			}
-			if (!ss->pending.scanned)
-				return RING_END;
-			w->pfn = 0;
-			w->count = 0;
-			w->pass = ss->pass;
-			w->sk = ss->pending;
-			memset(&ss->pending, 0, sizeof ss->pending);
-			ss->folded = 0;
-			*idx = p->ring.issued++;
-			return RING_JOB;
-		}
-		ss->waiting++;
-		pthread_cond_wait(&ss->ready, &p->ring.lock);
-		ss->waiting--;
-	}
-	return RING_END;
-}
-
-static void prep_job(void *arg)
-{
-	struct worker *w = arg;
-	span_classify(w, w->prep);
 }
 
 /* ---- one page ---- */
@@ -877,10 +295,10 @@ static void encode_page_body(struct worker *w, struct slot *sl, uint64_t pfn, ui
 	uint32_t ps = p->ps;
 
 	/* Filtered pages are never read: that is most of the saving. */
-	if (w->cls[i] == CLS_OTHER)
+	if (w->pw.cls[i] == CLS_OTHER)
 		return;		/* the other pass's */
-	if (w->cls[i] != MM_KEEP) {
-		sl->excluded[w->cls[i]]++;
+	if (w->pw.cls[i] != MM_KEEP) {
+		sl->excluded[w->pw.cls[i]]++;
 		return;
 	}
 	const uint8_t *src = page_bytes(w, pfn);
@@ -919,7 +337,7 @@ static uint32_t read_run(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	if (!s)
 		return 0;
 	uint64_t whole = (s->paddr + s->filesz - pa) / ps;	/* >= 1 */
-	while (j < count && j - i < whole && w->cls[j] == MM_KEEP)
+	while (j < count && j - i < whole && w->pw.cls[j] == MM_KEEP)
 		j++;
 	uint8_t *run = w->stage + w->stage_len;
 	size_t len = (size_t)(j - i) * ps;
@@ -958,12 +376,12 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	memset(sl->zbitmap, 0, sizeof sl->zbitmap);
 	memcpy(sl->excluded, sk->excluded, sizeof sl->excluded);
 	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count,
-				      .flags = KDI_PAGES_LINKED | (w->pass == 2 ? KDI_PAGES_LATER :
-								     w->pass == 0 ? KDI_PAGES_EARLY : 0) };
+				      .flags = KDI_PAGES_LINKED | (w->pw.pass == 2 ? KDI_PAGES_LATER :
+								     w->pw.pass == 0 ? KDI_PAGES_EARLY : 0) };
 	sl->data_len = 0;
 	sl->scanned = sk->scanned;
 	for (uint32_t k = 0; k < count; k++)
-		sl->scanned += w->cls[k] != CLS_OTHER;
+		sl->scanned += w->pw.cls[k] != CLS_OTHER;
 	sl->stored = sl->bytes_in = 0;
 	w->stage_len = 0;
 	w->ncand = block_cands(w, pfn, count);
@@ -984,7 +402,7 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	}
 	physmem_guard(&jb);
 	for (; i < count; i++) {
-		if (w->p->pl->pread && w->cls[i] == MM_KEEP) {
+		if (w->p->pl->pread && w->pw.cls[i] == MM_KEEP) {
 			uint32_t n = read_run(w, sl, pfn, i, count);
 			if (n) {
 				i += n - 1;
@@ -1134,8 +552,9 @@ static int write_steps(struct kdi_writer *wr, const struct capture_in *in,
 {
 	struct kdi_steps h = { .flags = st->flags, .attempt = st->attempt ? st->attempt : 1 };
 	size_t tl = st->len < KDI_STEPS_TEXT_MAX ? st->len : KDI_STEPS_TEXT_MAX;
+	struct passes_in pi = passes_in_of(in);
 
-	if (memmap_on(in))
+	if (passes_memmap_on(&pi))
 		h.flags |= KDI_STEPS_MEMMAP_EXCLUDED;
 	if (in->early && in->early->n)
 		h.flags |= KDI_STEPS_EARLY;
@@ -1191,38 +610,6 @@ static int emit_block(struct kdi_writer *wr, struct slot *sl, struct capture_res
 	return 0;
 }
 
-/* Spans in reach of the classification front: enough that every worker
- * can classify one while the block iterator drains another. */
-static unsigned spans_wanted(unsigned threads)
-{
-	return 2 * threads + 1;
-}
-
-static int spans_init(struct pipe *p, unsigned threads)
-{
-	struct spans *ss = &p->sp;
-
-	ss->n = spans_wanted(threads);
-	/* The EARLY pass first when there is one to walk. */
-	ss->pass = p->neranges ? 0 : 1;
-	ss->rl = p->neranges ? p->eranges : p->ranges;
-	ss->nrl = p->neranges ? p->neranges : p->nranges;
-	ss->s = calloc(ss->n, sizeof *ss->s);
-	if (!ss->s)
-		return -ENOMEM;
-	pthread_cond_init(&ss->ready, NULL);
-	return 0;
-}
-
-static void spans_fini(struct pipe *p)
-{
-	if (!p->sp.s)
-		return;
-	pthread_cond_destroy(&p->sp.ready);
-	free(p->sp.s);
-	p->sp.s = NULL;
-}
-
 static int slots_alloc(struct pipe *p, unsigned n)
 {
 	p->slots = calloc(n, sizeof *p->slots);
@@ -1242,10 +629,11 @@ static int worker_init(struct worker *w, struct pipe *p)
 {
 	memset(w, 0, sizeof *w);
 	w->p = p;
+	w->pw.p = &p->passes;
 	window_init(&w->win, p->vc->fd, p->vc->file_size, p->pl->window, p->pl->pread);
-	if (p->in->filter && memmap_cursor_init(&w->mc, p->in->filter) < 0)
+	if (p->in->filter && memmap_cursor_init(&w->pw.mc, p->in->filter) < 0)
 		return -ENOMEM;
-	if (p->in->kernel && memmap_cursor_init(&w->mk, p->in->kernel) < 0)
+	if (p->in->kernel && memmap_cursor_init(&w->pw.mk, p->in->kernel) < 0)
 		return -ENOMEM;
 	w->lz4 = LZ4_createStream();
 	w->stage = malloc((size_t)BLOCK_PAGES * p->ps);
@@ -1256,8 +644,8 @@ static int worker_init(struct worker *w, struct pipe *p)
 
 static void worker_fini(struct worker *w)
 {
-	memmap_cursor_fini(&w->mc);
-	memmap_cursor_fini(&w->mk);
+	memmap_cursor_fini(&w->pw.mc);
+	memmap_cursor_fini(&w->pw.mk);
 	window_fini(&w->win);
 	LZ4_freeStream(w->lz4);
 	free(w->stage);
@@ -1297,10 +685,23 @@ static int emit_slot(void *ctx, unsigned slot, uint64_t idx)
 	return r;
 }
 
+/* The passes' iterator and prep step, for the ring (capture/passes.c). */
+static int next_job(void *arg, uint64_t *idx)
+{
+	struct worker *w = arg;
+	return passes_next_job(&w->pw, idx);
+}
+
+static void prep_job(void *arg)
+{
+	struct worker *w = arg;
+	passes_prep_job(&w->pw);
+}
+
 static void fill_job(void *arg, unsigned slot, uint64_t idx)
 {
 	struct worker *w = arg;
-	encode_block(w, &w->p->slots[slot], w->pfn, w->count, &w->sk, idx);
+	encode_block(w, &w->p->slots[slot], w->pw.pfn, w->pw.count, &w->pw.sk, idx);
 }
 
 static void *worker_main(void *arg)
@@ -1360,6 +761,7 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		  char *line, size_t linesz)
 {
 	uint32_t ps = vc->page_size;
+	struct passes_in pi = passes_in_of(in);
 
 	/* Per worker (worker_bytes): its output slots and stage, one block each,
 	 * LZ4 state, the page tables of its mmap window (8 bytes per 4 KiB
@@ -1377,7 +779,7 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 							       sizeof(struct mm_piece)) : 0;
 	if (in->kernel)
 		cursor *= 2;	/* one for each walker */
-	uint64_t fixed = nwb * (uint64_t)wb + sizeof(struct span) + (2u << 20);
+	uint64_t fixed = nwb * (uint64_t)wb + passes_span_bytes() + (2u << 20);
 	/* A sealed dump: the writer's buffer that the metadata chunks are
 	 * sealed in (capture/writer.c; the log is the largest), held to the
 	 * end, counted as one block's payload (the pages are sealed in
@@ -1390,7 +792,7 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	int cpu_bound = rq->cpus && t > rq->cpus;
 	if (cpu_bound)
 		t = rq->cpus;
-	uint64_t rest = (64u << 10) + cursor + 2 * sizeof(struct span);
+	uint64_t rest = (64u << 10) + cursor + 2 * passes_span_bytes();
 
 	if (mem_avail) {
 		uint64_t budget = mem_avail > margin + fixed ? mem_avail - margin - fixed : 0;
@@ -1421,7 +823,7 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 		 in->early && in->early->n ? "; the debugger's pages first" : "",
 		 in->kernel ? (in->early && in->early->n ? ", then the kernel's (level 31), then the rest" :
 			       "; the kernel's pages (level 31) first, then the rest") : "",
-		 memmap_on(in) ? "; the memory map's pages last, those that describe only pages "
+		 passes_memmap_on(&pi) ? "; the memory map's pages last, those that describe only pages "
 					    "left out left out" : "");
 }
 
@@ -1494,16 +896,22 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	if (in->steps)
 		in->steps(in->steps_arg, &run, st);
 	p.in = &run;
-	if (steps_layout(&p) < 0) {
+	/* The passes walk what the run does, under its ring's lock. */
+	p.passes.in = passes_in_of(&run);
+	p.passes.ranges = p.ranges;
+	p.passes.nranges = p.nranges;
+	p.passes.ring = &p.ring;
+	if (passes_steps_layout(&p.passes) < 0) {
 		warn("no memory for the order the steps chose: the pages go in pfn order");
 		run.early = NULL;
 		run.memmap = NULL;
 		st->flags |= KDI_STEPS_DROPPED;
+		p.passes.in = passes_in_of(&run);
 	}
 	r = write_steps(&wr, &run, st);
 	free(st);
 	if (!r)
-		r = spans_init(&p, pl->threads ? pl->threads : 1);
+		r = passes_spans_init(&p.passes, pl->threads ? pl->threads : 1);
 	if (r < 0)
 		goto end;
 	capture_live_stage(p.hk->live, CAPTURE_PAGES);
@@ -1516,9 +924,9 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	p.seq_base = wr.seq;
 	r = run_workers(&p, pl->threads ? pl->threads : 1);
 	if (in->filter) {
-		in->filter->unreadable += p.sp.unread;
-		in->filter->no_memmap += p.sp.nomap;
-		in->filter->implausible += p.sp.implaus;
+		in->filter->unreadable += p.passes.sp.unread;
+		in->filter->no_memmap += p.passes.sp.nomap;
+		in->filter->implausible += p.passes.sp.implaus;
 	}
 
 end:;
@@ -1577,12 +985,8 @@ out:
 	free(p.order);
 	free(p.maxend);
 	free(p.ranges);
-	free(p.eranges);
-	free(p.vranges);
-	free(p.eoff);
-	free(p.w0);
 	free(wbuf);
 	ring_fini(&p.ring);
-	spans_fini(&p);
+	passes_fini(&p.passes);
 	return r;
 }

@@ -13,11 +13,6 @@
 #include "../kernel/vmcore.h"
 #include "../kernel/vmemmap.h"
 
-/* The struct-page pass works on spans of this many pfns, and notes for
- * each which of the memory map's virtual pages it needs in at most
- * CAPTURE_SPAN_VPS bits (vmemmap_find's limits). */
-#define CAPTURE_SPAN_PFNS MM_WINDOW
-#define CAPTURE_SPAN_VPS 320u
 /* MEMMAP_AUTO leaves out unneeded struct pages from this much memory map. */
 #define MEMMAP_AUTO_BYTES (1ull << 30)
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../capture/passes.h"
 #include "../config/target.h"
 #include "../dump/chain.h"
 #include "../kernel/dbgpages.h"

@@ -10,7 +10,7 @@
  *
  * Found once from the page tables, before the capture: the pipeline
  * defers these pages to its last pass, when every pfn they describe has
- * been judged (capture/pipeline.c). */
+ * been judged (capture/passes.c). */
 #ifndef KDI_VMEMMAP_H
 #define KDI_VMEMMAP_H
 
