@@ -15,9 +15,15 @@
 # the raw vmcore; `info` must say the debugger's pages are complete. A cut
 # before the end of the EARLY pass must be said to be so by `info` ("cut
 # short"); nothing is asked of the debuggers there. With CRASH=1 (the
-# check-full run) crash, where it reads that kernel (Debian 12's 8.0.2
-# reads 6.1 only: tests/crash/README.md), must show the panic in `log`
-# and sysrq_handle_crash in `bt` on the same saves.
+# check-full run) crash must show the panic in `log` and a
+# sysrq_handle_crash frame in `bt` on the same saves (crash_judge), each
+# crash that reads the kernel: Debian 12's 8.0.2 (the host's; it reads
+# no kernel from 6.4 on: tests/crash/README.md) and sid's 9.0.2
+# (tests/lib/crash9.sh: the .debs, pinned, fetched once). Each is first
+# run on the raw vmcore, the complete dump: if it cannot read that, with
+# or without --no_modules, that is a fact about crash, and the kernel's
+# case for it is a skip quoting its error; if it reads it only with
+# --no_modules (crash 9.0.2 on 7.3), the cuts get that option too.
 #
 # usage: tests/debugger/cuts.sh [--workdir DIR] RAW.vmcore...
 # The vmlinux of each kernel comes from its -dbg package (tests/lib/vmlinux.sh,
@@ -36,6 +42,7 @@ if [ "${1:-}" = --workdir ]; then
 fi
 dbg=$top/$BUILD/crash
 . "$top/tests/lib/vmlinux.sh"
+. "$top/tests/lib/crash9.sh"
 pass=0 fail=0 skip=0
 ok() { echo "ok $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
@@ -43,6 +50,7 @@ skipped() { echo "skip $*"; skip=$((skip + 1)); }
 finish() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" -eq 0 ]; exit; }
 [ $# -gt 0 ] || { bad "setup: no raw vmcore given"; finish; }
 mkdir -p "$work" "$dbg" || { bad "setup: cannot create $work"; finish; }
+work=$(cd "$work" && pwd)
 
 # Stream offsets from tests/tools/chunks.py (OFFSET TYPE LEN SEQ ID
 # [FLAGS]): where the stream starts, where it ends, where the EARLY pass
@@ -86,14 +94,124 @@ judge() {
 	else
 		bad "$name: drgn: release '$rel' (want $kver), panic '$panic', tasks '$tasks' (raw $rawtasks): $(grep '^error' <<<"$out")"
 	fi
-	[ -n "${CRASH:-}" ] || return
-	if [ "$crashable" != 1 ]; then
-		return
+	[ -z "${CRASH:-}" ] || crash_judge "$name" "$img.kdump" "$vml" "$kver"
+}
+
+# --- crash ---------------------------------------------------------------
+# The crashes that judge a kernel's cuts, per KVER: "KIND OPT" words, KIND
+# host (/usr/bin/crash) or sid (tests/lib/crash9.sh), OPT - or
+# --no_modules. crash_setup chooses them on the raw vmcore; crash_judge
+# runs them on a cut's save. crash reads $HOME/.crashrc: HOME is $work,
+# so that the user's is not.
+declare -A crash_use=()
+crash9_tried=0 crash9_why=
+host_crash_version=
+
+# crash_run KIND OPT VMLINUX DUMP OUT: `log` and `bt` (the panic task) into
+# OUT; crash's exit code.
+crash_run() {
+	local kind=$1 opt=$2 cmd
+	[ "$opt" = - ] && opt=
+	if [ "$kind" = host ]; then cmd=(/usr/bin/crash); else cmd=("${CRASH9[@]}"); fi
+	printf 'log\nbt\nquit\n' | HOME=$work timeout 300 "${cmd[@]}" -s $opt "$3" "$4" >"$5" 2>&1
+}
+
+# crash_verdict OUT RC: nothing when OUT holds the panic in `log` and a
+# sysrq_handle_crash frame in `bt` (" #4 [addr] sysrq_handle_crash at":
+# the log's own stack trace, "sysrq_handle_crash+0x16/0x20", is not one);
+# else what went wrong, in a line.
+crash_verdict() {
+	local o=$1 rc=$2 e
+	grep -q "Kernel panic - not syncing: sysrq triggered crash" "$o" &&
+		grep -qE '^ *#[0-9]+ \[[0-9a-f]+\] sysrq_handle_crash at ' "$o" && return 0
+	e=$(grep -v -e 'error trace:' -e 'zero_excluded' "$o" |
+		grep -m 2 -E '^crash: |error|excluded|invalid|do not match' | tr '\n' '|')
+	[ -n "$e" ] && { echo "$e"; return; }
+	e="exit $rc, $(grep -c 'sysrq triggered crash' "$o") panic line(s) in log, no sysrq_handle_crash frame in bt"
+	# crash 9 may stop at startup with nothing but the warning every
+	# cut dump's save gets (it opens the saves past the debugger's pages)
+	grep -q 'This dumpfile is incomplete' "$o" && e="$e, after its warning \"This dumpfile is incomplete\""
+	echo "$e"
+}
+
+# crash_kind_label KIND: "crash-8.0.2" (host) or "crash-9.0.2" (sid)
+crash_kind_label() {
+	if [ "$1" = host ]; then echo "crash-$host_crash_version"; else echo "crash-$CRASH9_VERSION"; fi
+}
+
+# crash_setup BASE RAW VMLINUX KVER: which crash judges KVER's cuts, and
+# how: each candidate on the raw vmcore, then with --no_modules if that
+# failed. One line per candidate: ok (it reads the complete dump), or skip
+# (it does not: its error; its cuts are not asked), or FAIL (sid's crash
+# could not be made ready: its pins are stale, or the archive is out of
+# reach).
+crash_setup() {
+	local base=$1 raw=$2 vml=$3 kver=$4 kind lab o f why why1 opt rc use=
+	if [ -z "$host_crash_version" ] && [ -x /usr/bin/crash ]; then
+		host_crash_version=$(/usr/bin/crash --version 2>/dev/null | sed -n 's/^crash \([0-9][^ ]*\).*/\1/p' | head -n 1)
 	fi
-	printf 'log\nbt\nquit\n' | timeout 300 crash -s "$vml" "$img.kdump" >"$img.crash" 2>&1
-	grep -q "sysrq triggered crash" "$img.crash" && grep -q "sysrq_handle_crash" "$img.crash" &&
-		ok "$name: crash shows the panic in log and sysrq_handle_crash in bt" ||
-		bad "$name: crash: $(grep -m 2 -iE 'error|excluded|invalid' "$img.crash" | tr '\n' '|')"
+	if [ "$crash9_tried" = 0 ]; then
+		crash9_tried=1
+		crash9_ready 2>"$work/crash9.err" || crash9_why=$(tail -n 1 "$work/crash9.err")
+	fi
+	for kind in host sid; do
+		if [ "$kind" = host ]; then
+			[ -n "$host_crash_version" ] || { skipped "$base/raw/crash-host: no crash on this host"; continue; }
+			# Known and measured (tests/crash/README.md, readers.sh):
+			# crash 8.0.0-8.0.2 reads no kernel from 6.4 on.
+			case $host_crash_version/$kver in
+			8.0.[0-2]/6.[4-9]*|8.0.[0-2]/6.[1-9][0-9]*|8.0.[0-2]/[7-9].*)
+				skipped "$base/raw/crash-$host_crash_version: crash 8.0.0-8.0.2 reads no kernel from 6.4 on (tests/crash/README.md), $kver included"
+				continue ;;
+			esac
+		elif [ -n "$crash9_why" ]; then
+			bad "$base/raw/crash-sid: sid's crash is not ready: $crash9_why"
+			continue
+		fi
+		lab=$(crash_kind_label $kind)
+		o=$work/$base.raw-$lab
+		why1= opt=
+		for opt in - --no_modules; do
+			f=$o.out
+			[ "$opt" = - ] || f=$o.${opt#--}.out
+			crash_run $kind $opt "$vml" "$raw" "$f"
+			rc=$?
+			why=$(crash_verdict "$f" $rc)
+			[ -n "$why" ] || break
+			[ -n "$why1" ] || why1=$why
+		done
+		if [ -n "$why" ]; then
+			skipped "$base/raw/$lab: cannot read the complete dump, with or without --no_modules: $why1; its cuts are not asked"
+		elif [ "$opt" = - ]; then
+			ok "$base/raw/$lab: reads the complete dump (log, bt); it judges the cuts"
+			use+=" $kind:$opt"
+		else
+			ok "$base/raw/$lab: reads the complete dump only with --no_modules (without: $why1); it judges the cuts with it"
+			use+=" $kind:$opt"
+		fi
+	done
+	crash_use[$kver]=$use
+}
+
+# crash_judge NAME IMG VMLINUX KVER: each crash that reads KVER's complete
+# dump (crash_setup) must show the panic in `log` and sysrq_handle_crash in
+# `bt` on IMG, a save of a cut dump past the debugger's pages.
+crash_judge() {
+	local name=$1 img=$2 vml=$3 kver=$4 u kind opt lab why rc with
+	for u in ${crash_use[$kver]:-}; do
+		kind=${u%%:*} opt=${u#*:}
+		lab=$(crash_kind_label "$kind")
+		with=
+		[ "$opt" = - ] || with=" (with $opt)"
+		crash_run "$kind" "$opt" "$vml" "$img" "$img.$lab"
+		rc=$?
+		why=$(crash_verdict "$img.$lab" $rc)
+		if [ -z "$why" ]; then
+			ok "$name/$lab: shows the panic in log and sysrq_handle_crash in bt$with"
+		else
+			bad "$name/$lab: $why"
+		fi
+	done
 }
 
 for raw in "$@"; do
@@ -106,9 +224,7 @@ for raw in "$@"; do
 		bad "$base: no vmlinux for $kver: $(tail -n 1 "$work/vmlinux-$base.err")"
 		continue
 	fi
-	# crash 8.0.0-8.0.2 reads no kernel from 6.4 on (tests/crash/README.md).
-	crashable=0
-	case $kver in 5.*|6.[0-3].*) crashable=1 ;; esac
+	[ -z "${CRASH:-}" ] || crash_setup "$base" "$raw" "$vml" "$kver"
 	out=$(probe "$raw" "$vml")
 	rawtasks=$(sed -n 's/^tasks //p' <<<"$out")
 	[ -n "$rawtasks" ] || { bad "$base: drgn does not read the raw vmcore: $out"; continue; }
