@@ -42,6 +42,7 @@ struct span {
 	int state;			/* SP_FREE, SP_BUSY (being classified), SP_READY */
 	int joined;			/* memmap_join done */
 	int pass;			/* the pass it was handed out in */
+	int tier;			/* ... and its tier, in the EARLY pass */
 	uint64_t seq;			/* its number in pfn order */
 	uint64_t lo, hi;		/* pfns [lo, hi), one range, one window */
 	struct mm_carry out;		/* the run it leaves */
@@ -49,8 +50,8 @@ struct span {
 	/* With the kernel's pages first (in->kernel): its decisions too. */
 	struct mm_carry kout;
 	uint8_t kcls[SPAN_PAGES], kfl[SPAN_PAGES];
-	/* With in->early: in the EARLY pass, 1 for a pfn of the debugger's
-	 * set; after it, 1 for a pfn the EARLY pass decided (wrote). */
+	/* With in->early: in the EARLY pass, 1 for a pfn of the tier's
+	 * pages; after it, 1 for a pfn the EARLY pass decided (wrote). */
 	uint8_t efl[SPAN_PAGES];
 	/* With in->memmap: per pfn 0, or 1 for a page of struct pages (2 in
 	 * the LATER pass when one of the pfns it describes is kept); and in
@@ -129,9 +130,23 @@ static int early_layout(struct passes *p)
 		off += e->r[k].hi - e->r[k].lo;
 		r[k] = e->r[k];
 	}
-	int ret = span_windows(p, r, e->n, &p->eranges, &p->neranges);
 	free(r);
-	return ret;
+	/* Each tier's windows: a window of both is walked twice, deciding
+	 * the first tier's pages, then the second's. */
+	for (int t = 0; t < DBG_TIERS; t++) {
+		const struct dbg_tier *dt = &e->tier[t];
+		if (!dt->n)
+			continue;
+		r = calloc(dt->n, sizeof *r);
+		if (!r)
+			return -ENOMEM;
+		memcpy(r, dt->r, dt->n * sizeof *r);
+		int ret = span_windows(p, r, dt->n, &p->eranges[t], &p->neranges[t]);
+		free(r);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 static int memmap_layout(struct passes *p)
@@ -158,14 +173,18 @@ int passes_steps_layout(struct passes *p)
 	if (!r && passes_memmap_on(&p->in))
 		r = memmap_layout(p);
 	if (r < 0) {
-		free(p->eranges);
+		for (int t = 0; t < DBG_TIERS; t++) {
+			free(p->eranges[t]);
+			p->eranges[t] = NULL;
+			p->neranges[t] = 0;
+		}
 		free(p->vranges);
 		free(p->eoff);
 		free(p->w0);
-		p->eranges = p->vranges = NULL;
+		p->vranges = NULL;
 		p->eoff = NULL;
 		p->w0 = NULL;
-		p->neranges = p->nvranges = 0;
+		p->nvranges = 0;
 	}
 	return r;
 }
@@ -236,8 +255,8 @@ static inline uint8_t decide(int two, int pass, uint8_t c, uint8_t k, uint8_t e,
 	return c == MM_KEEP && k != MM_KEEP ? MM_KEEP : CLS_OTHER;
 }
 
-/* sp->efl for its pass: the debugger's set in the EARLY pass, what that
- * pass wrote in the others. */
+/* sp->efl for its pass: the tier's pages in the EARLY pass (the tiers
+ * are disjoint), what that pass wrote in the others. */
 static void span_marks(const struct passes *p, struct span *sp)
 {
 	const struct dbg_pages *e = p->in.early;
@@ -245,12 +264,21 @@ static void span_marks(const struct passes *p, struct span *sp)
 	memset(sp->efl, 0, sp->hi - sp->lo);
 	if (!e || !e->n)
 		return;
+	if (sp->pass == 0) {
+		const struct dbg_tier *dt = &e->tier[sp->tier];
+		for (uint32_t k = dbg_tier_seek(dt, sp->lo); k < dt->n && dt->r[k].lo < sp->hi; k++) {
+			uint64_t lo = dt->r[k].lo > sp->lo ? dt->r[k].lo : sp->lo;
+			uint64_t hi = dt->r[k].hi < sp->hi ? dt->r[k].hi : sp->hi;
+			memset(sp->efl + (lo - sp->lo), 1, hi - lo);
+		}
+		return;
+	}
 	for (uint32_t k = dbg_pages_seek(e, sp->lo); k < e->n && e->r[k].lo < sp->hi; k++) {
 		uint64_t lo = e->r[k].lo > sp->lo ? e->r[k].lo : sp->lo;
 		uint64_t hi = e->r[k].hi < sp->hi ? e->r[k].hi : sp->hi;
 		for (uint64_t pfn = lo; pfn < hi; pfn++) {
 			uint64_t b = p->eoff[k] + (pfn - e->r[k].lo);
-			sp->efl[pfn - sp->lo] = sp->pass == 0 ? 1 : (p->w0[b / 8] >> (b % 8)) & 1;
+			sp->efl[pfn - sp->lo] = (p->w0[b / 8] >> (b % 8)) & 1;
 		}
 	}
 }
@@ -432,6 +460,7 @@ static int take_block(struct pass_worker *w, struct span *sp)
 	w->pfn = pfn;
 	w->count = count;
 	w->pass = ss->pass;
+	w->tier = ss->tier;
 	for (uint32_t i = 0; i < count; i++)
 		w->cls[i] = decide(w->p->in.kernel != NULL, ss->pass, sp->cls[pfn - sp->lo + i],
 				   sp->kcls[pfn - sp->lo + i], sp->efl[pfn - sp->lo + i],
@@ -482,6 +511,7 @@ int passes_next_job(struct pass_worker *w, uint64_t *idx)
 			np->joined = 0;
 			np->seq = ss->cl_seq;
 			np->pass = ss->pass;
+			np->tier = ss->tier;
 			np->lo = lo;
 			np->hi = hi;
 			if (ss->cl_seq == ss->it_seq)
@@ -496,9 +526,24 @@ int passes_next_job(struct pass_worker *w, uint64_t *idx)
 			 * window; after it, with the kernel's pages first,
 			 * the LATER pass over the same spans with the other
 			 * decision. Each from no carry. */
+			int next_tier = ss->pass == 0 && ss->tier + 1 < DBG_TIERS &&
+					p->neranges[ss->tier + 1];
+			if (!ss->pending.scanned && next_tier) {
+				/* The EARLY pass's next tier, from no carry. */
+				ss->tier++;
+				ss->rl = p->eranges[ss->tier];
+				ss->nrl = p->neranges[ss->tier];
+				ss->cl_range = 0;
+				ss->cl_pfn = 0;
+				ss->cl_done = 0;
+				ss->carry = ss->kcarry = (struct mm_carry){ 0 };
+				ss->folded = 0;
+				continue;
+			}
 			if (!ss->pending.scanned &&
 			    (ss->pass == 0 || (ss->pass == 1 && (p->in.kernel || passes_memmap_on(&p->in))))) {
 				ss->pass++;
+				ss->tier = 0;
 				/* A LATER pass for the memory map alone walks
 				 * only the windows that hold it. */
 				int vm_only = ss->pass == 2 && !p->in.kernel;
@@ -516,6 +561,7 @@ int passes_next_job(struct pass_worker *w, uint64_t *idx)
 			w->pfn = 0;
 			w->count = 0;
 			w->pass = ss->pass;
+			w->tier = ss->tier;
 			w->sk = ss->pending;
 			memset(&ss->pending, 0, sizeof ss->pending);
 			ss->folded = 0;
@@ -546,10 +592,18 @@ int passes_spans_init(struct passes *p, unsigned threads)
 	struct spans *ss = &p->sp;
 
 	ss->n = spans_wanted(threads);
-	/* The EARLY pass first when there is one to walk. */
-	ss->pass = p->neranges ? 0 : 1;
-	ss->rl = p->neranges ? p->eranges : p->ranges;
-	ss->nrl = p->neranges ? p->neranges : p->nranges;
+	/* The EARLY pass first when there is one to walk, from its first
+	 * tier with pages. */
+	ss->pass = 1;
+	ss->rl = p->ranges;
+	ss->nrl = p->nranges;
+	for (int t = DBG_TIERS - 1; t >= 0; t--)
+		if (p->neranges[t]) {
+			ss->pass = 0;
+			ss->tier = t;
+			ss->rl = p->eranges[t];
+			ss->nrl = p->neranges[t];
+		}
 	ss->s = calloc(ss->n, sizeof *ss->s);
 	if (!ss->s)
 		return -ENOMEM;
@@ -568,7 +622,8 @@ static void spans_fini(struct passes *p)
 
 void passes_fini(struct passes *p)
 {
-	free(p->eranges);
+	for (int t = 0; t < DBG_TIERS; t++)
+		free(p->eranges[t]);
 	free(p->vranges);
 	free(p->eoff);
 	free(p->w0);

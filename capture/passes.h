@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../dump/format.h"
+#include "../kernel/dbgpages.h"
 #include "../kernel/memmap.h"
 #include "../kernel/memory.h"
 #include "../lib/ring.h"
@@ -70,8 +71,11 @@ struct spans {
 	 * or 2 for the LATER pass: what the rest of the dump level keeps,
 	 * once the first has written the pages in->kernel keeps. */
 	int pass;
+	/* In the EARLY pass, the tier of the debugger's pages it writes
+	 * (kernel/dbgpages.h): the startup set, then the rest. */
+	int tier;
 	/* The pfn ranges this pass walks: the vmcore's, or in the EARLY pass
-	 * the struct-page windows that hold the debugger's pages. */
+	 * the struct-page windows that hold the tier's pages. */
 	const struct pfn_run *rl;
 	uint32_t nrl;
 	struct skipped pending;		/* folded blocks not yet given to a job */
@@ -91,12 +95,12 @@ struct passes {
 	const struct pfn_run *ranges;	/* the vmcore's pfns, each once */
 	uint32_t nranges;
 	struct ring *ring;		/* its lock covers the iterators */
-	/* With in->early: the windows the EARLY pass walks, where each of
-	 * in->early's runs starts in w0, and w0, a bit per pfn of the set:
-	 * written by the EARLY pass (set under the ring's lock as its blocks
-	 * are taken, read-only once it is over). */
-	struct pfn_run *eranges;
-	uint32_t neranges;
+	/* With in->early: the windows the EARLY pass walks for each tier,
+	 * where each of in->early's runs starts in w0, and w0, a bit per pfn
+	 * of the set: written by the EARLY pass (set under the ring's lock
+	 * as its blocks are taken, read-only once it is over). */
+	struct pfn_run *eranges[DBG_TIERS];
+	uint32_t neranges[DBG_TIERS];
 	/* With in->memmap: the windows holding its pages, which the LATER
 	 * pass walks when it has nothing else to write. */
 	struct pfn_run *vranges;
@@ -114,6 +118,7 @@ struct pass_worker {
 	struct mm_cursor mc;		/* its struct-page reader (with a filter) */
 	struct mm_cursor mk;		/* ... for in->kernel */
 	int pass;			/* of the block taken */
+	int tier;			/* ... and its tier, in the EARLY pass */
 	struct span *prep;		/* the span it classifies, unlocked */
 	uint8_t cls[BLOCK_PAGES];	/* filter decision per page of the block */
 	uint64_t pfn;			/* the block taken: next_job's answer */

@@ -138,7 +138,8 @@ _Static_assert(KDI_DBG_PGTABLES == 1u << DBG_PGTABLES && KDI_DBG_MEMSECTION == 1
 	       KDI_DBG_LOG == 1u << DBG_LOG && KDI_DBG_STACKS == 1u << DBG_STACKS &&
 	       KDI_DBG_PERCPU == 1u << DBG_PERCPU && KDI_DBG_MODULES == 1u << DBG_MODULES &&
 	       KDI_DBG_IMAGE == 1u << DBG_IMAGE && KDI_DBG_UTS == 1u << DBG_UTS &&
-	       KDI_DBG_TASKS == 1u << DBG_TASKS,
+	       KDI_DBG_TASKS == 1u << DBG_TASKS && KDI_DBG_DATA == 1u << DBG_DATA &&
+	       KDI_DBG_MODDATA == 1u << DBG_MODDATA && KDI_DBG_TSTACKS == 1u << DBG_TSTACKS,
 	       "DEBUGGER part bits");
 
 /* ---- layout ---- */
@@ -377,7 +378,8 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 	memcpy(sl->excluded, sk->excluded, sizeof sl->excluded);
 	sl->hdr = (struct kdi_pages){ .pfn = pfn, .count = count,
 				      .flags = KDI_PAGES_LINKED | (w->pw.pass == 2 ? KDI_PAGES_LATER :
-								     w->pw.pass == 0 ? KDI_PAGES_EARLY : 0) };
+								     w->pw.pass == 0 ? KDI_PAGES_EARLY : 0) |
+					       (w->pw.pass == 0 && w->pw.tier == 0 ? KDI_PAGES_STARTUP : 0) };
 	sl->data_len = 0;
 	sl->scanned = sk->scanned;
 	for (uint32_t k = 0; k < count; k++)
@@ -488,7 +490,9 @@ static int write_metadata(struct kdi_writer *wr, struct vmcore *vc, const struct
 			  const struct capture_in *in)
 {
 	struct kdi_start st = {
-		.format_version = in->seal ? KDI_FORMAT_AEGIS : KDI_FORMAT_PLAIN,
+		/* The steps that find the startup tier run once START is
+		 * on the device: every dump may have one. */
+		.format_version = in->seal ? KDI_FORMAT_TIERS_SEALED : KDI_FORMAT_TIERS,
 		.page_size = vc->page_size,
 		.e_machine = vc->e_machine,
 		.ei_class = 2, .ei_data = 1,
@@ -562,7 +566,8 @@ static int write_steps(struct kdi_writer *wr, const struct capture_in *in,
 	if (!r && in->early && in->early->n) {
 		const struct dbg_pages *e = in->early;
 		struct kdi_debugger dbg = { .pfns = e->pfns, .last_pfn = e->r[e->n - 1].hi - 1,
-					    .parts = e->parts, .ranges = e->n };
+					    .parts = e->parts, .ranges = e->n,
+					    .startup_pfns = e->tier[0].pfns, .startup_ranges = e->tier[0].n };
 		r = writer_put(wr, KDI_CH_DEBUGGER, &dbg, sizeof dbg, NULL, 0, NULL, 0);
 	}
 	return r;

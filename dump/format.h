@@ -106,8 +106,8 @@ _Static_assert(sizeof(struct kdi_chunk) == 48, "chunk header layout");
  * dumps are written as version 7; versions 5 and 6 are still read. */
 #define KDI_FORMAT_AEGIS 7
 /* Versions 8 and 9 are 4 and 7 with the EARLY pass in two tiers
- * (KDI_PAGES_STARTUP): a capture writes them only when it has a startup
- * tier, so that a dump without one stays readable by older readers. */
+ * (KDI_PAGES_STARTUP). A capture writes them always: START is on the
+ * device before the step that finds the tiers runs. */
 #define KDI_FORMAT_TIERS 8
 #define KDI_FORMAT_TIERS_SEALED 9
 

@@ -42,6 +42,10 @@ static const uint8_t part_order[DBG_NPARTS] = {
  * otherwise take the crash kernel's memory. */
 #define MAX_RUNS (1u << 17)
 
+/* Words of a task_struct its stack pointer is looked for in: it comes
+ * after thread_info and the state word, in the first few. */
+#define TASK_WORDS 64u
+
 struct runs {
 	struct pfn_run *r;
 	size_t n, cap;
@@ -152,6 +156,12 @@ struct find {
 	 * add only what they alone know (add_sections, add_percpu). */
 	int have_sections, have_percpu;
 	uint64_t thread_size;
+	/* The image's text and rodata (kernel virtual, [lo, hi)), with
+	 * have_sections: tier 1, but ro_after_init, which is read first. */
+	uint64_t text_lo, text_hi, rod_lo, rod_hi, roai_lo, roai_hi;
+	/* Each CPU's per-CPU offset (add_percpu), ncpu of them. */
+	uint64_t *cpu_off;
+	uint32_t ncpu;
 };
 
 /* Every run the search finds goes through here: the cap on them all. */
@@ -209,6 +219,38 @@ static void add_area(struct find *f, enum dbg_part p, uint64_t va, uint64_t len)
 	}
 }
 
+/* Is [va, va + 1 page) in the image's text or rodata, not ro_after_init? */
+static int image_tier1(const struct find *f, uint64_t va, unsigned prot)
+{
+	if (!f->have_sections)
+		return (prot & ARCH_PROT_X) != 0;
+	if (va >= f->text_lo && va < f->text_hi)
+		return 1;
+	return va >= f->rod_lo && va < f->rod_hi && !(va < f->roai_hi && va + (1ull << f->shift) > f->roai_lo);
+}
+
+/* A leaf of the image mapping, page by page where it crosses a section:
+ * text and rodata (crash reads a few of their pages, drgn none) go in
+ * tier 1; everything else in tier 0: data, bss, brk, ro_after_init
+ * (page_offset_base, __per_cpu_offset: crash reads it first), and the
+ * init sections and alignment gaps, freed at boot and reused since, whose
+ * pages hold whatever the allocator put there (crash reads slab objects
+ * in them at startup). Without the section symbols, code is tier 1 and
+ * the rest tier 0. */
+static void image_leaf(struct find *f, uint64_t va, uint64_t pa, uint64_t size, unsigned prot)
+{
+	uint64_t ps = 1ull << f->shift;
+
+	for (uint64_t o = 0; o < size && !f->err;) {
+		int t1 = image_tier1(f, va + o, prot);
+		uint64_t e = o + ps;
+		while (e < size && image_tier1(f, va + e, prot) == t1)
+			e += ps;
+		f->err = part_add(f, t1 ? DBG_IMAGE : DBG_DATA, (pa + o) >> f->shift, (pa + e) >> f->shift);
+		o = e;
+	}
+}
+
 static int on_table(void *arg, uint64_t pa)
 {
 	struct find *f = arg;
@@ -232,12 +274,7 @@ static int on_leaf(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned 
 		return f->err = -ETIME;
 	switch (kind) {
 	case ARCH_VA_IMAGE:
-		/* All of it, in tier 1 when the symbols have put data, bss
-		 * and ro_after_init in tier 0 (a pfn of both is tier 0's).
-		 * Without them, everything but code goes first: crash reads
-		 * page_offset_base in ro_after_init before anything else. */
-		f->err = part_add(f, f->have_sections || (prot & ARCH_PROT_X) ? DBG_IMAGE : DBG_DATA,
-				  lo, hi);
+		image_leaf(f, va, pa, size, prot);
 		break;
 	case ARCH_VA_MODULES:
 		/* A module's struct, its symbols and data are what crash
@@ -258,6 +295,51 @@ static int on_leaf(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned 
 	return f->err;
 }
 
+/* A stack, and the text pages its return addresses lie in: crash's bt
+ * reads the code before each one (the call), and its startup the text
+ * of the frames it checks. */
+static void stack_add(struct find *f, uint64_t base)
+{
+	uint64_t ts = f->thread_size, w[512];
+
+	add_area(f, DBG_STACKS, base, ts);
+	if (!f->have_sections)
+		return;
+	for (uint64_t o = 0; o < ts && !f->err; o += sizeof w) {
+		if (rd(f, base + o, w, sizeof w) < 0)
+			continue;
+		for (size_t i = 0; i < sizeof w / 8; i++)
+			if (w[i] > f->text_lo && w[i] <= f->text_hi)	/* the call, decoded */
+				add_area(f, DBG_STACKS, w[i] - 16, 2048);	/* gdb decodes on */
+	}
+}
+
+/* The stack of the task each CPU ran: crash reads them all at startup
+ * (a CPU stopped by the crash's NMI has its PRSTATUS on the NMI stack).
+ * The task from the per-CPU pointer to it (current_task on x86_64, in
+ * pcpu_hot from 6.2 to 6.14; __entry_task on arm64), its stack the word
+ * of it aligned to a stack's size (as for every task, below). */
+static void add_current_stacks(struct find *f)
+{
+	static const char *const names[] = { "current_task", "pcpu_hot", "__entry_task" };
+	uint64_t a[3], ts = f->thread_size, task, w[TASK_WORDS];
+	const uint64_t kva_min = f->km->ac.ops->kva_min;
+
+	if (!f->ncpu || !ts || ksyms_lookup(f->km, names, a, 3) < 1)
+		return;
+	uint64_t sym = a[0] ? a[0] : a[1] ? a[1] : a[2];
+	for (uint32_t cpu = 0; cpu < f->ncpu && !f->err; cpu++) {
+		if (rd(f, sym + f->cpu_off[cpu], &task, 8) < 0 || task < kva_min ||
+		    rd(f, task, w, sizeof w) < 0)
+			continue;
+		for (size_t i = 0; i < TASK_WORDS; i++)
+			if (w[i] >= kva_min && !(w[i] & (ts - 1)) && w[i] != task) {
+				stack_add(f, w[i]);
+				break;
+			}
+	}
+}
+
 static void add_stacks(struct find *f, const struct vmcore *vc)
 {
 	const struct arch_ops *ops = f->km->ac.ops;
@@ -271,7 +353,7 @@ static void add_stacks(struct find *f, const struct vmcore *vc)
 		if (n.type != NT_PRSTATUS || ops->prstatus_sp(n.desc, n.descsz, &sp) < 0 ||
 		    sp < ops->kva_min)
 			continue;
-		add_area(f, DBG_STACKS, sp & ~(ops->thread_size - 1), ops->thread_size);
+		stack_add(f, sp & ~(ops->thread_size - 1));
 	}
 }
 
@@ -463,32 +545,53 @@ static void add_nodes(struct find *f)
 	}
 }
 
-/* The image's data by its section symbols: data, bss, brk (to _end),
- * ro_after_init, and linux_banner (crash compares it with the vmlinux's)
- * in tier 0. The leaves then put the rest (text, rodata, the unwind
- * tables, the init sections and alignment gaps reused since boot) in
- * tier 1. */
+/* The image's sections by their symbols (kallsyms): text, rodata and
+ * ro_after_init for the leaves (image_leaf), and linux_banner, in
+ * rodata, which crash compares with the vmlinux's first. */
 static void add_sections(struct find *f)
 {
-	enum { SDATA, EDATA, BSS, BSS_END, BRK, END, ROAI, ROAI_END, BANNER, NSYM };
+	enum { TEXT, ETEXT, ROD, EROD, ROAI, EROAI, BANNER, NSYM };
 	static const char *const names[NSYM] = {
-		"_sdata", "_edata", "__bss_start", "__bss_stop", "__brk_base", "_end",
+		"_stext", "_etext", "__start_rodata", "__end_rodata",
 		"__start_ro_after_init", "__end_ro_after_init", "linux_banner",
 	};
 	uint64_t a[NSYM];
 
-	if (ksyms_lookup(f->km, names, a, NSYM) < 1 || !a[SDATA] || a[EDATA] <= a[SDATA] ||
-	    !a[BSS] || a[BSS_END] < a[BSS])
+	if (ksyms_lookup(f->km, names, a, NSYM) < 1 || !a[TEXT] || a[ETEXT] <= a[TEXT] ||
+	    !a[ROD] || a[EROD] <= a[ROD] || a[ROAI] > a[EROAI])
 		return;
 	f->have_sections = 1;
-	add_area(f, DBG_DATA, a[SDATA], a[EDATA] - a[SDATA]);
-	add_area(f, DBG_DATA, a[BSS], a[BSS_END] - a[BSS]);
-	if (a[BRK] && a[END] > a[BRK])
-		add_area(f, DBG_DATA, a[BRK], a[END] - a[BRK]);
-	if (a[ROAI] && a[ROAI_END] > a[ROAI])
-		add_area(f, DBG_DATA, a[ROAI], a[ROAI_END] - a[ROAI]);
+	f->text_lo = a[TEXT];
+	f->text_hi = a[ETEXT];
+	f->rod_lo = a[ROD];
+	f->rod_hi = a[EROD];
+	f->roai_lo = a[ROAI];
+	f->roai_hi = a[EROAI];
 	if (a[BANNER])
 		add_area(f, DBG_DATA, a[BANNER], 256);
+	/* The functions whose code crash reads as it opens a dump: open
+	 * and fork (are frame pointers used?), __schedule (where a sleeping
+	 * task's stack returns), the interrupt and syscall entries (how
+	 * their frames are linked): without them it stops. Two pages from
+	 * each start. */
+	static const char *const code[] = {
+		"__x64_sys_open", "sys_open", "__x64_sys_fork", "sys_fork", "__schedule",
+		"schedule", "do_futex", "common_interrupt", "asm_common_interrupt",
+		"entry_SYSCALL_64", "ret_from_fork", "ret_from_fork_asm",
+		/* and the name tables it prints flags and states with */
+		"pageflag_names", "gfpflag_names", "vmaflag_names", "task_state_array",
+	};
+	uint64_t c[sizeof code / sizeof *code];
+	if (ksyms_lookup(f->km, code, c, sizeof code / sizeof *code) > 0)
+		for (size_t i = 0; i < sizeof code / sizeof *code; i++)
+			if (c[i] >= f->text_lo && c[i] < f->rod_hi)
+				add_area(f, DBG_DATA, c[i], 2ull << f->shift);
+	/* The slab cache of caches, which crash sizes every cache by. */
+	static const char *const caches[] = { "kmem_cache" };
+	uint64_t kc, cache;
+	if (ksyms_lookup(f->km, caches, &kc, 1) == 1 && rd(f, kc, &cache, 8) == 0 &&
+	    cache >= f->km->ac.ops->kva_min)
+		add_area(f, DBG_DATA, cache, 512);
 }
 
 /* Each possible CPU's per-CPU area, from __per_cpu_offset[]: its static
@@ -515,10 +618,16 @@ static void add_percpu(struct find *f)
 	uint64_t len = a[END] - a[START] + PERCPU_DYN;
 	if (len > unit)
 		len = unit;
+	f->cpu_off = calloc(nr, sizeof *f->cpu_off);
+	if (!f->cpu_off) {
+		f->err = -ENOMEM;
+		return;
+	}
 	for (uint32_t cpu = 0; cpu < nr && !f->err; cpu++) {
 		if (rd(f, a[OFF] + 8ull * cpu, &off, 8) < 0)
 			return;
 		f->have_percpu = 1;
+		f->cpu_off[f->ncpu++] = off;
 		add_area(f, DBG_PERCPU, a[START] + off, len);
 	}
 }
@@ -592,6 +701,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 		for (unsigned i = 0; i < na; i++)
 			add_area(&f, DBG_LOG, a[i].va, a[i].len);
 	add_stacks(&f, vc);
+	add_current_stacks(&f);
 	if (vi_has(&km->vi, VI_SYM_INIT_UTS_NS))
 		add_area(&f, DBG_UTS, vi_u(&km->vi, VI_SYM_INIT_UTS_NS), 512);
 	add_nodes(&f);
@@ -677,6 +787,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 done:
 	for (int p = 0; p < DBG_NPARTS; p++)
 		free(f.part[p].r);
+	free(f.cpu_off);
 	for (int t = 0; t < DBG_TIERS; t++)
 		free(tier[t].r);
 	free(all.r);
@@ -699,6 +810,11 @@ void dbg_pages_free(struct dbg_pages *dp)
 }
 
 uint32_t dbg_pages_seek(const struct dbg_pages *dp, uint64_t pfn)
+{
+	return dbg_tier_seek(&(const struct dbg_tier){ dp->r, dp->n, dp->pfns }, pfn);
+}
+
+uint32_t dbg_tier_seek(const struct dbg_tier *dp, uint64_t pfn)
 {
 	uint32_t lo = 0, hi = dp->n;
 

@@ -72,5 +72,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 void dbg_pages_free(struct dbg_pages *dp);
 /* Index of the run holding pfn, or the first run after it (n: none). */
 uint32_t dbg_pages_seek(const struct dbg_pages *dp, uint64_t pfn);
+/* The same in one tier's runs. */
+uint32_t dbg_tier_seek(const struct dbg_tier *t, uint64_t pfn);
 
 #endif

@@ -105,7 +105,14 @@ $(MMBENCH): tests/tools/mmbench.c $(UNIT_HDRS) $(UNIT_AR) $(DEPS_STAMP)
 	@echo "  CC      $@"
 	@$(MUSL_CC) $(UNIT_CFLAGS) -static -o $@ $< $(UNIT_AR) $(DEPS_LDLIBS) -lpthread
 
-unit-tests: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) $(UNIT_BINS) $(UNIT_ASAN_BINS)
+# The debugger's pages of a vmcore, by tier (tests/debugger/coverage.sh).
+DBGSET := $(BUILD)/tools/dbgset
+$(DBGSET): tests/tools/dbgset.c $(UNIT_HDRS) $(UNIT_AR) $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(MUSL_CC) $(UNIT_CFLAGS) -static -o $@ $< $(UNIT_AR) $(DEPS_LDLIBS) -lpthread
+
+unit-tests: $(BUILD)/kdumpinit $(TOOLS_MKVMCORE) $(UNIT_BINS) $(UNIT_ASAN_BINS) $(DBGSET)
 
 .PHONY: unit-tests
 
