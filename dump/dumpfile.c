@@ -1126,15 +1126,18 @@ void dumpfile_progress(const struct dumpfile *d, struct dump_progress *p)
 {
 	uint64_t total = 0, below;
 
+	/* A pass or tier is whole once a chunk after it was read, or an END
+	 * that says the dump is complete: an END of a dump that ran out of
+	 * room (DEVICE_FULL) says nothing of where it stopped. */
+	int ended = d->have_end && !(d->end.status & KDI_ST_INCOMPLETE);
 	p->early = d->nearly || d->have_dbg ? 1 : -1;
 	p->startup = d->nstartup || (d->have_dbg && d->dbg.startup_pfns) ? 1 : -1;
-	/* The startup tier is whole once anything after it was read. */
-	if (p->startup == 1 && d->nblocks == d->nstartup && !d->have_end)
+	if (p->startup == 1 && d->nblocks == d->nstartup && !ended)
 		p->startup = 0;
 	p->early_last = d->nearly ? d->blocks[d->nearly - 1].pfn + d->blocks[d->nearly - 1].count : 0;
 	p->first_pct = p->later_pct = -1;
-	/* The EARLY pass is whole once anything after it was read. */
-	if (p->early == 1 && d->nfirst == d->nearly && d->nblocks == d->nfirst && !d->have_end)
+	/* The EARLY pass is whole once anything after it was read (ended: above). */
+	if (p->early == 1 && d->nfirst == d->nearly && d->nblocks == d->nfirst && !ended)
 		p->early = 0;
 	if (d->nfirst > d->nearly) {
 		const struct page_block *b = &d->blocks[d->nfirst - 1];

@@ -1,20 +1,24 @@
 #!/bin/bash
 # tests/debugger/cuts.sh: a dump cut short opens in the debuggers once the
-# debugger's pages (the EARLY pass, written first) are on the device, at
-# every dump level. For each real raw vmcore (the e2e runs' copies of
-# /proc/vmcore) kdumpinit captures it and the dump is cut:
-#   L31/cutNN  level 31 truncated at NN % of its stream bytes (10 30 50 70 90)
-#   L31/small  level 31 onto a claimed file too small for it (the EARLY pass
-#              and a third of the rest fit): DEVICE_FULL
-#   L17/cutNN  level 17 at 30 % and 60 %
-#   L1/first   level 1 cut inside its kernel-first pass (halfway between the
-#              end of the EARLY pass and the end of the first pass)
-# For every cut past the EARLY pass, `save --format kdump` of the cut dump
-# (exit 5) must open in drgn: init_uts_ns's release is the vmcore's, the
-# printk log holds the panic, and for_each_task walks as many tasks as on
-# the raw vmcore; `info` must say the debugger's pages are complete. A cut
-# before the end of the EARLY pass must be said to be so by `info` ("cut
-# short"); nothing is asked of the debuggers there. With CRASH=1 (the
+# debugger's startup set (the first tier of the EARLY pass, written first)
+# is on the device, at every dump level. For each real raw vmcore (the e2e
+# runs' copies of /proc/vmcore) kdumpinit captures it and the dump is cut:
+#   L31/cutNN   level 31 truncated at NN % of its stream bytes (10 to 90 by
+#               10)
+#   L31/devNN   level 31 onto a claimed file of NN % of the whole dump's
+#               size (20 to 90 by 10), too small for it: DEVICE_FULL
+#   L17/cutNN   level 17 at 30 % and 60 %
+#   L1/first    level 1 cut inside its kernel-first pass (halfway between the
+#               end of the EARLY pass and the end of the first pass)
+# Where the startup set opens (the end of the first PAGES chunk after it,
+# from which a reader knows it whole) must be at most 20 % of a level-31
+# dump's bytes. For every cut past it, `save --format kdump` of the cut
+# dump (exit 5) must open in drgn: init_uts_ns's release is the vmcore's,
+# the printk log holds the panic, and for_each_task walks as many tasks as
+# on the raw vmcore; `info` must say the startup pages are complete. A cut
+# before must be said to be so by `info` ("cut short"); nothing is asked
+# of the debuggers there. Each kernel ends with a note: the smallest cut
+# of level 31 that opened. With CRASH=1 (the
 # check-full run) crash must show the panic in `log` and a
 # sysrq_handle_crash frame in `bt` on the same saves (crash_judge), each
 # crash that reads the kernel: Debian 12's 8.0.2 (the host's; it reads
@@ -53,33 +57,38 @@ mkdir -p "$work" "$dbg" || { bad "setup: cannot create $work"; finish; }
 work=$(cd "$work" && pwd)
 
 # Stream offsets from tests/tools/chunks.py (OFFSET TYPE LEN SEQ ID
-# [FLAGS]): where the stream starts, where it ends, where the EARLY pass
+# [FLAGS]): where the stream starts, where it ends, where the startup set
+# opens (the end of the first PAGES chunk after the last with STARTUP,
+# flag 8: a reader knows the tier whole from there), where the EARLY pass
 # ends (the last PAGES chunk with flag 4) and where the first pass ends
 # (the last PAGES chunk without LATER, flag 2; docs/FORMAT.md).
-layout() {	# IMG: prints "START END EARLY_END FIRST_END"
+layout() {	# IMG: prints "START END OPEN EARLY_END FIRST_END"
 	"$py" "$top/tests/tools/chunks.py" "$1" | awk '
 		NR == 1 { s = $1 }
 		{ e = $1 + 48 + $3 }
+		$2 == 5 && $6 % 16 >= 8 { st = e; open = 0 }
+		$2 == 5 && $6 % 16 < 8 && st && !open { open = e }
 		$2 == 5 && $6 % 8 >= 4 { early = e }
 		$2 == 5 && int($6 / 2) % 2 == 0 { first = e }
-		END { print s, e, early + 0, first + 0 }'
+		END { print s, e, open + 0, early + 0, first + 0 }'
 }
 
 # drgn on FILE: "release R", "panic 0|1", "tasks N" or "error STEP: ...".
 probe() { "$py" "$top/tests/crash/drgnprobe.py" "$1" "$2" 2>&1; }
 
-# The checks on one cut dump: NAME IMG PAST_EARLY
+# The checks on one cut dump: NAME IMG PAST_STARTUP. 0 when it opened
+# as it must (or was not asked to), 1 when a check failed.
 judge() {
-	local name=$1 img=$2 past=$3 info out
+	local name=$1 img=$2 past=$3 info out f0=$fail
 	info=$("$K" info "$img" 2>&1)
 	if [ "$past" = 0 ]; then
-		grep -q "the debugger's pages: cut short" <<<"$info" &&
-			ok "$name: before the end of the debugger's pages, and info says so" ||
-			bad "$name: cut inside the EARLY pass, info says: $(grep -E '^(state|written)' <<<"$info" | tr '\n' '|')"
-		return
+		grep -q "the debugger's startup pages: cut short" <<<"$info" &&
+			ok "$name: before the startup set opens, and info says so" ||
+			bad "$name: cut inside the startup set, info says: $(grep -E '^(state|written)' <<<"$info" | tr '\n' '|')"
+		return 1
 	fi
-	grep -q "the debugger's pages: complete" <<<"$info" ||
-		bad "$name: info does not say the debugger's pages are complete: $(grep -E '^(state|written)' <<<"$info" | tr '\n' '|')"
+	grep -q "the debugger's startup pages: complete" <<<"$info" ||
+		bad "$name: info does not say the startup pages are complete: $(grep -E '^(state|written)' <<<"$info" | tr '\n' '|')"
 	rm -f "$img.kdump"
 	"$K" save "$img" --output "$img.kdump" --format kdump >"$img.save" 2>&1
 	local rc=$?
@@ -95,6 +104,7 @@ judge() {
 		bad "$name: drgn: release '$rel' (want $kver), panic '$panic', tasks '$tasks' (raw $rawtasks): $(grep '^error' <<<"$out")"
 	fi
 	[ -z "${CRASH:-}" ] || crash_judge "$name" "$img.kdump" "$vml" "$kver"
+	[ "$fail" = "$f0" ]
 }
 
 # --- crash ---------------------------------------------------------------
@@ -235,14 +245,21 @@ for raw in "$@"; do
 		rm -f "$img"
 		"$K" capture --vmcore "$raw" --output "$img" --level $level >"$d/L$level.out" 2>&1 ||
 			{ bad "$base/L$level: capture exited $?: $(tail -n 2 "$d/L$level.out")"; continue; }
-		read -r s e early fe < <(layout "$img")
-		[ "$early" -gt 0 ] 2>/dev/null ||
-			{ bad "$base/L$level: no EARLY pass in the capture ($(grep -m1 'debugger' "$d/L$level.out"))"; continue; }
+		read -r s e open early fe < <(layout "$img")
+		[ "$open" -gt 0 ] 2>/dev/null ||
+			{ bad "$base/L$level: no startup set in the capture ($(grep -m1 'debugger' "$d/L$level.out"))"; continue; }
+		if [ "$level" = 31 ]; then
+			pct=$(awk -v o="$open" -v s="$s" -v e="$e" 'BEGIN { printf "%.1f", 100 * (o - s) / (e - s) }')
+			awk -v p="$pct" 'BEGIN { exit !(p <= 20) }' &&
+				ok "$base/L31: the startup set opens at $pct % of the dump's bytes (at most 20 %)" ||
+				bad "$base/L31: the startup set opens at $pct % of the dump's bytes, past 20 %"
+		fi
 		case $level in
-		31) cuts="10 30 50 70 90" ;;
+		31) cuts="10 20 30 40 50 60 70 80 90" ;;
 		17) cuts="30 60" ;;
 		1) cuts=first ;;
 		esac
+		smallest=
 		for c in $cuts; do
 			if [ "$c" = first ]; then
 				# halfway between the end of the EARLY pass and the
@@ -255,25 +272,30 @@ for raw in "$@"; do
 			fi
 			cut=$d/L$level-$c.img
 			cp --sparse=always "$img" "$cut" && truncate -s "$at" "$cut"
-			judge "$name" "$cut" $((at >= early ? 1 : 0))
+			judge "$name" "$cut" $((at >= open ? 1 : 0)) && [ -z "$smallest" ] && smallest=$c
+			rm -f "$cut" "$cut".*
 		done
-		if [ "$level" = 31 ]; then
-			# A device too small: the EARLY pass and a third of the rest.
-			small=$d/small.img
+		[ "$level" = 31 ] || continue
+		echo "note $base/L31: the smallest cut that opens: ${smallest:-none} % of the bytes (10 % steps)"
+		# Devices too small: 20 to 90 % of the whole dump.
+		for c in 20 30 40 50 60 70 80 90; do
+			small=$d/dev$c.img
 			rm -f "$small"
-			sz=$(( (early + (e - early) / 3 + 1048575) / 1048576 * 1048576 ))
-			if "$K" format "$small" --size "$sz" >"$d/small.format" 2>&1; then
-				"$K" capture --vmcore "$raw" --output "$small" --level 31 >"$d/small.out" 2>&1
-				rc=$?
-				if [ $rc -eq 5 ] && grep -q "too small" "$d/small.out"; then
-					judge "$base/L31/small" "$small" 1
-				else
-					bad "$base/L31/small: capture onto $sz bytes exited $rc: $(tail -n 2 "$d/small.out")"
-				fi
-			else
-				bad "$base/L31/small: format --size $sz failed: $(tail -n 1 "$d/small.format")"
+			sz=$(( e * c / 100 / 1048576 * 1048576 ))
+			if ! "$K" format "$small" --size "$sz" >"$d/dev$c.format" 2>&1; then
+				bad "$base/L31/dev$c: format --size $sz failed: $(tail -n 1 "$d/dev$c.format")"
+				continue
 			fi
-		fi
+			"$K" capture --vmcore "$raw" --output "$small" --level 31 >"$d/dev$c.out" 2>&1
+			rc=$?
+			if [ $rc -ne 5 ] || ! grep -q "too small" "$d/dev$c.out"; then
+				bad "$base/L31/dev$c: capture onto $sz bytes exited $rc: $(tail -n 2 "$d/dev$c.out")"
+				continue
+			fi
+			read -r _ _ sopen _ _ < <(layout "$small")
+			judge "$base/L31/dev$c" "$small" $(( sopen > 0 ? 1 : 0 ))
+			rm -f "$small" "$small".*
+		done
 	done
 done
 finish

@@ -1918,6 +1918,17 @@ static void startup_tier(void)
 	dumpfile_free(&d);
 	free(s.b);
 
+	/* A dump that ran out of room in its startup tier has an END, which
+	 * is no proof the tier is whole (DEVICE_FULL: INCOMPLETE set). */
+	build_tiers(&s, ST_OK, 1, 1, NULL, 0);
+	CHECK_INT(load(&d, &s, 0), 0);
+	CHECK_INT(d.have_end, 1);
+	dumpfile_progress(&d, &pr);
+	CHECK(pr.startup == 0 && pr.early == 0, "an incomplete dump's END after the startup tier's "
+	      "first chunk: progress %d %d", pr.startup, pr.early);
+	dumpfile_free(&d);
+	free(s.b);
+
 	/* DEBUGGER's 40-byte record says a startup tier was to come: cut
 	 * before any page, the tier is said to be cut short. */
 	uint8_t rec[40];
