@@ -162,6 +162,9 @@ struct find {
 	/* Each CPU's per-CPU offset (add_percpu), ncpu of them. */
 	uint64_t *cpu_off;
 	uint32_t ncpu;
+	/* The crashing CPUs' stacks (add_stacks), nstk of them. */
+	uint64_t stk[16];
+	unsigned nstk;
 };
 
 /* Every run the search finds goes through here: the cap on them all. */
@@ -354,6 +357,8 @@ static void add_stacks(struct find *f, const struct vmcore *vc)
 		    sp < ops->kva_min)
 			continue;
 		stack_add(f, sp & ~(ops->thread_size - 1));
+		if (f->nstk < sizeof f->stk / sizeof *f->stk)
+			f->stk[f->nstk++] = sp & ~(ops->thread_size - 1);
 	}
 }
 
@@ -632,15 +637,45 @@ static void add_percpu(struct find *f)
 	}
 }
 
+/* The task whose stack a crashing CPU was on: of the kernel addresses
+ * that stack holds, the one whose object's first words (a task_struct's
+ * stack pointer follows thread_info and the state) hold the stack's
+ * base. 0 when none does. */
+static uint64_t task_of_stacks(struct find *f)
+{
+	uint64_t ts = f->thread_size, kva_min = f->km->ac.ops->kva_min, w[512], q[TASK_WORDS];
+
+	for (unsigned k = 0; k < f->nstk && !f->err; k++) {
+		uint64_t base = f->stk[k];
+		for (uint64_t o = 0; o < ts && !f->err; o += sizeof w) {
+			if (rd(f, base + o, w, sizeof w) < 0)
+				continue;
+			for (size_t i = 0; i < sizeof w / 8; i++) {
+				if (w[i] < kva_min || (w[i] & 7) || (w[i] >= base && w[i] - base < ts) ||
+				    rd(f, w[i], q, 9 * 8) < 0)
+					continue;
+				for (size_t j = 2; j < 9; j++)
+					if (q[j] == base)
+						return w[i];
+			}
+		}
+	}
+	return 0;
+}
+
 static void add_tasks(struct find *f)
 {
 	static const char *const names[] = { "init_task", "init_pid_ns" };
-	uint64_t sy[2], init_task;
+	uint64_t sy[2] = { 0, 0 }, init_task;
 	struct tasks t = { .f = f, .kva_min = f->km->ac.ops->kva_min, .cap = 1u << 20 };
 	uint8_t *w = malloc(TASK_HEAD);
 
-	if (!w || ksyms_lookup(f->km, names, sy, 2) < 1 || !(init_task = sy[0]) ||
-	    rd(f, init_task, w, TASK_HEAD) < 0) {
+	/* Any task leads to all of them (the lists are circular): without
+	 * init_task's symbol (a kernel without KALLSYMS_ALL: Debian 12's
+	 * arm64), the crashing task, from its stack. */
+	if (ksyms_lookup(f->km, names, sy, 2) < 1 || !sy[0])
+		sy[0] = task_of_stacks(f);
+	if (!w || !(init_task = sy[0]) || rd(f, init_task, w, TASK_HEAD) < 0) {
 		free(w);
 		return;
 	}
