@@ -23,7 +23,7 @@ strings: one "COUNT NEEDLE" line per needle (occurrences in IMAGE).
 samples: 32-byte windows (16+ distinct byte values) taken from the
   payloads of PLAIN's PAGES chunks; prints "found N of M" in IMAGE.
 layout: the sealed stream against the plain capture of the same vmcore
-  (ok/FAIL lines): START version 7 and 4, SEAL at seq 2, the flags of
+  (ok/FAIL lines): START version 9 and 8, SEAL at seq 2, the flags of
   every type, PAGES payloads 16 bytes longer.
 samestream: exit 0 when A and B hold the same chunk stream byte for byte
   (each from its own superblock's data_offset to the end of END).
@@ -70,7 +70,7 @@ HDR = struct.Struct("<4sHHIIQQQQ")
 PAGE = 4096
 ZERO = bytes(PAGE)
 Z8 = bytes(8)
-TAG = 32	# a tag's length: 32 (AEGIS-256, version 7), 16 before; chunks() sets it
+TAG = 32	# a tag's length: 32 (AEGIS-256, versions 7 and 9), 16 before; chunks() sets it
 SEALED, AUTH = 1, 2
 START, NOTES, VMCI, SEGS, PAGES, DMESG, END, PAD, SETTINGS, GAP, CHAIN, DBG, SEAL, STEPS = range(1, 15)
 TNAME = {1: "START", 2: "NOTES", 3: "VMCOREINFO", 4: "SEGMENTS", 5: "PAGES", 6: "DMESG", 7: "END",
@@ -118,8 +118,8 @@ def chunks(img):
     while pos + 48 <= len(img) and img[pos:pos + 4] == b"KDCK":
         c = Chunk(img, pos)
         v = struct.unpack_from("<I", img, pos + 48)[0] if c.type == START and c.len >= 4 else 0
-        if v >= 5:	# a sealed dump's (a clear one's says nothing of tags)
-            TAG = 32 if v >= 7 else 16
+        if v >= 5 and v != 8:	# a sealed dump's (a clear one's, 4 or 8, says nothing of tags)
+            TAG = 32 if v in (7, 9) else 16
         out.append(c)
         if c.type == END:
             break
@@ -306,8 +306,8 @@ def layout(sealed, plain):
     cs, cp = chunks(s), chunks(p)
     out = Cases()
     ver = lambda img, c: struct.unpack_from("<I", img, c.off + 48)[0]  # noqa: E731
-    out.report("layout.start_version_7_sealed_4_plain",
-               None if cs[0].type == START and cp[0].type == START and ver(s, cs[0]) == 7 and ver(p, cp[0]) == 4
+    out.report("layout.start_version_9_sealed_8_plain",
+               None if cs[0].type == START and cp[0].type == START and ver(s, cs[0]) == 9 and ver(p, cp[0]) == 8
                else "versions %d and %d" % (ver(s, cs[0]), ver(p, cp[0])))
     why = None
     if [c.type for c in cs[:3]] != [START, CHAIN, SEAL] or cs[2].len != 120 + TAG:
