@@ -165,6 +165,10 @@ struct find {
 	/* The crashing CPUs' stacks (add_stacks), nstk of them. */
 	uint64_t stk[16];
 	unsigned nstk;
+	/* The image's writable leaves, kernel virtual, merged (image_leaf):
+	 * where image_xarrays looks without symbols. */
+	struct pfn_run wr[64];
+	unsigned nwr;
 };
 
 /* Every run the search finds goes through here: the cap on them all. */
@@ -226,7 +230,7 @@ static void add_area(struct find *f, enum dbg_part p, uint64_t va, uint64_t len)
 static int image_tier1(const struct find *f, uint64_t va, unsigned prot)
 {
 	if (!f->have_sections)
-		return (prot & ARCH_PROT_X) != 0;
+		return (prot & ARCH_PROT_X) || !(prot & ARCH_PROT_W);
 	if (va >= f->text_lo && va < f->text_hi)
 		return 1;
 	return va >= f->rod_lo && va < f->rod_hi && !(va < f->roai_hi && va + (1ull << f->shift) > f->roai_lo);
@@ -238,11 +242,18 @@ static int image_tier1(const struct find *f, uint64_t va, unsigned prot)
  * (page_offset_base, __per_cpu_offset: crash reads it first), and the
  * init sections and alignment gaps, freed at boot and reused since, whose
  * pages hold whatever the allocator put there (crash reads slab objects
- * in them at startup). Without the section symbols, code is tier 1 and
- * the rest tier 0. */
+ * in them at startup). Without the section symbols, what is writable is
+ * tier 0 and the rest (code, rodata: drgn reads none of it) tier 1. */
 static void image_leaf(struct find *f, uint64_t va, uint64_t pa, uint64_t size, unsigned prot)
 {
 	uint64_t ps = 1ull << f->shift;
+
+	if (prot & ARCH_PROT_W) {
+		if (f->nwr && f->wr[f->nwr - 1].hi == va)
+			f->wr[f->nwr - 1].hi = va + size;
+		else if (f->nwr < sizeof f->wr / sizeof *f->wr)
+			f->wr[f->nwr++] = (struct pfn_run){ va, va + size };
+	}
 
 	for (uint64_t o = 0; o < size && !f->err;) {
 		int t1 = image_tier1(f, va + o, prot);
@@ -531,6 +542,32 @@ static void walk_xa(struct tasks *t, uint64_t entry, int depth)
 	}
 }
 
+/* Without init_pid_ns's symbol: every xarray whose root is in the image's
+ * writable data, the pid IDR among them. A word there is the xa_head of
+ * one when it is an internal entry (low bits 2) to a root node (parent
+ * NULL, at 8) whose array (at 16) is the xarray holding the word (xa_head
+ * is at 8 in it: after the lock and the flags), and whose shift is a
+ * level's. Other words almost never pass all three. */
+static void image_xarrays(struct tasks *t)
+{
+	struct find *f = t->f;
+	uint64_t w[512], n[3];
+
+	for (unsigned k = 0; k < f->nwr && !f->err; k++)
+		for (uint64_t va = f->wr[k].lo; va < f->wr[k].hi && !f->err; va += sizeof w) {
+			if (rd(f, va, w, sizeof w) < 0)
+				continue;
+			for (size_t i = 0; i < sizeof w / 8; i++) {
+				uint64_t node = w[i] - 2, at = va + 8 * i;
+				if ((w[i] & 3) != 2 || !kva(t, node) || rd(f, node, n, sizeof n) < 0 ||
+				    n[1] != 0 || n[2] != at - 8 || (n[0] & 0xff) % 6 || (n[0] & 0xff) > 60)
+					continue;
+				add_area(f, DBG_TASKS, at - 8, 16);
+				walk_xa(t, w[i], 0);
+			}
+		}
+}
+
 /* node_data[]: each node's pglist_data, which crash reads at startup. */
 static void add_nodes(struct find *f)
 {
@@ -700,6 +737,8 @@ static void add_tasks(struct find *f)
 	if (sy[1] && rd(f, sy[1] + 8, &head, 8) == 0) {
 		add_area(f, DBG_TASKS, sy[1], 64);
 		walk_xa(&t, head, 0);
+	} else if (!sy[1]) {
+		image_xarrays(&t);
 	}
 	free(t.seen);
 	free(t.todo);
