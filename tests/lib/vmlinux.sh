@@ -6,7 +6,37 @@
 # suite), fetching linux-image-KVER-dbg first if needed, pinned in
 # tests/crash/SHA256SUMS. 7.3's package (the new layout) holds it in
 # usr/lib/debug/lib/modules/KVER/vmlinux with boot/vmlinux-KVER a symlink
-# to it; 6.1's and 6.12's in boot/. Needs $top (the repository) and $dbg.
+# to it; 6.1's and 6.12's in boot/, amd64's and arm64's alike (an arm64
+# KVER, *-arm64, through vmlinux_a64apt). Needs $top (the repository) and
+# $dbg.
+
+# vmlinux_a64apt ARG...: apt-get with arm64 as its only architecture, its
+# configuration and lists in $dbg/apt-arm64 (bookworm, trixie and their
+# -updates and -security suites), updated once a day.
+vmlinux_a64apt() {
+	local a=$dbg/apt-arm64 k=/usr/share/keyrings/debian-archive-keyring.gpg
+	local m=${VMLINUX_DEBIAN_MIRROR:-http://deb.debian.org/debian} s
+	local opts=(-q -c "$a/apt.conf" -o Dir::Etc::SourceList="$a/sources.list"
+		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$a/lists"
+		-o Dir::Cache="$a/cache" -o APT::Sandbox::User=root
+		-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" || return 1
+	for s in bookworm bookworm-updates bookworm-security trixie trixie-updates trixie-security; do
+		case $s in
+		*-security) echo "deb [arch=arm64 signed-by=$k] ${m%/debian}/debian-security $s main" ;;
+		*) echo "deb [arch=arm64 signed-by=$k] $m $s main" ;;
+		esac
+	done >"$a/sources.list"
+	printf '%s\n' '#clear APT::Update::Post-Invoke;' '#clear APT::Update::Post-Invoke-Success;' \
+		'Acquire::Check-Valid-Until "false";' >"$a/apt.conf"
+	if [ -z "$(find "$a/lists" -maxdepth 1 -name '*trixie_InRelease' -mmin -1440 2>/dev/null)" ] ||
+		[ "$(cat "$a/sources.list")" != "$(cat "$a/sources.list.done" 2>/dev/null)" ]; then
+		apt-get "${opts[@]}" update || return 1
+		cp "$a/sources.list" "$a/sources.list.done"
+	fi
+	apt-get "${opts[@]}" "$@"
+}
+
 vmlinux_of() {
 	local kver=$1 pkg=linux-image-$1-dbg deb ver tmp got p
 	local want=$dbg/usr/lib/debug/boot/vmlinux-$kver
@@ -19,15 +49,22 @@ vmlinux_of() {
 	tmp=$dbg/fetch.$$
 	rm -rf "$tmp" && mkdir -p "$tmp" || return 1
 	echo "readers: fetching $pkg=$ver (once)" >&2
-	# The private configuration reaches trixie, trixie-backports and sid;
-	# bookworm's packages come through the system's own apt.
-	(
+	# An arm64 kernel's package (Debian 12's and 13's, the arm64 e2e's)
+	# comes through a private configuration whose only architecture is
+	# arm64 (as tests/e2e-arm64/fetch.sh's), so the host's dpkg is not
+	# told of arm64. The amd64 ones: the private configuration reaches
+	# trixie, trixie-backports and sid; bookworm's packages come through
+	# the system's own apt.
+	case $kver in
+	*-arm64) (cd "$tmp" && vmlinux_a64apt download "$pkg:arm64=$ver") >"$dbg/fetch-$kver.log" 2>&1 ;;
+	*) (
 		filter_here=$top/tests/filter-makedumpfile
 		. "$filter_here/common.sh"
 		fapt_ready
 		cd "$tmp" && fapt download "$pkg=$ver"
 	) >"$dbg/fetch-$kver.log" 2>&1 ||
-		(cd "$tmp" && apt-get download "$pkg=$ver") >>"$dbg/fetch-$kver.log" 2>&1
+		(cd "$tmp" && apt-get download "$pkg=$ver") >>"$dbg/fetch-$kver.log" 2>&1 ;;
+	esac
 	got=$tmp/$deb
 	[ -f "$got" ] || { rm -rf "$tmp"; echo "apt could not fetch $pkg=$ver (see $dbg/fetch-$kver.log)" >&2; return 1; }
 	if [ "$(sha256sum "$got" | cut -d' ' -f1)" != "$(awk -v f="$deb" '$2 == f { print $1 }' "$top/tests/crash/SHA256SUMS")" ]; then
