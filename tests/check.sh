@@ -548,6 +548,18 @@ if [ -n "${FULL:-}" ]; then
 	# Debian 13's arm64 6.12 (no kexec_file_load either; 52-bit VA, LPA2,
 	# under -cpu max), armed by the own loader (~1.5 min).
 	run_suite e2e-arm64-6.12 bash tests/e2e-arm64/run.sh --trixie --workdir "$BUILD/arm64/e2e/6.12"
+	# The cut suite on arm64 (drgn; crash here reads x86_64 dumps only):
+	# the raw copies the two runs above leave, Debian 12's 6.1 (no
+	# KALLSYMS_ALL: the startup set without section symbols) and Debian
+	# 13's 6.12, each kernel's -dbg vmlinux fetched once through an arm64
+	# apt of its own (about 1.8 GB, 2 minutes; ~3.5 min of cuts).
+	a64in=$BUILD/debugger/a64in
+	mkdir -p "$a64in"
+	case $BUILD in /*) a64b=$BUILD ;; *) a64b=$PWD/$BUILD ;; esac
+	ln -sf "$a64b/arm64/e2e/run/raw.vmcore" "$a64in/raw-arm64-6.1.vmcore"
+	ln -sf "$a64b/arm64/e2e/6.12/raw.vmcore" "$a64in/raw-arm64-6.12.vmcore"
+	run_suite debugger-cuts-arm64 bash tests/debugger/cuts.sh --workdir "$BUILD/debugger/cuts-arm64" \
+		"$a64in"/raw-arm64-6.1.vmcore "$a64in"/raw-arm64-6.12.vmcore
 	run_suite e2e-88M-6G bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M \
 		--mem 6G --level 31 --timeout 1800 --workdir "$BUILD/e2e/88M-6G"
 	# The soak: twenty crash cycles back to back in one QEMU run, each
