@@ -568,6 +568,36 @@ static void image_xarrays(struct tasks *t)
 		}
 }
 
+/* The rodata the image's writable data points to: the names crash prints
+ * with (page flags, zones, task states, taints, the hypervisor's), each
+ * read 1.5 KB at a time. One hop, from the words of the writable leaves
+ * and ro_after_init (with the section symbols only: rodata is tier 1
+ * then). */
+#define NAME_READ 1536u
+
+static void rodata_hop(struct find *f, uint64_t lo, uint64_t hi)
+{
+	uint64_t w[512];
+
+	for (uint64_t va = lo & ~7ull; va < hi && !f->err; va += sizeof w) {
+		if (rd(f, va, w, sizeof w) < 0)
+			continue;
+		for (size_t i = 0; i < sizeof w / 8; i++)
+			if (w[i] >= f->rod_lo && w[i] < f->rod_hi &&
+			    !(w[i] >= f->roai_lo && w[i] < f->roai_hi))
+				add_area(f, DBG_DATA, w[i], NAME_READ);
+	}
+}
+
+static void add_rodata_hops(struct find *f)
+{
+	if (!f->have_sections)
+		return;
+	for (unsigned k = 0; k < f->nwr && !f->err; k++)
+		rodata_hop(f, f->wr[k].lo, f->wr[k].hi);
+	rodata_hop(f, f->roai_lo, f->roai_hi);
+}
+
 /* node_data[]: each node's pglist_data, which crash reads at startup. */
 static void add_nodes(struct find *f)
 {
@@ -582,8 +612,11 @@ static void add_nodes(struct find *f)
 	add_area(f, DBG_MEMSECTION, va, len * 8);
 	for (uint64_t i = 0; i < len && !f->err; i++) {
 		uint64_t p;
-		if (rd(f, va + i * 8, &p, 8) == 0 && p >= km->ac.ops->kva_min)
+		if (rd(f, va + i * 8, &p, 8) == 0 && p >= km->ac.ops->kva_min) {
 			add_area(f, DBG_MEMSECTION, p, size);
+			if (f->have_sections)
+				rodata_hop(f, p, p + size);	/* the zones' names */
+		}
 	}
 }
 
@@ -619,9 +652,11 @@ static void add_sections(struct find *f)
 	static const char *const code[] = {
 		"__x64_sys_open", "sys_open", "__x64_sys_fork", "sys_fork", "__schedule",
 		"schedule", "do_futex", "common_interrupt", "asm_common_interrupt",
-		"entry_SYSCALL_64", "ret_from_fork", "ret_from_fork_asm",
-		/* and the name tables it prints flags and states with */
+		"entry_SYSCALL_64", "ret_from_fork", "ret_from_fork_asm", "vfs_read",
+		/* and the tables it prints flags and states with, and sizes
+		 * the maple tree's nodes by */
 		"pageflag_names", "gfpflag_names", "vmaflag_names", "task_state_array",
+		"taint_flags", "mt_slots", "mt_pivots",
 	};
 	uint64_t c[sizeof code / sizeof *code];
 	if (ksyms_lookup(f->km, code, c, sizeof code / sizeof *code) > 0)
@@ -776,6 +811,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 			add_area(&f, DBG_LOG, a[i].va, a[i].len);
 	add_stacks(&f, vc);
 	add_current_stacks(&f);
+	add_rodata_hops(&f);
 	if (vi_has(&km->vi, VI_SYM_INIT_UTS_NS))
 		add_area(&f, DBG_UTS, vi_u(&km->vi, VI_SYM_INIT_UTS_NS), 512);
 	add_nodes(&f);
