@@ -198,6 +198,7 @@ class KdumpMap:
         bm = f.read(half)
         pfns = [i * 8 + b for i, byte in enumerate(bm) if byte for b in range(8) if byte >> b & 1]
         pfns = [p for p in pfns if p < mapnr]
+        self.pfns = pfns           # every dumped pfn, zero pages included
         f.seek((1 + sub + bmb) * bs)
         descs = f.read(24 * len(pfns))
         count = collections.Counter()
