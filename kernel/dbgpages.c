@@ -147,8 +147,39 @@ static int runs_sub(struct runs *out, const struct runs *a, const struct runs *b
 	return 0;
 }
 
+/* The kernel's symbols the finder uses, looked up together: decoding the
+ * kallsyms tables is most of what the finder costs (150,000 names), so
+ * once. */
+enum sym {
+	S_STEXT, S_ETEXT, S_ROD, S_EROD, S_ROAI, S_EROAI, S_BANNER, S_KMEM_CACHE,
+	S_PCPU_OFF, S_PCPU_UNIT, S_NR_CPU, S_PCPU_START, S_PCPU_END,
+	S_CURRENT, S_PCPU_HOT, S_ENTRY_TASK, S_INIT_TASK, S_INIT_PID_NS,
+	S_CODE,			/* from here: read_first[] */
+};
+static const char *const sym_name[S_CODE] = {
+	"_stext", "_etext", "__start_rodata", "__end_rodata", "__start_ro_after_init",
+	"__end_ro_after_init", "linux_banner", "kmem_cache",
+	"__per_cpu_offset", "pcpu_unit_size", "nr_cpu_ids", "__per_cpu_start", "__per_cpu_end",
+	"current_task", "pcpu_hot", "__entry_task", "init_task", "init_pid_ns",
+};
+/* The functions whose code crash reads as it opens a dump: open and fork
+ * (are frame pointers used?), __schedule (where a sleeping task's stack
+ * returns), the interrupt and syscall entries (how their frames are
+ * linked), vfs_read: without them it stops. And the tables it prints
+ * flags and states with, and sizes the maple tree's nodes by. Two pages
+ * from each start. */
+static const char *const read_first[] = {
+	"__x64_sys_open", "sys_open", "__x64_sys_fork", "sys_fork", "__schedule", "schedule",
+	"do_futex", "common_interrupt", "asm_common_interrupt", "entry_SYSCALL_64",
+	"ret_from_fork", "ret_from_fork_asm", "vfs_read",
+	"pageflag_names", "gfpflag_names", "vmaflag_names", "task_state_array", "taint_flags",
+	"mt_slots", "mt_pivots",
+};
+#define NSYMS (S_CODE + sizeof read_first / sizeof *read_first)
+
 struct find {
 	struct kmem *km;
+	uint64_t sym[NSYMS];		/* 0: not in the table (or none) */
 	unsigned shift;
 	struct runs part[DBG_NPARTS];
 	int err;
@@ -335,13 +366,13 @@ static void stack_add(struct find *f, uint64_t base)
  * of it aligned to a stack's size (as for every task, below). */
 static void add_current_stacks(struct find *f)
 {
-	static const char *const names[] = { "current_task", "pcpu_hot", "__entry_task" };
-	uint64_t a[3], ts = f->thread_size, task, w[TASK_WORDS];
+	const uint64_t *a = f->sym;
+	uint64_t ts = f->thread_size, task, w[TASK_WORDS];
 	const uint64_t kva_min = f->km->ac.ops->kva_min;
+	uint64_t sym = a[S_CURRENT] ? a[S_CURRENT] : a[S_PCPU_HOT] ? a[S_PCPU_HOT] : a[S_ENTRY_TASK];
 
-	if (!f->ncpu || !ts || ksyms_lookup(f->km, names, a, 3) < 1)
+	if (!f->ncpu || !ts || !sym)
 		return;
-	uint64_t sym = a[0] ? a[0] : a[1] ? a[1] : a[2];
 	for (uint32_t cpu = 0; cpu < f->ncpu && !f->err; cpu++) {
 		if (rd(f, sym + f->cpu_off[cpu], &task, 8) < 0 || task < kva_min ||
 		    rd(f, task, w, sizeof w) < 0)
@@ -625,48 +656,26 @@ static void add_nodes(struct find *f)
  * rodata, which crash compares with the vmlinux's first. */
 static void add_sections(struct find *f)
 {
-	enum { TEXT, ETEXT, ROD, EROD, ROAI, EROAI, BANNER, NSYM };
-	static const char *const names[NSYM] = {
-		"_stext", "_etext", "__start_rodata", "__end_rodata",
-		"__start_ro_after_init", "__end_ro_after_init", "linux_banner",
-	};
-	uint64_t a[NSYM];
+	const uint64_t *a = f->sym;
 
-	if (ksyms_lookup(f->km, names, a, NSYM) < 1 || !a[TEXT] || a[ETEXT] <= a[TEXT] ||
-	    !a[ROD] || a[EROD] <= a[ROD] || a[ROAI] > a[EROAI])
+	if (!a[S_STEXT] || a[S_ETEXT] <= a[S_STEXT] || !a[S_ROD] || a[S_EROD] <= a[S_ROD] ||
+	    a[S_ROAI] > a[S_EROAI])
 		return;
 	f->have_sections = 1;
-	f->text_lo = a[TEXT];
-	f->text_hi = a[ETEXT];
-	f->rod_lo = a[ROD];
-	f->rod_hi = a[EROD];
-	f->roai_lo = a[ROAI];
-	f->roai_hi = a[EROAI];
-	if (a[BANNER])
-		add_area(f, DBG_DATA, a[BANNER], 256);
-	/* The functions whose code crash reads as it opens a dump: open
-	 * and fork (are frame pointers used?), __schedule (where a sleeping
-	 * task's stack returns), the interrupt and syscall entries (how
-	 * their frames are linked): without them it stops. Two pages from
-	 * each start. */
-	static const char *const code[] = {
-		"__x64_sys_open", "sys_open", "__x64_sys_fork", "sys_fork", "__schedule",
-		"schedule", "do_futex", "common_interrupt", "asm_common_interrupt",
-		"entry_SYSCALL_64", "ret_from_fork", "ret_from_fork_asm", "vfs_read",
-		/* and the tables it prints flags and states with, and sizes
-		 * the maple tree's nodes by */
-		"pageflag_names", "gfpflag_names", "vmaflag_names", "task_state_array",
-		"taint_flags", "mt_slots", "mt_pivots",
-	};
-	uint64_t c[sizeof code / sizeof *code];
-	if (ksyms_lookup(f->km, code, c, sizeof code / sizeof *code) > 0)
-		for (size_t i = 0; i < sizeof code / sizeof *code; i++)
-			if (c[i] >= f->text_lo && c[i] < f->rod_hi)
-				add_area(f, DBG_DATA, c[i], 2ull << f->shift);
+	f->text_lo = a[S_STEXT];
+	f->text_hi = a[S_ETEXT];
+	f->rod_lo = a[S_ROD];
+	f->rod_hi = a[S_EROD];
+	f->roai_lo = a[S_ROAI];
+	f->roai_hi = a[S_EROAI];
+	if (a[S_BANNER])
+		add_area(f, DBG_DATA, a[S_BANNER], 256);
+	for (size_t i = S_CODE; i < NSYMS; i++)
+		if (a[i] >= f->text_lo && a[i] < f->rod_hi)
+			add_area(f, DBG_DATA, a[i], 2ull << f->shift);
 	/* The slab cache of caches, which crash sizes every cache by. */
-	static const char *const caches[] = { "kmem_cache" };
-	uint64_t kc, cache;
-	if (ksyms_lookup(f->km, caches, &kc, 1) == 1 && rd(f, kc, &cache, 8) == 0 &&
+	uint64_t cache;
+	if (a[S_KMEM_CACHE] && rd(f, a[S_KMEM_CACHE], &cache, 8) == 0 &&
 	    cache >= f->km->ac.ops->kva_min)
 		add_area(f, DBG_DATA, cache, 512);
 }
@@ -679,20 +688,17 @@ static void add_sections(struct find *f)
 
 static void add_percpu(struct find *f)
 {
-	enum { OFF, UNIT, NR, START, END, NSYM };
-	static const char *const names[NSYM] = {
-		"__per_cpu_offset", "pcpu_unit_size", "nr_cpu_ids", "__per_cpu_start", "__per_cpu_end",
-	};
-	uint64_t a[NSYM], off;
+	const uint64_t *a = f->sym;
+	uint64_t off;
 	uint32_t unit, nr;
 
 	/* __per_cpu_start is 0 where per-CPU addresses are offsets (x86_64
-	 * before 6.15): found, and 0. */
-	if (ksyms_lookup(f->km, names, a, NSYM) < NSYM - 1 || !a[OFF] || !a[UNIT] || !a[NR] ||
-	    a[END] <= a[START] || rd(f, a[UNIT], &unit, 4) < 0 || rd(f, a[NR], &nr, 4) < 0 ||
-	    !nr || nr > MAX_CPUS || unit < a[END] - a[START])
+	 * before 6.15): found, and 0, as not found reads. */
+	if (!a[S_PCPU_OFF] || !a[S_PCPU_UNIT] || !a[S_NR_CPU] || a[S_PCPU_END] <= a[S_PCPU_START] ||
+	    rd(f, a[S_PCPU_UNIT], &unit, 4) < 0 || rd(f, a[S_NR_CPU], &nr, 4) < 0 || !nr ||
+	    nr > MAX_CPUS || unit < a[S_PCPU_END] - a[S_PCPU_START])
 		return;
-	uint64_t len = a[END] - a[START] + PERCPU_DYN;
+	uint64_t len = a[S_PCPU_END] - a[S_PCPU_START] + PERCPU_DYN;
 	if (len > unit)
 		len = unit;
 	f->cpu_off = calloc(nr, sizeof *f->cpu_off);
@@ -701,11 +707,11 @@ static void add_percpu(struct find *f)
 		return;
 	}
 	for (uint32_t cpu = 0; cpu < nr && !f->err; cpu++) {
-		if (rd(f, a[OFF] + 8ull * cpu, &off, 8) < 0)
+		if (rd(f, a[S_PCPU_OFF] + 8ull * cpu, &off, 8) < 0)
 			return;
 		f->have_percpu = 1;
 		f->cpu_off[f->ncpu++] = off;
-		add_area(f, DBG_PERCPU, a[START] + off, len);
+		add_area(f, DBG_PERCPU, a[S_PCPU_START] + off, len);
 	}
 }
 
@@ -737,15 +743,14 @@ static uint64_t task_of_stacks(struct find *f)
 
 static void add_tasks(struct find *f)
 {
-	static const char *const names[] = { "init_task", "init_pid_ns" };
-	uint64_t sy[2] = { 0, 0 }, init_task;
+	uint64_t sy[2] = { f->sym[S_INIT_TASK], f->sym[S_INIT_PID_NS] }, init_task;
 	struct tasks t = { .f = f, .kva_min = f->km->ac.ops->kva_min, .cap = 1u << 20 };
 	uint8_t *w = malloc(TASK_HEAD);
 
 	/* Any task leads to all of them (the lists are circular): without
 	 * init_task's symbol (a kernel without KALLSYMS_ALL: Debian 12's
 	 * arm64), the crashing task, from its stack. */
-	if (ksyms_lookup(f->km, names, sy, 2) < 1 || !sy[0])
+	if (!sy[0])
 		sy[0] = task_of_stacks(f);
 	if (!w || !(init_task = sy[0]) || rd(f, init_task, w, TASK_HEAD) < 0) {
 		free(w);
@@ -794,8 +799,17 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 		goto done;	/* no translation: an empty set */
 	for (f.shift = 0; (1u << f.shift) < vc->page_size; f.shift++)
 		;
+	/* Lists, tables and trees read a word at a time: 256 KiB of lines
+	 * take most of those reads off the file (none at all: slower, as
+	 * before). */
+	(void)physmem_cache(&km->pm, 64);
 	kmem_budget(km, work);
 	f.thread_size = arch->thread_size;
+	const char *names[NSYMS];
+	for (size_t i = 0; i < NSYMS; i++)
+		names[i] = i < S_CODE ? sym_name[i] : read_first[i - S_CODE];
+	if (ksyms_lookup(km, names, f.sym, NSYMS) < 0)
+		memset(f.sym, 0, sizeof f.sym);
 	add_sections(&f);
 	add_percpu(&f);
 	if (arch->walk) {

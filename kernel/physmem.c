@@ -65,8 +65,28 @@ int physmem_init(struct physmem *pm, const struct vmcore *vc)
 	return vc->zero_fill ? index_all(pm) : 0;
 }
 
+int physmem_cache(struct physmem *pm, uint32_t nline)
+{
+	pm->tag = calloc(nline, sizeof *pm->tag);
+	pm->line = malloc((size_t)nline * PM_LINE);
+	if (!pm->tag || !pm->line) {
+		free(pm->tag);
+		free(pm->line);
+		pm->tag = NULL;
+		pm->line = NULL;
+		return -ENOMEM;
+	}
+	pm->nline = nline;
+	return 0;
+}
+
 void physmem_fini(struct physmem *pm)
 {
+	free(pm->tag);
+	free(pm->line);
+	pm->tag = NULL;
+	pm->line = NULL;
+	pm->nline = 0;
 	free(pm->order);
 	free(pm->all);
 	free(pm->reach);
@@ -185,6 +205,30 @@ int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
 	if (vc->dd) {
 		pm->reads++;
 		return diskdump_read(vc->dd, paddr, buf, len);
+	}
+	/* Within one line that one segment's file data holds whole: from
+	 * the cache, the line read whole first. */
+	uint64_t ln = paddr / PM_LINE;
+	if (pm->nline && len && (paddr + len - 1) / PM_LINE == ln) {
+		uint32_t i = (uint32_t)((ln * 0x9e3779b97f4a7c15ull) >> 40) % pm->nline;
+		uint8_t *l = pm->line + (size_t)i * PM_LINE;
+		if (pm->tag[i] == ln + 1) {
+			pm->hits++;
+			memcpy(buf, l + paddr % PM_LINE, len);
+			return 0;
+		}
+		long h = holder(pm, ln * PM_LINE, PM_LINE);
+		if (h >= 0) {
+			pm->reads++;
+			pm->tag[i] = 0;
+			if (read_full_at(vc->fd, l, PM_LINE, vc->seg_offset[h] +
+					 (ln * PM_LINE - vc->seg[h].paddr)) == PM_LINE) {
+				pm->tag[i] = ln + 1;
+				memcpy(buf, l + paddr % PM_LINE, len);
+				return 0;
+			}
+			/* a bad page elsewhere in the line: the range alone */
+		}
 	}
 	long k = holder(pm, paddr, len);
 	if (k < 0 && vc->zero_fill)

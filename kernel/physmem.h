@@ -22,9 +22,21 @@ struct physmem {
 	 * segments up to each one reach (the largest end so far). */
 	uint32_t *all;
 	uint64_t *reach;
+	/* physmem_cache's lines: PM_LINE bytes each, tag[i] the line's
+	 * address / PM_LINE + 1 (0: empty). */
+	uint64_t *tag;
+	uint8_t *line;
+	uint32_t nline;
+	uint64_t hits;		/* statistics */
 };
 
 int physmem_init(struct physmem *pm, const struct vmcore *vc);
+/* A cache of nline lines for physmem_read of a reader that reads the same
+ * pages again and again in small pieces (a walk of lists and tables: one
+ * pread each otherwise). Not for a physmem more than one thread reads:
+ * the lines are not locked. 0, or -ENOMEM (then no cache). */
+#define PM_LINE 4096u
+int physmem_cache(struct physmem *pm, uint32_t nline);
 void physmem_fini(struct physmem *pm);
 /* Reads [paddr, paddr+len) if one segment holds all of it: 0, -EFAULT when
  * the range is not in the dump (or crosses a hole), -EIO on read errors.
