@@ -84,13 +84,18 @@ int ksyms_lookup(struct kmem *km, const char *const *names, uint64_t *addr, unsi
 	/* the names asked for and _stext, to tell the address encoding */
 	uint32_t *idx = calloc(n + 1, sizeof *idx);
 	uint8_t *have = calloc(n + 1, 1);
+	/* Each name's length: most symbols are told apart by it, without a
+	 * strcmp against every name asked (150,000 symbols). */
+	size_t *wl = calloc(n + 1, sizeof *wl);
 
 	for (unsigned i = 0; i < n; i++)
 		addr[i] = 0;
-	if (!idx || !have) {
+	if (!idx || !have || !wl) {
 		r = -ENOMEM;
 		goto out;
 	}
+	for (unsigned q = 0; q <= n; q++)
+		wl[q] = strlen(q < n ? names[q] : "_stext");
 	if (sym(km, "SYMBOL(kallsyms_names)", &va_names) < 0 ||
 	    sym(km, "SYMBOL(kallsyms_num_syms)", &va_num) < 0 ||
 	    sym(km, "SYMBOL(kallsyms_offsets)", &va_off) < 0 ||
@@ -171,7 +176,7 @@ int ksyms_lookup(struct kmem *km, const char *const *names, uint64_t *addr, unsi
 		const char *s = name + 1;	/* past the type letter */
 		for (unsigned q = 0; q <= n; q++) {
 			const char *want = q < n ? names[q] : "_stext";
-			if (have[q] || (q == n && !have_stext) || strcmp(s, want))
+			if (have[q] || (q == n && !have_stext) || wl[q] != nl - 1 || strcmp(s, want))
 				continue;
 			have[q] = 1;
 			idx[q] = i;
@@ -210,6 +215,7 @@ int ksyms_lookup(struct kmem *km, const char *const *names, uint64_t *addr, unsi
 out:
 	free(idx);
 	free(have);
+	free(wl);
 	free(tt);
 	free(nm.buf);
 	return r;

@@ -863,8 +863,8 @@ order_file() {
 	done
 	rm -f "$o"
 	echo
-	echo "== $label: $v ($(($(stat -c %s "$v") >> 20)) MiB), outputs in RAM, medians of $ROUNDS" \
-		"alternating runs"
+	echo "== $label: $v ($(($(stat -c %s "$v") >> 20)) MiB), outputs in $(dirname "$o")" \
+		"($where), medians of $ROUNDS alternating runs"
 	echo "capture with the debugger's pages first (two tiers) and in pfn order; ratio = median"
 	echo "ordered s / median pfn-order s, rounds = the rounds' own ratios, CPU: the same of CPU seconds:"
 	printf '%-7s %8s %10s %7s %11s %6s %12s\n' cell pfn-s ordered-s ratio rounds CPU bytes-ratio
@@ -878,6 +878,10 @@ order_file() {
 					'BEGIN { if (b > 0) printf "%.4f", a / b; else printf "n/a" }')"
 		done
 	done
+	echo "what the order adds, in seconds (median ordered - median pfn order): level 1:" \
+		"$(sealed_extra 2 l1-t1-pfn l1-t1-ordered) and $(sealed_extra 2 l1-t2-pfn l1-t2-ordered);" \
+		"level 31: $(sealed_extra 2 l31-t1-pfn l31-t1-ordered) and $(sealed_extra 2 l31-t2-pfn l31-t2-ordered)" \
+		"(1 and 2 threads)"
 	echo "goal (ordered / pfn order <= 1.05, wall time): level 1: 1 thread" \
 		"$(ratio "$(stat_of l1-t1-ordered 2)" "$(stat_of l1-t1-pfn 2)"), 2 threads" \
 		"$(ratio "$(stat_of l1-t2-ordered 2)" "$(stat_of l1-t2-pfn 2)"); level 31: 1 thread" \
@@ -891,12 +895,17 @@ section_order() {
 	echo "######## order: the debugger's pages first (the finder and two tiers) against plain"
 	echo "######## pfn order, real vmcores in RAM, every output in RAM"
 	ram_dir || return 1
+	# in RAM (o is there: ram_dir), then written to this disk and synced
+	# (as a capture does), the input in RAM both times
 	v=$(in_ram "$vmcore" "$ramdir")
-	order_file order-1.5g "$v"
+	where="RAM: what the order costs in CPU" order_file order-1.5g "$v"
+	o=$out/o where="the disk, synced: as a capture runs" order_file order-1.5g-disk "$v"
+	o=$ramdir/o
 	rm -f "$ramdir/vmcore"
 	if [ -f "$large" ] && [ -z "${BENCH_NO_LARGE:-}" ]; then
 		v=$(in_ram "$large" "$ramdir")
-		order_file order-6g "$v"
+		where="RAM: what the order costs in CPU" order_file order-6g "$v"
+		o=$out/o where="the disk, synced: as a capture runs" order_file order-6g-disk "$v"
 	fi
 	rm -rf "$ramdir"
 	o=$out/o
