@@ -473,6 +473,19 @@ static int take_block(struct pass_worker *w, struct span *sp)
 	return 1;
 }
 
+/* The next walk (a pass, or the EARLY pass's next tier) over rl[0, nrl),
+ * from its start and no carry. */
+static void walk_anew(struct spans *ss, const struct pfn_run *rl, uint32_t nrl)
+{
+	ss->rl = rl;
+	ss->nrl = nrl;
+	ss->cl_range = 0;
+	ss->cl_pfn = 0;
+	ss->cl_done = 0;
+	ss->carry = ss->kcarry = (struct mm_carry){ 0 };
+	ss->folded = 0;
+}
+
 /* The ring's iterator, under its lock (lib/ring.h): publishes the span
  * the worker classified, then gives it the next block to encode, or a
  * span to classify when the block iterator waits for one, or waits
@@ -531,13 +544,7 @@ int passes_next_job(struct pass_worker *w, uint64_t *idx)
 			if (!ss->pending.scanned && next_tier) {
 				/* The EARLY pass's next tier, from no carry. */
 				ss->tier++;
-				ss->rl = p->eranges[ss->tier];
-				ss->nrl = p->neranges[ss->tier];
-				ss->cl_range = 0;
-				ss->cl_pfn = 0;
-				ss->cl_done = 0;
-				ss->carry = ss->kcarry = (struct mm_carry){ 0 };
-				ss->folded = 0;
+				walk_anew(ss, p->eranges[ss->tier], p->neranges[ss->tier]);
 				continue;
 			}
 			if (!ss->pending.scanned &&
@@ -547,13 +554,8 @@ int passes_next_job(struct pass_worker *w, uint64_t *idx)
 				/* A LATER pass for the memory map alone walks
 				 * only the windows that hold it. */
 				int vm_only = ss->pass == 2 && !p->in.kernel;
-				ss->rl = vm_only ? p->vranges : p->ranges;
-				ss->nrl = vm_only ? p->nvranges : p->nranges;
-				ss->cl_range = 0;
-				ss->cl_pfn = 0;
-				ss->cl_done = 0;
-				ss->carry = ss->kcarry = (struct mm_carry){ 0 };
-				ss->folded = 0;
+				walk_anew(ss, vm_only ? p->vranges : p->ranges,
+					  vm_only ? p->nvranges : p->nranges);
 				continue;
 			}
 			if (!ss->pending.scanned)

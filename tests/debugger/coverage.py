@@ -23,30 +23,21 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pfnmap import PAGE, START_KERNEL_MAP, Classifier, KdumpMap, Vmcore, load_facts, syscalls  # noqa: E402
+from pfnmap import PAGE, START_KERNEL_MAP, Classifier, KdumpMap, Vmcore, file_reads, load_facts  # noqa: E402
 
 
 def reads_in(vc, log, want):
     """pfn -> the physical addresses of the reads in STRACE log that start
     in it (the bytes a reader asked for), in order."""
-    pos, at = {}, collections.defaultdict(list)
+    at = collections.defaultdict(list)
 
     def cover(off, n):
         pa = vc.off_to_phys(off)
         if pa is not None and pa >> 12 in want and pa not in at[pa >> 12]:
             at[pa >> 12].append(pa)
 
-    for call, fd, off, ret in syscalls(log):
-        if call == "openat":
-            pos[str(ret)] = 0
-        elif call == "lseek":
-            pos[fd] = ret
-        elif call == "read":
-            if ret:
-                cover(pos.get(fd, 0), ret)
-            pos[fd] = pos.get(fd, 0) + ret
-        elif ret:
-            cover(off, ret)
+    for off, n in file_reads(log):
+        cover(off, n)
     return at
 
 

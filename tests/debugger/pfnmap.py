@@ -218,7 +218,6 @@ def cmd_pfns(vmcore, log):
     if kd:
         return cmd_pfns_kdump(vmcore, log)
     vc = Vmcore(vmcore)
-    pos = {}
     pfns, outside = set(), 0
 
     def cover(off, n):
@@ -234,6 +233,18 @@ def cmd_pfns(vmcore, log):
                 step = min(step, PAGE - (pa & (PAGE - 1)))
             off += step
 
+    for off, n in file_reads(log):
+        cover(off, n)
+    for p in sorted(pfns):
+        print(p)
+    print(f"pfnmap: {log}: {len(pfns)} pfns, {outside} bytes outside the PT_LOADs", file=sys.stderr)
+
+
+def file_reads(log):
+    """(offset, length) of every read of the traced file in an strace log,
+    whichever way it was made: pread64 at its offset, read at the file
+    position that openat and lseek set and reads move."""
+    pos = {}
     for call, fd, off, ret in syscalls(log):
         if call == "openat":
             pos[str(ret)] = 0
@@ -241,13 +252,10 @@ def cmd_pfns(vmcore, log):
             pos[fd] = ret
         elif call == "read":
             if ret:
-                cover(pos.get(fd, 0), ret)
+                yield pos.get(fd, 0), ret
             pos[fd] = pos.get(fd, 0) + ret
         elif ret:
-            cover(off, ret)
-    for p in sorted(pfns):
-        print(p)
-    print(f"pfnmap: {log}: {len(pfns)} pfns, {outside} bytes outside the PT_LOADs", file=sys.stderr)
+            yield off, ret
 
 
 def syscalls(log):
@@ -273,7 +281,7 @@ def syscalls(log):
 
 def cmd_pfns_kdump(dump, log):
     km = KdumpMap(dump)
-    pos, pfns = {}, set()
+    pfns = set()
 
     def cover(off, n):
         # every page whose stored bytes overlap [off, off + n)
@@ -284,17 +292,8 @@ def cmd_pfns_kdump(dump, log):
                 pfns.add(p)
             i += 1
 
-    for call, fd, off, ret in syscalls(log):
-        if call == "openat":
-            pos[str(ret)] = 0
-        elif call == "lseek":
-            pos[fd] = ret
-        elif call == "read":
-            if ret:
-                cover(pos.get(fd, 0), ret)
-            pos[fd] = pos.get(fd, 0) + ret
-        elif ret:
-            cover(off, ret)
+    for off, n in file_reads(log):
+        cover(off, n)
     for p in sorted(pfns):
         print(p)
     print(f"pfnmap: {log}: {len(pfns)} pfns (kdump-compressed)", file=sys.stderr)
