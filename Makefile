@@ -71,12 +71,15 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 # code is the larger: it meets the limit first. 528 KiB since stacked dump
 # devices (config/stack.c, dmtable.c, dmctl.c: rebuilding an LVM volume or
 # an md mirror with device-mapper, and recording its table on the host):
-# about 16 KB, which took arm64 past 512 KiB.
+# about 16 KB, which took arm64 past 512 KiB. 536 KiB since the
+# debugger's pages in two tiers (kernel/dbgpages.c: the section symbols,
+# per-CPU areas, current tasks' stacks, the rodata hops, the tasks without
+# init_task; arm64's page-table walk): about 8 KB, arm64 541,160 bytes.
 $(BUILD)/kdumpinit: $(OBJS)
 	@echo "  LD      $@"
 	@$(MUSL_CC) $(LDFLAGS_STATIC) $(ARCH_LDFLAGS) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
 	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
-	  test $$size -le 540672 || { echo "kdumpinit is over 528 KiB" >&2; exit 1; }
+	  test $$size -le 548864 || { echo "kdumpinit is over 536 KiB" >&2; exit 1; }
 
 include tests/tests.mk
 
