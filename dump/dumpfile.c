@@ -87,6 +87,13 @@ static int overlaps(const struct page_block *b, size_t n, const struct kdi_pages
 	return 0;
 }
 
+/* overlaps() over blocks[lo, hi): none when the range is empty (blocks
+ * may then be NULL, and no pointer is made from it). */
+static int overlaps_in(const struct dumpfile *d, size_t lo, size_t hi, const struct kdi_pages_view *v)
+{
+	return hi > lo && overlaps(d->blocks + lo, hi - lo, v);
+}
+
 static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 		     uint64_t off, const struct kdi_chunk *h, size_t *cap)
 {
@@ -117,12 +124,11 @@ static int add_block(struct dumpfile *d, const struct kdi_pages_view *v,
 	}
 	/* (each tier of the EARLY pass is in pfn order, the two together
 	 * not) */
-	if (!early && (overlaps(d->blocks, d->nstartup, v) ||
-		       overlaps(d->blocks + d->nstartup, d->nearly - d->nstartup, v)))
+	if (!early && (overlaps_in(d, 0, d->nstartup, v) || overlaps_in(d, d->nstartup, d->nearly, v)))
 		return -EBADMSG;
-	if (early && !startup && overlaps(d->blocks, d->nstartup, v))
+	if (early && !startup && overlaps_in(d, 0, d->nstartup, v))
 		return -EBADMSG;
-	if (later && overlaps(d->blocks + d->nearly, d->nfirst - d->nearly, v))
+	if (later && overlaps_in(d, d->nearly, d->nfirst, v))
 		return -EBADMSG;
 	if (d->nblocks == *cap) {
 		size_t nc = *cap ? *cap * 2 : 1024;
