@@ -10,10 +10,10 @@
 # level 31 under `timeout 30`:
 #   NAME.complete  the capture ends within the bound, exit 0, "dump complete"
 #   NAME.finder    the finder says "debugger pages first: N pages", with
-#                  N as corpus/MANIFEST records it (when it records one:
-#                  the count the same code gave on the whole vmcore; a
-#                  change to the finder that moves it is a change to
-#                  review, then to record: --expect prints the counts)
+#                  N as corpus/MANIFEST records it (when it records one;
+#                  the MANIFEST says what it was counted on; a change to
+#                  the finder that moves it is a change to review, then to
+#                  record: --expect prints the counts)
 #
 #   tests/replay/run.sh [--old BIN] [--expect] [--workdir DIR]
 # --old BIN: also run BIN (an older build) on each reproducer whose
