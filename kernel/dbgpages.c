@@ -468,6 +468,7 @@ static void add_memsection(struct find *f, const struct memmap *mm)
 #define TASK_HEAD 12288u	/* bytes of a task_struct searched for list heads */
 #define TASK_BEFORE 4096u	/* around a task's node: its task_struct */
 #define TASK_AFTER 16384u
+#define TASK_HOP 2048u		/* bytes of what a task's word points to */
 #define MAX_TASKS 65536u
 #define MAX_HEADS 256u
 /* The visited set starts small and doubles: a real kernel's walk visits
@@ -564,9 +565,9 @@ static int is_task(struct tasks *t, uint64_t base)
 	return good * 3 >= t->noff * 2;
 }
 
-/* A task_struct and one hop from it: the page of every kernel address
- * it holds (its mm_struct, signal, pid, cred, files...: crash's ps reads
- * them for every task). */
+/* A task_struct and one hop from it: the first TASK_HOP bytes at every
+ * kernel address it holds (its mm_struct, signal, pid, cred, files...:
+ * crash's ps reads them for every task). */
 static void task_found(struct tasks *t, uint64_t base)
 {
 	uint64_t w[TASK_HEAD / 8];
@@ -582,8 +583,11 @@ static void task_found(struct tasks *t, uint64_t base)
 	for (size_t i = 0; i < TASK_HEAD / 8 && !t->f->err; i++) {
 		if (!kva(t, w[i]))
 			continue;
-		if (seen_add(t, (w[i] & ~4095ull) | 3))
-			add_area(t->f, DBG_TASKS, w[i], 8);
+		/* The object's first TASK_HOP bytes: an mm_struct runs
+		 * into the next page (crash reads 1.3 KB of it on 6.12). */
+		uint64_t pg = w[i] & ~4095ull, end = (w[i] + TASK_HOP - 1) & ~4095ull;
+		if (seen_add(t, pg | 3) | (end != pg && seen_add(t, end | 3)))
+			add_area(t->f, DBG_TASKS, w[i], TASK_HOP);
 		/* Its stack: the one word aligned to a stack's size that
 		 * is not the task itself (vmalloc'd stacks are aligned so;
 		 * another such word costs a stack's pages in tier 1). */
@@ -748,6 +752,12 @@ static void add_sections(struct find *f)
 	for (size_t i = S_CODE; i < NSYMS; i++)
 		if (a[i] >= f->text_lo && a[i] < f->rod_hi)
 			add_area(f, DBG_DATA, a[i], 2ull << f->shift);
+	/* The start of the symbol names, which crash 9 reads on 6.12: from
+	 * VMCOREINFO, as kallsyms has no symbol of its own tables before
+	 * 6.2. */
+	uint64_t kn;
+	if (vmcoreinfo_number(&f->km->vi, f->km->vi_text, "SYMBOL(kallsyms_names)", &kn) == 0)
+		add_area(f, DBG_DATA, kn, 2ull << f->shift);
 	/* The slab cache of caches, which crash sizes every cache by. */
 	uint64_t cache;
 	if (a[S_KMEM_CACHE] && rd(f, a[S_KMEM_CACHE], &cache, 8) == 0 &&

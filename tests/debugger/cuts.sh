@@ -10,6 +10,9 @@
 #   L17/cutNN   level 17 at 30 % and 60 %
 #   L1/first    level 1 cut inside its kernel-first pass (halfway between the
 #               end of the EARLY pass and the end of the first pass)
+# Before the cuts, for each kernel: the finder's kallsyms lookup gives the
+# vmlinux's addresses (tests/debugger/symcheck.py, through
+# build/tools/dbgset --syms).
 # Where the startup set opens (the end of the first PAGES chunk after it,
 # from which a reader knows it whole) must be at most 20 % of a level-31
 # dump's bytes. For every cut past it, `save --format kdump` of the cut
@@ -38,6 +41,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 1
 BUILD=${BUILD:-build}
 K=${KDUMPINIT:-$top/$BUILD/kdumpinit}
+DBGSET=${DBGSET:-$top/$BUILD/tools/dbgset}
 py=/usr/bin/python3
 work=$top/$BUILD/debugger/cuts
 if [ "${1:-}" = --workdir ]; then
@@ -235,6 +239,13 @@ for raw in "$@"; do
 		continue
 	fi
 	[ -z "${CRASH:-}" ] || crash_setup "$base" "$raw" "$vml" "$kver"
+	# The finder's one kallsyms lookup against the vmlinux's addresses:
+	# its names and a sample of the symbol table (symcheck.py).
+	if sc=$("$py" "$top/tests/debugger/symcheck.py" "$DBGSET" "$raw" "$vml" 2>&1); then
+		ok "$base: kallsyms: $(tail -n 1 <<<"$sc" | sed 's/^ok //')"
+	else
+		bad "$base: kallsyms: $(grep -m 3 FAIL <<<"$sc" | tr '\n' ' ')"
+	fi
 	out=$(probe "$raw" "$vml")
 	rawtasks=$(sed -n 's/^tasks //p' <<<"$out")
 	[ -n "$rawtasks" ] || { bad "$base: drgn does not read the raw vmcore: $out"; continue; }

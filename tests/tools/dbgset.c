@@ -5,6 +5,11 @@
  *
  *   dbgset VMCORE      prints "TIER PFN" lines (0 the startup set, 1 the
  *                      rest), then on stderr the sizes
+ *   dbgset --syms VMCORE NAME...
+ *                      prints "NAME ADDRESS" (hex, 0 when not found) as
+ *                      the finder's kallsyms lookup gives them
+ *                      (kernel/kallsyms.c), for tests/debugger/cuts.sh to
+ *                      hold against the vmlinux
  *
  * No budget on the set (the capture's is 1/64 of the memory, at least
  * 128 MiB: never reached by a real kernel here) nor on the search. */
@@ -15,8 +20,38 @@
 
 #include "../../arch/arch.h"
 #include "../../kernel/dbgpages.h"
+#include "../../kernel/kallsyms.h"
+#include "../../kernel/kmem.h"
 #include "../../kernel/memmap.h"
 #include "../../kernel/vmcore.h"
+
+static int syms(const char *path, char **names, unsigned n)
+{
+	struct vmcore vc;
+	enum vmcore_err why;
+	static struct kmem km;
+	uint64_t *addr = calloc(n + 1, sizeof *addr);
+
+	if (vmcore_open(&vc, path, &why) < 0) {
+		fprintf(stderr, "dbgset: cannot open %s as a vmcore\n", path);
+		return 1;
+	}
+	const struct arch_ops *arch = arch_lookup(vc.e_machine);
+	if (!addr || !arch || kmem_init(&km, &vc, arch) < 0 || !km.ok) {
+		fprintf(stderr, "dbgset: no translation in %s\n", path);
+		return 1;
+	}
+	int r = ksyms_lookup(&km, (const char *const *)names, addr, n);
+	if (r < 0) {
+		fprintf(stderr, "dbgset: kallsyms: %s\n", strerror(-r));
+		return 1;
+	}
+	for (unsigned i = 0; i < n; i++)
+		printf("%s %llx\n", names[i], (unsigned long long)addr[i]);
+	kmem_fini(&km);
+	free(addr);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -26,8 +61,10 @@ int main(int argc, char **argv)
 	char mwhy[400];
 	uint32_t applied;
 
+	if (argc >= 3 && !strcmp(argv[1], "--syms"))
+		return syms(argv[2], argv + 3, (unsigned)(argc - 3));
 	if (argc != 2) {
-		fprintf(stderr, "usage: dbgset VMCORE\n");
+		fprintf(stderr, "usage: dbgset VMCORE | dbgset --syms VMCORE NAME...\n");
 		return 2;
 	}
 	if (vmcore_open(&vc, argv[1], &why) < 0) {
