@@ -50,6 +50,7 @@ enum arch_va_kind {
 	ARCH_VA_IMAGE,		/* the kernel image's own mapping */
 	ARCH_VA_MODULES,	/* module memory */
 	ARCH_VA_CPU_AREA,	/* per-CPU entry areas (pages of each CPU's per-CPU data) */
+	ARCH_VA_PCPU_CHUNKS,	/* the top of vmalloc: the per-CPU allocator's later chunks */
 };
 #define ARCH_PROT_W 1u		/* writable */
 #define ARCH_PROT_X 2u		/* executable */

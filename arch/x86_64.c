@@ -103,8 +103,23 @@ static int x86_64_kimg_to_phys(const struct arch_env *env, uint64_t va, uint64_t
 #define PTE_RW			0x2ull
 #define PTE_NX			(1ull << 63)
 
-static enum arch_va_kind x86_64_kind(uint64_t va)
+/* The per-CPU allocator maps each chunk after the first (which lies in
+ * the direct map) at the top of the vmalloc space, top down, while every
+ * other vmalloc is placed bottom up (pcpu_get_vm_areas): what is mapped
+ * in this much below the top is per-CPU data. The space is 32 TiB with 4
+ * levels and 12,800 TiB with 5 (Documentation/arch/x86/x86_64/mm.rst),
+ * from NUMBER(VMALLOC_START), which KASLR moves. */
+#define VMALLOC_START_KEY	"NUMBER(VMALLOC_START)"
+#define PCPU_TOP		(1ull << 30)
+
+struct x86_walk {
+	uint64_t pcpu_lo, pcpu_hi;	/* empty without VMALLOC_START */
+};
+
+static enum arch_va_kind x86_64_kind(const struct x86_walk *xw, uint64_t va)
 {
+	if (va >= xw->pcpu_lo && va < xw->pcpu_hi)
+		return ARCH_VA_PCPU_CHUNKS;
 	if (va >= START_KERNEL_MAP && va < MODULES_VADDR)
 		return ARCH_VA_IMAGE;
 	if (va >= MODULES_VADDR && va < MODULES_END)
@@ -114,8 +129,8 @@ static enum arch_va_kind x86_64_kind(uint64_t va)
 	return ARCH_VA_OTHER;
 }
 
-static int walk_level(struct arch_ctx *c, const struct arch_walk *w, uint64_t table, int level,
-		      uint64_t va_base, uint64_t *left)
+static int walk_level(struct arch_ctx *c, const struct arch_walk *w, const struct x86_walk *xw,
+		      uint64_t table, int level, uint64_t va_base, uint64_t *left)
 {
 	uint64_t e[512];
 
@@ -142,11 +157,11 @@ static int walk_level(struct arch_ctx *c, const struct arch_walk *w, uint64_t ta
 			unsigned prot = (e[i] & PTE_RW ? ARCH_PROT_W : 0) |
 					(e[i] & PTE_NX ? 0 : ARCH_PROT_X);
 			r = w->leaf ? w->leaf(w->arg, va, addr & ~(size - 1), size, prot,
-					      x86_64_kind(va)) : 0;
+					      x86_64_kind(xw, va)) : 0;
 		} else if (level > 3 && (e[i] & PTE_LARGE)) {
 			continue;	/* no leaves above 1 GiB: corrupt entry */
 		} else {
-			r = walk_level(c, w, addr, level - 1, va, left);
+			r = walk_level(c, w, xw, addr, level - 1, va, left);
 		}
 		if (r)
 			return r;
@@ -156,9 +171,17 @@ static int walk_level(struct arch_ctx *c, const struct arch_walk *w, uint64_t ta
 
 static int x86_64_walk(struct arch_ctx *c, const struct arch_walk *w)
 {
-	uint64_t left = w->max_tables;
+	uint64_t left = w->max_tables, vs;
+	struct x86_walk xw = { 0, 0 };
 
-	return walk_level(c, w, c->pgd, c->levels, 0, &left);
+	if (c->env->number(c->env, VMALLOC_START_KEY, &vs) == 0) {
+		uint64_t end = vs + (c->levels == 5 ? 12800ull << 40 : 32ull << 40);
+		if (end > vs && end - vs > PCPU_TOP) {
+			xw.pcpu_lo = end - PCPU_TOP;
+			xw.pcpu_hi = end;
+		}
+	}
+	return walk_level(c, w, &xw, c->pgd, c->levels, 0, &left);
 }
 
 /* struct elf_prstatus: pr_reg at 112, user_regs_struct's sp is its 20th

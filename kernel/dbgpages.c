@@ -223,6 +223,10 @@ struct find {
 	/* Found from the kernel's symbols before the walk: the leaves then
 	 * add only what they alone know (add_sections, add_percpu). */
 	int have_sections, have_percpu;
+	/* Before 6.4 crash reads each module whole at startup (its symbol
+	 * table is found in a copy of all of it): then module code is read
+	 * with the data, not only by dis and bt. */
+	int modules_whole;
 	uint64_t thread_size;
 	/* The image's text and rodata (kernel virtual, [lo, hi)), with
 	 * have_sections: tier 1, but ro_after_init, which is read first. */
@@ -360,8 +364,15 @@ static int on_leaf(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned 
 		break;
 	case ARCH_VA_MODULES:
 		/* A module's struct, its symbols and data are what crash
-		 * reads of it at startup; its code only for dis and bt. */
-		f->err = part_add(f, prot & ARCH_PROT_X ? DBG_MODULES : DBG_MODDATA, lo, hi);
+		 * reads of it at startup; its code only for dis and bt,
+		 * but before 6.4 (f->modules_whole). */
+		f->err = part_add(f, prot & ARCH_PROT_X && !f->modules_whole ? DBG_MODULES : DBG_MODDATA,
+				  lo, hi);
+		break;
+	case ARCH_VA_PCPU_CHUNKS:
+		/* crash 9 reads per-CPU counters there (7.3: two pages of a
+		 * chunk, one in each CPU's unit). */
+		f->err = part_add(f, DBG_PERCPU, lo, hi);
 		break;
 	case ARCH_VA_CPU_AREA:
 		/* Without the per-CPU symbols: PERCPU_BELOW pages below
@@ -869,6 +880,24 @@ static void add_tasks(struct find *f)
 	free(t.todo);
 }
 
+/* Is the crashed kernel's release older than major.minor? No release, or
+ * one that does not parse: no. */
+static int release_before(const struct vmcoreinfo *vi, unsigned major, unsigned minor)
+{
+	unsigned a = 0, b = 0;
+	const char *p = vi->osrelease;
+
+	if (!vi->have_osrelease || *p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9' && a < 1000; p++)
+		a = 10 * a + (unsigned)(*p - '0');
+	if (*p++ != '.' || *p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9' && b < 1000; p++)
+		b = 10 * b + (unsigned)(*p - '0');
+	return a < major || (a == major && b < minor);
+}
+
 int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct arch_ops *arch,
 		   const struct memmap *mm, uint64_t budget, uint64_t work)
 {
@@ -890,6 +919,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 	(void)physmem_cache(&km->pm, 64);
 	kmem_budget(km, work);
 	f.thread_size = arch->thread_size;
+	f.modules_whole = release_before(&km->vi, 6, 4);
 	const char *names[NSYMS];
 	for (size_t i = 0; i < NSYMS; i++)
 		names[i] = i < S_CODE ? sym_name[i] : read_first[i - S_CODE];

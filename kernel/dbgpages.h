@@ -19,13 +19,13 @@ enum dbg_part {
 	DBG_MEMSECTION,		/* mem_section's root and arrays, node_data */
 	DBG_LOG,		/* the printk ring */
 	DBG_STACKS,		/* each CPU's stack, from its PRSTATUS note */
-	DBG_PERCPU,		/* the per-CPU areas */
-	DBG_MODULES,		/* module code */
+	DBG_PERCPU,		/* the per-CPU areas, and later chunks (x86_64) */
+	DBG_MODULES,		/* module code (from 6.4: before, DBG_MODDATA) */
 	DBG_IMAGE,		/* the rest of the kernel image: text, rodata */
 	DBG_UTS,		/* init_uts_ns */
 	DBG_TASKS,		/* the tasks, from init_task's lists (kallsyms) */
 	DBG_DATA,		/* the image's data, bss, brk and ro_after_init */
-	DBG_MODDATA,		/* module memory that is not code */
+	DBG_MODDATA,		/* module memory that is not code (before 6.4: all) */
 	DBG_TSTACKS,		/* every task's stack */
 	DBG_NPARTS
 };

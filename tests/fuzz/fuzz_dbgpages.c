@@ -141,7 +141,7 @@ static int wc_leaf(void *arg, uint64_t va, uint64_t pa, uint64_t size, unsigned 
 	assert(size >= w->page && !(size & (size - 1)));
 	assert(va % size == 0 && pa % size == 0);
 	assert(va >= w->ac->ops->kva_min);
-	assert(kind <= ARCH_VA_CPU_AREA);
+	assert(kind <= ARCH_VA_PCPU_CHUNKS);
 	assert((prot & ~(ARCH_PROT_W | ARCH_PROT_X)) == 0);
 	/* vtop translates arm64's linear map by arithmetic, not by the
 	 * tables the walk reads there. */
