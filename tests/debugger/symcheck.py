@@ -43,12 +43,18 @@ def finder_names(top):
 
 def sample(vmlinux):
     out = subprocess.run(["nm", vmlinux], capture_output=True, text=True, check=True).stdout
+    lines = [line.split() for line in out.splitlines()]
+    at = {f[2]: int(f[0], 16) for f in lines if len(f) == 3}
+    stext, etext = at.get("_stext", 0), at.get("_etext", 1 << 64)
     seen, order, percpu, text = {}, [], set(), set()
-    for line in out.splitlines():
-        f = line.split()
+    for f in lines:
         if len(f) != 3 or f[1] not in "tTdDbBrR":
             continue
         name = f[2]
+        # code outside _stext.._etext (.exit.text of built-in drivers,
+        # which arm64 keeps) is not in kallsyms
+        if f[1] in "tT" and not stext <= int(f[0], 16) < etext:
+            continue
         if int(f[0], 16) < 1 << 32:
             percpu.add(name)
         if f[1] in "tT":
