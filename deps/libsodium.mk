@@ -1,5 +1,6 @@
 # deps/libsodium.mk -- build libsodium.a from the few libsodium sources
-# sealed dumps (dump/seal.c) use, directly.
+# sealed dumps (dump/seal.c) use, directly, and SHA-256, which `status`
+# checks the armed image's manifest with (host/sha256.c).
 #
 # Why not libsodium's own build: its full static library costs kdumpinit
 # 148 KB (sodium_init's runtime dispatch pulls in every CPU variant), and
@@ -43,6 +44,7 @@ SODIUM_FILES := crypto_aead/aegis256/aead_aegis256.c crypto_aead/aegis256/aegis2
 	crypto_generichash/blake2b/ref/generichash_blake2b.c crypto_generichash/blake2b/ref/blake2b-ref.c \
 	crypto_generichash/blake2b/ref/blake2b-compress-ref.c \
 	crypto_kdf/crypto_kdf.c crypto_kdf/blake2b/kdf_blake2b.c \
+	crypto_hash/sha256/hash_sha256.c crypto_hash/sha256/cp/hash_sha256_cp.c \
 	randombytes/randombytes.c randombytes/sysrandom/randombytes_sysrandom.c \
 	sodium/utils.c sodium/runtime.c crypto_verify/verify.c
 
