@@ -880,24 +880,6 @@ static void add_tasks(struct find *f)
 	free(t.todo);
 }
 
-/* Is the crashed kernel's release older than major.minor? No release, or
- * one that does not parse: no. */
-static int release_before(const struct vmcoreinfo *vi, unsigned major, unsigned minor)
-{
-	unsigned a = 0, b = 0;
-	const char *p = vi->osrelease;
-
-	if (!vi->have_osrelease || *p < '0' || *p > '9')
-		return 0;
-	for (; *p >= '0' && *p <= '9' && a < 1000; p++)
-		a = 10 * a + (unsigned)(*p - '0');
-	if (*p++ != '.' || *p < '0' || *p > '9')
-		return 0;
-	for (; *p >= '0' && *p <= '9' && b < 1000; p++)
-		b = 10 * b + (unsigned)(*p - '0');
-	return a < major || (a == major && b < minor);
-}
-
 int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct arch_ops *arch,
 		   const struct memmap *mm, uint64_t budget, uint64_t work)
 {
@@ -919,7 +901,9 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 	(void)physmem_cache(&km->pm, 64);
 	kmem_budget(km, work);
 	f.thread_size = arch->thread_size;
-	f.modules_whole = release_before(&km->vi, 6, 4);
+	unsigned maj, min;
+	f.modules_whole = vmcoreinfo_release(&km->vi, &maj, &min) == 0 &&
+			  (maj < 6 || (maj == 6 && min < 4));
 	const char *names[NSYMS];
 	for (size_t i = 0; i < NSYMS; i++)
 		names[i] = i < S_CODE ? sym_name[i] : read_first[i - S_CODE];

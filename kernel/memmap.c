@@ -554,7 +554,7 @@ static size_t say_release(const struct vmcoreinfo *vi, char *out, size_t sz)
 {
 	unsigned maj, min;
 
-	if (!vi->have_osrelease || sscanf(vi->osrelease, "%u.%u", &maj, &min) != 2)
+	if (vmcoreinfo_release(vi, &maj, &min) < 0)
 		return 0;
 	if (maj < MM_NEWEST_TESTED_MAJOR ||
 	    (maj == MM_NEWEST_TESTED_MAJOR && min <= MM_NEWEST_TESTED_MINOR))

@@ -1,6 +1,7 @@
 #include "vmcoreinfo.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,11 @@ int vmcoreinfo_number(const struct vmcoreinfo *vi, const char *text, const char 
 	if (!text || vmcoreinfo_get(text, key, buf, sizeof buf) < 0)
 		return -ENOENT;
 	return parse_value(buf, strlen(buf), strncmp(key, "SYMBOL(", 7) ? 0 : 16, v) < 0 ? -ENOENT : 0;
+}
+
+int vmcoreinfo_release(const struct vmcoreinfo *vi, unsigned *major, unsigned *minor)
+{
+	return vi->have_osrelease && sscanf(vi->osrelease, "%u.%u", major, minor) == 2 ? 0 : -ENOENT;
 }
 
 int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz)

@@ -149,6 +149,9 @@ int vmcoreinfo_get(const char *text, const char *key, char *out, size_t outsz);
  * parsed table's for the keys it has, else the line in text (may be NULL)
  * read the same way. 0, or -ENOENT (absent or malformed). For arch/. */
 int vmcoreinfo_number(const struct vmcoreinfo *vi, const char *text, const char *key, uint64_t *v);
+/* The release's major and minor numbers ("6.1.0-57-amd64": 6 and 1).
+ * 0, or -ENOENT (no OSRELEASE, or one that does not start so). */
+int vmcoreinfo_release(const struct vmcoreinfo *vi, unsigned *major, unsigned *minor);
 static inline int vi_has(const struct vmcoreinfo *vi, enum vi_key k) { return vi->have[k]; }
 static inline uint64_t vi_u(const struct vmcoreinfo *vi, enum vi_key k) { return vi->v[k]; }
 /* The key's name as the newest kernel spells it ("?" out of range), the

@@ -69,11 +69,31 @@ static void get_bounds(void)
 	CHECK_INT(vmcoreinfo_get("PAGESIZE4096\nPAGESIZ=1\n", "PAGESIZE", v, sizeof v), -ENOENT);
 }
 
+/* The release's numbers, which the filter's warning and the debugger's
+ * pages (module code before 6.4) go by. */
+static void release_numbers(void)
+{
+	struct vmcoreinfo vi;
+	unsigned maj = 0, min = 0;
+
+	vmcoreinfo_parse(&vi, "OSRELEASE=6.12.117+deb13-amd64\n");
+	CHECK_INT(vmcoreinfo_release(&vi, &maj, &min), 0);
+	CHECK_INT(maj, 6);
+	CHECK_INT(min, 12);
+	vmcoreinfo_parse(&vi, "OSRELEASE=7\n");
+	CHECK_INT(vmcoreinfo_release(&vi, &maj, &min), -ENOENT);
+	vmcoreinfo_parse(&vi, "OSRELEASE=linux\n");
+	CHECK_INT(vmcoreinfo_release(&vi, &maj, &min), -ENOENT);
+	vmcoreinfo_parse(&vi, "PAGESIZE=4096\n");
+	CHECK_INT(vmcoreinfo_release(&vi, &maj, &min), -ENOENT);
+}
+
 int main(void)
 {
 	RUN(values_by_base);
 	RUN(duplicates_keep_first);
 	RUN(malformed_values);
 	RUN(get_bounds);
+	RUN(release_numbers);
 	return check_done();
 }
