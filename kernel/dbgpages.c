@@ -899,6 +899,7 @@ int dbg_pages_find(struct dbg_pages *dp, const struct vmcore *vc, const struct a
 	 * take most of those reads off the file (none at all: slower, as
 	 * before). */
 	(void)physmem_cache(&km->pm, 64);
+	(void)kmem_tlb(km);
 	kmem_budget(km, work);
 	f.thread_size = arch->thread_size;
 	unsigned maj, min;

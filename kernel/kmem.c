@@ -1,7 +1,10 @@
 #include "kmem.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define TLB_N 512u	/* 2 MiB of 4 KiB pages: a finder's working set */
 
 static int env_number(const struct arch_env *env, const char *key, uint64_t *v)
 {
@@ -60,11 +63,42 @@ int kmem_init(struct kmem *km, const struct vmcore *vc, const struct arch_ops *a
 
 void kmem_fini(struct kmem *km)
 {
+	free(km->tlb);
+	km->tlb = NULL;
 	physmem_fini(&km->pm);
 	km->ok = 0;
 }
 
-int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, size_t len)
+int kmem_tlb(struct kmem *km)
+{
+	if (!km->tlb)
+		km->tlb = calloc(TLB_N, sizeof *km->tlb);
+	return km->tlb ? 0 : -ENOMEM;
+}
+
+/* ac->ops->vtop, through km's cache when there is one. Only
+ * translations that succeed are kept: a hole is asked again. */
+static int vtop(struct kmem *km, struct arch_ctx *ac, uint64_t va, uint64_t *pa, uint64_t *span)
+{
+	if (!km || !km->tlb)
+		return ac->ops->vtop(ac, va, pa, span);
+	uint64_t vp = va >> 12, off = va & 0xfff;
+	struct kmem_tlb *t = &km->tlb[vp % TLB_N];
+	if (t->tag == vp + 1) {
+		*pa = t->ppage + off;
+		*span = t->bytes - off;
+		return 0;
+	}
+	int r = ac->ops->vtop(ac, va, pa, span);
+	/* A span that ends inside this page (an arch's odd answer) is not
+	 * kept: the entry describes the page from its start. */
+	if (r == 0 && *span && *pa >= off && *span <= UINT64_MAX - off)
+		*t = (struct kmem_tlb){ .tag = vp + 1, .ppage = *pa - off, .bytes = *span + off };
+	return r;
+}
+
+static int vread(struct kmem *km, struct arch_ctx *ac, struct physmem *pm, uint64_t va,
+		 void *buf, size_t len)
 {
 	uint8_t *out = buf;
 
@@ -72,7 +106,7 @@ int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, 
 		return -EFAULT;	/* past the top of the address space: not one object */
 	while (len) {
 		uint64_t pa, span;
-		if (ac->ops->vtop(ac, va, &pa, &span) < 0)
+		if (vtop(km, ac, va, &pa, &span) < 0)
 			return -EFAULT;
 		size_t n = len < span ? len : span;
 		int r = physmem_read(pm, pa, out, n);
@@ -85,6 +119,11 @@ int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, 
 	return 0;
 }
 
+int kmem_vread(struct arch_ctx *ac, struct physmem *pm, uint64_t va, void *buf, size_t len)
+{
+	return vread(NULL, ac, pm, va, buf, len);
+}
+
 int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len)
 {
 	if (!km->ok)
@@ -92,7 +131,7 @@ int kmem_read(struct kmem *km, uint64_t va, void *buf, size_t len)
 	int r = spend(km, 1 + (len >> 12));
 	if (r)
 		return r;
-	r = kmem_vread(&km->ac, &km->pm, va, buf, len);
+	r = vread(km, &km->ac, &km->pm, va, buf, len);
 	/* A table read refused for the budget is the budget's, not a hole. */
 	return r < 0 && kmem_over(km) ? -ETIME : r;
 }
@@ -102,7 +141,7 @@ int kmem_vtop(struct kmem *km, uint64_t va, uint64_t *pa, uint64_t *span)
 	int r = spend(km, 1);
 	if (r)
 		return r;
-	r = km->ac.ops->vtop(&km->ac, va, pa, span);
+	r = vtop(km, &km->ac, va, pa, span);
 	return r < 0 && kmem_over(km) ? -ETIME : r;
 }
 

@@ -30,6 +30,11 @@ struct kmem {
 	 * step must end whatever the dump holds. Past the limit every read
 	 * fails with -ETIME, and kmem_over says so. */
 	uint64_t work, work_limit;
+	/* kmem_tlb's translations: tlb[i] for the 4 KiB virtual page tag
+	 * - 1 (0: empty), ppage its physical page, bytes from it that stay
+	 * contiguous. The vmcore's page tables never change, so a
+	 * translation once made holds for the whole run. */
+	struct kmem_tlb { uint64_t tag, ppage, bytes; } *tlb;
 };
 
 /* 0 (km->ok says whether translation works), or -ENOMEM. */
@@ -46,6 +51,11 @@ int kmem_vtop(struct kmem *km, uint64_t va, uint64_t *pa, uint64_t *span);
 int kmem_spend(struct kmem *km, uint64_t units);
 /* Sets the work a step may do from now on (0: no limit). */
 void kmem_budget(struct kmem *km, uint64_t units);
+/* Keeps the last translations of kmem_read and kmem_vtop (a reader that
+ * reads word by word around the same objects: a page-table walk per word
+ * was a third of the debugger-page finder). 0 or -ENOMEM (then none, as
+ * before). Not for a kmem more than one thread reads; kmem_fini frees. */
+int kmem_tlb(struct kmem *km);
 /* 1 when the step went past its budget. */
 int kmem_over(const struct kmem *km);
 /* The same through any translation and reader (a filter cursor's own
