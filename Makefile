@@ -53,7 +53,7 @@ SRCS := main/main.c \
 	kernel/dmesg.c kernel/memory.c kernel/dbgpages.c kernel/kallsyms.c kernel/vmemmap.c \
 	kernel/diskdump.c \
 	arch/arch.c arch/x86_64.c arch/arm64.c \
-	lib/log.c lib/io.c lib/ring.c lib/util.c lib/sigclean.c lib/rng.c
+	lib/log.c lib/io.c lib/ring.c lib/util.c lib/sigclean.c lib/rng.c lib/cli.c
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 HDRS := $(wildcard */*.h)
 

@@ -17,6 +17,7 @@
 
 #include "../config/modalias.h"
 #include "../config/stack.h"
+#include "../lib/cli.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -191,6 +192,22 @@ static int has_nr_cpus(const char *args)
 		if (p == args || p[-1] == ' ' || p[-1] == '\t')
 			return 1;
 	return 0;
+}
+
+/* The running kernel says it reserved nothing (kexec_crash_size 0, no
+ * crash CMA): said before any loader runs, in our words, where
+ * kexec-tools would say "Memory for crashkernel is not reserved". A
+ * kernel that does not say is left to the loader. */
+static int no_reservation(const char *root)
+{
+	char v[64] = "", path[512];
+	struct crash_reserve rs;
+
+	if (read_text_file(root_path(root, "/sys/kernel/kexec_crash_size", path, sizeof path), v,
+			   sizeof v) < 0 || strcmp(v, "0"))
+		return 0;
+	crash_reserve_read(root, &rs);
+	return !rs.cma;
 }
 
 static void explain(const char *root, int e, const struct kimage_info *ki)
@@ -551,7 +568,7 @@ int cmd_arm(int argc, char **argv)
 	const char *cpus_arg = NULL, *root = "", *note = "", *dev = NULL;
 	int unload = 0, dry = 0, c;
 
-	while ((c = getopt_long(argc, argv, "k:i:a:c:uhC:nR:N:d:", opts, NULL)) != -1) {
+	while ((c = cli_next("arm", argc, argv, "k:i:a:c:uhC:nR:N:d:", opts)) != -1) {
 		switch (c) {
 		case 'k': kernel = optarg; break;
 		case 'i': initrd = optarg; break;
@@ -564,13 +581,15 @@ int cmd_arm(int argc, char **argv)
 		case 'N': note = optarg; break;
 		case 'd': dev = optarg; break;
 		case 'h': fputs(arm_help, stdout); return EXIT_OK;
-		default: fputs(arm_help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc || (!unload && !dry && !kernel) || (unload && dry)) {
-		fputs(arm_help, stderr);
+	if (cli_operands("arm", argc, argv, 0, ""))
 		return EXIT_USAGE;
-	}
+	if (unload && (dry || kernel || initrd))
+		return cli_fail("arm", "--unload takes no kernel, initramfs or --dry-run");
+	if (!unload && !dry && !kernel)
+		return cli_fail("arm", "give --kernel FILE (and --initramfs FILE for a stock kernel)");
 	if (unload)
 		return unload_cmd(root);
 
@@ -581,6 +600,12 @@ int cmd_arm(int argc, char **argv)
 	memset(&ki, 0, sizeof ki);
 	if (kernel && (kfd = open_kernel(root, kernel, &ki, &rc)) < 0)
 		return rc;
+	if (kernel && !ki.release[0]) {
+		err("%s is not a kernel image this can read (no bzImage or arm64 Image header with "
+		    "a release): give the crash kernel's vmlinuz", kernel);
+		close(kfd);
+		return EXIT_USAGE;
+	}
 	if (kernel && !initrd && !ki.dedicated) {
 		err("%s is not kdumpinit's dedicated crash kernel (its release is %s, not *"
 		    KIMAGE_DEDICATED_SUFFIX "): it has no kdumpinit inside, give --initramfs",
@@ -588,22 +613,33 @@ int cmd_arm(int argc, char **argv)
 		close(kfd);
 		return EXIT_USAGE;
 	}
+	/* The initramfs opens before anything else is decided: a dry run
+	 * with one that does not open is no success. */
+	if (initrd && (ifd = open(initrd, O_RDONLY | O_CLOEXEC)) < 0) {
+		err("cannot open initramfs %s: %s", initrd, strerror(errno));
+		if (kfd >= 0)
+			close(kfd);
+		return EXIT_USAGE;
+	}
 	rc = build_cmdline(root, cmdline, append, cpus_arg, ki.dedicated, cl, sizeof cl, &cpus);
 	if (!rc && dev && !cmdline)
 		rc = record_stack(root, dev, append, cl, sizeof cl);
 	if (!rc && ki.dedicated && dev)
 		rc = check_reach(root, kernel, dev);
+	if (!rc && !dry && no_reservation(root)) {
+		err("no memory is reserved for a crash kernel: add crashkernel=256M (or the size "
+		    "'kdumpinit status' gives) to the kernel's command line, in GRUB_CMDLINE_LINUX "
+		    "of /etc/default/grub then update-grub, and reboot; nothing is armed");
+		rc = EXIT_SYSTEM;
+	}
 	if (rc || dry) {
 		if (!rc)
 			puts(cl);
 		if (kfd >= 0)
 			close(kfd);
+		if (ifd >= 0)
+			close(ifd);
 		return rc;
-	}
-	if (initrd && (ifd = open(initrd, O_RDONLY | O_CLOEXEC)) < 0) {
-		err("cannot open initramfs %s: %s", initrd, strerror(errno));
-		close(kfd);
-		return EXIT_USAGE;
 	}
 	/* The length counts the terminating NUL: the kernel checks it. The
 	 * dedicated kernel without --initramfs boots its own (built in). */

@@ -31,42 +31,53 @@
 #include "../dump/dumpfile.h"
 #include "../dump/save.h"
 #include "../kernel/vmcore.h"
+#include "../lib/cli.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/sigclean.h"
 #include "../lib/util.h"
 
-static int usage(const char *text, int code)
+static int help(const char *text)
 {
-	fputs(text, code == EXIT_OK ? stdout : stderr);
-	return code;
+	fputs(text, stdout);
+	return EXIT_OK;
 }
 
-static int bad_value(const char *opt, const char *v)
+/* The options info and dmesg share: SOURCE [--dump N] [--key FILE],
+ * the secret key read into sk. *which the dump (0 all, or the last),
+ * *key whether one was read. 0, -1 after the help, or the exit code
+ * (said). */
+static int source_opts(const char *cmd, const char *text, int argc, char **argv,
+		       unsigned *which, int *key, uint8_t sk[32])
 {
-	err("%s: invalid value '%s' (see --help)", opt, v);
-	return EXIT_USAGE;
-}
+	static const struct option opts[] = {
+		{ "dump", 1, 0, 'D' }, { "key", 1, 0, 'K' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	uint64_t v;
+	int c;
 
-/* `--key FILE` anywhere in argv (info, dmesg): taken out, the secret key
- * read into sk. 1 taken, 0 none, or the exit code's negative on a key
- * that does not read (said). */
-static int take_key(int *argc, char **argv, uint8_t sk[32])
-{
-	for (int i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], "--key"))
-			continue;
-		if (i + 1 >= *argc)
-			return -EXIT_USAGE;
-		if (keyfile_read(argv[i + 1], 1, sk) < 0)
-			return -EXIT_USAGE;
-		for (int k = i; k + 2 <= *argc; k++)
-			argv[k] = argv[k + 2];
-		*argc -= 2;
-		return 1;
+	*which = 0;
+	*key = 0;
+	while ((c = cli_next(cmd, argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case 'D':
+			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
+				return cli_bad_value(cmd, "--dump", optarg, "a dump's number, 1 the oldest");
+			*which = v;
+			break;
+		case 'K':
+			if (keyfile_read(optarg, 1, sk) < 0)
+				return EXIT_USAGE;
+			*key = 1;
+			break;
+		case 'h':
+			help(text);
+			return -1;	/* done, exit 0 */
+		default: return EXIT_USAGE;
+		}
 	}
-	return 0;
+	return cli_operands(cmd, argc, argv, 1, "the dump device or file (SOURCE)");
 }
 
 /* Runs a command that may read a secret key into sk: the key's only
@@ -93,7 +104,8 @@ static const char capture_help[] =
 	"  --vmcore FILE   the ELF vmcore, e.g. /proc/vmcore or a copy of it\n"
 	"  --output TARGET where the dump goes\n"
 	"  --level N       makedumpfile dump level bits, 0..31 (default 31; bit 1 = zero pages)\n"
-	"  --threads N     compression workers (default, and at most: the CPUs it may run on)\n"
+	"  --threads N     compression workers (default, and 0: one per CPU it may run on;\n"
+	"                  never more than those CPUs)\n"
 	"  --oversubscribe run all N workers even beyond the CPUs (tests of the partitioning)\n"
 	"  --no-mmap       read the vmcore with pread (the default for a file)\n"
 	"  --mmap          read it through mmap windows (the default for /proc/vmcore)\n"
@@ -125,26 +137,28 @@ int cmd_capture(int argc, char **argv)
 	uint64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "v:o:l:t:h", opts, NULL)) != -1) {
+	while ((c = cli_next("capture", argc, argv, "v:o:l:t:h", opts)) != -1) {
 		switch (c) {
 		case 'v': vmcore = optarg; break;
 		case 'o': output = optarg; break;
 		case 'l':
 			if (parse_u64(optarg, 0, &v) < 0 || v > 31)
-				return bad_value("--level", optarg);
+				return cli_bad_value("capture", "--level", optarg, "a dump level, 0 to 31");
 			rq.level = v;
 			break;
 		case 't':
-			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 256)
-				return bad_value("--threads", optarg);
-			rq.threads = v;
+			/* 0: as many as the CPUs, as kdumpinit.threads=0. */
+			if (parse_u64(optarg, 0, &v) < 0 || v > 256)
+				return cli_bad_value("capture", "--threads", optarg,
+						     "0 (one per CPU) to 256");
+			rq.threads = v ? v : online_cpus();
 			break;
 		case 'M': rq.read_mode = READ_PREAD; break;
 		case 'm': rq.read_mode = READ_MMAP; break;
 		case 'O': rq.cpus = 0; break;
 		case 'F':
 			if (strcmp(optarg, "keep") && strcmp(optarg, "overwrite"))
-				return bad_value("--full", optarg);
+				return cli_bad_value("capture", "--full", optarg, "keep or overwrite");
 			rq.full = strcmp(optarg, "keep") ? CHAIN_FULL_OVERWRITE : CHAIN_FULL_KEEP;
 			break;
 		case 'e':
@@ -155,7 +169,8 @@ int cmd_capture(int argc, char **argv)
 			else if (!strcmp(optarg, "keep"))
 				rq.memmap = MEMMAP_KEEP;
 			else
-				return bad_value("--memmap", optarg);
+				return cli_bad_value("capture", "--memmap", optarg,
+						     "auto, exclude or keep");
 			break;
 		case 'P':
 			/* Unreadable: refused before anything is written. */
@@ -163,12 +178,15 @@ int cmd_capture(int argc, char **argv)
 				return EXIT_USAGE;
 			rq.pubkey = pk;
 			break;
-		case 'h': return usage(capture_help, EXIT_OK);
-		default: return usage(capture_help, EXIT_USAGE);
+		case 'h': return help(capture_help);
+		default: return EXIT_USAGE;
 		}
 	}
-	if (!vmcore || !output || optind != argc)
-		return usage(capture_help, EXIT_USAGE);
+	if (!vmcore || !output)
+		return cli_fail("capture", "give %s", !vmcore && !output ? "--vmcore FILE and --output TARGET" :
+				!vmcore ? "--vmcore FILE" : "--output TARGET");
+	if (cli_operands("capture", argc, argv, 0, ""))
+		return EXIT_USAGE;
 	return run_capture(vmcore, output, 1, &rq, &hk);
 }
 
@@ -187,22 +205,12 @@ static const char info_help[] =
 
 static int info_with(int argc, char **argv, uint8_t skb[32])
 {
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return usage(info_help, EXIT_OK);
-	unsigned only = 0;
-	uint64_t v;
-	int hk = take_key(&argc, argv, skb);
-	if (hk < 0)
-		return -hk;
+	unsigned only;
+	int hk, r0 = source_opts("info", info_help, argc, argv, &only, &hk, skb);
+	if (r0)
+		return r0 < 0 ? EXIT_OK : r0;
 	const uint8_t *sk = hk ? skb : NULL;
-	if (argc == 4 && !strcmp(argv[2], "--dump")) {
-		if (parse_u64(argv[3], 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
-			return bad_value("--dump", argv[3]);
-		only = v;
-		argc = 2;
-	}
-	if (argc != 2 || argv[1][0] == '-')
-		return usage(info_help, EXIT_USAGE);
+	const char *src = argv[optind];
 
 	/* Every dump on the device, oldest first (or the one --dump names);
 	 * the exit code is the worst of them (an incomplete one makes it 5). */
@@ -211,7 +219,7 @@ static int info_with(int argc, char **argv, uint8_t skb[32])
 		struct target t;
 		struct dumpfile d;
 		int code = EXIT_OK;
-		int r = open_dump_nth(argv[1], k, sk, 0, &t, &d, &code);
+		int r = open_dump_nth(src, k, sk, 0, &t, &d, &code);
 
 		/* An unreadable header is said once, by the report's state line. */
 		if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
@@ -220,7 +228,7 @@ static int info_with(int argc, char **argv, uint8_t skb[32])
 			return code;
 		if (k > (only ? only : 1))
 			putchar('\n');
-		code = dump_report(stdout, argv[1], &t, &d, r);
+		code = dump_report(stdout, src, &t, &d, r);
 		unsigned n = d.ndumps;
 		if (r == 0 || r == -EBADMSG)
 			dumpfile_free(&d);
@@ -378,20 +386,20 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 	unsigned which = 0;
 	uint64_t v;
 
-	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
+	while ((c = cli_next("save", argc, argv, "o:f:h", opts)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'f': format = optarg; break;
 		case 'F': force = 1; break;
 		case 'c':
 			if (strcmp(optarg, "zlib") && strcmp(optarg, "none"))
-				return bad_value("--compress", optarg);
+				return cli_bad_value("save", "--compress", optarg, "zlib or none");
 			so.zlib = !strcmp(optarg, "zlib");
 			break;
 		case 't':
-			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 256)
-				return bad_value("--threads", optarg);
-			so.threads = v;
+			if (parse_u64(optarg, 0, &v) < 0 || v > 256)
+				return cli_bad_value("save", "--threads", optarg, "0 (one per CPU) to 256");
+			so.threads = v ? v : online_cpus();
 			break;
 		case 'd': sc.dir = optarg; break;
 		case 'K':
@@ -401,11 +409,11 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 			break;
 		case 'm':
 			if (parse_size(optarg, &sc.min_free) < 0)
-				return bad_value("--min-free", optarg);
+				return cli_bad_value("save", "--min-free", optarg, "a size (512M, 2GiB)");
 			break;
 		case 'x':
 			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > 1000)
-				return bad_value("--max", optarg);
+				return cli_bad_value("save", "--max", optarg, "a count, 1 to 1000");
 			sc.max = v;
 			break;
 		case 'k': sc.keep_device = 1; break;
@@ -413,18 +421,21 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		case 'C': sc.check = 1; break;
 		case 'D':
 			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
-				return bad_value("--dump", optarg);
+				return cli_bad_value("save", "--dump", optarg, "a dump's number, 1 the oldest");
 			which = v;
 			break;
-		case 'h': return usage(save_help, EXIT_OK);
-		default: return usage(save_help, EXIT_USAGE);
+		case 'h': return help(save_help);
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind < argc - 1 || (optind == argc && output) ||
-	    (!!output + !!sc.dir + sc.check) != 1)
-		return usage(save_help, EXIT_USAGE);
+	if (!!output + !!sc.dir + sc.check != 1)
+		return cli_fail("save", "give one of --output FILE, --dir DIR and --check");
+	if (optind < argc - 1)
+		return cli_fail("save", "unexpected argument '%s'", argv[optind + 1]);
+	if (optind == argc && output)
+		return cli_fail("save", "give the dump device or file (SOURCE) to save to %s", output);
 	if (strcmp(format, "elf") && strcmp(format, "kdump"))
-		return bad_value("--format", format);
+		return cli_bad_value("save", "--format", format, "kdump or elf");
 	if (which && !output) {
 		err("--dump picks the dump --output saves; save --dir saves every dump not yet saved");
 		return EXIT_USAGE;
@@ -572,7 +583,7 @@ int cmd_format(int argc, char **argv)
 	uint64_t size = 0;
 	int force = 0, c, created = 0;
 
-	while ((c = getopt_long(argc, argv, "L:s:Fh", opts, NULL)) != -1) {
+	while ((c = cli_next("format", argc, argv, "L:s:Fh", opts)) != -1) {
 		switch (c) {
 		case 'L':
 			/* A label must reach the crash kernel whole, as one word
@@ -589,15 +600,15 @@ int cmd_format(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_size(optarg, &size) < 0)
-				return bad_value("--size", optarg);
+				return cli_bad_value("format", "--size", optarg, "a size (64M, 2GiB)");
 			break;
 		case 'F': force = 1; break;
-		case 'h': return usage(format_help, EXIT_OK);
-		default: return usage(format_help, EXIT_USAGE);
+		case 'h': return help(format_help);
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1)
-		return usage(format_help, EXIT_USAGE);
+	if (cli_operands("format", argc, argv, 1, "the device or file to claim (TARGET)"))
+		return EXIT_USAGE;
 	const char *path = argv[optind];
 
 	mode_t kind;
@@ -616,11 +627,13 @@ int cmd_format(int argc, char **argv)
 			return EXIT_SYSTEM;
 		}
 		fd = fd < 0 ? -errno : fd;
-		created = 1;
+		created = fd >= 0 ? 1 : -1;	/* -1: tried, and it could not be made */
 	}
 	if (fd < 0) {
 		int e = -fd;
-		if (e == ENOENT)
+		if (e == ENOENT && created < 0)
+			err("cannot create %s: the directory it would go in does not exist", path);
+		else if (e == ENOENT)
 			err("%s does not exist (give --size to create a file)", path);
 		else if (e == EBUSY)
 			err("%s is in use (mounted or held by another program): not claimed", path);
@@ -774,42 +787,32 @@ static int dmesg_from_vmcore(const char *path, int *code)
 
 static int dmesg_with(int argc, char **argv, uint8_t skb[32])
 {
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return usage(dmesg_help, EXIT_OK);
-	unsigned which = 0;
-	uint64_t v;
-	int hk = take_key(&argc, argv, skb);
-	if (hk < 0)
-		return -hk;
+	unsigned which;
+	int hk, r0 = source_opts("dmesg", dmesg_help, argc, argv, &which, &hk, skb);
+	if (r0)
+		return r0 < 0 ? EXIT_OK : r0;
 	const uint8_t *sk = hk ? skb : NULL;
-	if (argc == 4 && !strcmp(argv[2], "--dump")) {
-		if (parse_u64(argv[3], 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
-			return bad_value("--dump", argv[3]);
-		which = v;
-		argc = 2;
-	}
-	if (argc != 2 || argv[1][0] == '-')
-		return usage(dmesg_help, EXIT_USAGE);
+	char *src = argv[optind];
 	int code = EXIT_OK;
-	if (!which && dmesg_from_vmcore(argv[1], &code) == 0)
+	if (!which && dmesg_from_vmcore(src, &code) == 0)
 		return code;
 
 	struct target t;
 	struct dumpfile d;
-	int r = open_dump_nth(argv[1], which, sk, 0, &t, &d, &code);
+	int r = open_dump_nth(src, which, sk, 0, &t, &d, &code);
 	if (code == EXIT_INCOMPLETE)
 		dump_unreadable(&t, &d, r);
 	if (r == -ENOENT && code == EXIT_OK) {
-		err("%s holds no dump (empty)", argv[1]);
+		err("%s holds no dump (empty)", src);
 		code = EXIT_TARGET;
-	} else if (r == 0 && dump_locked(argv[1], &d, sk) != EXIT_OK) {
+	} else if (r == 0 && dump_locked(src, &d, sk) != EXIT_OK) {
 		code = EXIT_USAGE;
 	} else if (r == 0 || (r < 0 && d.dmesg)) {
 		if (d.dmesg) {
 			fwrite(d.dmesg, 1, d.dmesg_len, stdout);
 			code = EXIT_OK;
 		} else {
-			err("%s: the dump holds no kernel log", argv[1]);
+			err("%s: the dump holds no kernel log", src);
 			code = EXIT_TARGET;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <sodium.h>
 
 #include "../dump/seal.h"
+#include "../lib/cli.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -147,10 +148,13 @@ int cmd_keygen(int argc, char **argv)
 		fputs(keygen_help, stdout);
 		return EXIT_OK;
 	}
-	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
-		fputs(keygen_help, stderr);
-		return EXIT_USAGE;
-	}
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1])
+		return cli_fail("keygen", "unknown option '%s'", argv[1]);
+	if (argc > 2 && argv[2][0] == '-' && argv[2][1])
+		return cli_fail("keygen", "unknown option '%s'", argv[2]);
+	if (argc != 3)
+		return cli_fail("keygen", argc < 3 ? "give SECRET-FILE and PUBLIC-FILE" :
+				"unexpected argument '%s'", argv[argc < 3 ? 0 : 3]);
 	/* lstat: a link, even a dangling one, is something there. */
 	for (int i = 1; i < 3; i++) {
 		struct stat st;

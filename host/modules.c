@@ -13,6 +13,7 @@
 
 #include "../config/modalias.h"
 #include "../config/stack.h"
+#include "../lib/cli.h"
 #include "../lib/exitcode.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -74,7 +75,7 @@ int cmd_modules(int argc, char **argv)
 	uint64_t budget = 8u << 20;
 	char left[512];
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_next("modules", argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'r': root = optarg; break;
 		case 'k': kver = optarg; break;
@@ -82,19 +83,16 @@ int cmd_modules(int argc, char **argv)
 		case 'n': extras = 0; break;
 		case 'a': all = 1; break;
 		case 'b':
-			if (parse_size(optarg, &budget) < 0 || !budget || budget > (1ull << 40)) {
-				err("modules: --budget: not a size: '%s' (see --help)", optarg);
-				return EXIT_USAGE;
-			}
+			if (parse_size(optarg, &budget) < 0 || !budget || budget > (1ull << 40))
+				return cli_bad_value("modules", "--budget", optarg,
+						     "a size (8M, 1GiB)");
 			break;
 		case 'h': fputs(modules_help, stdout); return EXIT_OK;
-		default: fputs(modules_help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc && !all) {
-		err("modules: no device selector (see --help)");
-		return EXIT_USAGE;
-	}
+	if (optind >= argc && !all)
+		return cli_fail("modules", "give a device selector, or --all-disks");
 	if (!strcmp(root, "/"))
 		root = "";
 	snprintf(sys, sizeof sys, "%s/sys", root);

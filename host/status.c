@@ -33,6 +33,7 @@
 #include "../dump/chain.h"
 #include "../dump/dumpfile.h"
 #include "../dump/seal.h"
+#include "../lib/cli.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -663,6 +664,18 @@ static int clear_dumps_only(const char *root, const char *dev, const char *text)
 	return n ? EXIT_UNSAVED : EXIT_OK;
 }
 
+/* A path typed relative to here, made absolute; a selector (PREFIX=...,
+ * or a list of them) and an absolute path as they are. */
+static const char *absolute(const char *arg, char *buf, size_t sz)
+{
+	char cwd[400];
+
+	if (!arg || arg[0] == '/' || strchr(arg, '=') || !getcwd(cwd, sizeof cwd))
+		return arg;
+	snprintf(buf, sz, "%s/%s", strcmp(cwd, "/") ? cwd : "", arg);
+	return buf;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -673,22 +686,25 @@ int cmd_status(int argc, char **argv)
 	const char *dev_arg = NULL, *image_arg = NULL, *root = "";
 	int c, only_configured = 0, only_clear = 0;
 
-	while ((c = getopt_long(argc, argv, "d:i:R:h", opts, NULL)) != -1) {
+	char dev_abs[512], image_abs[512];
+
+	while ((c = cli_next("status", argc, argv, "d:i:R:h", opts)) != -1) {
 		switch (c) {
-		case 'd': dev_arg = optarg; break;
-		case 'i': image_arg = optarg; break;
+		case 'd': dev_arg = absolute(optarg, dev_abs, sizeof dev_abs); break;
+		case 'i': image_arg = absolute(optarg, image_abs, sizeof image_abs); break;
 		case 'R': root = optarg; break;
 		case 'C': only_configured = 1; break;
 		case 'c': only_clear = 1; break;
 		case 'h': fputs(status_help, stdout); return EXIT_OK;
-		default: fputs(status_help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc || (only_configured && (dev_arg || image_arg || only_clear)) ||
-	    (only_clear && image_arg)) {
-		fputs(status_help, stderr);
+	if (cli_operands("status", argc, argv, 0, ""))
 		return EXIT_USAGE;
-	}
+	if (only_configured && (dev_arg || image_arg || only_clear))
+		return cli_fail("status", "--configured takes no other option");
+	if (only_clear && image_arg)
+		return cli_fail("status", "--clear-dumps and --image do not go together");
 
 	struct utsname u;
 	if (uname(&u) < 0) {

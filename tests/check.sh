@@ -157,6 +157,9 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite sealed bash tests/unit/sealed.sh
 	run_suite modules bash tests/unit/modules.sh
 	run_suite status bash tests/unit/status.sh
+	# Every command's options from its --help: one-line errors, --opt=value,
+	# relative paths (lib/cli.c).
+	run_suite cli bash tests/unit/cli.sh
 	# The dedicated crash kernel and crashkernel=,cma, host side: image
 	# inspection, lockdown, both reservation parts, the service's choice.
 	run_suite crash-kernel-host bash tests/unit/crashkernel.sh
