@@ -43,7 +43,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s -Wl,-z,noseparate-code -flto=auto
 SRCS := main/main.c \
 	host/commands.c host/initrd.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c arm/reach.c \
-	arm/root.c arm/cmdline.c \
+	arm/root.c arm/cmdline.c arm/rebuild.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	config/dmtable.c config/dmctl.c config/stack.c \

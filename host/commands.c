@@ -97,6 +97,8 @@ static int with_key(int (*cmd)(int, char **, uint8_t *), int argc, char **argv)
 
 static const char capture_help[] =
 	"usage: kdumpinit capture --vmcore FILE --output TARGET [--level N] [--threads N]\n"
+	"                         [--mmap|--no-mmap] [--oversubscribe] [--pubkey FILE]\n"
+	"                         [--full keep|overwrite] [--memmap auto|exclude|keep]\n"
 	"\n"
 	"Runs the capture pipeline (the code PID-1 mode runs) on an ELF vmcore.\n"
 	"TARGET is a device or file claimed by 'kdumpinit format', or a path that\n"
@@ -249,7 +251,7 @@ int cmd_info(int argc, char **argv)
 /* ---------------- save ---------------- */
 
 static const char save_help[] =
-	"usage: kdumpinit save SOURCE --output FILE [--format kdump|elf] [--compress zlib|none]\n"
+	"usage: kdumpinit save SOURCE --output FILE [--dump N] [--format kdump|elf] [--compress zlib|none]\n"
 	"                         [--threads N] [--force] [--key FILE]\n"
 	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
 	"                         [--mark-incomplete] [--format ...] [--force] [--key FILE]\n"

@@ -306,6 +306,7 @@ static void image_state(const char *root, const char *want, const char *want_fro
 		return;
 	st->stale = why[0] != 0;
 	show("image", "%s%s%s", why[0] ? "stale: " : "current", why[0] ? why : "",
+	     why[0] && !own ? ": kdumpinit rebuild builds it again" :
 	     !why[0] && !checked ? own ? " (no manifest beside the kernel: the kdumpinit inside not checked)" :
 	     " (no manifest beside it: its contents not checked)" : "");
 	/* The crash header names the machine's CPUs and memory as they were
@@ -456,7 +457,7 @@ static void key_state(const char *root, const char *text, const struct armed_sta
 		show("sealing", "sealed to key %s (%s)", x, src);
 		return;
 	}
-	show("sealing", "stale: %s, %s names key %s: run kdumpinit-arm --force", what, from, y);
+	show("sealing", "stale: %s, %s names key %s: run kdumpinit rebuild", what, from, y);
 	st->stale = 1;
 }
 

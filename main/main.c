@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../arm/arm.h"
+#include "../arm/rebuild.h"
 #include "../host/commands.h"
 #include "../host/keys.h"
 #include "../host/modules.h"
@@ -28,6 +29,7 @@ static const char help[] =
 	"  info     show what a dump device holds\n"
 	"  dmesg    print the crashed kernel's log\n"
 	"  arm      load the crash kernel (kexec_file_load)\n"
+	"  rebuild  build the capture image again and arm it (what the service does)\n"
 	"  modules  the kernel modules a dump device needs here\n"
 	"  status   is a crash kernel armed, current, with its device (for monitoring)\n"
 	"  keygen   make a key pair for sealed (encrypted) dumps\n"
@@ -44,6 +46,7 @@ static const struct {
 	{ "capture", cmd_capture }, { "save", cmd_save }, { "info", cmd_info },
 	{ "format", cmd_format }, { "arm", cmd_arm }, { "dmesg", cmd_dmesg },
 	{ "modules", cmd_modules }, { "status", cmd_status }, { "keygen", cmd_keygen },
+	{ "rebuild", cmd_rebuild },
 };
 
 int main(int argc, char **argv)

@@ -13,6 +13,10 @@ Checks, each printed as an "ok NAME" or "FAIL NAME: why" line:
   params     the PID-1 parameters of config/config.c's table are in the man
              page and in README.md's table, both ways
   mkinitramfs  its -h options are the man page's, both ways
+  synopsis.C every option C takes (each --help option the binary does not
+             call unknown) is in C's usage lines of its --help, of the man
+             page's SYNOPSIS and of CLI.md's, and every command is in
+             README.md's "Commands"
 Exit 0 when all pass. Nothing here reads the strings it compares from the
 documents alone: one side is always the binary or the code.
 """
@@ -93,6 +97,41 @@ def both_ways(have, doc, what_have, what_doc):
     return p
 
 
+def accepted(kdi, c, opts):
+    """The options the binary takes: given with a value and followed by an
+    unknown option, every command refuses the line before doing anything;
+    one it does not take is the one it calls unknown."""
+    out = set()
+    for o in opts:
+        said = run(kdi, c, o + '=\x01', '--zz-no-such-option')
+        if ("unknown option '%s'" % o) not in said:
+            out.add(o)
+    return out
+
+
+def man_synopsis(man):
+    """{command: the options its SYNOPSIS entries name}."""
+    out = {}
+    for entry in re.split(r'^\.br\s*$', man_sections(man, 'SH').get('SYNOPSIS', ''), flags=re.M):
+        words = re.findall(r'^\.[BIR]+\s+(.*)$', entry, re.M)
+        if len(words) >= 2 and words[0].strip() == 'kdumpinit':
+            c = words[1].split()[0].strip('[]')
+            out.setdefault(c, set()).update(OPT.findall(entry))
+    return out
+
+
+def md_synopsis(cli):
+    out = {}
+    for m in re.finditer(r'^    kdumpinit ([a-z]+)(.*)$', cli.split('\n## ')[0], re.M):
+        out.setdefault(m.group(1), set()).update(OPT.findall(m.group(2)))
+    return out
+
+
+def help_usage(text):
+    """The usage lines at the top of a --help: up to the first blank line."""
+    return text.split('\n\n')[0]
+
+
 def main():
     kdi, mkinit, man8, mkman8, climd, config_c, readme = sys.argv[1:8]
     man = roff_text(open(man8).read())
@@ -114,6 +153,23 @@ def main():
         cliopts = set(OPT.findall(cli_cmds.get(c, '')))
         check('options.' + c, both_ways(helpopts, manopts, '--help', 'the man page')
               + both_ways(helpopts, cliopts, '--help', 'CLI.md'))
+    msyn, csyn = man_synopsis(man), md_synopsis(cli)
+    readme_text = open(readme).read()
+    rcmds = re.search(r'^## Commands\n(.*?)^## ', readme_text, re.M | re.S)
+    rcmds = set(re.findall(r'[a-z]+', rcmds.group(1).split('`')[1])) if rcmds else set()
+    for c in sorted(cmds):
+        text = run(kdi, c, '--help')
+        takes = accepted(kdi, c, set(OPT.findall(text)) - {'--help'})
+        p = []
+        for where, have in (('its --help usage', set(OPT.findall(help_usage(text)))),
+                            ('the man SYNOPSIS', msyn.get(c)), ('CLI.md\'s synopsis', csyn.get(c))):
+            if have is None:
+                p.append('%s not in %s' % (c, where))
+            elif takes - have:
+                p.append('%s lacks %s' % (where, ' '.join(sorted(takes - have))))
+        if c not in rcmds:
+            p.append("%s not in README.md's Commands" % c)
+        check('synopsis.' + c, p)
     other = man_sections(man, 'SS').get('Other options', '')
     check('global', [('%s not in the man page' % o) for o in ('--help', '--version')
                      if o not in other or o not in top])

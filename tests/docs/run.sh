@@ -60,6 +60,9 @@ mutant cli-lacks-option --min-free docs/CLI.md '/--min-free/d'
 mutant man-lacks-command dmesg docs/kdumpinit.8 's/^\.SS dmesg$/.SS dmesgx/'
 mutant man-lacks-param stall docs/kdumpinit.8 '/kdumpinit.stall=/d'
 mutant readme-lacks-param threads README.md '/^| `kdumpinit.threads=/d'
+mutant cli-synopsis-lacks-option synopsis.info docs/CLI.md 's/^    kdumpinit info    SOURCE \[--dump N\]/    kdumpinit info    SOURCE/'
+mutant man-synopsis-lacks-command synopsis.keygen docs/kdumpinit.8 '/^\.B keygen$/d'
+mutant readme-lacks-command synopsis.rebuild README.md 's/|rebuild|/|/'
 mutant mkman-lacks-option -z docs/kdumpinit-mkinitramfs.8 's/^\.BR "\\-z gzip" | lz4$/.BR "gzip" | lz4/'
 
 # 3. The folders include only those below them (docs/DESIGN.md), no module

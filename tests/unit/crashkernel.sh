@@ -369,6 +369,27 @@ unset ARM_RC
 printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=stock' >"$F/etc/default/kdumpinit"
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)" 0/1 "kdumpinit-arm: KDUMPINIT_CRASH_KERNEL=stock: the running kernel with its image"
+# Builds, not the manifest's print (which every run makes).
+builds() { grep '^mkinitramfs' "$LOG" | grep -vc -- --print-manifest; }
+runarm --kver "$kv"; rc=$?
+t "$rc/$(builds)" 0/0 "kdumpinit-arm again: the image is current, not built again"
+# kdumpinit rebuild runs the same script, forced (KDUMPINIT_ARM_SCRIPT: this
+# tree's, not an installed one).
+: >"$LOG"
+env KDUMPINIT_ARM_SCRIPT="$top/dist/kdumpinit-arm" KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" \
+	KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" \
+	"$K" rebuild --kver "$kv" >"$W/out" 2>&1; rc=$?
+t "$rc/$(builds)/$(grep -c '^kdumpinit arm' "$LOG")" 0/1/1 "kdumpinit rebuild: the current image built again (--force), then armed"
+: >"$LOG"
+env KDUMPINIT_ARM_SCRIPT="$top/dist/kdumpinit-arm" KDUMPINIT_ROOT="$F" KDUMPINIT="$W/bin/kdumpinit" \
+	KDUMPINIT_MKINITRAMFS="$W/bin/mkinitramfs" KDUMPINIT_VENDOR_DEFAULTS="$top/dist/default.kdumpinit" \
+	"$K" rebuild --kver "$kv" --build-only >"$W/out" 2>&1; rc=$?
+t "$rc/$(builds)/$(grep -c '^kdumpinit arm' "$LOG")" 0/1/0 "kdumpinit rebuild --build-only: built, not armed"
+cp "$top/dist/kdumpinit-arm" "$W/arm-open"
+chmod 0666 "$W/arm-open"
+env KDUMPINIT_ARM_SCRIPT="$W/arm-open" "$K" rebuild >"$W/out" 2>&1; rc=$?
+grep -q "not a regular file owned by root and writable only by it: not run" "$W/out" && [ $rc = 1 ] &&
+	ok "kdumpinit rebuild: a script others may write is not run (1)" || bad "rebuild: writable script" "exit $rc: $(cat "$W/out")"
 printf '%s\n' 'KDUMPINIT_DEVICE=LABEL=dump' 'KDUMPINIT_CRASH_KERNEL=/opt/none' >"$F/etc/default/kdumpinit"
 runarm --kver "$kv"; rc=$?
 t "$rc/$(built)/$(grep -c '^kdumpinit arm' "$LOG")" 1/0/0 "kdumpinit-arm: a KDUMPINIT_CRASH_KERNEL that is not there: an error, nothing armed"

@@ -275,7 +275,7 @@ mkdir -p "$R/etc/kdumpinit"
 cp "$W/k1.pub" "$R/etc/kdumpinit/k1.pub"
 printf 'KDUMPINIT_PUBKEY=/etc/kdumpinit/k1.pub\n' >"$R/etc/default/kdumpinit"
 touch -d '2026-01-01 10:30' "$R/etc/default/kdumpinit"
-rerun="run kdumpinit-arm --force"
+rerun="run kdumpinit rebuild"
 names1="/etc/default/kdumpinit names key $id1: $rerun"
 mkimg "$W/k1.img" -p "$W/k1.pub" -z gzip
 record "$vml" "$W/k1.img"
