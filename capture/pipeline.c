@@ -474,12 +474,12 @@ static void progress_tick(struct progress *pg, const struct pipe *p, uint64_t do
 		if (pct / 5 == pg->last_pct / 5 && since < 10.0)
 			return;
 	}
-	double el = t - pg->t0, mb = (double)(done << p->shift) / 1e6;
+	double el = t - pg->t0, mb = (double)(done << p->shift) / 1048576.0;
 	double rate = el > 0 ? mb / el : 0;
-	double eta = rate > 0 ? ((double)((p->total_pfns - done) << p->shift) / 1e6) / rate : 0;
-	msg("capture: %3d%%  %.0f/%.0f MB scanned, %.1f MB/s, %.0f MB written, ETA %.0fs",
-	    pct, mb, (double)(p->total_pfns << p->shift) / 1e6, rate,
-	    bytes_out / 1e6, eta);
+	double eta = rate > 0 ? ((double)((p->total_pfns - done) << p->shift) / 1048576.0) / rate : 0;
+	msg("capture: %3d%%  %.0f/%.0f MiB scanned, %.1f MiB/s, %.0f MiB written, ETA %.0fs",
+	    pct, mb, (double)(p->total_pfns << p->shift) / 1048576.0, rate,
+	    bytes_out / 1048576.0, eta);
 	pg->last_t = t;
 	pg->last_pct = pct;
 }
@@ -775,7 +775,7 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	 * the write buffers, one more span, and slack for the kernel's own
 	 * page cache and our stack (the log is already taken out of
 	 * mem_avail). Large writes when there is room for them: 4 MiB each
-	 * from 256 MB free. */
+	 * from 256 MiB free. */
 	uint64_t block = (uint64_t)BLOCK_PAGES * ps;
 	int big = !mem_avail || mem_avail >= (256u << 20);
 	uint32_t wb = big ? WRITE_BUF_MAX : WRITE_BUF_MIN;
@@ -820,11 +820,11 @@ void capture_plan(const struct capture_req *rq, const struct vmcore *vc,
 	if (t < want)
 		snprintf(why, sizeof why, cpu_bound && t == rq->cpus ? " (of %u asked: %u CPUs)" :
 			 " (of %u asked: memory-bound)", want, rq->cpus);
-	snprintf(line, linesz, "plan: MemAvailable %.0f MB; %u worker%s%s, %s, "
-		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers%s; about %.1f MB used%s%s%s",
-		 mem_avail / 1e6, t, t == 1 ? "" : "s", why,
+	snprintf(line, linesz, "plan: MemAvailable %.0f MiB; %u worker%s%s, %s, "
+		 "%u KiB blocks, %u-deep queue, %u x %u MiB write buffers%s; about %.1f MiB used%s%s%s",
+		 mem_avail / 1048576.0, t, t == 1 ? "" : "s", why,
 		 rd, (unsigned)(block >> 10), t > 1 ? SLOTS_PER_WORKER * t : 1, nwb, wb >> 20,
-		 in->seal ? ", sealed" : "", peak / 1e6,
+		 in->seal ? ", sealed" : "", peak / 1048576.0,
 		 in->early && in->early->n ? "; the debugger's pages first" : "",
 		 in->kernel ? (in->early && in->early->n ? ", then the kernel's (level 31), then the rest" :
 			       "; the kernel's pages (level 31) first, then the rest") : "",

@@ -297,9 +297,9 @@ static uint64_t vouched_mapnr(const struct dumpfile *d, uint64_t max_mapnr, uint
 {
 	if (max_mapnr <= d->pfn_limit)
 		return max_mapnr;
-	warn("the dump's segments describe memory up to %.1f MB, but what it holds "
-	     "only shows memory up to %.1f MB: the kdump file ends there",
-	     (double)max_mapnr * ps / 1e6, (double)d->pfn_limit * ps / 1e6);
+	warn("the dump's segments describe memory up to %.1f MiB, but what it holds "
+	     "only shows memory up to %.1f MiB: the kdump file ends there",
+	     (double)max_mapnr * ps / 1048576.0, (double)d->pfn_limit * ps / 1048576.0);
 	return d->pfn_limit;
 }
 

@@ -342,8 +342,8 @@ static void remove_leftovers(const char *output)
 		    fstatat(dfd, de->d_name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
 		    unlinkat(dfd, de->d_name, 0) == 0)
-			msg("removed %s/%s (%.1f MB), left by a save of %s that did not finish", dir,
-			    de->d_name, a.st_size / 1e6, output);
+			msg("removed %s/%s (%.1f MiB), left by a save of %s that did not finish", dir,
+			    de->d_name, a.st_size / 1048576.0, output);
 		close(fd);
 	}
 	closedir(dh);
@@ -526,12 +526,12 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		code = EXIT_SYSTEM;
 	} else {
 		if (!strcmp(format, "elf"))
-			msg("saved %s: ELF, %llu pages in %llu PT_LOADs, %.1f MB%s", output,
+			msg("saved %s: ELF, %llu pages in %llu PT_LOADs, %.1f MiB%s", output,
 			    (unsigned long long)res.pages, (unsigned long long)res.phnum,
-			    res.bytes / 1e6, complete ? "" : " (incomplete dump)");
+			    res.bytes / 1048576.0, complete ? "" : " (incomplete dump)");
 		else
-			msg("saved %s: kdump-compressed (%s), %llu pages, %.1f MB%s", output,
-			    so.zlib ? "zlib" : "raw", (unsigned long long)res.pages, res.bytes / 1e6,
+			msg("saved %s: kdump-compressed (%s), %llu pages, %.1f MiB%s", output,
+			    so.zlib ? "zlib" : "raw", (unsigned long long)res.pages, res.bytes / 1048576.0,
 			    complete ? "" : " (incomplete dump, marked so)");
 		if (res.bad_pages)
 			warn("%llu pages did not decode and were written as zeros",
@@ -718,8 +718,8 @@ int cmd_format(int argc, char **argv)
 	close(fd);
 	char u[37];
 	uuid_format(sb.uuid, u);
-	printf("%s: claimed for kdumpinit, UUID %s%s%s, %.1f MB\n", path, u,
-	       label ? ", label " : "", label ? label : "", sz / 1e6);
+	printf("%s: claimed for kdumpinit, UUID %s%s%s, %.1f MiB\n", path, u,
+	       label ? ", label " : "", label ? label : "", sz / 1048576.0);
 	return EXIT_OK;
 }
 

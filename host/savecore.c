@@ -815,10 +815,10 @@ static int check_space(const struct crashdir *cd, const struct dumpfile *d,
 	}
 	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (avail < need || avail - need < o->min_free) {
-		err("%s has %.1f MB free; the dump needs %s %.1f MB as %s plus --min-free %.1f MB: "
-		    "not saved, the device keeps it", cd->path, avail / 1e6,
-		    estimate ? "about" : "up to", need / 1e6,
-		    o->elf ? "ELF" : o->so.zlib ? "kdump" : "raw kdump", o->min_free / 1e6);
+		err("%s has %.1f MiB free; the dump needs %s %.1f MiB as %s plus --min-free %.1f MiB: "
+		    "not saved, the device keeps it", cd->path, avail / 1048576.0,
+		    estimate ? "about" : "up to", need / 1048576.0,
+		    o->elf ? "ELF" : o->so.zlib ? "kdump" : "raw kdump", o->min_free / 1048576.0);
 		return EXIT_SYSTEM;
 	}
 	return EXIT_OK;
@@ -1049,8 +1049,8 @@ static int save_dump(struct savecore_run *run, const char *src, const struct tar
 		return code;
 	int r = save_into(&run->cd, src, t, d, o, fin, sizeof fin, &res);
 	if (r < 0 && run->room.full) {
-		err("%s: free space fell below --min-free %.1f MB while saving; nothing saved, "
-		    "the dump stays on the device", o->dir, o->min_free / 1e6);
+		err("%s: free space fell below --min-free %.1f MiB while saving; nothing saved, "
+		    "the dump stays on the device", o->dir, o->min_free / 1048576.0);
 		return EXIT_SYSTEM;
 	}
 	if (r < 0) {
@@ -1060,8 +1060,8 @@ static int save_dump(struct savecore_run *run, const char *src, const struct tar
 	}
 	if (run->nsaved < ARRAY_SIZE(run->saved))
 		memcpy(run->saved[run->nsaved++], fin, sizeof fin);
-	msg("saved %s/%s: %llu pages, %.1f MB%s", o->dir, fin, (unsigned long long)res.pages,
-	    res.bytes / 1e6, complete ? "" : " (incomplete dump)");
+	msg("saved %s/%s: %llu pages, %.1f MiB%s", o->dir, fin, (unsigned long long)res.pages,
+	    res.bytes / 1048576.0, complete ? "" : " (incomplete dump)");
 	/* An incomplete dump stays unsaved unless asked: the next save reads
 	 * the device once more (read errors may have gone away), then marks
 	 * it, saved again (reread) or not (keep_copy). */

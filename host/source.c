@@ -245,10 +245,10 @@ static void print_holes(FILE *f, const struct dumpfile *d)
 					 (unsigned long long)(b->pfn - 1));
 		}
 		char sz[32];
-		if (h->bytes < 1000000)
-			snprintf(sz, sizeof sz, "%.1f KB", h->bytes / 1e3);
+		if (h->bytes < 1048576)
+			snprintf(sz, sizeof sz, "%.1f KiB", h->bytes / 1024.0);
 		else
-			snprintf(sz, sizeof sz, "%.1f MB", h->bytes / 1e6);
+			snprintf(sz, sizeof sz, "%.1f MiB", h->bytes / 1048576.0);
 		if (h->seq_to == h->seq_from)
 			fprintf(f, "%-12s %s of bytes not of this dump before chunk %llu, at offset "
 				"%llu: no chunk lost\n", i ? "" : "lost", sz,
@@ -277,8 +277,8 @@ const char *dump_incomplete_why(const struct dumpfile *d, char *buf, size_t sz)
 		snprintf(buf, sz, "%s", d->why);
 	else if (d->gaps) {
 		char k[64];
-		snprintf(buf, sz, "%u part%s lost to %s, %.1f MB", d->gaps, d->gaps == 1 ? "" : "s",
-			 lost_to(d, k, sizeof k), d->gap_bytes / 1e6);
+		snprintf(buf, sz, "%u part%s lost to %s, %.1f MiB", d->gaps, d->gaps == 1 ? "" : "s",
+			 lost_to(d, k, sizeof k), d->gap_bytes / 1048576.0);
 	}
 	else if (!d->have_end)
 		snprintf(buf, sz, "no END record");
@@ -395,7 +395,7 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 		fprintf(f, "%-12s %s", "claim", u);
 	}
 	fprintf(f, "%s%s%s\n", t->sb.label[0] ? " (label " : "", t->sb.label, t->sb.label[0] ? ")" : "");
-	fprintf(f, "%-12s %.1f MB\n", "capacity", (t->limit - t->base) / 1e6);
+	fprintf(f, "%-12s %.1f MiB\n", "capacity", (t->limit - t->base) / 1048576.0);
 	if (d->ndumps > 1)
 		fprintf(f, "%-12s %u of %u on the device, oldest first\n", "dump", d->position,
 			d->ndumps);
@@ -427,9 +427,9 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 		print_progress(f, d);
 	if (d->gaps) {
 		char k[64];
-		fprintf(f, "%-12s %u region%s lost to %s (%.1f MB, %llu chunks); the first: %s\n",
+		fprintf(f, "%-12s %u region%s lost to %s (%.1f MiB, %llu chunks); the first: %s\n",
 			"gaps", d->gaps, d->gaps == 1 ? "" : "s",
-			lost_to(d, k, sizeof k), d->gap_bytes / 1e6,
+			lost_to(d, k, sizeof k), d->gap_bytes / 1048576.0,
 			(unsigned long long)d->gap_chunks, d->gap_why);
 		print_holes(f, d);
 	}
@@ -448,16 +448,16 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 		print_time(f, "captured", d->start.start_time);
 		fprintf(f, "%-12s %u\n", "dump level", d->start.dump_level);
 		fprintf(f, "%-12s %u bytes\n", "page size", d->start.page_size);
-		fprintf(f, "%-12s %llu chunks sealed (%.1f MB of pages)\n", "content",
-			(unsigned long long)d->sealed_chunks, d->sealed_pages_bytes / 1e6);
+		fprintf(f, "%-12s %llu chunks sealed (%.1f MiB of pages)\n", "content",
+			(unsigned long long)d->sealed_chunks, d->sealed_pages_bytes / 1048576.0);
 		if (d->have_end) {
 			fprintf(f, "%-12s %llu of %llu pages scanned (END, not verified without the key)\n",
 				"pages kept", (unsigned long long)d->end.pages_stored,
 				(unsigned long long)d->end.pages_total);
-			fprintf(f, "%-12s %.1f MB on the device\n", "dump size", d->end.bytes_out / 1e6);
+			fprintf(f, "%-12s %.1f MiB on the device\n", "dump size", d->end.bytes_out / 1048576.0);
 		} else {
-			fprintf(f, "%-12s %.1f MB on the device (intact part)\n", "dump size",
-				(d->stream_end - d->base) / 1e6);
+			fprintf(f, "%-12s %.1f MiB on the device (intact part)\n", "dump size",
+				(d->stream_end - d->base) / 1048576.0);
 		}
 		return complete ? EXIT_OK : EXIT_INCOMPLETE;
 	}
@@ -484,10 +484,10 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	uint64_t mem = 0;
 	for (uint32_t i = 0; i < d->nr_seg; i++)
 		mem += d->seg[i].filesz;
-	fprintf(f, "%-12s %.1f MB in %u segments\n", "memory", mem / 1e6, d->nr_seg);
-	fprintf(f, "%-12s %llu (%.1f MB uncompressed, %.1f MB stored)\n", "pages kept",
+	fprintf(f, "%-12s %.1f MiB in %u segments\n", "memory", mem / 1048576.0, d->nr_seg);
+	fprintf(f, "%-12s %llu (%.1f MiB uncompressed, %.1f MiB stored)\n", "pages kept",
 		(unsigned long long)d->pages_stored,
-		(double)d->pages_stored * d->start.page_size / 1e6, d->bytes_stored / 1e6);
+		(double)d->pages_stored * d->start.page_size / 1048576.0, d->bytes_stored / 1048576.0);
 	fprintf(f, "%-12s %s\n", "kernel log", d->dmesg ? "yes" : "no");
 	if (d->settings)
 		print_settings(f, d->settings);
@@ -506,10 +506,10 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 			}
 		if (first)
 			fprintf(f, "%-12s none\n", "excluded");
-		fprintf(f, "%-12s %.1f MB on the device\n", "dump size", e->bytes_out / 1e6);
+		fprintf(f, "%-12s %.1f MiB on the device\n", "dump size", e->bytes_out / 1048576.0);
 	} else {
-		fprintf(f, "%-12s %.1f MB on the device (intact part)\n", "dump size",
-			(d->stream_end - d->base) / 1e6);
+		fprintf(f, "%-12s %.1f MiB on the device (intact part)\n", "dump size",
+			(d->stream_end - d->base) / 1048576.0);
 	}
 	return complete ? EXIT_OK : EXIT_INCOMPLETE;
 }

@@ -255,8 +255,8 @@ static void say_device(const struct capture_live *l, char *buf, size_t n)
 			 st == CAPTURE_STEP_MEMMAP ? "the memory map's step" : "its set-up");
 		break;
 	default:
-		snprintf(buf, n, "the log and %llu pages are on the device (%.1f MB), readable up "
-			 "to its last complete chunk", (unsigned long long)pages, bytes / 1e6);
+		snprintf(buf, n, "the log and %llu pages are on the device (%.1f MiB), readable up "
+			 "to its last complete chunk", (unsigned long long)pages, bytes / 1048576.0);
 		break;
 	}
 }

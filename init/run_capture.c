@@ -58,12 +58,12 @@ static void summary(const struct capture_result *res, uint32_t ps)
 				      n ? ", " : "", kdi_class_name[c],
 				      (unsigned long long)e->excluded[c]);
 	double in = (double)e->pages_total * ps;
-	msg("capture: %llu of %llu pages kept (excluded: %s), %.1f MB -> %.1f MB (ratio %.2f) "
-	    "in %.1f s%s, peak memory %.1f MB",
+	msg("capture: %llu of %llu pages kept (excluded: %s), %.1f MiB -> %.1f MiB (ratio %.2f) "
+	    "in %.1f s%s, peak memory %.1f MiB",
 	    (unsigned long long)e->pages_stored, (unsigned long long)e->pages_total,
-	    n ? ex : "none", in / 1e6, e->bytes_out / 1e6,
+	    n ? ex : "none", in / 1048576.0, e->bytes_out / 1048576.0,
 	    e->bytes_out ? in / e->bytes_out : 0.0, res->seconds,
-	    res->direct ? " (direct I/O)" : "", peak_rss() / 1e6);
+	    res->direct ? " (direct I/O)" : "", peak_rss() / 1048576.0);
 }
 
 /* Opens the vmcore and says what it is; the exit code. */
@@ -104,9 +104,9 @@ static void describe_vmcore(const struct vmcore *vc, const struct arch_ops *arch
 	vmcoreinfo_parse(&vi, vc->vmcoreinfo);
 	for (uint32_t i = 0; i < vc->nr_seg; i++)
 		mem += vc->seg[i].filesz;
-	msg("vmcore: %s, kernel %s, %s, %u segments, %.1f MB of memory", vmcore,
+	msg("vmcore: %s, kernel %s, %s, %u segments, %.1f MiB of memory", vmcore,
 	    vi.have_osrelease ? vi.osrelease : "unknown", arch ? arch->name : "unknown machine",
-	    vc->nr_seg, mem / 1e6);
+	    vc->nr_seg, mem / 1048576.0);
 	if (vc->truncated)
 		warn("%s is shorter than its program headers say: capturing what is there, "
 		     "the dump will be marked incomplete", vmcore);
@@ -134,8 +134,8 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 			warn("kernel log: the ring's head/tail ids are not usable: %u records salvaged by "
 			     "scanning its %llu descriptors (%u rejected); the saved log says so",
 			     st.records, (unsigned long long)st.scanned, st.rejected);
-		msg("kernel log: %u records%s (%.0f KB), written before the pages", st.records,
-		    st.salvaged ? " (salvaged)" : "", log_len / 1e3);
+		msg("kernel log: %u records%s (%.0f KiB), written before the pages", st.records,
+		    st.salvaged ? " (salvaged)" : "", log_len / 1024.0);
 		in->dmesg = log;
 		in->dmesg_len = log_len;
 		*avail = *avail > log_len ? *avail - log_len : 0;
@@ -143,8 +143,8 @@ static char *read_log(struct memmap *mm, struct capture_in *in, uint64_t *avail)
 		warn("the crashed kernel's log: reading it went past its budget of %u reads (a "
 		     "corrupt ring?); capturing without it", LOG_WORK);
 	} else if (r == -EFBIG) {
-		warn("the crashed kernel's log ring needs more than the %.1f MB this capture can "
-		     "spare; capturing without it (a larger crashkernel= keeps it)", log_budget / 1e6);
+		warn("the crashed kernel's log ring needs more than the %.1f MiB this capture can "
+		     "spare; capturing without it (a larger crashkernel= keeps it)", log_budget / 1048576.0);
 	} else {
 		warn("the crashed kernel's log could not be read (%s); capturing without it",
 		     r == -ENOENT ? "VMCOREINFO has no printk ring buffer" :
@@ -178,10 +178,10 @@ static int place_dump(const struct target *t, enum chain_full full, uint64_t rep
 	chain_place(c, t->base, t->limit, t->sb.saved_dump_id, full, &p);
 	if (p.refused && p.kept_whole) {
 		err("%s holds %u dump%s not yet saved and has no room after them; "
-		    "kdumpinit.full=overwrite, but a complete one of %.1f MB would not fit again "
-		    "with a quarter to spare (%.1f MB): this crash is not captured, and they are "
+		    "kdumpinit.full=overwrite, but a complete one of %.1f MiB would not fit again "
+		    "with a quarter to spare (%.1f MiB): this crash is not captured, and they are "
 		    "kept (kdumpinit save --dir saves them)", t->path, p.unsaved,
-		    p.unsaved == 1 ? "" : "s", p.kept_whole / 1e6, (t->limit - t->base) / 1e6);
+		    p.unsaved == 1 ? "" : "s", p.kept_whole / 1048576.0, (t->limit - t->base) / 1048576.0);
 	} else if (p.refused) {
 		err("%s holds %u dump%s not yet saved and has no room after them: this crash is "
 		    "not captured, and they are kept (kdumpinit.full=overwrite writes over them; "
@@ -196,8 +196,8 @@ static int place_dump(const struct target *t, enum chain_full full, uint64_t rep
 		    p.rec.index);
 	} else if (p.unsaved) {
 		msg("%s holds %u dump%s not yet saved: this one goes after them, as dump %u, with "
-		    "%.1f MB of room", t->path, p.unsaved, p.unsaved == 1 ? "" : "s", p.rec.index,
-		    (t->limit - p.at) / 1e6);
+		    "%.1f MiB of room", t->path, p.unsaved, p.unsaved == 1 ? "" : "s", p.rec.index,
+		    (t->limit - p.at) / 1048576.0);
 	}
 	free(c);
 	if (p.refused)
@@ -259,9 +259,9 @@ static int report(int r, const struct capture_result *res, const struct target *
 		warn("%llu pages could not be read from the vmcore",
 		     (unsigned long long)res->end.excluded[KDI_EX_UNREADABLE]);
 	if (st & KDI_ST_WRITE_ERRORS)
-		warn("%u write error%s gone around on %s: %.1f MB of the dump lost there; the dump "
+		warn("%u write error%s gone around on %s: %.1f MiB of the dump lost there; the dump "
 		     "is marked incomplete", res->gaps, res->gaps == 1 ? "" : "s", t->path,
-		     res->gap_bytes / 1e6);
+		     res->gap_bytes / 1048576.0);
 	if (res->write_error)
 		err("writing stopped: %s", errstr(res->write_error));
 	if (st & KDI_ST_ABORTED)
@@ -340,7 +340,7 @@ static uint64_t finder_work(const struct vmcore *vc)
 }
 
 /* The pages a debugger reads to open the kernel, written first: a cap
- * of 1/64 of the memory, 128 MiB to 1 GiB of pages (measured: 53-65 MB
+ * of 1/64 of the memory, 128 MiB to 1 GiB of pages (measured: 53-65 MiB
  * on 1 GiB guests of 6.1 to 7.3, most of it the kernel image, which
  * grows with each release; tests/debugger/README.md). Said once.
  * Without them (no translation, no memory) the capture is as before. */
@@ -381,13 +381,13 @@ static void find_debugger_pages(struct steps *sp, struct capture_steps_out *st)
 				n += snprintf(parts[t] + n, sizeof parts[t] - n, "%s%s left for the budget",
 					      n ? ", " : "", dbg_part_name[p]);
 	}
-	step_say(st, 0, "debugger pages first: %llu pages (%.1f MB) in %u runs, the search took "
+	step_say(st, 0, "debugger pages first: %llu pages (%.1f MiB) in %u runs, the search took "
 		 "%.1f%% of its budget", (unsigned long long)set->pfns,
-		 (double)set->pfns * vc->page_size / 1e6, set->n, 100.0 * set->work / work);
-	step_say(st, 0, "  startup set: %llu pages (%.1f MB): %s", (unsigned long long)set->tier[0].pfns,
-		 (double)set->tier[0].pfns * vc->page_size / 1e6, parts[0]);
-	step_say(st, 0, "  then: %llu pages (%.1f MB): %s", (unsigned long long)set->tier[1].pfns,
-		 (double)set->tier[1].pfns * vc->page_size / 1e6, parts[1]);
+		 (double)set->pfns * vc->page_size / 1048576.0, set->n, 100.0 * set->work / work);
+	step_say(st, 0, "  startup set: %llu pages (%.1f MiB): %s", (unsigned long long)set->tier[0].pfns,
+		 (double)set->tier[0].pfns * vc->page_size / 1048576.0, parts[0]);
+	step_say(st, 0, "  then: %llu pages (%.1f MiB): %s", (unsigned long long)set->tier[1].pfns,
+		 (double)set->tier[1].pfns * vc->page_size / 1048576.0, parts[1]);
 }
 
 /* The memory map's own pages, for leaving out those that describe only
@@ -400,7 +400,7 @@ static int find_memmap_pages(struct steps *sp, struct capture_steps_out *st)
 	struct vmemmap *vm = &sp->vm;
 	char why[200];
 
-	/* Below 1 GiB of struct pages the saving is small (2 of 34 MB on a
+	/* Below 1 GiB of struct pages the saving is small (2 of 34 MiB on a
 	 * 1 GiB guest at level 31), and keeping them keeps what readers do
 	 * with them: crash's kmem -f walks the free lists through the
 	 * struct pages of free blocks, kmem -i counts shared pages, and
@@ -408,9 +408,9 @@ static int find_memmap_pages(struct steps *sp, struct capture_steps_out *st)
 	 * map is most of a level-31 dump (docs/FILTERING.md). */
 	uint64_t pfns = vmcore_pages(vc);
 	if (sp->mode == MEMMAP_AUTO && pfns * mm->spage < MEMMAP_AUTO_BYTES) {
-		step_say(st, 0, "memory map: kept whole (%.0f MB of struct pages, under %u MB: "
+		step_say(st, 0, "memory map: kept whole (%.0f MiB of struct pages, under %u MiB: "
 			 "kdumpinit.memmap=exclude leaves out what describes only pages left out)",
-			 (double)pfns * mm->spage / 1e6, (unsigned)(MEMMAP_AUTO_BYTES >> 20));
+			 (double)pfns * mm->spage / 1048576.0, (unsigned)(MEMMAP_AUTO_BYTES >> 20));
 		return 0;
 	}
 	int r = vmemmap_find(vm, mm, vc, CAPTURE_SPAN_PFNS, CAPTURE_SPAN_VPS, why, sizeof why);
@@ -424,9 +424,9 @@ static int find_memmap_pages(struct steps *sp, struct capture_steps_out *st)
 		step_say(st, 1, "memory map: all of it kept: %s", errstr(r));
 		return 0;
 	}
-	step_say(st, 0, "memory map: %llu pages (%.1f MB) in %u pieces%s; those that describe "
+	step_say(st, 0, "memory map: %llu pages (%.1f MiB) in %u pieces%s; those that describe "
 		 "only pages left out are left out (kdumpinit.memmap=keep keeps them)",
-		 (unsigned long long)vm->pages, (double)vm->pages * vc->page_size / 1e6, vm->nrun,
+		 (unsigned long long)vm->pages, (double)vm->pages * vc->page_size / 1048576.0, vm->nrun,
 		 vm->skipped ? ", sections with another mem_map left whole" : "");
 	return 1;
 }
@@ -477,9 +477,9 @@ static int capture_into(struct vmcore *vc, const struct capture_req *rq,
 	char plan[360], u[37];
 
 	uuid_format(t->sb.uuid, u);
-	msg("target: %s (claim %s%s%s), %.1f MB available, level %u, %u thread%s",
+	msg("target: %s (claim %s%s%s), %.1f MiB available, level %u, %u thread%s",
 	    t->path, u, t->sb.label[0] ? ", label " : "", t->sb.label,
-	    t->grows ? 0.0 : (in->limit - in->base) / 1e6, rq->level, rq->threads,
+	    t->grows ? 0.0 : (in->limit - in->base) / 1048576.0, rq->level, rq->threads,
 	    rq->threads == 1 ? "" : "s");
 	capture_plan(rq, vc, in, avail, &pl, plan, sizeof plan);
 	msg("%s", plan);

@@ -471,7 +471,7 @@ if [ -n "${FULL:-}" ]; then
 	run_suite e2e-sealed-88M bash tests/e2e/run.sh --cpu max,la57=off --no-raw --crashkernel 88M --level 31 \
 		--seal --workdir "$BUILD/e2e/sealed-88M"
 	run_suite e2e-sealed-cut bash tests/e2e/run.sh --cpu max,la57=off --seal --slow-disk 6000000 \
-		--cut-at '^kdumpinit: capture: .* (1[3-9][0-9]) MB written' --workdir "$BUILD/e2e/sealed-cut"
+		--cut-at '^kdumpinit: capture: .* (1[2-8][0-9]) MiB written' --workdir "$BUILD/e2e/sealed-cut"
 	# The dedicated crash kernel's floor on the 6 GiB guest.
 	run_suite e2e-dedicated-28M-6G bash tests/e2e/run.sh --cpu max,la57=off --crashkernel 28M --mem 6G \
 		--level 31 --timeout 1800 --crash-kernel "$ckernel" --workdir "$BUILD/e2e/dedicated-28M-6G"

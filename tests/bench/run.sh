@@ -755,7 +755,7 @@ sealed_file() {
 		"$K" capture --vmcore "$v" --output "$dir/sealed-l$lv" --level $lv "${sealed_args[@]}" >/dev/null 2>&1
 		# info without the key: "content  N chunks sealed (X MB of pages)"
 		read -r chunks[$lv] mb[$lv] < <("$K" info "$dir/sealed-l$lv" 2>/dev/null |
-			sed -n 's/^content *\([0-9]*\) chunks sealed (\([0-9.]*\) MB of pages).*/\1 \2/p')
+			sed -n 's/^content *\([0-9]*\) chunks sealed (\([0-9.]*\) MiB of pages).*/\1 \2/p')
 	done
 	for r in $(seq "$ROUNDS"); do
 		for n in l1-none l31-none l31-zlib; do
@@ -799,7 +799,7 @@ sealed_file() {
 	for lv in 1 31; do
 		local pb sb
 		pb=$(stat_of "l$lv-t2-plain" 4) sb=$(stat_of "l$lv-t2-sealed" 4)
-		printf '  level %-2s plain %s, sealed %s: +%s (%s) for %s chunks sealed (%s MB of pages)\n' \
+		printf '  level %-2s plain %s, sealed %s: +%s (%s) for %s chunks sealed (%s MiB of pages)\n' \
 			"$lv" "$pb" "$sb" "$((sb - pb))" "$(awk -v a="$pb" -v b="$sb" 'BEGIN { printf "%+.4f %%", 100 * (b - a) / a }')" \
 			"${chunks[$lv]:-?}" "${mb[$lv]:-?}"
 	done

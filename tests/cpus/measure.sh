@@ -59,9 +59,9 @@ row() {	# CK K LOG NEXTLOG
 	# holds the per-CPU areas (A moves with when the initramfs is freed).
 	kmem=$(echo "$crash" | grep -a -o 'Memory: [0-9]*K/[0-9]*K available.*K reserved' | head -n 1 |
 		sed 's/Memory: [0-9]*K\/\([0-9]*\)K.* \([0-9]*\)K reserved/\1 \2/' | awk '{ printf "%d/%d", $2, $1 }')
-	avail=$(echo "$crash" | grep -a -o 'kdumpinit: plan: MemAvailable [0-9]* MB' | head -n 1 | grep -o '[0-9]* MB' | cut -d' ' -f1)
-	workers=$(echo "$crash" | grep -a -o 'kdumpinit: plan: MemAvailable [0-9]* MB; [0-9]* workers\{0,1\}[^,]*' | head -n 1 | sed 's/.*MB; //')
-	peak=$(echo "$crash" | grep -a -o 'peak memory [0-9.]* MB' | head -n 1 | grep -o '[0-9.]* MB' | cut -d' ' -f1)
+	avail=$(echo "$crash" | grep -a -o 'kdumpinit: plan: MemAvailable [0-9]* MiB' | head -n 1 | grep -o "[0-9]* MiB" | cut -d' ' -f1)
+	workers=$(echo "$crash" | grep -a -o 'kdumpinit: plan: MemAvailable [0-9]* MiB; [0-9]* workers\{0,1\}[^,]*' | head -n 1 | sed 's/.*MiB; //')
+	peak=$(echo "$crash" | grep -a -o 'peak memory [0-9.]* MiB' | head -n 1 | grep -o "[0-9.]* MiB" | cut -d' ' -f1)
 	ok=no
 	echo "$crash" | grep -a -q 'kdumpinit: dump complete on' && ok=yes
 	saved=-
@@ -72,7 +72,7 @@ row() {	# CK K LOG NEXTLOG
 		[ -n "$why" ] || why=$(echo "$crash" | grep -a -o 'kdumpinit: error: .*' | head -n 1)
 		ok="no (${why:-no reboot line}${why:+; $(echo "$crash" | grep -a -c 'invoked oom-killer') oom-killer runs})"
 	fi
-	printf '| %s | %s | %s | %s KiB | %s MB | %s | %s MB | %s | %s |\n' "$ck" "${armed#nr_cpus=}" "${up:--}" \
+	printf '| %s | %s | %s | %s KiB | %s MiB | %s | %s MiB | %s | %s |\n' "$ck" "${armed#nr_cpus=}" "${up:--}" \
 		"${kmem:--}" "${avail:--}" "${workers:--}" "${peak:--}" "$ok" "$saved"
 }
 

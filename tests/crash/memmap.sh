@@ -58,7 +58,7 @@ ok "e2e: captured in the crash kernel at level 31 with kdumpinit.memmap=exclude 
 dump=$work/e2e/dump.img raw=$work/e2e/raw.vmcore
 grep -aq 'kdumpinit: memory map: .* pieces; those that describe only pages left out are left out' \
 	"$work/e2e/console.log" &&
-	ok "console: $(grep -ao 'kdumpinit: memory map: [0-9]* pages ([0-9.]* MB) in [0-9]* pieces' "$work/e2e/console.log" | head -n 1)" ||
+	ok "console: $(grep -ao 'kdumpinit: memory map: [0-9]* pages ([0-9.]* MiB) in [0-9]* pieces' "$work/e2e/console.log" | head -n 1)" ||
 	bad "console: no 'memory map: ... left out' line"
 
 # 2. the dump against host captures of the raw copy

@@ -105,7 +105,7 @@ if "$kd_host" capture --vmcore "$vmcore" --output "$kx" --level 31 --memmap excl
 	ke=$(grep -a -o '[0-9]* of [0-9]* pages kept' "$w/kdx.log" | cut -d' ' -f1)
 	kk_=$(grep -a -o '[0-9]* of [0-9]* pages kept' "$w/kdk.log" | cut -d' ' -f1)
 	if [ "${n:-0}" -gt 0 ] && [ -n "$ke" ] && [ $((kk_ - ke)) = "$n" ]; then
-		pass "level 31, memmap=exclude: $n pages of struct pages left out ($ke kept, $kk_ with the memory map whole): $(grep -a -o 'memory map: [0-9]* pages ([0-9.]* MB) in [0-9]* pieces' "$w/kdx.log")"
+		pass "level 31, memmap=exclude: $n pages of struct pages left out ($ke kept, $kk_ with the memory map whole): $(grep -a -o 'memory map: [0-9]* pages ([0-9.]* MiB) in [0-9]* pieces' "$w/kdx.log")"
 	else
 		failed "level 31, memmap=exclude: memmap '${n:-}', kept '$ke' against '$kk_' whole"
 	fi

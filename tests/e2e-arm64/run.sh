@@ -335,9 +335,9 @@ fi
 if [ $noraw = 1 ]; then
 	grep -q "e2e-testinit" "$log" && failed "/testinit ran with --no-raw" ||
 		pass "kdumpinit was the crash kernel's only init"
-	vmsize=$(grep -a -o 'kdumpinit: vmcore: /proc/vmcore, .* \([0-9.]*\) MB of memory' "$post" | head -n 1)
+	vmsize=$(grep -a -o 'kdumpinit: vmcore: /proc/vmcore, .* \([0-9.]*\) MiB of memory' "$post" | head -n 1)
 	[ -n "$vmsize" ] && step "$vmsize" || failed "kdumpinit did not open /proc/vmcore"
-	say "crash kernel: $(grep -a -m1 -o 'e2e-bad-none\|kdumpinit: plan: MemAvailable [0-9]* MB' "$post"), $(grep -a -m1 -o 'Memory: [0-9K/]* available' "$post")"
+	say "crash kernel: $(grep -a -m1 -o 'e2e-bad-none\|kdumpinit: plan: MemAvailable [0-9]* MiB' "$post"), $(grep -a -m1 -o 'Memory: [0-9K/]* available' "$post")"
 else
 grep -q "e2e-testinit: raw copy done" "$log" && step "raw copy of /proc/vmcore taken" ||
 	failed "raw copy not taken: $(grep -m1 'e2e-testinit: FAIL' "$log")"

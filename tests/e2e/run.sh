@@ -809,14 +809,14 @@ fi
 if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 	# What the reservation had to hold, as kdumpinit measured it (VmHWM)
 	# against what the crash kernel had free when it started.
-	peak=$(grep -a -o "peak memory [0-9.]* MB" "$post" | tail -n 1 | grep -o "[0-9.]*")
-	availmb=$(grep -a -o "plan: MemAvailable [0-9]* MB" "$post" | tail -n 1 | grep -o "[0-9]*")
+	peak=$(grep -a -o "peak memory [0-9.]* MiB" "$post" | tail -n 1 | grep -o "[0-9.]*")
+	availmb=$(grep -a -o "plan: MemAvailable [0-9]* MiB" "$post" | tail -n 1 | grep -o "[0-9]*")
 	if [ -n "$blkdebug" ] && [ -z "$peak" ]; then
 		say "no peak memory line: the write errors ended the capture before its summary"
 	elif [ -n "$peak" ] && [ -n "$availmb" ] && awk -v p="$peak" -v a="$availmb" 'BEGIN{exit !(p > 0 && p < a)}'; then
-		pass "kdumpinit peak memory ${peak} MB, of ${availmb} MB available (crashkernel=$ck)"
+		pass "kdumpinit peak memory ${peak} MiB, of ${availmb} MiB available (crashkernel=$ck)"
 	else
-		failed "no believable peak memory line (peak '${peak:-}' MB, available '${availmb:-}' MB)"
+		failed "no believable peak memory line (peak '${peak:-}' MiB, available '${availmb:-}' MiB)"
 	fi
 	# --min-workers: a worker per CPU the crash kernel brought up (what
 	# arm's nr_cpus= and the reservation paid for), at least N of them.
@@ -1600,7 +1600,7 @@ say "timings: build ${d_build}s; qemu ${d_qemu}s = boot+arm ${at[armed]:--}s, lo
 	"info ${d_info}s, save ${d_save}s, vmcmp ${d_cmp}s"
 
 [ -z "$disk" ] || say "disk $disk: $(echo ${diskmods:-} | wc -w) modules resolved and packed;" \
-	"capture $(grep -a -o '[0-9]* MB written' "$post" | tail -n 1) to $(grep -a -o -m1 'kdumpinit: target: /dev/[a-z0-9]*' "$post" | sed 's/.* //')," \
+	"capture $(grep -a -o '[0-9]* MiB written' "$post" | tail -n 1) to $(grep -a -o -m1 'kdumpinit: target: /dev/[a-z0-9]*' "$post" | sed 's/.* //')," \
 	"saved ELF $(stat -c %s "$workdir/saved.elf" 2>/dev/null || echo -) bytes; kdumpinit $(ms kdstart reboot) from start to final action"
 echo "harness: $nstep steps done"
 echo "$npass passed, $nfail failed, 0 skipped"

@@ -64,7 +64,7 @@ progress() { echo "^kdumpinit: capture: +(${1})%"; }
 # at the top) in a moment once the writes are done. The dump disk is slowed
 # to 6 MB/s: a level-1 dump of the 1 GiB guest is 270-300 MB, so the
 # capture takes about 50 s and prints a line every 6 MB or so.
-written() { echo "^kdumpinit: capture: .* (${1}) MB written"; }
+written() { echo "^kdumpinit: capture: .* (${1}) MiB written"; }
 slow=(--slow-disk 6000000)
 extra=() level=1
 case $case in

@@ -892,7 +892,7 @@ K capture --vmcore "$W/v16.core" --output "$W/doff.img" --full overwrite
 rc_is 0
 K info "$W/doff.img"
 rc_is 0
-out_has 'capacity +8\.3 MB'
+out_has 'capacity +7\.9 MiB'
 out_has '^state +complete'
 end; fi
 
@@ -1012,7 +1012,7 @@ printf 'x' >"$W/other.kdump.partial-Abc123"
 for _ in $(seq 50); do flock -n "$W/lo.kdump.partial-Held42" true || break; sleep 0.1; done
 K save "$W/lo.img" --output "$W/lo.kdump"
 rc_is 0
-err_has "removed $W/${left##*/} \([0-9.]+ MB\), left by a save of $W/lo.kdump that did not finish"
+err_has "removed $W/${left##*/} \([0-9.]+ MiB\), left by a save of $W/lo.kdump that did not finish"
 absent "$left"
 present "$W/lo.kdump"
 ck "a partial a save holds (flock) was removed" test -e "$W/lo.kdump.partial-Held42"

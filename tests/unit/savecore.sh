@@ -92,7 +92,7 @@ if mount -t tmpfs -o size=2m tmpfs "$W/full" 2>/dev/null; then
 	umount "$W/full"
 	# Room for the LZ4 size but not for an ELF vmcore, which is raw: the
 	# ELF size is an upper bound, so this is refused up front.
-	stored=$("$K" info "$W/dev2.img" | sed -n 's/.*uncompressed, \([0-9.]*\) MB stored.*/\1/p')
+	stored=$("$K" info "$W/dev2.img" | sed -n 's/.*uncompressed, \([0-9.]*\) MiB stored.*/\1/p')
 	mount -t tmpfs -o size=$(awk -v s="$stored" 'BEGIN{printf "%d", s + 6}')m tmpfs "$W/full"
 	"$K" save "$W/dev2.img" --dir "$W/full" --format elf >"$W/out" 2>&1; rc=$?
 	check "no room for an ELF vmcore: refused before writing (exit 1)" test $rc = 1

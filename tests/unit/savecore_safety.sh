@@ -236,8 +236,8 @@ check "name: a file at the next name is passed over too" \
 
 # ---- space: a bound (ELF, raw kdump) or an estimate (zlib), --min-free kept ----
 # stored MB: what capture wrote (LZ4), the old estimate's base.
-stored() { "$K" info "$W/$1" | sed -n 's/.*uncompressed, \([0-9.]*\) MB stored.*/\1/p'; }
-raw() { "$K" info "$W/$1" | sed -n 's/.*(\([0-9.]*\) MB uncompressed.*/\1/p'; }
+stored() { "$K" info "$W/$1" | sed -n 's/.*uncompressed, \([0-9.]*\) MiB stored.*/\1/p'; }
+raw() { "$K" info "$W/$1" | sed -n 's/.*(\([0-9.]*\) MiB uncompressed.*/\1/p'; }
 mnt() {	# NAME SIZE_MB: a fresh tmpfs
 	mkdir -p "$W/$1" && mount -t tmpfs -o size="$2"m tmpfs "$W/$1"
 }
@@ -245,10 +245,10 @@ mnt mntprobe 1
 asks() {	# IMG [ARGS]: the MB save --dir asks for, from its refusal on 1 MiB
 	local img=$1; shift
 	"$K" save "$W/$img" --dir "$W/mntprobe" --keep-device "$@" 2>&1 |
-		sed -n 's/.*needs \(up to\|about\) \([0-9.]*\) MB.*/\2/p'
+		sed -n 's/.*needs \(up to\|about\) \([0-9.]*\) MiB.*/\2/p'
 }
 s=$(stored space.img) r=$(raw space.img)
-check "space: the test dump stores much less than it holds (premise: $s MB of $r MB)" \
+check "space: the test dump stores much less than it holds (premise: $s MiB of $r MiB)" \
 	awk -v s="$s" -v r="$r" 'BEGIN{exit !(r > s + 8)}'
 sz=$(awk -v s="$s" 'BEGIN{printf "%d", s + 6}')
 j=0
@@ -267,9 +267,9 @@ done
 # zlib kdump asks for its LZ4 size, not every page raw: it is saved on a
 # tmpfs between the two (the refusal the old bound gave here was wrong).
 est=$(asks space.img --format kdump) rawb=$(asks space.img --compress none)
-sz=$(awk -v e="$est" -v r="$rawb" 'BEGIN{printf "%d", (e + r) / 2 / 1.048576}')
-check "space: premise: zlib kdump estimate $est MB < tmpfs $sz MiB < raw bound $rawb MB" \
-	awk -v e="$est" -v r="$rawb" -v z="$sz" 'BEGIN{exit !(e > 0 && e < z * 1.048576 && z * 1.048576 < r)}'
+sz=$(awk -v e="$est" -v r="$rawb" 'BEGIN{printf "%d", (e + r) / 2}')
+check "space: premise: zlib kdump estimate $est MiB < tmpfs $sz MiB < raw bound $rawb MiB" \
+	awk -v e="$est" -v r="$rawb" -v z="$sz" 'BEGIN{exit !(e > 0 && e < z && z < r)}'
 mnt mntz "$sz"
 save space.img --dir "$W/mntz" --format kdump >"$W/out" 2>&1; rc=$?
 why="exit $rc: $(cat "$W/out")"
@@ -301,9 +301,9 @@ for img in sparse.img dense.img; do
 		act=$(stat -c %s "$W/o" 2>/dev/null || echo 0)
 		m=4194304 what=bound
 		[ "$fmt" = "--format kdump" ] && m=0 what="estimate with its margin"
-		why="asks ${need:-none} MB, wrote $act bytes"
+		why="asks ${need:-none} MiB, wrote $act bytes"
 		check "space: $img $fmt: the file written fits the $what" \
-			awk -v n="${need:-0}" -v a="$act" -v m=$m 'BEGIN{exit !(a > 0 && n * 1e6 - m + 50000 >= a)}'
+			awk -v n="${need:-0}" -v a="$act" -v m=$m 'BEGIN{exit !(a > 0 && n * 1048576 - m + 52429 >= a)}'
 	done
 done
 # --min-free: what is left after the save.
@@ -339,14 +339,14 @@ done
 "$K" capture --vmcore "$W/v.core" --output "$W/rep.img" --level 1 >/dev/null 2>&1
 rm -f "$W/v.core" "$W/page"
 est=$(asks rep.img) rawb=$(asks rep.img --compress none)
-check "space: premise: same-page dump asks about $est MB as zlib kdump, writes over $rawb MB raw" \
-	awk -v e="$est" -v r="$rawb" 'BEGIN{exit !(e > 0 && e + 8.4 < 25.1 && r - 4.2 > 25.1 - 8.4)}'
+check "space: premise: same-page dump asks about $est MiB as zlib kdump, writes over $rawb MiB raw" \
+	awk -v e="$est" -v r="$rawb" 'BEGIN{exit !(e > 0 && e + 8 < 24 && r - 4 > 24 - 8)}'
 mnt mntrun 24
 save rep.img --dir "$W/mntrun" --min-free 8M >"$W/out" 2>&1; rc=$?
 why="exit $rc: $(cat "$W/out")"
 check "space: zlib output past the estimate: stopped mid-way at --min-free 8M, exit 1, said once" \
 	eval 'test $rc = 1 -a "$(errors)" = 1 &&
-	      grep -q "mntrun: free space fell below --min-free 8.4 MB while saving; nothing saved, the dump stays on the device" "$W/out"'
+	      grep -q "mntrun: free space fell below --min-free 8.0 MiB while saving; nothing saved, the dump stays on the device" "$W/out"'
 why="$(ls -A "$W/mntrun")"
 check "space: ... no vmcore (no directory) left in DIR" test -z "$(ls -A "$W/mntrun")"
 "$K" save "$W/cur-rep.img" --check; rc=$?
