@@ -600,12 +600,6 @@ int cmd_arm(int argc, char **argv)
 	memset(&ki, 0, sizeof ki);
 	if (kernel && (kfd = open_kernel(root, kernel, &ki, &rc)) < 0)
 		return rc;
-	if (kernel && !ki.release[0]) {
-		err("%s is not a kernel image this can read (no bzImage or arm64 Image header with "
-		    "a release): give the crash kernel's vmlinuz", kernel);
-		close(kfd);
-		return EXIT_USAGE;
-	}
 	if (kernel && !initrd && !ki.dedicated) {
 		err("%s is not kdumpinit's dedicated crash kernel (its release is %s, not *"
 		    KIMAGE_DEDICATED_SUFFIX "): it has no kdumpinit inside, give --initramfs",

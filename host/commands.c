@@ -1,5 +1,6 @@
 /* Host commands: capture, save, info, format. Each parses its options,
  * calls library code, prints once and returns an exit code. */
+#include "json.h"
 #include "keys.h"
 #include "savecore.h"
 #include "source.h"
@@ -46,13 +47,15 @@ static int help(const char *text)
 
 /* The options info and dmesg share: SOURCE [--dump N] [--key FILE],
  * the secret key read into sk. *which the dump (0 all, or the last),
- * *key whether one was read. 0, -1 after the help, or the exit code
+ * *key whether one was read, *json whether --json was given (json NULL:
+ * the command has none). 0, -1 after the help, or the exit code
  * (said). */
 static int source_opts(const char *cmd, const char *text, int argc, char **argv,
-		       unsigned *which, int *key, uint8_t sk[32])
+		       unsigned *which, int *key, int *json, uint8_t sk[32])
 {
 	static const struct option opts[] = {
-		{ "dump", 1, 0, 'D' }, { "key", 1, 0, 'K' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "dump", 1, 0, 'D' }, { "key", 1, 0, 'K' }, { "json", 0, 0, 'J' },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	uint64_t v;
 	int c;
@@ -70,6 +73,11 @@ static int source_opts(const char *cmd, const char *text, int argc, char **argv,
 			if (keyfile_read(optarg, 1, sk) < 0)
 				return EXIT_USAGE;
 			*key = 1;
+			break;
+		case 'J':
+			if (!json)
+				return cli_fail(cmd, "unknown option '--json'");
+			*json = 1;
 			break;
 		case 'h':
 			help(text);
@@ -195,7 +203,7 @@ int cmd_capture(int argc, char **argv)
 /* ---------------- info ---------------- */
 
 static const char info_help[] =
-	"usage: kdumpinit info SOURCE [--dump N] [--key FILE]\n"
+	"usage: kdumpinit info SOURCE [--dump N] [--key FILE] [--json]\n"
 	"\n"
 	"Prints what a dump device or file holds: state (empty, complete, incomplete),\n"
 	"the crashed kernel's release and crash time, pages kept and sizes.\n"
@@ -203,16 +211,19 @@ static const char info_help[] =
 	"with it, everything, each chunk's tag checked.\n"
 	"A device holding several dumps (a crash came before the last was saved):\n"
 	"each, oldest first, or only dump N (1 the oldest).\n"
+	"--json: the same as one JSON object (schema kdumpinit-info/1, docs/CLI.md).\n"
 	"Exit: 0 a complete dump, 5 an incomplete one, 4 empty or not a dump device.\n";
 
 static int info_with(int argc, char **argv, uint8_t skb[32])
 {
 	unsigned only;
-	int hk, r0 = source_opts("info", info_help, argc, argv, &only, &hk, skb);
+	int hk, js = 0, r0 = source_opts("info", info_help, argc, argv, &only, &hk, &js, skb);
 	if (r0)
 		return r0 < 0 ? EXIT_OK : r0;
 	const uint8_t *sk = hk ? skb : NULL;
 	const char *src = argv[optind];
+	struct json j;
+	json_init(&j, stdout);
 
 	/* Every dump on the device, oldest first (or the one --dump names);
 	 * the exit code is the worst of them (an incomplete one makes it 5). */
@@ -226,11 +237,19 @@ static int info_with(int argc, char **argv, uint8_t skb[32])
 		/* An unreadable header is said once, by the report's state line. */
 		if (r < 0 && r != -ENOENT && code != EXIT_INCOMPLETE)
 			return code;
-		if (t.fd < 0 && code != EXIT_OK)
+		if (t.fd < 0 && code != EXIT_OK) {
+			if (js && j.depth)
+				json_end(&j, ']'), json_u64(&j, "exit", code), json_end(&j, '}');
 			return code;
-		if (k > (only ? only : 1))
+		}
+		if (js && k == (only ? only : 1)) {
+			json_obj(&j, NULL);
+			dump_json_head(&j, src, &t);
+			json_arr(&j, "dumps");
+		}
+		if (!js && k > (only ? only : 1))
 			putchar('\n');
-		code = dump_report(stdout, src, &t, &d, r);
+		code = js ? dump_report_json(&j, &t, &d, r) : dump_report(stdout, src, &t, &d, r);
 		unsigned n = d.ndumps;
 		if (r == 0 || r == -EBADMSG)
 			dumpfile_free(&d);
@@ -239,6 +258,11 @@ static int info_with(int argc, char **argv, uint8_t skb[32])
 			worst = code;
 		if (only || k >= n)
 			break;
+	}
+	if (js) {
+		json_end(&j, ']');
+		json_u64(&j, "exit", worst);
+		json_end(&j, '}');
 	}
 	return worst;
 }
@@ -255,7 +279,7 @@ static const char save_help[] =
 	"                         [--threads N] [--force] [--key FILE]\n"
 	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
 	"                         [--mark-incomplete] [--format ...] [--force] [--key FILE]\n"
-	"       kdumpinit save [SOURCE] --check\n"
+	"       kdumpinit save [SOURCE] --check [--json]\n"
 	"A device may hold several dumps (a crash before the last was saved): --output\n"
 	"saves the oldest not yet saved, else the newest, or --dump N (1 the oldest);\n"
 	"--dir saves each one not yet saved, oldest first.\n"
@@ -280,7 +304,8 @@ static const char save_help[] =
 	"into --min-free. --max N keeps the N dumps saved last into DIR (kdumpinit's own\n"
 	"only, see docs/CLI.md). A dump already saved is skipped unless --force. --check\n"
 	"exits 0 when SOURCE holds an unsaved dump (a damaged one too), 1 when it holds\n"
-	"none (or saved), 4 when SOURCE cannot be read (missing, not claimed, I/O error).\n"
+	"none (or saved), 4 when SOURCE cannot be read (missing, not claimed, I/O error);\n"
+	"with --json it also prints that answer as one JSON object (kdumpinit-save-check/1).\n"
 	"SOURCE may be a selector: LABEL=, UUID=, SERIAL=, PARTUUID=, PARTLABEL=.\n"
 	"Without SOURCE (--dir, --check) it is the firmware credential kdumpinit.dev\n"
 	"(fw_cfg, SMBIOS type 11, device tree, EFI), as the crash kernel reads it.\n"
@@ -371,6 +396,21 @@ static int open_partial(const char *output, char *tmp, size_t sz)
 	return -EEXIST;
 }
 
+/* save --check --json: its answer as one object (schema
+ * kdumpinit-save-check/1): the exit code and what it means. */
+static void check_json(const char *src, int code)
+{
+	struct json j;
+
+	json_init(&j, stdout);
+	json_obj(&j, NULL);
+	json_str(&j, "schema", "kdumpinit-save-check/1");
+	json_str(&j, "source", src);
+	json_u64(&j, "exit", code);
+	json_str(&j, "answer", code == 0 ? "dump" : code == 1 ? "none" : "unreadable");
+	json_end(&j, '}');
+}
+
 static int save_with(int argc, char **argv, uint8_t skb[32])
 {
 	static const struct option opts[] = {
@@ -379,12 +419,13 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		{ "dir", 1, 0, 'd' }, { "min-free", 1, 0, 'm' }, { "max", 1, 0, 'x' },
 		{ "keep-device", 0, 0, 'k' }, { "check", 0, 0, 'C' },
 		{ "mark-incomplete", 0, 0, 'I' }, { "dump", 1, 0, 'D' }, { "key", 1, 0, 'K' },
+		{ "json", 0, 0, 'J' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct savecore_opts sc = { 0 };
 	const char *output = NULL, *format = "kdump";
 	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
-	int force = 0, c;
+	int force = 0, c, js = 0;
 	unsigned which = 0;
 	uint64_t v;
 
@@ -421,6 +462,7 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		case 'k': sc.keep_device = 1; break;
 		case 'I': sc.mark_incomplete = 1; break;
 		case 'C': sc.check = 1; break;
+		case 'J': js = 1; break;
 		case 'D':
 			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
 				return cli_bad_value("save", "--dump", optarg, "a dump's number, 1 the oldest");
@@ -432,6 +474,8 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 	}
 	if (!!output + !!sc.dir + sc.check != 1)
 		return cli_fail("save", "give one of --output FILE, --dir DIR and --check");
+	if (js && !sc.check)
+		return cli_fail("save", "--json goes with --check");
 	if (optind < argc - 1)
 		return cli_fail("save", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc && output)
@@ -451,6 +495,8 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		if (!from) {
 			/* At boot with nothing configured: nothing to do, not a failure. */
 			msg("no SOURCE and no firmware credential kdumpinit.dev: nothing to save");
+			if (js)
+				check_json(NULL, EXIT_SYSTEM);
 			return sc.check ? EXIT_SYSTEM : EXIT_OK;
 		}
 		msg("dump device %s, from the firmware (%s)", fwdev, from);
@@ -460,7 +506,10 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		sc.force = force;
 		sc.elf = !strcmp(format, "elf");
 		sc.so = so;
-		return savecore(src, &sc);
+		int code = savecore(src, &sc);
+		if (js)
+			check_json(src, code);
+		return code;
 	}
 	struct stat st;
 	if (!force && stat(output, &st) == 0) {
@@ -790,7 +839,7 @@ static int dmesg_from_vmcore(const char *path, int *code)
 static int dmesg_with(int argc, char **argv, uint8_t skb[32])
 {
 	unsigned which;
-	int hk, r0 = source_opts("dmesg", dmesg_help, argc, argv, &which, &hk, skb);
+	int hk, r0 = source_opts("dmesg", dmesg_help, argc, argv, &which, &hk, NULL, skb);
 	if (r0)
 		return r0 < 0 ? EXIT_OK : r0;
 	const uint8_t *sk = hk ? skb : NULL;

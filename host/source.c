@@ -13,6 +13,7 @@
 #include "../config/target.h"
 #include "../dump/chain.h"
 #include "../dump/dumpfile.h"
+#include "json.h"
 #include "keys.h"
 #include "../kernel/vmcoreinfo.h"
 #include "../lib/exitcode.h"
@@ -377,9 +378,35 @@ static void sealed_how(const struct dumpfile *d, int complete, char *out, size_t
 
 /* What `info` prints, also written as info.txt by save --dir. r is what
  * open_dump returned. Returns the exit code info uses. */
+/* The dump's state, as info says it to a reader and in JSON alike:
+ * DS_EMPTY, DS_COMPLETE, or DS_INCOMPLETE with why. */
+enum dump_state { DS_EMPTY, DS_COMPLETE, DS_INCOMPLETE };
+
+static enum dump_state state_of(const struct dumpfile *d, int r, char *why, size_t sz)
+{
+	char w[160];
+
+	why[0] = 0;
+	if (r == -ENOENT)
+		return DS_EMPTY;
+	if (r < 0)
+		snprintf(why, sz, "%s", d->why[0] ? d->why : errstr(r));
+	else if (dumpfile_complete(d))
+		return DS_COMPLETE;
+	else if (d->have_end && d->gaps && !d->end_disagrees)
+		snprintf(why, sz, "%s", dump_incomplete_why(d, w, sizeof w));
+	else if (d->have_end)
+		snprintf(why, sz, "%s", end_reasons(d->end.status, w, sizeof w));
+	else if (d->end_disagrees)
+		snprintf(why, sz, "the END record does not match the stream: %s", d->why);
+	else
+		snprintf(why, sz, "no END record: %s", d->why[0] ? d->why : "stream ends without one");
+	return DS_INCOMPLETE;
+}
+
 int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r)
 {
-	char u[37], why[160];
+	char u[37], why[320];
 
 	uuid_format(t->sb.uuid, u);
 	fprintf(f, "%-12s %s\n", "source", src);
@@ -399,30 +426,21 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 	if (d->ndumps > 1)
 		fprintf(f, "%-12s %u of %u on the device, oldest first\n", "dump", d->position,
 			d->ndumps);
-	if (r == -ENOENT) {
+	enum dump_state ds = state_of(d, r, why, sizeof why);
+	if (ds == DS_EMPTY) {
 		fprintf(f, "%-12s empty\n", "state");
 		return EXIT_TARGET;
 	}
 	if (r < 0) {
-		fprintf(f, "%-12s incomplete (%s)\n", "state", d->why[0] ? d->why : errstr(r));
+		fprintf(f, "%-12s incomplete (%s)\n", "state", why);
 		return EXIT_INCOMPLETE;
 	}
-	int complete = dumpfile_complete(d);
+	int complete = ds == DS_COMPLETE;
 	const char *saved = dump_saved(t, d) ? ", saved" : ", not saved yet";
 	if (complete)
 		fprintf(f, "%-12s complete%s\n", "state", saved);
-	else if (d->have_end && d->gaps && !d->end_disagrees)
-		fprintf(f, "%-12s incomplete (%s)%s\n", "state",
-			dump_incomplete_why(d, why, sizeof why), saved);
-	else if (d->have_end)
-		fprintf(f, "%-12s incomplete (%s)%s\n", "state",
-			end_reasons(d->end.status, why, sizeof why), saved);
-	else if (d->end_disagrees)
-		fprintf(f, "%-12s incomplete (the END record does not match the stream: %s)%s\n",
-			"state", d->why, saved);
 	else
-		fprintf(f, "%-12s incomplete (no END record: %s)%s\n", "state",
-			d->why[0] ? d->why : "stream ends without one", saved);
+		fprintf(f, "%-12s incomplete (%s)%s\n", "state", why, saved);
 	if (!complete)
 		print_progress(f, d);
 	if (d->gaps) {
@@ -512,6 +530,98 @@ int dump_report(FILE *f, const char *src, const struct target *t, const struct d
 			(d->stream_end - d->base) / 1048576.0);
 	}
 	return complete ? EXIT_OK : EXIT_INCOMPLETE;
+}
+
+/* A time as JSON: seconds since the epoch, or null when unknown (0). */
+static void json_time(struct json *j, const char *key, uint64_t t)
+{
+	if (t)
+		json_u64(j, key, t);
+	else
+		json_null(j, key);
+}
+
+void dump_json_head(struct json *j, const char *src, const struct target *t)
+{
+	char u[37];
+
+	uuid_format(t->sb.uuid, u);
+	json_str(j, "schema", "kdumpinit-info/1");
+	json_str(j, "source", src);
+	json_str(j, "claim", u);
+	json_str(j, "label", t->sb.label[0] ? t->sb.label : NULL);
+	json_u64(j, "capacity_bytes", t->limit - t->base);
+}
+
+int dump_report_json(struct json *j, const struct target *t, const struct dumpfile *d, int r)
+{
+	char why[320], id[17];
+	enum dump_state ds = state_of(d, r, why, sizeof why);
+
+	json_obj(j, NULL);
+	json_u64(j, "number", d->position ? d->position : 1);
+	json_u64(j, "of", d->ndumps ? d->ndumps : 1);
+	json_str(j, "state", ds == DS_EMPTY ? "empty" : ds == DS_COMPLETE ? "complete" : "incomplete");
+	json_str(j, "why", ds == DS_INCOMPLETE ? why : NULL);
+	if (ds == DS_EMPTY || r < 0) {
+		json_end(j, '}');
+		return ds == DS_EMPTY ? EXIT_TARGET : EXIT_INCOMPLETE;
+	}
+	int saved = dump_saved(t, d);
+	json_bool(j, "saved", saved);
+	json_time(j, "saved_at", saved ? t->sb.saved_time : 0);
+	json_bool(j, "sealed", d->sealed);
+	json_bool(j, "locked", d->locked);
+	if (d->sealed) {
+		key_id_hex(d->seal.key_id, id);
+		json_str(j, "key_id", id);
+	} else {
+		json_null(j, "key_id");
+	}
+	json_u64(j, "gaps", d->gaps);
+	json_u64(j, "gap_bytes", d->gap_bytes);
+	json_u64(j, "page_size", d->start.page_size);
+	json_time(j, "captured", d->start.start_time);
+	if (d->locked) {
+		json_str(j, "kernel", d->seal.release[0] ? d->seal.release : NULL);
+		json_u64(j, "dump_level", d->start.dump_level);
+		json_u64(j, "sealed_chunks", d->sealed_chunks);
+		json_u64(j, "sealed_page_bytes", d->sealed_pages_bytes);
+	} else {
+		struct vmcoreinfo vi;
+		vmcoreinfo_parse(&vi, d->vmcoreinfo);
+		json_str(j, "kernel", vi.have_osrelease ? vi.osrelease : NULL);
+		json_time(j, "crash_time", vi_has(&vi, VI_CRASHTIME) ? vi_u(&vi, VI_CRASHTIME) : 0);
+		if (d->start_lost && !d->start.dump_level)
+			json_null(j, "dump_level");
+		else
+			json_u64(j, "dump_level", d->start.dump_level);
+		json_bool(j, "memmap_excluded", !!(d->start.flags & KDI_START_MEMMAP_EXCLUDED));
+		uint64_t mem = 0;
+		for (uint32_t i = 0; i < d->nr_seg; i++)
+			mem += d->seg[i].filesz;
+		json_u64(j, "memory_bytes", mem);
+		json_u64(j, "segments", d->nr_seg);
+		json_u64(j, "pages_kept", d->pages_stored);
+		json_u64(j, "bytes_stored", d->bytes_stored);
+		json_bool(j, "kernel_log", d->dmesg != NULL);
+	}
+	if (d->have_end) {
+		const struct kdi_end *e = &d->end;
+		json_u64(j, "pages_scanned", e->pages_total);
+		json_obj(j, "excluded");
+		for (int c = 0; c < KDI_EX_NCLASSES; c++)
+			if (e->excluded[c])
+				json_u64(j, kdi_class_name[c], e->excluded[c]);
+		json_end(j, '}');
+		json_u64(j, "dump_bytes", e->bytes_out);
+	} else {
+		json_null(j, "pages_scanned");
+		json_null(j, "excluded");
+		json_u64(j, "dump_bytes", d->stream_end - d->base);
+	}
+	json_end(j, '}');
+	return ds == DS_COMPLETE ? EXIT_OK : EXIT_INCOMPLETE;
 }
 
 const char *firmware_device(const char *root, char *buf, size_t sz)

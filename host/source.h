@@ -41,6 +41,12 @@ int dump_locked(const char *src, const struct dumpfile *d, const uint8_t *sk);
 void dump_unreadable(const struct target *t, const struct dumpfile *d, int r);
 /* The `info` text for what open_dump returned (r); info's exit code. */
 int dump_report(FILE *f, const char *src, const struct target *t, const struct dumpfile *d, int r);
+/* The same in JSON (docs/CLI.md, "Machine-readable output"): the
+ * device's members (dump_json_head), then one object per dump, inside
+ * the caller's "dumps" array; the same exit code as dump_report. */
+struct json;
+void dump_json_head(struct json *j, const char *src, const struct target *t);
+int dump_report_json(struct json *j, const struct target *t, const struct dumpfile *d, int r);
 /* The device's claim records this very dump as saved. */
 int dump_saved(const struct target *t, const struct dumpfile *d);
 /* Why d is incomplete, in a few words, for one line of a message: the

@@ -34,6 +34,7 @@
 #include "../dump/dumpfile.h"
 #include "../dump/seal.h"
 #include "../lib/cli.h"
+#include "json.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -86,7 +87,7 @@ static void expand_image(const char *tmpl, const char *release, char *out, size_
 }
 
 static const char status_help[] =
-	"usage: kdumpinit status [--dev SEL] [--image FILE] [--root DIR]\n"
+	"usage: kdumpinit status [--dev SEL] [--image FILE] [--root DIR] [--json]\n"
 	"       kdumpinit status --configured [--root DIR]\n"
 	"       kdumpinit status --clear-dumps [--dev SEL] [--root DIR]\n"
 	"\n"
@@ -112,6 +113,8 @@ static const char status_help[] =
 	"  --configured  only print the configured dump device and where it came from\n"
 	"                (" DEFAULTS ", else firmware); exit 4 when there is none\n"
 	"  --clear-dumps only the lines on dumps in the clear; exit 8 when one waits\n"
+	"  --json        the report as one JSON object (schema kdumpinit-status/1,\n"
+	"                docs/CLI.md): the same lines, the exit code and its flags\n"
 	"Exit: 0 ready, 1 error, 2 usage, 4 device missing or unclaimed, 6 not armed\n"
 	"(no reservation or nothing loaded), 7 armed image, crash header or key stale,\n"
 	"8 a dump waits to be saved; when several hold, the first of 1 6 4 7 8.\n";
@@ -119,18 +122,29 @@ static const char status_help[] =
 struct status {
 	int not_armed, no_reservation, stale, dev_bad, unsaved, error;
 	const char *sealing;	/* where a public key is configured, or NULL */
+	struct json *j;		/* --json: the lines go into its "lines" */
 };
 
-static void show(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void show(const char *label, const char *fmt, ...)
+/* One line of the report: "LABEL  TEXT", or with --json the same two as
+ * {"item": LABEL, "text": TEXT}, so that the two cannot differ. */
+static void show(struct status *st, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void show(struct status *st, const char *label, const char *fmt, ...)
 {
+	char text[1200];
 	va_list ap;
 
-	printf("%-13s ", label);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
-	putchar('\n');
+	if (!st->j) {
+		printf("%-13s %s\n", label, text);
+		return;
+	}
+	json_obj(st->j, NULL);
+	json_str(st->j, "item", label);
+	json_str(st->j, "text", text);
+	json_end(st->j, '}');
 }
 
 static void kernel_state(const char *root, struct status *st)
@@ -141,18 +155,18 @@ static void kernel_state(const char *root, struct status *st)
 	crash_reserve_read(root, &rs);
 	uint64_t size = rs.fixed;
 	if (size)
-		show("reservation", "%s", crash_reserve_say(&rs, line, sizeof line));
+		show(st, "reservation", "%s", crash_reserve_say(&rs, line, sizeof line));
 	else
-		show("reservation", "none: boot with crashkernel=256M");
+		show(st, "reservation", "none: boot with crashkernel=256M");
 	if (crash_reserve_problem(&rs, line, sizeof line))
-		show("reservation", "%s", line);
+		show(st, "reservation", "%s", line);
 	int lock = kimage_lockdown(root);
 	if (lock > LOCKDOWN_NONE)
-		show("lockdown", "%s: only signed crash kernels load (kdumpinit's dedicated one is not "
+		show(st, "lockdown", "%s: only signed crash kernels load (kdumpinit's dedicated one is not "
 		     "signed)", kimage_lockdown_name(lock));
 	int loaded = read_text_file(root_path(root, "/sys/kernel/kexec_crash_loaded", path, sizeof path),
 				    v, sizeof v) >= 0 && !strcmp(v, "1");
-	show("crash kernel", loaded ? "loaded" : "not loaded");
+	show(st, "crash kernel", loaded ? "loaded" : "not loaded");
 	st->not_armed = !size || !loaded;
 	st->no_reservation = !size;
 }
@@ -253,29 +267,29 @@ static void image_state(const char *root, const char *want, const char *want_fro
 	int r = armed_read(root, &a);
 
 	if (r == -ENOENT) {
-		show("armed image", st->not_armed ? "none" :
+		show(st, "armed image", st->not_armed ? "none" :
 		     "unknown: not armed by kdumpinit arm since boot (no " ARMED_STATE ")");
 		return;
 	}
 	if (r < 0) {
-		show("armed image", "unknown: %s: %s", root_path(root, ARMED_STATE, path, sizeof path),
+		show(st, "armed image", "unknown: %s: %s", root_path(root, ARMED_STATE, path, sizeof path),
 		     r == -EINVAL ? "not a record kdumpinit arm wrote" : errstr(r));
 		return;
 	}
 	if (a.dedicated)
-		show("armed kernel", "dedicated %s (%s, kdumpinit inside%s), under %s, nr_cpus=%u%s",
+		show(st, "armed kernel", "dedicated %s (%s, kdumpinit inside%s), under %s, nr_cpus=%u%s",
 		     a.crash_release, a.kernel, a.initramfs[0] ? ", and an initramfs over it" : "",
 		     a.release, a.cpus, st->not_armed ? " (no longer loaded)" : "");
 	else
-		show("armed kernel", "%s%s%s", a.crash_release[0] ? "stock " : "",
+		show(st, "armed kernel", "%s%s%s", a.crash_release[0] ? "stock " : "",
 		     a.crash_release[0] ? a.crash_release : "", a.crash_release[0] ? "" : "(release not recorded)");
 	if (!a.dedicated || a.initramfs[0])
-		show("armed image", "%s with %s, under %s, nr_cpus=%u%s", a.initramfs, a.kernel, a.release,
+		show(st, "armed image", "%s with %s, under %s, nr_cpus=%u%s", a.initramfs, a.kernel, a.release,
 		     a.cpus, st->not_armed ? " (no longer loaded)" : "");
 	/* Why the service armed this kernel and not another (its fall-back
 	 * from the dedicated kernel under lockdown), as arm --note recorded. */
 	if (a.note[0])
-		show("armed because", "%s", a.note);
+		show(st, "armed because", "%s", a.note);
 	char why[1200] = "";
 	struct stat k, i, d;
 	const char *w;
@@ -305,7 +319,7 @@ static void image_state(const char *root, const char *want, const char *want_fro
 	if (st->not_armed)
 		return;
 	st->stale = why[0] != 0;
-	show("image", "%s%s%s", why[0] ? "stale: " : "current", why[0] ? why : "",
+	show(st, "image", "%s%s%s", why[0] ? "stale: " : "current", why[0] ? why : "",
 	     why[0] && !own ? ": kdumpinit rebuild builds it again" :
 	     !why[0] && !checked ? own ? " (no manifest beside the kernel: the kdumpinit inside not checked)" :
 	     " (no manifest beside it: its contents not checked)" : "");
@@ -317,7 +331,7 @@ static void image_state(const char *root, const char *want, const char *want_fro
 	int hr = armed_header_current(root, &a, &h);
 	const char *say = armed_header_say(&a, &h, hr, line, sizeof line);
 	const char *pre = "crash header: ";
-	show("crash header", "%s", strncmp(say, pre, strlen(pre)) ? say : say + strlen(pre));
+	show(st, "crash header", "%s", strncmp(say, pre, strlen(pre)) ? say : say + strlen(pre));
 	if (hr == 0)
 		st->stale = 1;
 }
@@ -413,7 +427,7 @@ static void key_state(const char *root, const char *text, const struct armed_sta
 	config_load_firmware(&c, root[0] ? root : "/", FW_SRC_ALL);
 	if (defaults_get(text, "KDUMPINIT_PUBKEY", v, sizeof v) && v[0]) {
 		if (keyfile_read(root_path(root, v, path, sizeof path), 0, want) < 0) {
-			show("sealing", "unknown: KDUMPINIT_PUBKEY=%s is not a key (above)", v);
+			show(st, "sealing", "unknown: KDUMPINIT_PUBKEY=%s is not a key (above)", v);
 			st->stale = 1;
 			return;
 		}
@@ -429,7 +443,7 @@ static void key_state(const char *root, const char *text, const struct armed_sta
 	if (c.src[CFG_PUBKEY] == CFG_SRC_DEFAULT && a->initramfs[0]) {
 		int r = initrd_file(a->initramfs, "etc/kdumpinit.conf", conf, sizeof conf, &len, &why);
 		if (r < 0 && r != -ENOENT) {
-			show("sealing", "unknown: %s: %s", a->initramfs, why ? why : errstr(r));
+			show(st, "sealing", "unknown: %s: %s", a->initramfs, why ? why : errstr(r));
 			st->stale = 1;
 			return;
 		}
@@ -454,10 +468,10 @@ static void key_state(const char *root, const char *text, const struct armed_sta
 	else if (memcmp(x, y, sizeof x))
 		snprintf(what, sizeof what, "the armed crash kernel seals to key %s (%s)", x, src);
 	else {
-		show("sealing", "sealed to key %s (%s)", x, src);
+		show(st, "sealing", "sealed to key %s (%s)", x, src);
 		return;
 	}
-	show("sealing", "stale: %s, %s names key %s: run kdumpinit rebuild", what, from, y);
+	show(st, "sealing", "stale: %s, %s names key %s: run kdumpinit rebuild", what, from, y);
 	st->stale = 1;
 }
 
@@ -467,7 +481,8 @@ static void key_state(const char *root, const char *text, const struct armed_sta
  * said (with label, a status line; without, a bare line for
  * kdumpinit-arm), found by its START alone (a dump without a key is
  * written as format version 4). The number said. */
-static unsigned clear_dumps(const struct target *t, const char *path, const char *label)
+static unsigned clear_dumps(struct status *st, const struct target *t, const char *path,
+			    const char *label)
 {
 	struct chain c;
 	unsigned n = 0;
@@ -485,8 +500,8 @@ static unsigned clear_dumps(const struct target *t, const char *path, const char
 		snprintf(line, sizeof line, "dump %u on %s is in the clear (written before sealing was "
 			 "on): save it (kdumpinit save %s --dir DIR) or discard it (kdumpinit format %s "
 			 "--force: all its dumps go)", i + 1, path, path, path);
-		if (label)
-			show(label, "%s", line);
+		if (st)
+			show(st, label, "%s", line);
 		else
 			puts(line);
 		n++;
@@ -511,17 +526,17 @@ static void dumps_state(const struct target *t, const char *dev, const char *fro
 	}
 	for (unsigned i = 0; i < c.n; i++)
 		unsaved += !chain_saved(&c, i, t->sb.saved_dump_id);
-	show("device", "%s (%s): %s, claimed, holds %u dumps, %u not saved yet%s", dev, from, path,
+	show(st, "device", "%s (%s): %s, claimed, holds %u dumps, %u not saved yet%s", dev, from, path,
 	     c.n, unsaved, unsaved ? " (kdumpinit-save.service)" : "");
 	if (unsaved)
-		show("next dump", "dump %u is %s; the next save takes it first", d->position,
+		show(st, "next dump", "dump %u is %s; the next save takes it first", d->position,
 		     dumpfile_complete(d) ? "complete" : "incomplete");
 	st->unsaved = unsaved != 0;
 	/* A file a capture made grows as the next dump needs. */
 	chain_place(&c, t->base, t->grows ? TARGET_NO_END : t->limit, t->sb.saved_dump_id,
 		    CHAIN_FULL_KEEP, &p);
 	if (p.refused)
-		show("room", "none after the unsaved dumps: a crash now is not captured under "
+		show(st, "room", "none after the unsaved dumps: a crash now is not captured under "
 		     "kdumpinit.full=keep (the default; overwrite writes over them): save them");
 }
 
@@ -560,17 +575,17 @@ static void device_state(const char *root, const char *dev, const char *from,
 
 	st->dev_bad = 1;
 	if (!dev[0]) {
-		show("device", "none configured: set KDUMPINIT_DEVICE in %s (or --dev, or the "
+		show(st, "device", "none configured: set KDUMPINIT_DEVICE in %s (or --dev, or the "
 		     "firmware credential kdumpinit.dev)", DEFAULTS);
 		return;
 	}
 	int found = device_path(root, dev, path, sizeof path, bad, sizeof bad);
 	if (found == -EINVAL) {
-		show("device", "%s (%s): bad selector '%s'", dev, from, bad);
+		show(st, "device", "%s (%s): bad selector '%s'", dev, from, bad);
 		return;
 	}
 	if (found < 0) {
-		show("device", "%s (%s): missing, no device matches", dev, from);
+		show(st, "device", "%s (%s): missing, no device matches", dev, from);
 		return;
 	}
 	struct target t;
@@ -578,9 +593,9 @@ static void device_state(const char *root, const char *dev, const char *from,
 	int r = source_open(&t, path, &why, m, sizeof m);
 	if (r < 0) {
 		if (r == -ENOENT && why != TGT_OK)
-			show("device", "%s (%s): %s: unclaimed: %s", dev, from, path, m);
+			show(st, "device", "%s (%s): %s: unclaimed: %s", dev, from, path, m);
 		else {
-			show("device", "%s (%s): %s: cannot open: %s", dev, from, path, errstr(r));
+			show(st, "device", "%s (%s): %s: cannot open: %s", dev, from, path, errstr(r));
 			st->error = r != -ENOENT;
 		}
 		return;
@@ -602,16 +617,16 @@ static void device_state(const char *root, const char *dev, const char *from,
 	}
 	target_close(&t);
 	if (stacked < 0) {
-		show("device", "%s (%s): %s is %s", dev, from, path, what);
+		show(st, "device", "%s (%s): %s is %s", dev, from, path, what);
 		return;
 	}
 	if (stacked == STACK_TABLE && dmtable_format(&dt, word, sizeof word, twhy, sizeof twhy) < 0) {
-		show("device", "%s (%s): %s is %s, whose table cannot be recorded: %s", dev, from,
+		show(st, "device", "%s (%s): %s is %s, whose table cannot be recorded: %s", dev, from,
 		     path, what, twhy);
 		return;
 	}
 	if (stacked == STACK_TABLE && armed_dm && strcmp(armed_dm, word)) {
-		show("armed device", "stale: %s is %s, and the crash kernel's command line %s: arm "
+		show(st, "armed device", "stale: %s is %s, and the crash kernel's command line %s: arm "
 		     "again", path, what, armed_dm[0] ? "holds another kdumpinit.dm= (the volume "
 		     "changed since: lvextend, pvmove?)" : "has no kdumpinit.dm= to rebuild it");
 		st->stale = 1;
@@ -622,25 +637,25 @@ static void device_state(const char *root, const char *dev, const char *from,
 	int code = EXIT_OK;
 	r = open_dump(path, NULL, 0, &t, &d, &code);
 	if (r == -ENOENT && code == EXIT_OK) {
-		show("device", "%s (%s): %s, claimed, no dump", dev, from, path);
+		show(st, "device", "%s (%s): %s, claimed, no dump", dev, from, path);
 	} else if (r >= 0 && d.ndumps > 1) {
 		dumps_state(&t, dev, from, path, &d, st);
 	} else if (r >= 0) {
 		int saved = dump_saved(&t, &d);
-		show("device", "%s (%s): %s, claimed, holds %s%s dump, %s", dev, from, path,
+		show(st, "device", "%s (%s): %s, claimed, holds %s%s dump, %s", dev, from, path,
 		     dumpfile_complete(&d) ? "a complete" : d.damaged ? "a damaged" :
 		     "an incomplete", d.sealed ? " sealed" : "",
 		     saved ? "saved" : "not saved yet (kdumpinit-save.service)");
 		st->unsaved = !saved;
 	} else if (code == EXIT_INCOMPLETE) {
-		show("device", "%s (%s): %s, claimed, holds a dump whose header is unreadable (%s)",
+		show(st, "device", "%s (%s): %s, claimed, holds a dump whose header is unreadable (%s)",
 		     dev, from, path, d.why[0] ? d.why : errstr(r));
 		st->unsaved = 1;
 	} else {
 		st->error = 1;	/* open_dump said why */
 	}
 	if (st->sealing && t.fd >= 0)
-		clear_dumps(&t, path, "in the clear");
+		clear_dumps(st, &t, path, "in the clear");
 	if (r == 0 || r == -EBADMSG)
 		dumpfile_free(&d);
 	target_close(&t);
@@ -660,7 +675,7 @@ static int clear_dumps_only(const char *root, const char *dev, const char *text)
 	    device_path(root, dev, path, sizeof path, bad, sizeof bad) < 0 ||
 	    source_open(&t, path, &why, m, sizeof m) < 0)
 		return EXIT_OK;
-	unsigned n = clear_dumps(&t, path, NULL);
+	unsigned n = clear_dumps(NULL, &t, path, NULL);
 	target_close(&t);
 	return n ? EXIT_UNSAVED : EXIT_OK;
 }
@@ -681,11 +696,12 @@ int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dev", 1, 0, 'd' }, { "image", 1, 0, 'i' }, { "root", 1, 0, 'R' },
-		{ "configured", 0, 0, 'C' }, { "clear-dumps", 0, 0, 'c' }, { "help", 0, 0, 'h' },
+		{ "configured", 0, 0, 'C' }, { "clear-dumps", 0, 0, 'c' }, { "json", 0, 0, 'J' },
+		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dev_arg = NULL, *image_arg = NULL, *root = "";
-	int c, only_configured = 0, only_clear = 0;
+	int c, only_configured = 0, only_clear = 0, js = 0;
 
 	char dev_abs[512], image_abs[512];
 
@@ -696,12 +712,15 @@ int cmd_status(int argc, char **argv)
 		case 'R': root = optarg; break;
 		case 'C': only_configured = 1; break;
 		case 'c': only_clear = 1; break;
+		case 'J': js = 1; break;
 		case 'h': fputs(status_help, stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
 	}
 	if (cli_operands("status", argc, argv, 0, ""))
 		return EXIT_USAGE;
+	if (js && (only_configured || only_clear))
+		return cli_fail("status", "--json is for the report, not --configured or --clear-dumps");
 	if (only_configured && (dev_arg || image_arg || only_clear))
 		return cli_fail("status", "--configured takes no other option");
 	if (only_clear && image_arg)
@@ -740,8 +759,16 @@ int cmd_status(int argc, char **argv)
 		expand_image(tmpl, u.release, want, sizeof want);
 
 	struct status st = { 0 };
+	struct json j;
 	char kpath[600];
-	show("kernel", "%s, image %s", u.release, find_kernel(root, u.release, kpath, sizeof kpath) ? kpath :
+	if (js) {
+		json_init(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "schema", "kdumpinit-status/1");
+		json_arr(&j, "lines");
+		st.j = &j;
+	}
+	show(&st, "kernel", "%s, image %s", u.release, find_kernel(root, u.release, kpath, sizeof kpath) ? kpath :
 	     "not found (neither /boot/vmlinuz-RELEASE nor /usr/lib/modules/RELEASE/vmlinuz)");
 	kernel_state(root, &st);
 	/* The record of a crash kernel no longer loaded says nothing of what
@@ -775,14 +802,14 @@ int cmd_status(int argc, char **argv)
 	if (!st.not_armed && !dev_arg && cfg_from && strcmp(armed, cfg) && !(fw && !armed[0])) {
 		/* Armed for another device than the settings name (or for
 		 * none: the crash kernel then reads only firmware). */
-		show("armed device", "stale: the crash kernel's command line says %s%s, %s names %s",
+		show(&st, "armed device", "stale: the crash kernel's command line says %s%s, %s names %s",
 		     armed[0] ? "kdumpinit.dev=" : "no kdumpinit.dev=", armed, cfg_from, cfg);
 		st.stale = 1;
 	}
 	/* Only the file's selector travels on the command line; a firmware
 	 * credential reaches the crash kernel as it is. */
 	if (cfg_from && !fw && !selector_text_ok(cfg, strlen(cfg))) {
-		show("device", "%s (%s): holds a space, quote, backslash or non-ASCII byte: it cannot "
+		show(&st, "device", "%s (%s): holds a space, quote, backslash or non-ASCII byte: it cannot "
 		     "reach the crash kernel whole (kdumpinit.dev= is one word); choose another "
 		     "selector", cfg, cfg_from);
 		st.dev_bad = 1;
@@ -790,24 +817,28 @@ int cmd_status(int argc, char **argv)
 		device_state(root, dev, dev_from, st.not_armed ? NULL : armed_dm, &st);
 	}
 	if (st.not_armed)
-		show("not armed", "%s", st.no_reservation ? "no crashkernel= reservation: boot with one" :
+		show(&st, "not armed", "%s", st.no_reservation ? "no crashkernel= reservation: boot with one" :
 		     !cfg_from && !dev_arg ?
 		     "no dump device configured: kdumpinit-arm.service arms nothing until "
 		     "KDUMPINIT_DEVICE is set in " DEFAULTS " or the firmware names kdumpinit.dev" :
 		     "a reservation and a device, but no crash kernel loaded: see "
 		     "`systemctl status kdumpinit-arm.service`");
-	show("settings", "dev=%s (%s), image=%s (%s)", dev[0] ? dev : "-", dev[0] ? dev_from : "none",
+	show(&st, "settings", "dev=%s (%s), image=%s (%s)", dev[0] ? dev : "-", dev[0] ? dev_from : "none",
 	     want[0] ? want : "as armed", want[0] ? want_from : "not set");
+	int code = st.error ? EXIT_SYSTEM : st.not_armed ? EXIT_NOT_ARMED : st.dev_bad ? EXIT_TARGET :
+		   st.stale ? EXIT_STALE : st.unsaved ? EXIT_UNSAVED : EXIT_OK;
+	if (js) {
+		json_end(&j, ']');
+		json_u64(&j, "exit", code);
+		json_bool(&j, "armed", !st.not_armed);
+		json_bool(&j, "reservation", !st.no_reservation);
+		json_bool(&j, "device_ok", !st.dev_bad);
+		json_bool(&j, "stale", st.stale);
+		json_bool(&j, "unsaved", st.unsaved);
+		json_bool(&j, "error", st.error);
+		json_str(&j, "sealing", st.sealing);
+		json_end(&j, '}');
+	}
 	fflush(stdout);
-	if (st.error)
-		return EXIT_SYSTEM;
-	if (st.not_armed)
-		return EXIT_NOT_ARMED;
-	if (st.dev_bad)
-		return EXIT_TARGET;
-	if (st.stale)
-		return EXIT_STALE;
-	if (st.unsaved)
-		return EXIT_UNSAVED;
-	return EXIT_OK;
+	return code;
 }

@@ -160,6 +160,8 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	# Every command's options from its --help: one-line errors, --opt=value,
 	# relative paths (lib/cli.c).
 	run_suite cli bash tests/unit/cli.sh
+	# --json against the human output of info, status and save --check.
+	run_suite json bash tests/unit/json.sh
 	# The dedicated crash kernel and crashkernel=,cma, host side: image
 	# inspection, lockdown, both reservation parts, the service's choice.
 	run_suite crash-kernel-host bash tests/unit/crashkernel.sh

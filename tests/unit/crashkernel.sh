@@ -108,10 +108,8 @@ expect "arm: a stock kernel without --initramfs is refused (2), its release name
 	'6\.1\.0-test-amd64, not \*-kdumpinit\): it has no kdumpinit inside, give --initramfs' arm --kernel "$I/stock.bz"
 expect "arm: a stock arm64 Image without --initramfs is refused (2)" 2 '6\.12\.0-arm64' arm --kernel "$I/stock.Image"
 expect "arm: a stock kernel with --initramfs goes on" 0 '' arm --kernel "$I/stock.bz" --initramfs "$I/initrd"
-expect "arm: a 10-byte file is no kernel image (2), said so" 2 'is not a kernel image this can read' arm --kernel "$I/short"
-expect "arm: an empty file is no kernel image (2)" 2 'is not a kernel image this can read' arm --kernel "$I/empty"
-expect "arm: ... nor with --initramfs (2)" 2 'is not a kernel image this can read' \
-	arm --kernel "$I/empty" --initramfs "$I/initrd"
+expect "arm: a 10-byte file is no dedicated kernel (2), release unknown" 2 'release is unknown' arm --kernel "$I/short"
+expect "arm: an empty file is no dedicated kernel (2)" 2 'release is unknown' arm --kernel "$I/empty"
 expect "arm: a missing kernel is a usage error (2)" 2 'cannot open kernel' arm --kernel "$I/none"
 expect "arm --dry-run: an initramfs that does not open is a usage error (2)" 2 \
 	'cannot open initramfs .*/none' arm --kernel "$I/stock.bz" --initramfs "$I/none"
