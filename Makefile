@@ -41,7 +41,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s -Wl,-z,noseparate-code -flto=auto
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): main -> host -> arm -> init -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := main/main.c \
-	host/commands.c host/json.c host/initrd.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
+	host/commands.c host/json.c host/progress.c host/initrd.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c arm/reach.c \
 	arm/root.c arm/cmdline.c arm/rebuild.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
@@ -114,7 +114,8 @@ install: $(BUILD)/kdumpinit
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-arm
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-save > $(DESTDIR)$(LIBEXECDIR)/kdumpinit-save
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-save
-	install -m 0644 dist/default.kdumpinit $(DESTDIR)$(LIBEXECDIR)/default.kdumpinit
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/default.kdumpinit > $(DESTDIR)$(LIBEXECDIR)/default.kdumpinit
+	chmod 0644 $(DESTDIR)$(LIBEXECDIR)/default.kdumpinit
 	install -d $(DESTDIR)$(SYSTEMD_GENERATOR_DIR)
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-generator > $(DESTDIR)$(SYSTEMD_GENERATOR_DIR)/kdumpinit-generator
 	chmod 0755 $(DESTDIR)$(SYSTEMD_GENERATOR_DIR)/kdumpinit-generator
@@ -123,7 +124,9 @@ install: $(BUILD)/kdumpinit
 	chmod 0755 $(DESTDIR)$(SYSCONFDIR)/kernel/postinst.d/kdumpinit
 	install -m 0755 dist/kernel-postrm.d/kdumpinit $(DESTDIR)$(SYSCONFDIR)/kernel/postrm.d/kdumpinit
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit || \
-	  install -D -m 0644 dist/default.kdumpinit $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit
+	  { install -d $(DESTDIR)$(SYSCONFDIR)/default && \
+	    sed 's|@PREFIX@|$(PREFIX)|g' dist/default.kdumpinit > $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit && \
+	    chmod 0644 $(DESTDIR)$(SYSCONFDIR)/default/kdumpinit; }
 	install -D -m 0644 docs/kdumpinit.8 $(DESTDIR)$(MANDIR)/man8/kdumpinit.8
 	install -D -m 0644 docs/kdumpinit-mkinitramfs.8 $(DESTDIR)$(MANDIR)/man8/kdumpinit-mkinitramfs.8
 	install -d $(DESTDIR)$(DOCDIR)

@@ -21,7 +21,14 @@ struct save_opts {
 	int zlib;			/* kdump: compress pages with zlib (else raw) */
 	unsigned threads;		/* kdump: compression threads, >= 1 */
 	struct room *room;		/* free space to keep on out_fd's filesystem, or NULL */
+	/* Called every SAVE_PROGRESS_PAGES pages written, from the thread
+	 * that writes, with the pages so far, the pages the file will hold
+	 * and its bytes so far (the host's progress lines); NULL: none. */
+	void (*progress)(void *arg, uint64_t pages, uint64_t total, uint64_t bytes);
+	void *progress_arg;
 };
+
+#define SAVE_PROGRESS_PAGES 4096u
 
 /* ELF vmcore: PT_NOTE copied; each PT_LOAD of the original split where
  * pages were excluded, the excluded tail as p_filesz < p_memsz. Writes

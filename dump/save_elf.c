@@ -199,6 +199,9 @@ int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 	if (!r)
 		r = ob_put(&o, zero, pad);
 
+	uint64_t total = 0;	/* pages written, for the progress */
+	for (size_t i = 0; i < l.n; i++)
+		total += (l.v[i].filesz + ps - 1) / ps;
 	for (size_t i = 0; !r && i < l.n; i++) {
 		const struct oload *x = &l.v[i];
 		for (uint64_t a = x->paddr; !r && a < x->paddr + x->filesz; ) {
@@ -217,6 +220,8 @@ int save_elf(struct dumpfile *d, int out_fd, const struct save_opts *so,
 			}
 			r = ob_put(&o, page + (a - pstart), end - a);
 			res->pages++;
+			if (so->progress && res->pages % SAVE_PROGRESS_PAGES == 0)
+				so->progress(so->progress_arg, res->pages, total, o.off + o.used);
 			a = end;
 		}
 	}

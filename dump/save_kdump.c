@@ -140,8 +140,9 @@ struct pool {
 	int fd;
 	struct room *room;
 	struct page_desc *descs;	/* BATCH of them */
+	const struct save_opts *so;	/* its progress */
 	struct page_desc zdesc;		/* the shared zero page */
-	uint64_t data_off, desc_off, descs_done;
+	uint64_t data_off, desc_off, descs_done, ndescs;
 	struct save_result *res;
 };
 
@@ -283,7 +284,10 @@ static int emit_batch(void *ctx, unsigned slot, uint64_t idx)
 	if (!r)
 		r = room_write_at(p->room, p->fd, p->descs, b->n * sizeof *p->descs,
 				  p->desc_off + p->descs_done * sizeof *p->descs);
+	uint64_t before = p->descs_done;
 	p->descs_done += b->n;
+	if (p->so->progress && before / SAVE_PROGRESS_PAGES != p->descs_done / SAVE_PROGRESS_PAGES)
+		p->so->progress(p->so->progress_arg, p->descs_done, p->ndescs, p->data_off);
 	return r;
 }
 
@@ -335,7 +339,7 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	struct batch *bats = calloc(nslots, sizeof *bats);
 	struct page_desc *descs = malloc(BATCH * sizeof *descs);
 	uint32_t bound = compressBound(ps);
-	struct pool pool = { .slots = bats, .fd = fd, .room = so->room, .descs = descs,
+	struct pool pool = { .slots = bats, .fd = fd, .room = so->room, .so = so, .descs = descs,
 			     .desc_off = desc_off, .res = res };
 	unsigned started = 0;
 	if (!bm1 || !bm2 || !hdr || !jobs || !bats || !descs ||
@@ -369,6 +373,7 @@ int save_kdump(struct dumpfile *d, int fd, const struct save_opts *so, struct sa
 	}
 
 	uint64_t n2 = fill_bitmaps(d, shift, max_mapnr, bm1, bm2);
+	pool.ndescs = n2;
 
 	/* Header, sub header, VMCOREINFO, notes. */
 	struct disk_dump_header *h = (struct disk_dump_header *)hdr;

@@ -2,6 +2,7 @@
  * calls library code, prints once and returns an exit code. */
 #include "json.h"
 #include "keys.h"
+#include "progress.h"
 #include "savecore.h"
 #include "source.h"
 
@@ -276,10 +277,11 @@ int cmd_info(int argc, char **argv)
 
 static const char save_help[] =
 	"usage: kdumpinit save SOURCE --output FILE [--dump N] [--format kdump|elf] [--compress zlib|none]\n"
-	"                         [--threads N] [--force] [--key FILE]\n"
+	"                         [--threads N] [--force] [--key FILE] [--quiet]\n"
 	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
-	"                         [--mark-incomplete] [--format ...] [--force] [--key FILE]\n"
+	"                         [--mark-incomplete] [--format ...] [--force] [--key FILE] [--quiet]\n"
 	"       kdumpinit save [SOURCE] --check [--json]\n"
+	"Progress goes to stderr as the capture's does, a line per 5 % step (--quiet: none).\n"
 	"A device may hold several dumps (a crash before the last was saved): --output\n"
 	"saves the oldest not yet saved, else the newest, or --dump N (1 the oldest);\n"
 	"--dir saves each one not yet saved, oldest first.\n"
@@ -419,13 +421,13 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		{ "dir", 1, 0, 'd' }, { "min-free", 1, 0, 'm' }, { "max", 1, 0, 'x' },
 		{ "keep-device", 0, 0, 'k' }, { "check", 0, 0, 'C' },
 		{ "mark-incomplete", 0, 0, 'I' }, { "dump", 1, 0, 'D' }, { "key", 1, 0, 'K' },
-		{ "json", 0, 0, 'J' },
+		{ "json", 0, 0, 'J' }, { "quiet", 0, 0, 'q' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct savecore_opts sc = { 0 };
 	const char *output = NULL, *format = "kdump";
 	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
-	int force = 0, c, js = 0;
+	int force = 0, c, js = 0, quiet = 0;
 	unsigned which = 0;
 	uint64_t v;
 
@@ -463,6 +465,7 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		case 'I': sc.mark_incomplete = 1; break;
 		case 'C': sc.check = 1; break;
 		case 'J': js = 1; break;
+		case 'q': quiet = 1; break;
 		case 'D':
 			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
 				return cli_bad_value("save", "--dump", optarg, "a dump's number, 1 the oldest");
@@ -504,6 +507,7 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 	}
 	if (sc.dir || sc.check) {
 		sc.force = force;
+		sc.quiet = quiet;
 		sc.elf = !strcmp(format, "elf");
 		sc.so = so;
 		int code = savecore(src, &sc);
@@ -563,6 +567,12 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 	sigset_t held;
 	sigclean_arm(&clean);
 	struct save_result res;
+	struct save_progress sp;
+	if (!quiet) {
+		save_progress_start(&sp, d.start.page_size);
+		so.progress = save_progress_tick;
+		so.progress_arg = &sp;
+	}
 	r = !strcmp(format, "elf") ? save_elf(&d, fd, &so, &res) : save_kdump(&d, fd, &so, &res);
 	if (!r && fsync(fd) < 0)
 		r = -errno;

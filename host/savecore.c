@@ -10,6 +10,7 @@
  * each other's half-written directories, and each saved directory records
  * which dump it holds, so that no dump is ever saved twice into DIR. */
 #include "savecore.h"
+#include "progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -459,7 +460,13 @@ static int write_atomic(int sfd, const char *name, const struct content *c)
 		r = write_stream_copy(fd, c->d, c->room);
 	} else if (c->d) {
 		struct save_opts so = c->o->so;
+		struct save_progress sp;
 		so.room = c->room;
+		if (!c->o->quiet) {
+			save_progress_start(&sp, c->d->start.page_size);
+			so.progress = save_progress_tick;
+			so.progress_arg = &sp;
+		}
 		r = c->o->elf ? save_elf(c->d, fd, &so, c->res) : save_kdump(c->d, fd, &so, c->res);
 	} else
 		r = room_write_at(c->room, fd, c->buf, c->len, 0);

@@ -11,6 +11,7 @@ struct savecore_opts {
 	uint64_t min_free;
 	unsigned max;			/* keep this many dumps, 0 = all */
 	int keep_device, check, force, elf;
+	int quiet;			/* no progress lines */
 	int mark_incomplete;		/* mark an incomplete dump saved too */
 	/* The secret key for sealed dumps (32 bytes), or NULL: a sealed dump
 	 * is then saved as it is on the device, still sealed (sealed.kdi). */

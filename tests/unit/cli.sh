@@ -155,4 +155,25 @@ if [ $rc = 0 ] && grep -qE "level 31, $cpus threads?$" t0.out; then
 else
 	bad "capture --threads 0" "exit $rc: $(grep -E 'target:|error' t0.out | tr '\n' '|')"
 fi
+# ---- save's progress -------------------------------------------------
+# A dump big enough that a zlib save takes seconds: progress lines on
+# stderr as the capture's (one per 5 % step, at most one a second), rising;
+# none with --quiet, and the file is the same.
+"$MKVMCORE" -o big.core --mem 384M --zero-pct 0 --seed 9 >/dev/null 2>&1
+"$K" capture --vmcore big.core --output big.img --level 0 >/dev/null 2>&1
+rm -f big.core
+"$K" save big.img --output p1.kdump --threads 1 >p1.out 2>&1; r1=$?
+"$K" save big.img --output p2.kdump --threads 1 --quiet >p2.out 2>&1; r2=$?
+pcts=$(sed -n 's/^kdumpinit: save: *\([0-9]*\)%  [0-9]*\/[0-9]* MiB of pages, [0-9.]* MiB\/s, [0-9]* MiB written, ETA [0-9]*s$/\1/p' p1.out | tr '\n' ' ')
+if [ "$r1$r2" = 00 ] && [ -n "$pcts" ] && echo "$pcts" | awk '{ for (i = 2; i <= NF; i++) if ($i <= $(i - 1)) exit 1 }'; then
+	ok "save: progress lines on stderr, rising ($pcts%)"
+else
+	bad "save progress" "exits $r1 $r2, percentages '$pcts': $(head -c 300 p1.out)"
+fi
+if ! grep -q 'save: ' p2.out && cmp -s p1.kdump p2.kdump; then
+	ok "save --quiet: no progress line, the same file"
+else
+	bad "save --quiet" "$(head -c 300 p2.out)"
+fi
+rm -f big.img p1.kdump p2.kdump
 finish

@@ -79,6 +79,16 @@ else
 	check "firmware: no kernel config: both decompressed" \
 		test $fwrc = 0 -a -f "$X/fw-xz.bin" -a -f "$X/fw-zst.bin" -a -z "$(find "$X" -name '*.xz' -o -name '*.zst')"
 fi
+# Nothing asked to reach a disk (no -m, --device, --all-disks): built, and
+# said; with -m, not said.
+initramfs/mkinitramfs -k "$fwkv" -d "$F" -b "$K" -o "$W/bare.img" >"$W/bare.out" 2>&1
+barerc=$?
+check "mkinitramfs with no module asked: built, and a warning says the crash kernel needs built-in drivers" \
+	eval 'test $barerc = 0 -a -s "$W/bare.img" && grep -q "warning: no module packed (no --device, --all-disks or -m)" "$W/bare.out"'
+if [ $fwok = 1 ]; then
+	initramfs/mkinitramfs -k "$fwkv" -d "$F" -m kdifw -b "$K" -o "$W/m.img" >"$W/m.out" 2>&1
+	check "mkinitramfs -m MODULE: no such warning" eval '! grep -q "no module packed" "$W/m.out"'
+fi
 
 kver=$(uname -r)
 if [ ! -s "/lib/modules/$kver/modules.dep" ]; then

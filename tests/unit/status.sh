@@ -936,6 +936,10 @@ if make -s --no-print-directory install PREFIX=/usr/local DESTDIR="$I" BUILD="$(
 	"$I/usr/local/sbin/kdumpinit-mkinitramfs" -h | grep -q 'default: /usr/local/sbin/kdumpinit)' &&
 		ok "make install: kdumpinit-mkinitramfs -h names the installed binary" ||
 		bad "make install: -h" "$("$I/usr/local/sbin/kdumpinit-mkinitramfs" -h 2>&1 | grep -- -b)"
+	# Every path an installed file names is under the PREFIX it went to.
+	wrong=$(grep -rlE '@PREFIX@|(^|[^l])/usr/lib/kdumpinit' "$I" 2>/dev/null | grep -v '\.8$\|/doc/' | tr '\n' ' ')
+	[ -z "$wrong" ] && ok "make install PREFIX=/usr/local: no installed file names @PREFIX@ or /usr/lib/kdumpinit" ||
+		bad "make install: paths outside PREFIX" "$wrong"
 else
 	bad "make install DESTDIR" "$(tr '\n' '|' <"$W/out")"
 fi
