@@ -37,6 +37,38 @@ done <<<"$out"
 [ "$rc" -eq 0 ] || [ "$fail" -gt 0 ] || bad "drift.py exited $rc with no FAIL line"
 [ "$pass" -ge 8 ] || bad "drift.py ran only $pass checks"
 
+# 1b. The sizes README.md states, against the files (2 %: a release's
+# drift; the image 10 %, its modules being the tree's), and the limit
+# against the Makefile's.
+kib() { echo $((($(stat -c %s "$1") + 512) / 1024)); }
+readme=$(tr '\n' ' ' <README.md | tr -s ' ')
+stated() { printf '%s\n' "$readme" | sed -n "s#.*$1.*#\\1#p" | head -n 1; }	# SED-RE, one group
+near() {	# NAME STATED MEASURED PCT
+	if [ -n "$2" ] && awk -v a="$2" -v b="$3" -v p="$4" 'BEGIN{d = a - b; if (d < 0) d = -d; exit !(d * 100 <= p * b)}'; then
+		ok "size.$1: README says $2 KiB, measured $3 KiB"
+	else
+		bad "size.$1: README says '${2:-nothing}' KiB, measured $3 KiB"
+	fi
+}
+near binary "$(stated '`build/kdumpinit` (\([0-9]*\) KiB')" "$(kib "$K")" 2
+limit=$(sed -n 's/.*test \$\$size -le \([0-9]*\) .*/\1/p' Makefile)
+said=$(stated 'the link fails past \([0-9]*\) KiB')
+[ -n "$limit" ] && [ "$said" = $((limit / 1024)) ] && ok "size.limit: README's $said KiB is the Makefile's" ||
+	bad "size.limit: README says '$said' KiB, the Makefile $limit bytes"
+said=$(stated 'the same \([0-9]*\) KiB limit as x86_64')
+[ -n "$limit" ] && [ "$said" = $((limit / 1024)) ] && ok "size.limit-arm64: README's $said KiB is the Makefile's" ||
+	bad "size.limit-arm64: README says '$said' KiB, the Makefile $limit bytes"
+a64=${K%/kdumpinit}/arm64/kdumpinit
+if [ -f "$a64" ]; then
+	near arm64 "$(stated '`build/arm64/kdumpinit` (\([0-9]*\) KiB')" "$(kib "$a64")" 2
+fi
+mods=$(ls -d /lib/modules/6.1.*-amd64 2>/dev/null | tail -n 1)
+if [ -n "$mods" ] && initramfs/mkinitramfs -k "${mods##*/}" -m virtio_blk -z gzip -b "$K" -o "$tmp/img" >/dev/null 2>&1; then
+	near image "$(stated 'initramfs (\([0-9]*\) KiB gzip-compressed with virtio_blk')" "$(kib "$tmp/img")" 10
+else
+	bad "size.image: no Debian 12 6.1 module tree with virtio_blk here, or mkinitramfs failed"
+fi
+
 # 2. It can fail: each mutation must give a FAIL that names what changed.
 mutant() {	# NAME WHAT-MUST-BE-NAMED FILE SED-EXPR
 	local name=$1 word=$2 file=$3 expr=$4 m8=docs/kdumpinit.8 mk8=docs/kdumpinit-mkinitramfs.8 cli=docs/CLI.md rd=README.md
