@@ -355,6 +355,11 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	[ -z "${FULL:-}" ] || cvm=("$raws"/raw-6.1-4level.vmcore "$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore)
 	run_suite debugger-cuts env ${FULL:+CRASH=1} bash tests/debugger/cuts.sh --workdir "$BUILD/debugger/cuts" \
 		"${cvm[@]}"
+	# Does the startup set hold every page crash and drgn read on 6.1,
+	# 6.12 and 7.3 (the raw vmcores of the e2e runs above)? 7 pairs, about
+	# 2 min (tests/debugger/coverage.sh).
+	full_suite debugger-coverage bash tests/debugger/coverage.sh "$raws"/raw-6.1-4level.vmcore \
+		"$raws"/raw-6.12-4level.vmcore "$raws"/raw-7.3-4level.vmcore
 	# The dedicated crash kernel (make crash-kernel: Debian's 7.3 source,
 	# kdumpinit inside; built once per machine, crash-kernel/README.md) at
 	# its floor, crashkernel=28M, under Debian 12's 6.1: level 31 on a
