@@ -9,21 +9,12 @@
 #   - a missing operand or option is named; a relative path works where an
 #     absolute one does;
 #   - capture --threads 0 is one worker per CPU, as kdumpinit.threads=0.
-# Arming's own refusals (no reservation, an initramfs that does not open,
-# a file that is no kernel) are in tests/unit/crashkernel.sh, beside its
-# kernel images.
+# Arming's own refusals (no reservation, an --initramfs a dry run cannot
+# open) are in tests/unit/crashkernel.sh, beside its kernel images.
 set -u
 cd "$(dirname "$0")/../.."
 top=$PWD
-K=${KDUMPINIT:-$PWD/build/kdumpinit}
-MKVMCORE=${MKVMCORE:-$PWD/build/tools/mkvmcore}
-W=$(mktemp -d "${TMPDIR:-/tmp}/kdi-cli.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
-[ -x "$K" ] && [ -x "$MKVMCORE" ] || { bad setup "$K or $MKVMCORE is missing (make unit-tests)"; finish; }
+. tests/lib/suite.sh cli
 cd "$W" || exit 1
 
 # one_line NAME PATTERN CMD...: exit 2, nothing on stdout, one line on

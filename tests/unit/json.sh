@@ -8,16 +8,8 @@
 # sealed read without its key and with it.
 set -u
 cd "$(dirname "$0")/../.."
-K=${KDUMPINIT:-$PWD/build/kdumpinit}
-MKVMCORE=${MKVMCORE:-$PWD/build/tools/mkvmcore}
+. tests/lib/suite.sh json
 PY=/usr/bin/python3
-W=$(mktemp -d "${TMPDIR:-/tmp}/kdi-json.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
-[ -x "$K" ] && [ -x "$MKVMCORE" ] || { bad setup "$K or $MKVMCORE is missing (make unit-tests)"; finish; }
 
 # The comparison: text on TEXT, JSON on JSON, each exit code; prints
 # "ok" or what disagrees.

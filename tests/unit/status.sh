@@ -13,13 +13,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 top=$PWD
-K=${KDUMPINIT:-$PWD/build/kdumpinit}
-MK=${MKVMCORE:-$PWD/build/tools/mkvmcore}
-W=$(mktemp -d "${TMPDIR:-/tmp}/kdi-status.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. tests/lib/suite.sh status
+MK=$MKVMCORE
 # expect NAME WANT-RC PATTERN CMD...: the exit code, and PATTERN in stdout.
 expect() {
 	local n=$1 want=$2 pat=$3
@@ -34,9 +29,7 @@ expect() {
 		ok "$n"
 	fi
 }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
 t() { [ "$1" = "$2" ] && ok "$3" || bad "$3" "got $1, wanted $2: $(tr '\n' '|' <"$W/out") $(tr '\n' '|' <"${LOG:-/dev/null}" 2>/dev/null)"; }
-[ -x "$K" ] || { bad setup "$K is missing (make)"; finish; }
 
 # A fake md array in ROOT's sysfs (config/stack.c reads it): used by
 # status and arm --dry-run below.
