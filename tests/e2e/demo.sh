@@ -6,7 +6,9 @@
 # the dump saved as a kdump-compressed file (`kdumpinit save`), and that
 # file opened in drgn with the kernel's debug symbols: the crashed task and
 # its stack. Takes a few minutes under TCG; the debug symbols (Debian's
-# linux-image-KVER-dbg, 860 MB for 6.1) are fetched once into build/crash.
+# linux-image-KVER-dbg, 860 MB for 6.1) are fetched once into build/crash,
+# checked by the pin in tests/crash/SHA256SUMS or, for a kernel the tests
+# do not pin, by apt.
 # DEMO_DRGN=0 leaves drgn out. Options as for run.sh; the default dump
 # level here is 31, and there is no raw reference copy: kdumpinit is the
 # crash kernel's only init, as users run it.
@@ -32,6 +34,9 @@ kver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^
 [ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] || kver=6.1.0-57-amd64
 dbg=$top/build/crash
 . "$top/tests/lib/vmlinux.sh"
+# Whatever Debian 12 kernel this machine runs the guest on: its debug
+# package as apt vouches for it when the tests do not pin that one.
+export VMLINUX_UNPINNED=1
 echo
 echo "demo: drgn on $work/vmcore with linux-image-$kver-dbg's vmlinux (fetched once)"
 vml=$(vmlinux_of "$kver") || { echo "demo: no debug vmlinux for $kver: drgn left out" >&2; exit 1; }
