@@ -113,3 +113,95 @@ const char *crash_reserve_say(const struct crash_reserve *r, char *buf, unsigned
 			 (r->fixed + r->cma) / 1048576.0);
 	return buf;
 }
+
+/* --cpus auto: the most CPUs whose compression workers still fit with
+ * room to spare. Measured (tests/cpus/measure.sh: Debian 12's 6.1, QEMU
+ * with 8 vCPUs and two virtio-blk disks, level 31, the product's
+ * initramfs; MemAvailable as kdumpinit's plan prints it, in MB):
+ *
+ *   nr_cpus          1   2   3   4   5   6   7   8
+ *   crashkernel=88M  22  22  22  21  18* 17  15  14   (* OOM, capture cut)
+ *   crashkernel=256M 190 190  -  188  -   -   -  183
+ *
+ * - With one CPU the reservation R loses R/22 + 66 MB before kdumpinit
+ *   plans (the kernel, the initramfs, struct pages and watermarks that
+ *   grow with R): 88M -> 22 MB, 256M -> 190 MB.
+ * - Each further CPU costs 1.0-1.75 MB of MemAvailable (256M: 190 -> 183
+ *   from 1 to 8 CPUs; 88M: 21 -> 14 from 4 to 8, the steepest): per-CPU
+ *   areas (248 KiB each at boot), per-CPU kthreads and slabs, a virtio
+ *   queue per CPU. Counted as 1.75 MB.
+ * - kdumpinit's plan uses 5.4 MB plus 3.4 MB per worker (a worker per
+ *   CPU; capture_plan in capture/pipeline.c: 8.8, 12.2, 15.5 MB for 1-3).
+ * - 88M with 5 CPUs ran out of memory with 5.8 MB left over the plan
+ *   (18 MB available, 12.2 planned); 3 and 6 CPUs passed with 6.5 and
+ *   4.8 MB. So the rule keeps 12 MB over the plan, what one CPU at 88M
+ *   has (13.3 MB, the e2e-88M floor): 88M gets 1 CPU.
+ * n CPUs fit when avail1 - 1.75 (n - 1) >= 5.4 + 3.4 n + 12 (MB), so
+ * n = 1 + (avail1 - 20.8) / 5.15: 96M 2, 104M 4, 128M 9, 160M 15, 164M
+ * and up 16,
+ * then at most the online CPUs and RESERVE_CPUS_MAX (more workers than 16 no
+ * longer speed up LZ4 onto one disk). The plan still bounds the workers
+ * by the memory it finds, so an underestimate here costs speed, not the
+ * dump; the measurement is in docs/CLI.md.
+ *
+ * The dedicated crash kernel (make crash-kernel) loses far less: no
+ * modules, no distro initramfs, a kernel of 8 MB at boot. Measured the
+ * same way (tests/e2e --crash-kernel, Debian's 6.1 and 7.3 as the first
+ * kernel, level 31, MemAvailable at kdumpinit's plan):
+ *   crashkernel=28M, 1 CPU, 1.5 GiB guest              9 MB
+ *   crashkernel=24M, 1 CPU, 1.5 GiB guest              5 MB
+ * R/22 + 19 MB is lost (28M: 29.3 - 1.3 - 19 = 9.0; 24M: 25.2 - 1.1 -
+ * 19 = 5.1): two struct-page sections (2 MB each: the low 640 KiB and
+ * the reservation's) and the kernel's image and slabs. Its server
+ * drivers (HBAs, USB, MMC, UFS, IOMMUs, Hyper-V, Xen) cost 3 MB of
+ * that: 16 MB before them. The same per-CPU, per-worker and headroom
+ * terms give: 44M 1, 45M 2, 51M 3, 66M 6, 100M 12, from 117M 16.
+ *
+ * crashkernel=,cma adds its CMA to the crash kernel's RAM: R is the fixed
+ * part plus the CMA part (the kernel and initramfs sit in the fixed one,
+ * but struct pages and watermarks grow with all of it). */
+#define AUTO_LOST_DIV		22
+#define AUTO_LOST_FIXED		66000000ull
+#define AUTO_LOST_FIXED_DEDICATED 19000000ull
+#define AUTO_PER_CPU		1750000ull
+#define AUTO_PLAN_FIXED		5400000ull
+#define AUTO_PER_WORKER		3400000ull
+#define AUTO_HEADROOM		12000000ull
+
+/* What is left of a reservation when kdumpinit plans, and what one
+ * worker needs of it with the headroom. */
+static uint64_t auto_avail(uint64_t reserved, int dedicated)
+{
+	uint64_t lost = reserved / AUTO_LOST_DIV +
+			(dedicated ? AUTO_LOST_FIXED_DEDICATED : AUTO_LOST_FIXED);
+	return reserved > lost ? reserved - lost : 0;
+}
+#define AUTO_NEED1 (AUTO_PLAN_FIXED + AUTO_PER_WORKER + AUTO_HEADROOM)
+
+unsigned reserve_auto_cpus(uint64_t reserved, unsigned online, int dedicated)
+{
+	uint64_t avail = auto_avail(reserved, dedicated);
+	uint64_t n = 1;
+
+	if (avail > AUTO_NEED1)
+		n += (avail - AUTO_NEED1) / (AUTO_PER_CPU + AUTO_PER_WORKER);
+	if (n > online)
+		n = online;
+	if (n > RESERVE_CPUS_MAX)
+		n = RESERVE_CPUS_MAX;
+	return n ? (unsigned)n : 1;
+}
+
+uint64_t reserve_floor(unsigned cpus, int dedicated)
+{
+	uint64_t mib = 1 << 20;
+	uint64_t need = AUTO_NEED1 + (uint64_t)(cpus ? cpus - 1 : 0) * (AUTO_PER_CPU + AUTO_PER_WORKER);
+
+	/* avail grows with the reservation: the first whole MiB that holds
+	 * the need. Past 4 GiB the answer is "more than kdumpinit asks"
+	 * anyway. */
+	for (uint64_t r = 16 * mib; r <= 4096 * mib; r += mib)
+		if (auto_avail(r, dedicated) >= need)
+			return r;
+	return 4096 * mib;
+}

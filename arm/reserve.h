@@ -35,4 +35,17 @@ const char *crash_reserve_say(const struct crash_reserve *r, char *buf, unsigned
  * kernel that ignores it" and the like. */
 const char *crash_reserve_problem(const struct crash_reserve *r, char *buf, unsigned sz);
 
+/* At most this many CPUs are asked of a crash kernel: more workers than
+ * 16 no longer speed up LZ4 onto one disk. */
+#define RESERVE_CPUS_MAX 16
+
+/* How many CPUs (compression workers) a crash kernel given reserved bytes
+ * runs with room to spare (arm --cpus auto), at most online and
+ * RESERVE_CPUS_MAX; dedicated: kdumpinit's own crash kernel, which loses
+ * less of the reservation. At least 1. */
+unsigned reserve_auto_cpus(uint64_t reserved, unsigned online, int dedicated);
+/* The smallest reservation, in whole MiB, that reserve_auto_cpus gives
+ * cpus CPUs (kdumpinit estimate). */
+uint64_t reserve_floor(unsigned cpus, int dedicated);
+
 #endif

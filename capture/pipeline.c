@@ -18,24 +18,13 @@
 #include "../lib/log.h"
 #include "../lib/ring.h"
 #include "../lib/util.h"
-#include "entropy.h"
+#include "lz4page.h"
 #include "passes.h"
 #include "sink.h"
 #include "window.h"
 #include "writer.h"
 #include "zero.h"
 
-/* LZ4's acceleration. Measured on a 6.1 dump: 2 and 4 save under 10 % of
- * the time at level 31 and less at level 1, for 2-6 % more output; the
- * output-size budget (1.05x makedumpfile -l) is worth more. */
-#define LZ4_ACCEL 1
-/* For a page that samples as random (entropy.h): LZ4 takes this as its
- * maximum, probes a position or two and emits the page as literals, which
- * come out longer than the page, so it is stored raw as a search would
- * have stored it, without the search. The call is still made, so the page
- * stays in the stream's history exactly as the reader's dictionary has
- * it (a skipped call would leave LZ4 a dictionary with a hole). */
-#define LZ4_ACCEL_SKIP 65537
 /* Room before a slot's data for its head and size words, so that a
  * sealed chunk's payload is one buffer (struct slot). */
 #define SLOT_SEAL_ROOM ((sizeof(struct kdi_pages) + 2 * BLOCK_PAGES / 8 + 4 * BLOCK_PAGES + 15) & ~(size_t)15)
@@ -259,22 +248,9 @@ static void store_page(struct worker *w, struct slot *sl, uint32_t i)
 	uint8_t *dst = sl->data + sl->data_len;
 
 	w->stage_len += ps;
-	int acc = page_looks_random(page, ps) ? LZ4_ACCEL_SKIP : LZ4_ACCEL;
-	int n = LZ4_compress_fast_continue(w->lz4, (const char *)page, (char *)dst, ps,
-					   LZ4_COMPRESSBOUND(ps), acc);
-	uint32_t word;
-	if (n > 0 && (uint32_t)n < ps) {
-		word = (uint32_t)n | KDI_PAGE_LZ4;
-	} else {
-		/* Incompressible: stored raw. It stays in LZ4's history, as
-		 * it is in the reader's. A failed call (never, with a bound-
-		 * sized output) leaves the stream undefined: restart it. */
-		if (n <= 0)
-			LZ4_initStream(w->lz4, sizeof *w->lz4);
-		memcpy(dst, page, ps);
-		n = ps;
-		word = ps;
-	}
+	int raw;
+	uint32_t n = lz4_page(w->lz4, page, dst, ps, &raw);
+	uint32_t word = raw ? ps : n | KDI_PAGE_LZ4;
 	sl->data_len += n;
 	sl->sizes[sl->hdr.nstored++] = word;
 	sl->bitmap[i / 8] |= 1u << (i % 8);

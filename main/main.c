@@ -8,6 +8,7 @@
 #include "../arm/arm.h"
 #include "../arm/rebuild.h"
 #include "../host/commands.h"
+#include "../host/estimate.h"
 #include "../host/keys.h"
 #include "../host/modules.h"
 #include "../host/status.h"
@@ -46,7 +47,7 @@ static const struct {
 	{ "capture", cmd_capture }, { "save", cmd_save }, { "info", cmd_info },
 	{ "format", cmd_format }, { "arm", cmd_arm }, { "dmesg", cmd_dmesg },
 	{ "modules", cmd_modules }, { "status", cmd_status }, { "keygen", cmd_keygen },
-	{ "rebuild", cmd_rebuild },
+	{ "rebuild", cmd_rebuild }, { "estimate", cmd_estimate },
 };
 
 int main(int argc, char **argv)

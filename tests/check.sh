@@ -162,6 +162,10 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	run_suite cli bash tests/unit/cli.sh
 	# --json against the human output of info, status and save --check.
 	run_suite json bash tests/unit/json.sh
+	# kdumpinit estimate on a machine made of files: the capture's own
+	# compression, the sample, the classes, errors (the real crashes'
+	# check is in the e2e suites that keep a raw vmcore).
+	run_suite estimate bash tests/unit/estimate.sh
 	# The dedicated crash kernel and crashkernel=,cma, host side: image
 	# inspection, lockdown, both reservation parts, the service's choice.
 	run_suite crash-kernel-host bash tests/unit/crashkernel.sh
