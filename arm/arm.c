@@ -139,6 +139,15 @@ static int no_reservation(const char *root)
 	return !rs.cma;
 }
 
+/* The one wording for "nothing reserved": arm says it before any loader
+ * runs, and explain() again if a loader still fails for it. */
+static void say_no_reservation(void)
+{
+	err("no memory is reserved for a crash kernel: add crashkernel=256M (or the size "
+	    "'kdumpinit estimate' gives) to the kernel's command line, in GRUB_CMDLINE_LINUX "
+	    "of /etc/default/grub then update-grub, and reboot; nothing is armed");
+}
+
 static void explain(const char *root, int e, const struct kimage_info *ki)
 {
 	char v[64] = "", path[512];
@@ -148,8 +157,8 @@ static void explain(const char *root, int e, const struct kimage_info *ki)
 	switch (e) {
 	case EADDRNOTAVAIL:
 	case ENOMEM:
-		if (!strcmp(v, "0"))
-			err("no memory is reserved for a crash kernel: boot with crashkernel=SIZE");
+		if (no_reservation(root))
+			say_no_reservation();
 		else
 			err("the crash kernel and initramfs do not fit the %s-byte crashkernel= "
 			    "reservation: reserve more, or use a smaller initramfs", v);
@@ -550,9 +559,7 @@ int cmd_arm(int argc, char **argv)
 	if (!rc && ki.dedicated && dev)
 		rc = check_reach(root, kernel, dev);
 	if (!rc && !dry && no_reservation(root)) {
-		err("no memory is reserved for a crash kernel: add crashkernel=256M (or the size "
-		    "'kdumpinit status' gives) to the kernel's command line, in GRUB_CMDLINE_LINUX "
-		    "of /etc/default/grub then update-grub, and reboot; nothing is armed");
+		say_no_reservation();
 		rc = EXIT_SYSTEM;
 	}
 	if (rc || dry) {

@@ -19,6 +19,7 @@
 #include "../lib/ring.h"
 #include "../lib/util.h"
 #include "lz4page.h"
+#include "../lib/progress.h"
 #include "passes.h"
 #include "sink.h"
 #include "window.h"
@@ -45,7 +46,6 @@
 #define WRITE_BUF_MAX (4u << 20)
 #define WRITE_BUFS_MAX 4u
 
-struct progress;
 
 /* What one block becomes: its PAGES chunk, ready to write. */
 struct slot {
@@ -97,7 +97,7 @@ struct pipe {
 	uint64_t done;			/* pfns emitted, for progress */
 	struct kdi_writer *wr;
 	struct capture_result *res;
-	struct progress *pg;
+	struct progress_rule *pg;
 };
 
 struct worker {
@@ -429,35 +429,20 @@ static void encode_block(struct worker *w, struct slot *sl, uint64_t pfn, uint32
 
 /* ---- progress ---- */
 
-struct progress {
-	double t0, last_t;
-	int last_pct;
-};
-
-static void progress_tick(struct progress *pg, const struct pipe *p, uint64_t done,
+static void progress_tick(struct progress_rule *pg, const struct pipe *p, uint64_t done,
 			  uint64_t bytes_out, int final)
 {
-	double t = now_mono();
 	int pct = p->total_pfns ? (int)(done * 100 / p->total_pfns) : 100;
+	double el;
 
-	/* One line per 5% step, never more than one a second, and one at
-	 * least every 10 s so a slow capture visibly lives. Plain lines, no
-	 * carriage returns: serial consoles and logs stay readable. */
-	if (!final) {
-		double since = t - pg->last_t;
-		if (since < 1.0)
-			return;
-		if (pct / 5 == pg->last_pct / 5 && since < 10.0)
-			return;
-	}
-	double el = t - pg->t0, mb = (double)(done << p->shift) / 1048576.0;
+	if (!progress_due(pg, pct, final, &el))
+		return;
+	double mb = (double)(done << p->shift) / 1048576.0;
 	double rate = el > 0 ? mb / el : 0;
 	double eta = rate > 0 ? ((double)((p->total_pfns - done) << p->shift) / 1048576.0) / rate : 0;
 	msg("capture: %3d%%  %.0f/%.0f MiB scanned, %.1f MiB/s, %.0f MiB written, ETA %.0fs",
 	    pct, mb, (double)(p->total_pfns << p->shift) / 1048576.0, rate,
 	    bytes_out / 1048576.0, eta);
-	pg->last_t = t;
-	pg->last_pct = pct;
 }
 
 /* ---- the run ---- */
@@ -816,7 +801,9 @@ int capture_dump(struct vmcore *vc, const struct capture_req *rq, const struct c
 	struct pipe p = { .vc = vc, .rq = rq, .pl = pl, .in = in, .hk = hk ? hk : &none,
 			  .ps = vc->page_size };
 	struct kdi_writer wr = { 0 };
-	struct progress pg = { .t0 = now_mono(), .last_pct = -100 };
+	struct progress_rule pg;
+
+	progress_rule_start(&pg);
 	size_t wbsz = pl->write_buf ? pl->write_buf : WRITE_BUF_MIN;
 	uint8_t *wbuf = malloc(wbsz);
 	struct sink sk;

@@ -280,6 +280,7 @@ static const char save_help[] =
 	"                         [--threads N] [--force] [--key FILE] [--quiet]\n"
 	"       kdumpinit save [SOURCE] --dir DIR [--min-free SIZE] [--max N] [--keep-device]\n"
 	"                         [--mark-incomplete] [--format ...] [--force] [--key FILE] [--quiet]\n"
+	"                         [--state DIR]\n"
 	"       kdumpinit save [SOURCE] --check [--json]\n"
 	"Progress goes to stderr as the capture's does, a line per 5 % step (--quiet: none).\n"
 	"A device may hold several dumps (a crash before the last was saved): --output\n"
@@ -308,6 +309,9 @@ static const char save_help[] =
 	"exits 0 when SOURCE holds an unsaved dump (a damaged one too), 1 when it holds\n"
 	"none (or saved), 4 when SOURCE cannot be read (missing, not claimed, I/O error);\n"
 	"with --json it also prints that answer as one JSON object (kdumpinit-save-check/1).\n"
+	"--dir also reports a kdumpinit test whose crash came before this boot: passed\n"
+	"when it saved a dump of that crash, failed otherwise; the result goes to\n"
+	"--state DIR (default " TEST_STATE_DIR ")/last-test, which status shows.\n"
 	"SOURCE may be a selector: LABEL=, UUID=, SERIAL=, PARTUUID=, PARTLABEL=.\n"
 	"Without SOURCE (--dir, --check) it is the firmware credential kdumpinit.dev\n"
 	"(fw_cfg, SMBIOS type 11, device tree, EFI), as the crash kernel reads it.\n"
@@ -413,6 +417,16 @@ static void check_json(const char *src, int code)
 	json_end(&j, '}');
 }
 
+/* save --dir at boot: the report of a kdumpinit test whose crash came
+ * before this boot, if there is one (host/testmark.h). */
+static void test_report(const char *state, const struct test_saved *s, const char *why_not)
+{
+	char boot[40];
+
+	boot_id_read("", boot);
+	testmark_conclude(state, boot, s, why_not);
+}
+
 static int save_with(int argc, char **argv, uint8_t skb[32])
 {
 	static const struct option opts[] = {
@@ -421,13 +435,15 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		{ "dir", 1, 0, 'd' }, { "min-free", 1, 0, 'm' }, { "max", 1, 0, 'x' },
 		{ "keep-device", 0, 0, 'k' }, { "check", 0, 0, 'C' },
 		{ "mark-incomplete", 0, 0, 'I' }, { "dump", 1, 0, 'D' }, { "key", 1, 0, 'K' },
-		{ "json", 0, 0, 'J' }, { "quiet", 0, 0, 'q' },
+		{ "json", 0, 0, 'J' }, { "quiet", 0, 0, 'q' }, { "state", 1, 0, 'S' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct savecore_opts sc = { 0 };
+	struct test_saved newest = { .path = "" };
+	const char *state = TEST_STATE_DIR;
 	const char *output = NULL, *format = "kdump";
 	struct save_opts so = { .zlib = 1, .threads = online_cpus() };
-	int force = 0, c, js = 0, quiet = 0;
+	int force = 0, c, js = 0, quiet = 0, state_given = 0;
 	unsigned which = 0;
 	uint64_t v;
 
@@ -466,6 +482,7 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		case 'C': sc.check = 1; break;
 		case 'J': js = 1; break;
 		case 'q': quiet = 1; break;
+		case 'S': state = optarg; state_given = 1; break;
 		case 'D':
 			if (parse_u64(optarg, 0, &v) < 0 || v < 1 || v > KDI_CHAIN_MAX)
 				return cli_bad_value("save", "--dump", optarg, "a dump's number, 1 the oldest");
@@ -479,6 +496,8 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		return cli_fail("save", "give one of --output FILE, --dir DIR and --check");
 	if (js && !sc.check)
 		return cli_fail("save", "--json goes with --check");
+	if (state_given && !sc.dir)
+		return cli_fail("save", "--state goes with --dir");
 	if (optind < argc - 1)
 		return cli_fail("save", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc && output)
@@ -500,6 +519,8 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 			msg("no SOURCE and no firmware credential kdumpinit.dev: nothing to save");
 			if (js)
 				check_json(NULL, EXIT_SYSTEM);
+			if (sc.dir)
+				test_report(state, NULL, "no dump device is configured: save had nothing to read");
 			return sc.check ? EXIT_SYSTEM : EXIT_OK;
 		}
 		msg("dump device %s, from the firmware (%s)", fwdev, from);
@@ -510,9 +531,21 @@ static int save_with(int argc, char **argv, uint8_t skb[32])
 		sc.quiet = quiet;
 		sc.elf = !strcmp(format, "elf");
 		sc.so = so;
+		sc.newest = sc.dir ? &newest : NULL;
 		int code = savecore(src, &sc);
 		if (js)
 			check_json(src, code);
+		if (sc.dir) {
+			char why[1400];
+			if (code == EXIT_OK || code == EXIT_INCOMPLETE)
+				snprintf(why, sizeof why, "%s held no dump from the test's crash: the crash "
+					 "kernel did not capture it (kdumpinit info %s; its console says why)",
+					 src, src);
+			else
+				snprintf(why, sizeof why, "saving from %s failed (exit %d): see this boot's "
+					 "kdumpinit-save.service log", src, code);
+			test_report(state, newest.path[0] ? &newest : NULL, why);
+		}
 		return code;
 	}
 	struct stat st;

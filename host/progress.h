@@ -1,15 +1,15 @@
 /* save's progress lines (host/progress.c), as the capture prints its own:
- * one per 5 % step, at most one a second and at least one every 10 s,
- * plain lines on stderr (a journal and a serial console stay readable). */
+ * by the same rule (lib/progress.h), on stderr. */
 #ifndef KDI_PROGRESS_H
 #define KDI_PROGRESS_H
 
 #include <stdint.h>
 
+#include "../lib/progress.h"
+
 struct save_progress {
 	unsigned page_size;
-	double t0, last_t;
-	int last_pct;
+	struct progress_rule rule;
 };
 
 void save_progress_start(struct save_progress *p, unsigned page_size);

@@ -1069,6 +1069,18 @@ static int save_dump(struct savecore_run *run, const char *src, const struct tar
 		memcpy(run->saved[run->nsaved++], fin, sizeof fin);
 	msg("saved %s/%s: %llu pages, %.1f MiB%s", o->dir, fin, (unsigned long long)res.pages,
 	    res.bytes / 1048576.0, complete ? "" : " (incomplete dump)");
+	if (o->newest) {
+		struct test_saved *s = o->newest;
+		snprintf(s->path, sizeof s->path, "%s/%s", o->dir, fin);
+		s->crash_time = d->start.start_time;
+		if (!d->locked) {
+			struct vmcoreinfo vi;
+			vmcoreinfo_parse(&vi, d->vmcoreinfo);
+			if (vi_has(&vi, VI_CRASHTIME))
+				s->crash_time = vi_u(&vi, VI_CRASHTIME);
+		}
+		s->end_time = d->have_end ? d->end.end_time : 0;
+	}
 	/* An incomplete dump stays unsaved unless asked: the next save reads
 	 * the device once more (read errors may have gone away), then marks
 	 * it, saved again (reread) or not (keep_copy). */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "../dump/save.h"
+#include "testmark.h"
 
 struct savecore_opts {
 	const char *dir;
@@ -17,6 +18,9 @@ struct savecore_opts {
 	 * is then saved as it is on the device, still sealed (sealed.kdi). */
 	const uint8_t *key;
 	struct save_opts so;
+	/* Out, may be NULL: the newest dump --dir saved (path[0] 0: none),
+	 * for kdumpinit test's report. */
+	struct test_saved *newest;
 };
 /* Saves SOURCE's dump into o->dir (or with o->check says whether there is
  * one to save: 0 yes, a damaged one included; 1 none, or saved;

@@ -35,6 +35,7 @@
 #include "../dump/seal.h"
 #include "../lib/cli.h"
 #include "json.h"
+#include "testmark.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
@@ -682,6 +683,31 @@ static int clear_dumps_only(const char *root, const char *dev, const char *text)
 
 /* A path typed relative to here, made absolute; a selector (PREFIX=...,
  * or a list of them) and an absolute path as they are. */
+/* What kdumpinit test left: a crash not reported yet, and the last
+ * result. Neither changes the exit code: a failed test is history, and
+ * the lines above say what is wrong now. */
+static void test_state(const char *root, struct status *st)
+{
+	char dir[512], line[900], boot[40], when[40];
+	struct test_mark m;
+	struct test_result r;
+
+	root_path(root, TEST_STATE_DIR, dir, sizeof dir);
+	if (testmark_read(dir, &m) == 0) {
+		boot_id_read(root, boot);
+		test_time_say(m.time, when, sizeof when);
+		if (strcmp(boot, m.boot_id))
+			show(st, "test", "crashed %s; not reported yet: kdumpinit-save.service has not run "
+			     "since (kdumpinit save --dir reports it)", when);
+		else
+			show(st, "test", "asked %s in this boot, and no crash followed", when);
+	}
+	if (testresult_read(dir, &r) == 0) {
+		testresult_say(&r, line, sizeof line);
+		show(st, "last test", "%s", line);
+	}
+}
+
 static const char *absolute(const char *arg, char *buf, size_t sz)
 {
 	char cwd[400];
@@ -691,6 +717,9 @@ static const char *absolute(const char *arg, char *buf, size_t sz)
 	snprintf(buf, sz, "%s/%s", strcmp(cwd, "/") ? cwd : "", arg);
 	return buf;
 }
+
+static int status_run(const char *root, const char *dev_arg, const char *image_arg, int js,
+		      int only_configured, int only_clear);
 
 int cmd_status(int argc, char **argv)
 {
@@ -725,6 +754,17 @@ int cmd_status(int argc, char **argv)
 		return cli_fail("status", "--configured takes no other option");
 	if (only_clear && image_arg)
 		return cli_fail("status", "--clear-dumps and --image do not go together");
+	return status_run(root, dev_arg, image_arg, js, only_configured, only_clear);
+}
+
+int status_report(const char *root, const char *dev_arg, int js)
+{
+	return status_run(root, dev_arg, NULL, js, 0, 0);
+}
+
+static int status_run(const char *root, const char *dev_arg, const char *image_arg, int js,
+		      int only_configured, int only_clear)
+{
 
 	struct utsname u;
 	if (uname(&u) < 0) {
@@ -823,6 +863,7 @@ int cmd_status(int argc, char **argv)
 		     "KDUMPINIT_DEVICE is set in " DEFAULTS " or the firmware names kdumpinit.dev" :
 		     "a reservation and a device, but no crash kernel loaded: see "
 		     "`systemctl status kdumpinit-arm.service`");
+	test_state(root, &st);
 	show(&st, "settings", "dev=%s (%s), image=%s (%s)", dev[0] ? dev : "-", dev[0] ? dev_from : "none",
 	     want[0] ? want : "as armed", want[0] ? want_from : "not set");
 	int code = st.error ? EXIT_SYSTEM : st.not_armed ? EXIT_NOT_ARMED : st.dev_bad ? EXIT_TARGET :

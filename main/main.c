@@ -8,6 +8,7 @@
 #include "../arm/arm.h"
 #include "../arm/rebuild.h"
 #include "../host/commands.h"
+#include "../host/crashtest.h"
 #include "../host/estimate.h"
 #include "../host/keys.h"
 #include "../host/modules.h"
@@ -23,17 +24,19 @@ static const char help[] =
 	"device named by kdumpinit.dev= and runs kdumpinit.final= (see README.md).\n"
 	"\n"
 	"usage: kdumpinit COMMAND [ARGS]   (COMMAND --help for details)\n"
-	"  format   claim a device or file for dumps\n"
-	"  capture  capture an ELF vmcore file to a claimed target\n"
-	"  save     write a dump as a kdump-compressed or ELF vmcore\n"
-	"           (--dir: savecore, at boot)\n"
-	"  info     show what a dump device holds\n"
-	"  dmesg    print the crashed kernel's log\n"
-	"  arm      load the crash kernel (kexec_file_load)\n"
-	"  rebuild  build the capture image again and arm it (what the service does)\n"
-	"  modules  the kernel modules a dump device needs here\n"
-	"  status   is a crash kernel armed, current, with its device (for monitoring)\n"
-	"  keygen   make a key pair for sealed (encrypted) dumps\n"
+	"  format    claim a device or file for dumps\n"
+	"  capture   capture an ELF vmcore file to a claimed target\n"
+	"  save      write a dump as a kdump-compressed or ELF vmcore\n"
+	"            (--dir: savecore, at boot)\n"
+	"  info      show what a dump device holds\n"
+	"  dmesg     print the crashed kernel's log\n"
+	"  arm       load the crash kernel (kexec_file_load)\n"
+	"  rebuild   build the capture image again and arm it (what the service does)\n"
+	"  modules   the kernel modules a dump device needs here\n"
+	"  status    is a crash kernel armed, current, with its device (for monitoring)\n"
+	"  keygen    make a key pair for sealed (encrypted) dumps\n"
+	"  estimate  the dump's size and time at each level, the reservation to give it\n"
+	"  test      crash this machine on purpose; the next boot reports the dump saved\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system/I-O error, 2 usage, 3 bad vmcore,\n"
@@ -48,6 +51,7 @@ static const struct {
 	{ "format", cmd_format }, { "arm", cmd_arm }, { "dmesg", cmd_dmesg },
 	{ "modules", cmd_modules }, { "status", cmd_status }, { "keygen", cmd_keygen },
 	{ "rebuild", cmd_rebuild }, { "estimate", cmd_estimate },
+	{ "test", cmd_test },
 };
 
 int main(int argc, char **argv)

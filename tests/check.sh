@@ -166,6 +166,9 @@ if [ -z "${SKIP_UNIT:-}" ]; then
 	# compression, the sample, the classes, errors (the real crashes'
 	# check is in the e2e suites that keep a raw vmcore).
 	run_suite estimate bash tests/unit/estimate.sh
+	# kdumpinit test and the next boot's report, on files (the real crash
+	# and reboot: the cycle suite).
+	run_suite crashtest bash tests/unit/crashtest.sh
 	# The dedicated crash kernel and crashkernel=,cma, host side: image
 	# inspection, lockdown, both reservation parts, the service's choice.
 	run_suite crash-kernel-host bash tests/unit/crashkernel.sh

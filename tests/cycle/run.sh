@@ -403,6 +403,21 @@ else
 	pass "no-other-panic: the only panics are the $cycles sysrq crashes"
 fi
 
+# The last crash went through kdumpinit test (stage1-init): its marker,
+# then at the next boot the save's report, passed, naming the directory
+# that boot saved last (the test's dump, the newest), and status's line.
+tb=$cycles
+check "test.crash" "boot $tb did not crash through kdumpinit test: $(grep -a 'kdumpinit: .*test' "$workdir/boot$tb.log" | tr '\n' '|')" \
+	grep -a -q "^kdumpinit: test: marker /var/lib/kdumpinit/test written; syncing" "$workdir/boot$tb.log"
+tlast=$(savednames $((tb + 1)) | tail -n 1)
+treport=$(grep -a -o "cycle-save: kdumpinit: kdumpinit test: .*" "$workdir/boot$((tb + 1)).log" | head -n 1)
+check "test.report" "boot $((tb + 1))'s save said '$treport', saved last '$tlast'" \
+	eval '[ -n "$tlast" ] && echo "$treport" | grep -q -F "passed, crashed " &&
+		echo "$treport" | grep -q -F "dump saved to /var/crash/$tlast, " &&
+		echo "$treport" | grep -q "[0-9]* s from the panic to the dump.s end"'
+check "test.status" "boot $((tb + 1))'s status: $(grep -a 'cycle-status: last test' "$workdir/boot$((tb + 1)).log")" \
+	grep -a -q "cycle-status: last test  *passed, crashed .*: dump saved to /var/crash/" "$workdir/boot$((tb + 1)).log"
+
 # Boot j saves every dump not yet saved, oldest first: dump j-1, and the
 # dumps before it that failed saves left on the device (savedby); every
 # name is new. A boot whose save fails saves nothing and leaves the device

@@ -561,7 +561,7 @@ expect "arm --dry-run: the IOMMU, pci=, acpi=, earlycon and console= carried, in
 	'^intel_iommu=on iommu=pt pci=nomsi acpi=off earlycon console=ttyS0 reset_devices nr_cpus=1 ' arm
 mv "$A/proc/cmdline.keep" "$A/proc/cmdline"
 rm -f "$A/proc/cpuinfo"
-# The measured rule (arm/arm.c, auto_cpus): with R bytes reserved, one
+# The measured rule (arm/reserve.c, reserve_auto_cpus): with R bytes reserved, one
 # CPU leaves avail1 = R - R/22 - 66e6; n CPUs fit while
 # avail1 - 1.75e6 (n - 1) >= 5.4e6 + 3.4e6 n + 12e6, i.e.
 # n = 1 + (avail1 - 20.8e6) / 5.15e6, at most 16 and the online CPUs.
