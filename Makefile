@@ -39,12 +39,13 @@ KDI_CFLAGS := -std=gnu11 $(CFLAGS) $(CFLAGS_WARN) -ffunction-sections -fdata-sec
 LDFLAGS_STATIC := -static -Wl,--gc-sections -s -Wl,-z,noseparate-code -flto=auto $(CFLAGS)
 
 # The folders, top-down; each includes only those below it
-# (docs/DESIGN.md): main -> host -> arm -> init -> config -> capture -> dump -> kernel -> arch -> lib.
+# (docs/DESIGN.md): main -> host -> arm -> init -> net -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := main/main.c \
 	host/commands.c host/json.c host/progress.c host/initrd.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c host/estimate.c host/testmark.c host/crashtest.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c arm/reach.c \
 	arm/root.c arm/cmdline.c arm/rebuild.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
+	net/nbd.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	config/dmtable.c config/dmctl.c config/stack.c \
 	capture/pipeline.c capture/passes.c capture/window.c capture/sink.c capture/writer.c \

@@ -686,7 +686,24 @@ static void image_xarrays(struct tasks *t)
  * then). */
 #define NAME_READ 1536u
 
-static void rodata_hop(struct find *f, uint64_t lo, uint64_t hi)
+/* The rodata pages the hops land in, a bit per virtual page from rod_lo
+ * (and one past rod_hi, where a name read from its last page ends):
+ * thousands of pointers land in a few hundred pages, each translated
+ * once, as runs, when the hops are done (hops_add). */
+struct hops {
+	uint64_t base;		/* rod_lo's page */
+	size_t n;		/* pages */
+	uint64_t *bits;
+};
+
+static void hop_mark(struct hops *h, unsigned shift, uint64_t va)
+{
+	for (uint64_t pg = va >> shift; pg <= (va + NAME_READ - 1) >> shift; pg++)
+		if (pg - h->base < h->n)
+			h->bits[(pg - h->base) / 64] |= 1ull << ((pg - h->base) % 64);
+}
+
+static void rodata_hop(struct find *f, struct hops *h, uint64_t lo, uint64_t hi)
 {
 	uint64_t w[512];
 
@@ -695,8 +712,29 @@ static void rodata_hop(struct find *f, uint64_t lo, uint64_t hi)
 			continue;
 		for (size_t i = 0; i < sizeof w / 8; i++)
 			if (w[i] >= f->rod_lo && w[i] < f->rod_hi &&
-			    !(w[i] >= f->roai_lo && w[i] < f->roai_hi))
-				add_area(f, DBG_DATA, w[i], NAME_READ);
+			    !(w[i] >= f->roai_lo && w[i] < f->roai_hi)) {
+				if (h->bits)
+					hop_mark(h, f->shift, w[i]);
+				else
+					add_area(f, DBG_DATA, w[i], NAME_READ);
+			}
+	}
+}
+
+/* The marked pages, a run of virtual pages at a time: the same pages as
+ * an add_area of each name read. */
+static void hops_add(struct find *f, const struct hops *h)
+{
+	for (size_t i = 0; i < h->n && !f->err;) {
+		if (!(h->bits[i / 64] >> (i % 64) & 1)) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < h->n && (h->bits[j / 64] >> (j % 64) & 1))
+			j++;
+		add_area(f, DBG_DATA, (h->base + i) << f->shift, (uint64_t)(j - i) << f->shift);
+		i = j;
 	}
 }
 
@@ -704,6 +742,11 @@ static void add_rodata_hops(struct find *f)
 {
 	if (!f->have_sections)
 		return;
+	struct hops h = { .base = f->rod_lo >> f->shift };
+	if (f->rod_hi > f->rod_lo && f->rod_hi - f->rod_lo <= MAX_AREA) {
+		h.n = ((f->rod_hi - 1) >> f->shift) - h.base + 2;
+		h.bits = calloc((h.n + 63) / 64, sizeof *h.bits);	/* NULL: one add_area each */
+	}
 	/* From .data alone where its symbols say where it is: the bss is
 	 * 17 MB on 6.1 and mostly zero, and the init sections hold whatever
 	 * was allocated there since boot. Scanning them cost 20 ms and
@@ -711,12 +754,16 @@ static void add_rodata_hops(struct find *f)
 	 * (tests/debugger/coverage.sh). */
 	const uint64_t *a = f->sym;
 	if (a[S_SDATA] && a[S_EDATA] > a[S_SDATA] && a[S_EDATA] - a[S_SDATA] <= MAX_AREA) {
-		rodata_hop(f, a[S_SDATA], a[S_EDATA]);
+		rodata_hop(f, &h, a[S_SDATA], a[S_EDATA]);
 	} else {
 		for (unsigned k = 0; k < f->nwr && !f->err; k++)
-			rodata_hop(f, f->wr[k].lo, f->wr[k].hi);
+			rodata_hop(f, &h, f->wr[k].lo, f->wr[k].hi);
 	}
-	rodata_hop(f, f->roai_lo, f->roai_hi);
+	rodata_hop(f, &h, f->roai_lo, f->roai_hi);
+	if (h.bits) {
+		hops_add(f, &h);
+		free(h.bits);
+	}
 }
 
 /* node_data[]: each node's pglist_data, which crash reads at startup. */
@@ -730,13 +777,15 @@ static void add_nodes(struct find *f)
 	    vmcoreinfo_number(&km->vi, km->vi_text, "SIZE(pglist_data)", &size) < 0 ||
 	    len > 4096 || size > (1u << 20))
 		return;
+	struct hops nohops = { 0 };	/* a few words: added as found */
+
 	add_area(f, DBG_MEMSECTION, va, len * 8);
 	for (uint64_t i = 0; i < len && !f->err; i++) {
 		uint64_t p;
 		if (rd(f, va + i * 8, &p, 8) == 0 && p >= km->ac.ops->kva_min) {
 			add_area(f, DBG_MEMSECTION, p, size);
 			if (f->have_sections)
-				rodata_hop(f, p, p + size);	/* the zones' names */
+				rodata_hop(f, &nohops, p, p + size);	/* the zones' names */
 		}
 	}
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """layers.py TOP: the folders include only the folders below them.
 
-The order is docs/DESIGN.md's: main, host, arm, init, config, capture,
+The order is docs/DESIGN.md's: main, host, arm, init, net, config, capture,
 dump, kernel, arch, lib. Every #include "..." in TOP/FOLDER/*.[ch] must name a file in the
 same folder or in one later in that order. Prints one "FAIL" line per
 include that climbs, or "ok layers: N includes across M folders", and
@@ -25,7 +25,7 @@ KNOWN = {
     'kernel/diskdump kernel/vmcore',
 }
 
-ORDER = ['main', 'host', 'arm', 'init', 'config', 'capture', 'dump', 'kernel', 'arch', 'lib']
+ORDER = ['main', 'host', 'arm', 'init', 'net', 'config', 'capture', 'dump', 'kernel', 'arch', 'lib']
 
 
 def cycle(deps, start):

@@ -50,7 +50,7 @@ FUZZ_LIBZ ?= -lz
 
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_TARGETS := fuzz_vmcoreinfo fuzz_memmap fuzz_dmesg fuzz_dumpfile fuzz_config fuzz_vmcore \
-	fuzz_firmware fuzz_fdt fuzz_kimage fuzz_sealed fuzz_dbgpages fuzz_initrd fuzz_dmtable
+	fuzz_firmware fuzz_fdt fuzz_kimage fuzz_sealed fuzz_dbgpages fuzz_initrd fuzz_dmtable fuzz_nbd
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -64,7 +64,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -I$(FUZZ_LZ4_SRC) -I$(FUZZ_SODIUM_L
 # pulls in exactly the objects it needs, so new files need no list here.
 # FUZZ_LIB_EXCLUDE drops a source the host cannot build.
 FUZZ_LIB_EXCLUDE ?=
-FUZZ_LIB_SRCS := $(filter-out $(FUZZ_LIB_EXCLUDE),$(wildcard capture/*.c dump/*.c kernel/*.c arch/*.c config/*.c lib/*.c))
+FUZZ_LIB_SRCS := $(filter-out $(FUZZ_LIB_EXCLUDE),$(wildcard net/*.c capture/*.c dump/*.c kernel/*.c arch/*.c config/*.c lib/*.c))
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_LIB := $(FUZZ_DIR)/libkdumpinit-fuzz.a
 # lz4.c and xxhash.c: AddressSanitizer only, no coverage, no UBSan: the

@@ -57,6 +57,7 @@ opts_for() {
 	fuzz_vmcore) echo "-dict=tests/fuzz/dict/vmcore.dict -max_len=65536" ;;
 	fuzz_initrd) echo "-max_len=16384" ;;
 	fuzz_dmtable) echo "-dict=tests/fuzz/dict/dmtable.dict -max_len=2048" ;;
+	fuzz_nbd) echo "-dict=tests/fuzz/dict/nbd.dict -max_len=4096" ;;
 	*) echo "" ;;
 	esac
 }

@@ -1692,6 +1692,40 @@ else
 fi
 end; fi
 
+# The NBD handshake (net/nbd.c) against a real server, qemu-nbd on the
+# loopback: the export's size, a wrong name (the server's own words), a
+# read-only export.
+if begin F.nbd_vs_qemu_nbd; then
+truncate -s 48M "$W/nbd.img"
+nbdport=$((20000 + RANDOM % 20000))
+nbdrun() {	# QEMU-NBD-OPTIONS...: serve nbd.img once as "dump"
+	qemu-nbd -f raw -x dump -b 127.0.0.1 -p "$nbdport" "$@" "$W/nbd.img" >>"$LOG" 2>&1 &
+	nbdpid=$!
+	for _ in $(seq 50); do
+		(exec 3<>/dev/tcp/127.0.0.1/$nbdport) 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.2
+}
+if command -v qemu-nbd >/dev/null; then
+	nbdrun -t
+	got=$("$UNIT_BIN/test_nbd" --connect 127.0.0.1 "$nbdport" dump)
+	NCHK=$((NCHK + 1))
+	case $got in "size 50331648 flags "*" go 1") ;; *) failed "export dump: '$got'" ;; esac
+	got=$("$UNIT_BIN/test_nbd" --connect 127.0.0.1 "$nbdport" other)
+	NCHK=$((NCHK + 1))
+	case $got in "error 2: no such export"*other*) ;; *) failed "export other: '$got'" ;; esac
+	kill "$nbdpid" 2>/dev/null; wait "$nbdpid" 2>/dev/null
+	nbdrun -t -r
+	got=$("$UNIT_BIN/test_nbd" --connect 127.0.0.1 "$nbdport" dump)
+	NCHK=$((NCHK + 1))
+	case $got in "error 30: "*read-only*) ;; *) failed "read-only export: '$got'" ;; esac
+	kill "$nbdpid" 2>/dev/null; wait "$nbdpid" 2>/dev/null
+else
+	failed "no qemu-nbd (qemu-utils, deps/packages)"
+fi
+end; fi
+
 # pagecheck.py must be able to fail, or its passes above mean nothing.
 if begin F.pagecheck_can_fail; then
 "$PY" "$MKSAVED" "$W/v16.core" "$W/pc-good.elf" >>"$LOG" 2>&1

@@ -1,0 +1,58 @@
+/* The NBD client's handshake (the fixed newstyle negotiation with
+ * NBD_OPT_GO, falling back to NBD_OPT_EXPORT_NAME), which PID 1 does
+ * before it hands the socket to the kernel's NBD driver: a network dump
+ * device (kdumpinit.dev=nbd://HOST[:PORT]/EXPORT). Over read and write
+ * callbacks, so that the tests and the fuzz target drive it with any
+ * server's bytes; everything the server sends is checked. */
+#ifndef KDI_NBD_H
+#define KDI_NBD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NBD_PORT 10809
+#define NBD_NAME_MAX 4096	/* the protocol's longest string */
+
+/* Transmission flags (NBD_INFO_EXPORT). */
+#define NBD_FLAG_HAS_FLAGS	(1u << 0)
+#define NBD_FLAG_READ_ONLY	(1u << 1)
+#define NBD_FLAG_SEND_FLUSH	(1u << 2)
+#define NBD_FLAG_SEND_FUA	(1u << 3)
+
+struct nbd_io {
+	/* Like read(2) and write(2): bytes moved, 0 at the end, -errno. */
+	ssize_t (*read)(void *arg, void *buf, size_t len);
+	ssize_t (*write)(void *arg, const void *buf, size_t len);
+	void *arg;
+};
+
+struct nbd_export {
+	uint64_t size;		/* bytes */
+	uint16_t flags;		/* NBD_FLAG_* */
+	uint32_t min_block, pref_block, max_block;	/* 0: not said */
+	int go;			/* NBD_OPT_GO was answered (else EXPORT_NAME) */
+};
+
+/* Negotiates export name (at most NBD_NAME_MAX bytes) on io. 0: ex is
+ * filled and the connection is in the transmission phase. -errno, with
+ * what the server said or did in why:
+ *   -ENOENT      no such export
+ *   -EACCES      refused by policy, or TLS required
+ *   -EROFS       the export is read-only
+ *   -EOPNOTSUPP  not a fixed-newstyle server
+ *   -EPROTO      the server's bytes are not the protocol
+ *   -EIO         the connection ended or failed (the read's error) */
+int nbd_handshake(const struct nbd_io *io, const char *name, struct nbd_export *ex, char *why,
+		  size_t whysz);
+
+/* kdumpinit.dev=nbd://HOST[:PORT]/EXPORT: 0 and the parts (host without
+ * brackets for an IPv6 literal), or -EINVAL with why. */
+struct nbd_url {
+	char host[256];
+	uint16_t port;
+	char name[256];
+};
+int nbd_url_parse(const char *s, struct nbd_url *u, char *why, size_t whysz);
+
+#endif

@@ -1,0 +1,83 @@
+/* fuzz_nbd: net/nbd.c's handshake against a hostile server, and the
+ * nbd:// selector.
+ *
+ * Input layout:
+ *   byte 0    the export name's length (b % 40; its bytes are 'a')
+ *   then      the server's bytes, all it will ever send: reads past
+ *             them end the connection; writes are taken and kept
+ *   the whole input, NUL-terminated, is also an nbd:// selector
+ *
+ * Checks beyond "no crash": the reason is NUL-terminated and said for
+ * every failure; a success has a size, HAS_FLAGS and not READ_ONLY; a
+ * read never asks past what the server sent; the client never writes
+ * more than its flags, two options and the name twice; a parsed selector
+ * has a host, a port and a name of printable bytes. */
+#include "fuzz_common.h"
+
+#include <assert.h>
+#include <errno.h>
+
+#include "../../net/nbd.h"
+
+struct srv {
+	const uint8_t *p;
+	size_t n, pos, wrote;
+};
+
+static ssize_t rd(void *arg, void *buf, size_t len)
+{
+	struct srv *s = arg;
+	size_t k = s->n - s->pos < len ? s->n - s->pos : len;
+	memcpy(buf, s->p + s->pos, k);
+	s->pos += k;
+	return (ssize_t)k;
+}
+
+static ssize_t wr(void *arg, const void *buf, size_t len)
+{
+	struct srv *s = arg;
+	(void)buf;
+	s->wrote += len;
+	return (ssize_t)len;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	char name[40];
+	size_t nl = data[0] % 40;
+	memset(name, 'a', nl);
+	name[nl] = 0;
+	struct srv s = { data + 1, size - 1, 0, 0 };
+	struct nbd_io io = { rd, wr, &s };
+	struct nbd_export ex;
+	char why[160];
+	int r = nbd_handshake(&io, name, &ex, why, sizeof why);
+	assert(memchr(why, 0, sizeof why));
+	assert(s.pos <= s.n);
+	assert(s.wrote <= 4 + 2 * (16 + 4 + nl + 4));
+	if (r == 0) {
+		assert(ex.size && (ex.flags & NBD_FLAG_HAS_FLAGS) && !(ex.flags & NBD_FLAG_READ_ONLY));
+	} else {
+		assert(r == -ENOENT || r == -EACCES || r == -EROFS || r == -EOPNOTSUPP ||
+		       r == -EPROTO || r == -EIO || r == -ENOMEM);
+		assert(why[0] && strcmp(why, "?"));
+	}
+
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = 0;
+	struct nbd_url u;
+	if (nbd_url_parse(text, &u, why, sizeof why) == 0) {
+		assert(u.host[0] && u.port && u.name[0]);
+		for (const char *c = u.name; *c; c++)
+			assert((unsigned char)*c > 0x20 && (unsigned char)*c < 0x7f);
+	} else {
+		assert(why[0] && memchr(why, 0, sizeof why));
+	}
+	free(text);
+	return 0;
+}
