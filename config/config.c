@@ -42,6 +42,16 @@ static int set_dev(struct config *c, const char *v)
 	return 0;
 }
 
+/* Its form is net/link.c's to judge (a layer above): here, one word that
+ * fits. */
+static int set_ip(struct config *c, const char *v)
+{
+	if (!*v || strlen(v) >= sizeof c->ip || strpbrk(v, " \t\n\"'\\"))
+		return -EINVAL;
+	snprintf(c->ip, sizeof c->ip, "%s", v);
+	return 0;
+}
+
 static int set_dm(struct config *c, const char *v)
 {
 	struct dm_table t;
@@ -190,6 +200,7 @@ static const struct {
 	[CFG_MEMMAP] = { "memmap", set_memmap, "auto, exclude or keep" },
 	[CFG_PUBKEY] = { "pubkey", set_pubkey, "a public key of 64 hex digits (kdumpinit keygen)" },
 	[CFG_DM] = { "dm", set_dm, "a device-mapper table as kdumpinit arm records it" },
+	[CFG_IP] = { "ip", set_ip, "ADDR/PREFIX[,GATEWAY[,MAC]] for a network dump device" },
 };
 
 const char *final_action_name(enum final_action a)
@@ -416,6 +427,7 @@ static int show_value(const struct config *c, enum config_key k, char *buf, size
 	switch (k) {
 	case CFG_DEV: return snprintf(buf, size, "%s", c->dev);
 	case CFG_DM: return snprintf(buf, size, "%s", c->dm);
+	case CFG_IP: return snprintf(buf, size, "%s", c->ip);
 	case CFG_LEVEL: return snprintf(buf, size, "%u", (unsigned)c->level);
 	case CFG_THREADS: return snprintf(buf, size, "%u", c->threads);
 	case CFG_WAIT: return snprintf(buf, size, "%u", c->wait_s);

@@ -33,7 +33,7 @@ enum config_src {
 
 /* The settings, in the order config_format_sources lists them. */
 enum config_key { CFG_DEV, CFG_LEVEL, CFG_THREADS, CFG_WAIT, CFG_STALL, CFG_WATCHDOG,
-	CFG_FINAL, CFG_VERBOSE, CFG_FULL, CFG_MEMMAP, CFG_PUBKEY, CFG_DM, CFG_NKEYS };
+	CFG_FINAL, CFG_VERBOSE, CFG_FULL, CFG_MEMMAP, CFG_PUBKEY, CFG_DM, CFG_IP, CFG_NKEYS };
 
 /* kdumpinit.watchdog: the hardware's own timeout, or never open it. */
 #define WATCHDOG_KEEP 0u
@@ -45,6 +45,9 @@ struct config {
 	 * rebuilds before it looks for dev (config/dmtable.h), as given and
 	 * parsed whole; "" for none. */
 	char dm[1025];
+	/* kdumpinit.ip=ADDR/PREFIX[,GATEWAY[,MAC]] for a network dump
+	 * device, as given (net/link.h parses it), or "" */
+	char ip[128];
 	uint32_t level;
 	unsigned threads;		/* 0 = online CPUs */
 	unsigned wait_s;		/* how long to wait for the device */

@@ -2,6 +2,7 @@
  * configured final action; main never returns, nothing waits forever. */
 #include "pid1.h"
 #include "devwait.h"
+#include "../net/netdump.h"
 #include "hwdog.h"
 #include "run_capture.h"
 
@@ -833,7 +834,22 @@ void pid1_main(void)
 		final_action(cfg.final);
 	}
 	char path[256];
-	int r = wait_for_target(&cfg, path, sizeof path);
+	/* A network dump device: the network up and the server's export
+	 * attached as /dev/nbdN, which is then looked for and its claim
+	 * checked as a disk's (the same wait, what is left of it). */
+	const struct config *tc = &cfg;
+	static struct config ncfg;
+	if (netdump_is(cfg.dev)) {
+		double t0 = now_mono();
+		if (netdump_attach(cfg.dev, cfg.ip, cfg.wait_s, path, sizeof path) < 0)
+			final_action(cfg.final);
+		ncfg = cfg;
+		snprintf(ncfg.dev, sizeof ncfg.dev, "%s", path);
+		double left = cfg.wait_s - (now_mono() - t0);
+		ncfg.wait_s = left > 10 ? (unsigned)left : 10;
+		tc = &ncfg;
+	}
+	int r = wait_for_target(tc, path, sizeof path);
 	if (r == -ETIMEDOUT) {
 		err("no usable dump device for kdumpinit.dev=%s appeared within %u s "
 		    "(kdumpinit.wait=); is its driver in the initramfs (mkinitramfs -m)?",

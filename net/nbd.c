@@ -122,11 +122,11 @@ static void server_text(const uint8_t *d, uint32_t len, char *out, size_t sz)
 
 static int check_export(const struct nbd_export *ex, const char *name, char *why, size_t wsz)
 {
-	if (!(ex->flags & NBD_FLAG_HAS_FLAGS)) {
+	if (!(ex->flags & NBDX_HAS_FLAGS)) {
 		say(why, wsz, "export '%s': transmission flags without HAS_FLAGS (0x%x)", name, ex->flags);
 		return -EPROTO;
 	}
-	if (ex->flags & NBD_FLAG_READ_ONLY) {
+	if (ex->flags & NBDX_READ_ONLY) {
 		say(why, wsz, "export '%s' is read-only: nothing can be written to it", name);
 		return -EROFS;
 	}

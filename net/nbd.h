@@ -15,10 +15,10 @@
 #define NBD_NAME_MAX 4096	/* the protocol's longest string */
 
 /* Transmission flags (NBD_INFO_EXPORT). */
-#define NBD_FLAG_HAS_FLAGS	(1u << 0)
-#define NBD_FLAG_READ_ONLY	(1u << 1)
-#define NBD_FLAG_SEND_FLUSH	(1u << 2)
-#define NBD_FLAG_SEND_FUA	(1u << 3)
+#define NBDX_HAS_FLAGS	(1u << 0)
+#define NBDX_READ_ONLY	(1u << 1)
+#define NBDX_SEND_FLUSH	(1u << 2)
+#define NBDX_SEND_FUA	(1u << 3)
 
 struct nbd_io {
 	/* Like read(2) and write(2): bytes moved, 0 at the end, -errno. */

@@ -254,6 +254,11 @@ if [ -z "${SKIP_E2E:-}" ]; then
 		run_suite e2e-firmware-6.12 bash tests/e2e/run.sh --cpu max,la57=off --no-raw --level 31 \
 			--firmware --kernel-tree "$tree" --workdir "$BUILD/e2e/firmware-6.12"
 	fi
+	# A network dump device (check-full): the dump image served by qemu-nbd
+	# on the host, the crash kernel's PID 1 up on virtio-net with a static
+	# address, the handshake, /dev/nbd0; saved from the served file and
+	# compared with the raw vmcore page for page (about 2 min).
+	full_suite e2e-nbd bash tests/e2e/run.sh --cpu max,la57=off --nbd --workdir "$BUILD/e2e/nbd"
 	# A sealed dump, the public key from firmware (the fw_cfg credential
 	# kdumpinit.pubkey), level 1 on a 768 MiB guest: no page of the raw
 	# copy and no panic line anywhere on the device (the same scan finds

@@ -152,6 +152,12 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      processes, threads, sleeping tasks and small files, how
                      much page cache, kernel log records, and their order.
                      Without it, the fixed load (README.md). tests/soak
+  --nbd              a network dump device: the dump image is served by
+                     qemu-nbd on the host's loopback (export "dump"), not
+                     attached as a disk; the crash kernel (virtio_net and
+                     nbd packed) reaches it through QEMU's user networking,
+                     kdumpinit.dev=nbd://10.0.2.2:PORT/dump with
+                     kdumpinit.ip=10.0.2.15/24,10.0.2.2
   --seal             a sealed dump: a key pair from 'kdumpinit keygen' in the
                      workdir, the public key given to the crash kernel as the
                      fw_cfg credential kdumpinit.pubkey (none on any command
@@ -178,7 +184,7 @@ USAGE
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
 disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus= smp=2 minworkers=0
-seal=0 seed='' latedisk=0
+seal=0 seed='' latedisk=0 nbd=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers | --seed | --late-disk)
@@ -211,6 +217,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift ;;
 	--min-workers) minworkers=$2; shift ;;
 	--seal) seal=1 ;;
+	--nbd) nbd=1 ;;
 	--seed) seed=$2; shift ;;
 	--late-disk) latedisk=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
@@ -410,9 +417,11 @@ elif [ -n "$crashkernel" ]; then
 	}
 	[ $mode = capture ] || build_cached "$crash" "$here/rawinit.c" mkoverlay "$crash"
 else
-	crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag-$kver.img
+	nbdmods=() nbdtag=
+	[ $nbd = 0 ] || { nbdmods=(-m nbd -m virtio_net); nbdtag=-nbd; }
+	crash=$cache/crash-$([ $mode = raw ] && echo raw || echo kdumpinit)$wdtag$nbdtag-$kver.img
 	build_cached "$crash" "$initbin $here/testinit $busybox $mkinitramfs" \
-		"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$crash" -m virtio_blk -m virtio_pci "${wdmods[@]}" \
+		"$mkinitramfs" -k "$kver" "${modroot[@]}" -o "$crash" -m virtio_blk -m virtio_pci "${wdmods[@]}" "${nbdmods[@]}" \
 		-b "$initbin" -a "$here/testinit:/testinit" -a "$busybox:/bin/busybox"
 fi
 
@@ -563,6 +572,11 @@ elif [ -n "$disk" ]; then
 elif [ "$latedisk" != 0 ]; then
 	# The backend only: the device comes later, through the monitor.
 	drives+=(-drive "file=$dump,format=raw,if=none,id=d1")
+elif [ $nbd = 1 ]; then
+	# The dump image is the server's (qemu-nbd, started below), reached
+	# through QEMU's user networking: 10.0.2.2 is the host's loopback.
+	drives+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56)
+	nbdport=$((20000 + RANDOM % 20000))
 else
 	drive "$dump" d1 kdump-dump
 fi
@@ -581,10 +595,25 @@ esac
 # shellcheck disable=SC2054
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi "${machine[@]}" -cpu "$cpu" -smp "$smp" -m "$mem"
 	-nographic -no-reboot -kernel "$kernel" -initrd "$stage1"
-	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver e2e.dsel=$dsel$iommuarg}${crashkernel:+${disk:+ e2e.dedicated=1}}${crashcpus:+ e2e.cpus=$crashcpus}${seed:+ e2e.seed=$seed}${rawout:+ e2e.estimate=1}${appendfirst:+ $appendfirst}"
+	-append "console=ttyS0 crashkernel=$ck panic=10 e2e.mode=$mode e2e.level=$level e2e.fw=$firmware e2e.wd=$wd e2e.stall=$([ $stalldisk = 1 ] && echo 3600 || echo 0) e2e.final=$final${disk:+ e2e.disk=$disk e2e.kver=$kver e2e.dsel=$dsel$iommuarg}${crashkernel:+${disk:+ e2e.dedicated=1}}${crashcpus:+ e2e.cpus=$crashcpus}${seed:+ e2e.seed=$seed}${rawout:+ e2e.estimate=1}$([ $nbd = 0 ] || echo " e2e.nbd=$nbdport")${appendfirst:+ $appendfirst}"
 	"${drives[@]}")
 [ "$wd" = 0 ] || qemu+=(-device i6300esb -watchdog-action reset)
 qemu+=(-pidfile "$workdir/qemu.pid")
+nbdpid=
+if [ $nbd = 1 ]; then
+	command -v qemu-nbd >/dev/null || die "--nbd: no qemu-nbd (qemu-utils)"
+	# -t: it stays for a reconnection; --cache=none: what the guest
+	# flushed is in the file when QEMU ends.
+	qemu-nbd -f raw -x dump -b 127.0.0.1 -p "$nbdport" -t --cache=none "$dump" \
+		>"$workdir/qemu-nbd.log" 2>&1 &
+	nbdpid=$!
+	trap '[ -z "$nbdpid" ] || kill "$nbdpid" 2>/dev/null' EXIT
+	for _ in $(seq 50); do
+		(exec 3<>/dev/tcp/127.0.0.1/$nbdport) 2>/dev/null && break
+		sleep 0.1
+	done
+	step "qemu-nbd serves $dump as export dump on 127.0.0.1:$nbdport"
+fi
 rm -f "$workdir/qemu.pid" "$workdir/halt-held" "$workdir/cut" "$workdir/monitor.sock" "$workdir/hotadded"
 [ "$latedisk" = 0 ] || qemu+=(-monitor "unix:$workdir/monitor.sock,server=on,wait=off")
 if [ $firmware = 1 ]; then
@@ -848,6 +877,17 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 			pass "settings from firmware: dev from SMBIOS type 11, level from fw_cfg, and said so"
 		else
 			failed "no 'settings: dev=SERIAL=kdump-dump (smbios), level=$level (fw_cfg)' line: $(grep -a 'kdumpinit: settings' "$post" | head -n 1)"
+		fi
+	fi
+	# --nbd: the network up, the server's export on an NBD device, the
+	# dump written there (the host then reads it in the served file).
+	if [ $nbd = 1 ]; then
+		nl=$(grep -a -o "kdumpinit: NBD server 10.0.2.2:$nbdport, export 'dump': [0-9.]* MiB, on /dev/nbd[0-9]*" "$post" | head -n 1)
+		if [ -n "$nl" ] && grep -a -q "kdumpinit: network: eth0" "$post" &&
+			grep -a -q "kdumpinit: dump complete on /dev/nbd[0-9]" "$post"; then
+			pass "nbd: $nl; dump complete there"
+		else
+			failed "nbd: no 'NBD server ... on /dev/nbdN' and 'dump complete on /dev/nbdN': $(grep -a -e 'kdumpinit: network' -e 'kdumpinit: NBD' -e 'dump complete' "$post" | tr '\n' '|')"
 		fi
 	fi
 	if grep -q "kdumpinit: final action: $final" "$post"; then

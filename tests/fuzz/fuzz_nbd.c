@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(s.pos <= s.n);
 	assert(s.wrote <= 4 + 2 * (16 + 4 + nl + 4));
 	if (r == 0) {
-		assert(ex.size && (ex.flags & NBD_FLAG_HAS_FLAGS) && !(ex.flags & NBD_FLAG_READ_ONLY));
+		assert(ex.size && (ex.flags & NBDX_HAS_FLAGS) && !(ex.flags & NBDX_READ_ONLY));
 	} else {
 		assert(r == -ENOENT || r == -EACCES || r == -EROFS || r == -EOPNOTSUPP ||
 		       r == -EPROTO || r == -EIO || r == -ENOMEM);

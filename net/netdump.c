@@ -1,0 +1,223 @@
+#include "netdump.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nbd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "link.h"
+#include "nbd.h"
+#include "../lib/io.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#define SAY_EVERY 10.0		/* seconds between "still waiting" words */
+#define CONNECT_TIMEOUT_MS 5000
+#define NBD_DEVICES 16		/* the nbd module's nbds_max default */
+#define NBD_TIMEOUT_S 30	/* a request the server does not answer in this fails */
+
+static void nap_ms(unsigned ms)
+{
+	struct timespec t = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
+int netdump_is(const char *dev)
+{
+	return !strncmp(dev, "nbd://", 6);
+}
+
+static ssize_t fd_read(void *arg, void *buf, size_t len)
+{
+	int fd = *(int *)arg;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = poll(&p, 1, CONNECT_TIMEOUT_MS);
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (n < 0)
+		return -errno;
+	ssize_t r = read(fd, buf, len);
+	return r < 0 ? -errno : r;
+}
+
+static ssize_t fd_write(void *arg, const void *buf, size_t len)
+{
+	ssize_t r = write(*(int *)arg, buf, len);
+	return r < 0 ? -errno : r;
+}
+
+/* A TCP connection to sa, or -errno within CONNECT_TIMEOUT_MS. */
+static int tcp_connect(const struct sockaddr_in *sa)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, e = 0;
+	socklen_t el = sizeof e;
+
+	if (s < 0)
+		return -errno;
+	if (connect(s, (const struct sockaddr *)sa, sizeof *sa) < 0 && errno != EINPROGRESS) {
+		e = errno;
+		close(s);
+		return -e;
+	}
+	struct pollfd p = { .fd = s, .events = POLLOUT };
+	int n = poll(&p, 1, CONNECT_TIMEOUT_MS);
+	if (n <= 0 || getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e) {
+		e = n == 0 ? ETIMEDOUT : e ? e : errno;
+		close(s);
+		return -e;
+	}
+	fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	setsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+	return s;
+}
+
+static void *do_it(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	/* Returns when the connection ends: the device's writes fail from
+	 * then on, and the capture goes around them as around a disk's. */
+	if (ioctl(fd, NBD_DO_IT) < 0)
+		warn("the NBD connection ended: %s", strerror(errno));
+	else
+		warn("the NBD connection ended");
+	return NULL;
+}
+
+/* The first free /dev/nbdN given the socket; its path. */
+static int nbd_give(int sock, const struct nbd_export *ex, char *path, size_t sz)
+{
+	int last = -ENODEV;
+	for (int i = 0; i < NBD_DEVICES; i++) {
+		char p[32], sp[64], v[32];
+		snprintf(p, sizeof p, "/dev/nbd%d", i);
+		snprintf(sp, sizeof sp, "/sys/block/nbd%d/pid", i);
+		if (read_text_file(sp, v, sizeof v) >= 0)
+			continue;	/* connected already */
+		int fd = open(p, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			last = -errno;
+			continue;
+		}
+		unsigned long bs = ex->pref_block >= 512 && ex->pref_block <= 4096 ? ex->pref_block : 4096;
+		if (ioctl(fd, NBD_SET_BLKSIZE, bs) < 0 || ioctl(fd, NBD_SET_SIZE, (unsigned long)ex->size) < 0 ||
+		    ioctl(fd, NBD_SET_FLAGS, (unsigned long)ex->flags) < 0 ||
+		    ioctl(fd, NBD_SET_TIMEOUT, (unsigned long)NBD_TIMEOUT_S) < 0 ||
+		    ioctl(fd, NBD_SET_SOCK, (unsigned long)sock) < 0) {
+			last = -errno;
+			ioctl(fd, NBD_CLEAR_SOCK);
+			close(fd);
+			continue;
+		}
+		pthread_t t;
+		if (pthread_create(&t, NULL, do_it, (void *)(intptr_t)fd) != 0) {
+			ioctl(fd, NBD_CLEAR_SOCK);
+			close(fd);
+			return -EAGAIN;
+		}
+		pthread_detach(t);
+		snprintf(path, sz, "%s", p);
+		return 0;
+	}
+	return last;
+}
+
+int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path, size_t sz)
+{
+	struct nbd_url u;
+	struct ip_conf ic;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char why[300], ifname[32] = "";
+
+	if (nbd_url_parse(dev, &u, why, sizeof why) < 0) {
+		err("kdumpinit.dev=%s: %s", dev, why);
+		return -EINVAL;
+	}
+	if (inet_pton(AF_INET, u.host, &sa.sin_addr) != 1) {
+		err("kdumpinit.dev=%s: '%s' is not an IPv4 address: the crash kernel resolves no "
+		    "names (kdumpinit arm writes the server's address)", dev, u.host);
+		return -EINVAL;
+	}
+	sa.sin_port = htons(u.port);
+	if (!ip || !*ip) {
+		err("kdumpinit.dev=%s needs kdumpinit.ip=ADDR/PREFIX[,GATEWAY[,MAC]] (kdumpinit arm "
+		    "records the host's)", dev);
+		return -EINVAL;
+	}
+	if (ip_conf_parse(ip, &ic, why, sizeof why) < 0) {
+		err("kdumpinit.ip=%s: %s", ip, why);
+		return -EINVAL;
+	}
+	double t0 = now_mono(), said = t0, end = t0 + wait_s;
+	int configured = 0, r = -ETIMEDOUT;
+	const char *stage = "an interface";
+	msg("network dump device %s: waiting up to %u s for the network and the server", dev, wait_s);
+	for (;;) {
+		double now = now_mono();
+		if (!ifname[0] && link_pick("/", &ic, ifname, sizeof ifname) == 0)
+			msg("network: %s", ifname);
+		if (ifname[0] && !configured) {
+			if (link_configure(ifname, &ic, why, sizeof why) < 0) {
+				err("network: %s", why);
+				return -EIO;
+			}
+			configured = 1;
+			stage = "the link";
+		}
+		if (configured && link_carrier("/", ifname) == 1) {
+			stage = "the server";
+			int s = tcp_connect(&sa);
+			if (s >= 0) {
+				struct nbd_io io = { fd_read, fd_write, &s };
+				struct nbd_export ex;
+				r = nbd_handshake(&io, u.name, &ex, why, sizeof why);
+				if (r < 0) {
+					close(s);
+					err("NBD server %s:%u, export '%s': %s", u.host, u.port, u.name, why);
+					/* A refusal is the server's answer: asking again
+					 * gets the same. A dropped connection may not. */
+					if (r != -EIO)
+						return r;
+				} else {
+					r = nbd_give(s, &ex, path, sz);
+					if (r < 0) {
+						close(s);
+						err("NBD: no /dev/nbdN took the connection (%s): is the nbd "
+						    "module packed?", strerror(-r));
+						return r;
+					}
+					msg("NBD server %s:%u, export '%s': %.1f MiB, on %s after %.1f s",
+					    u.host, u.port, u.name, ex.size / 1048576.0, path, now_mono() - t0);
+					return 0;
+				}
+			} else {
+				r = s;
+			}
+		}
+		now = now_mono();
+		if (now >= end) {
+			err("network dump device %s: no %s within %u s (%s)", dev, stage, wait_s,
+			    r == -ETIMEDOUT ? "no answer" : strerror(-r));
+			return -ETIMEDOUT;
+		}
+		if (now - said >= SAY_EVERY) {
+			msg("still waiting for %s: %.0f s of %u s (%s)", stage, now - t0, wait_s,
+			    !ifname[0] ? "no Ethernet interface yet" :
+			    r == -ETIMEDOUT ? "no answer" : strerror(-r));
+			said = now;
+		}
+		nap_ms(500);
+	}
+}

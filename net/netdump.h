@@ -1,0 +1,18 @@
+/* A network dump device for PID 1: kdumpinit.dev=nbd://HOST[:PORT]/EXPORT
+ * with kdumpinit.ip=ADDR/PREFIX[,GATEWAY[,MAC]]. The interface brought
+ * up, the server reached (a word every 10 s until wait_s), the handshake
+ * (net/nbd.h), the socket handed to the kernel's NBD driver: then the
+ * dump device is a block device like any other (/dev/nbdN), and the
+ * claim, the chunk stream and save are what they are on a disk. */
+#ifndef KDI_NETDUMP_H
+#define KDI_NETDUMP_H
+
+#include <stddef.h>
+
+/* 1 when dev names a network dump device. */
+int netdump_is(const char *dev);
+
+/* The device path in path, or -errno once said on the console. */
+int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path, size_t sz);
+
+#endif
