@@ -41,7 +41,7 @@ LDFLAGS_STATIC := -static -Wl,--gc-sections -s -Wl,-z,noseparate-code -flto=auto
 # The folders, top-down; each includes only those below it
 # (docs/DESIGN.md): main -> host -> arm -> init -> net -> config -> capture -> dump -> kernel -> arch -> lib.
 SRCS := main/main.c \
-	host/commands.c host/json.c host/progress.c host/initrd.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c host/estimate.c host/testmark.c host/crashtest.c \
+	host/commands.c host/json.c host/progress.c host/keys.c host/savecore.c host/source.c host/status.c host/sha256.c host/modules.c host/estimate.c host/testmark.c host/crashtest.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c arm/reach.c \
 	arm/root.c arm/cmdline.c arm/rebuild.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
@@ -54,7 +54,7 @@ SRCS := main/main.c \
 	kernel/dmesg.c kernel/memory.c kernel/dbgpages.c kernel/kallsyms.c kernel/vmemmap.c \
 	kernel/diskdump.c \
 	arch/arch.c arch/x86_64.c arch/arm64.c \
-	lib/log.c lib/io.c lib/ring.c lib/util.c lib/sigclean.c lib/rng.c lib/cli.c lib/progress.c
+	lib/log.c lib/io.c lib/ring.c lib/util.c lib/sigclean.c lib/rng.c lib/cli.c lib/progress.c lib/initrd.c
 OBJS := $(SRCS:%.c=$(BUILD)/obj/%.o)
 HDRS := $(wildcard */*.h)
 

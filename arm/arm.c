@@ -17,6 +17,10 @@
 
 #include "../config/modalias.h"
 #include "../config/stack.h"
+#include "../config/config.h"
+#include "../config/firmware.h"
+#include "../lib/initrd.h"
+#include "../net/netdump.h"
 #include "../lib/cli.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
@@ -47,7 +51,7 @@
 static const char arm_help[] =
 	"usage: kdumpinit arm --kernel FILE [--initramfs FILE] [--append ARGS] [--cpus N|auto]\n"
 	"                     [--cmdline ARGS] [--dev SELECTOR] [--dry-run] [--root DIR]\n"
-	"                     [--note TEXT]\n"
+	"                     [--note TEXT] [--allow-clear]\n"
 	"       kdumpinit arm --unload [--root DIR]\n"
 	"\n"
 	"Loads the crash kernel (kexec_file_load, KEXEC_FILE_ON_CRASH). Its command line\n"
@@ -68,6 +72,9 @@ static const char arm_help[] =
 	"stacked device (an LVM volume, linear or striped; an md RAID1 array) has its\n"
 	"table added as kdumpinit.dm=; one the crash kernel cannot rebuild (dm-crypt,\n"
 	"thin, snapshot, RAID5, ...) is refused (exit 4).\n"
+	"A network dump device (kdumpinit.dev=nbd://...) with no key to seal to (the\n"
+	"image's /etc/kdumpinit.conf, firmware, the command line) is refused (exit 2):\n"
+	"the crashed memory would cross the network in the clear; --allow-clear does it.\n"
 	"--root DIR reads DIR/proc, DIR/sys and records in DIR/run (tests).\n"
 	"What was loaded is recorded in " ARMED_STATE " for kdumpinit status, with\n"
 	"--note TEXT (why this kernel: the service's fall-back from the dedicated one).\n"
@@ -137,6 +144,38 @@ static int no_reservation(const char *root)
 		return 0;
 	crash_reserve_read(root, &rs);
 	return !rs.cma;
+}
+
+/* A network dump device with no key to seal to sends the crashed
+ * machine's memory across the network in the clear: said, and refused
+ * unless --allow-clear. The settings as the crash kernel's PID 1 will
+ * read them: the image's /etc/kdumpinit.conf, firmware, then the command
+ * line. 0, or EXIT_USAGE said. */
+static int clear_check(const char *root, const char *cl, const char *initrd, int allow)
+{
+	static struct config c;
+	static char conf[CONFIG_FILE_MAX];
+	size_t len = 0;
+	const char *why;
+
+	config_defaults(&c);
+	if (initrd && initrd_file(initrd, "etc/kdumpinit.conf", conf, sizeof conf, &len, &why) == 0 &&
+	    len <= sizeof conf)
+		config_load_text(&c, conf, len, "the image's /etc/kdumpinit.conf", CFG_SRC_FILE, NULL);
+	config_load_firmware(&c, root[0] ? root : "/", FW_SRC_ALL);
+	config_load_cmdline(&c, cl);
+	if (!netdump_is(c.dev) || c.have_pubkey || c.seal_asked)
+		return 0;
+	if (allow) {
+		warn("kdumpinit.dev=%s: no key to seal to, --allow-clear: a dump will cross the network "
+		     "in the clear", c.dev);
+		return 0;
+	}
+	err("kdumpinit.dev=%s is a network dump device and no key is configured: the crashed "
+	    "machine's memory (its keys, passwords, files) would cross the network in the clear. "
+	    "Seal it (kdumpinit keygen, then kdumpinit.pubkey= or kdumpinit-mkinitramfs -p), or "
+	    "give --allow-clear; nothing is armed", c.dev);
+	return EXIT_USAGE;
 }
 
 /* The one wording for "nothing reserved": arm says it before any loader
@@ -500,11 +539,12 @@ int cmd_arm(int argc, char **argv)
 		{ "kernel", 1, 0, 'k' }, { "initramfs", 1, 0, 'i' }, { "append", 1, 0, 'a' },
 		{ "cmdline", 1, 0, 'c' }, { "unload", 0, 0, 'u' }, { "help", 0, 0, 'h' },
 		{ "cpus", 1, 0, 'C' }, { "dry-run", 0, 0, 'n' }, { "root", 1, 0, 'R' },
-		{ "note", 1, 0, 'N' }, { "dev", 1, 0, 'd' }, { 0, 0, 0, 0 },
+		{ "note", 1, 0, 'N' }, { "dev", 1, 0, 'd' }, { "allow-clear", 0, 0, 'A' },
+		{ 0, 0, 0, 0 },
 	};
 	const char *kernel = NULL, *initrd = NULL, *append = "", *cmdline = NULL;
 	const char *cpus_arg = NULL, *root = "", *note = "", *dev = NULL;
-	int unload = 0, dry = 0, c;
+	int unload = 0, dry = 0, allow_clear = 0, c;
 
 	while ((c = cli_next("arm", argc, argv, "k:i:a:c:uhC:nR:N:d:", opts)) != -1) {
 		switch (c) {
@@ -515,6 +555,7 @@ int cmd_arm(int argc, char **argv)
 		case 'u': unload = 1; break;
 		case 'C': cpus_arg = optarg; break;
 		case 'n': dry = 1; break;
+		case 'A': allow_clear = 1; break;
 		case 'R': root = optarg; break;
 		case 'N': note = optarg; break;
 		case 'd': dev = optarg; break;
@@ -556,6 +597,8 @@ int cmd_arm(int argc, char **argv)
 	rc = build_cmdline(root, cmdline, append, cpus_arg, ki.dedicated, cl, sizeof cl, &cpus);
 	if (!rc && dev && !cmdline)
 		rc = record_stack(root, dev, append, cl, sizeof cl);
+	if (!rc)
+		rc = clear_check(root, cl, initrd, allow_clear);
 	if (!rc && ki.dedicated && dev)
 		rc = check_reach(root, kernel, dev);
 	if (!rc && !dry && no_reservation(root)) {

@@ -18,7 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "initrd.h"
+#include "../lib/initrd.h"
 #include "keys.h"
 #include "sha256.h"
 #include "source.h"

@@ -162,7 +162,7 @@ int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path,
 	}
 	double t0 = now_mono(), said = t0, end = t0 + wait_s;
 	int configured = 0, r = -ETIMEDOUT;
-	const char *stage = "an interface";
+	const char *stage = "an Ethernet interface";
 	msg("network dump device %s: waiting up to %u s for the network and the server", dev, wait_s);
 	for (;;) {
 		double now = now_mono();
@@ -174,7 +174,7 @@ int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path,
 				return -EIO;
 			}
 			configured = 1;
-			stage = "the link";
+			stage = "the link (carrier)";
 		}
 		if (configured && link_carrier("/", ifname) == 1) {
 			stage = "the server";
@@ -208,8 +208,8 @@ int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path,
 		}
 		now = now_mono();
 		if (now >= end) {
-			err("network dump device %s: no %s within %u s (%s)", dev, stage, wait_s,
-			    r == -ETIMEDOUT ? "no answer" : strerror(-r));
+			err("network dump device %s: gave up after %u s waiting for %s (%s)", dev, wait_s,
+			    stage, r == -ETIMEDOUT ? "no answer" : strerror(-r));
 			return -ETIMEDOUT;
 		}
 		if (now - said >= SAY_EVERY) {

@@ -607,7 +607,22 @@ if [ $nbd = 1 ]; then
 	qemu-nbd -f raw -x dump -b 127.0.0.1 -p "$nbdport" -t --cache=none "$dump" \
 		>"$workdir/qemu-nbd.log" 2>&1 &
 	nbdpid=$!
-	trap '[ -z "$nbdpid" ] || kill "$nbdpid" 2>/dev/null' EXIT
+	# PORT+1: a hostile server, garbage for a greeting; PORT+2: a
+	# claimed export too small for the dump (export "small").
+	"$python" -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4)
+while True:
+    c, _ = s.accept(); c.sendall(b"HELLO garbage \x00\x01" * 8); c.close()' "$((nbdport + 1))" \
+		>>"$workdir/qemu-nbd.log" 2>&1 &
+	nbdpid="$nbdpid $!"
+	rm -f "$workdir/nbd-small.img"
+	"$kdumpinit" format "$workdir/nbd-small.img" --size 8M --label small >/dev/null 2>&1 ||
+		die "--nbd: cannot format nbd-small.img"
+	qemu-nbd -f raw -x small -b 127.0.0.1 -p "$((nbdport + 2))" -t --cache=none "$workdir/nbd-small.img" \
+		>>"$workdir/qemu-nbd.log" 2>&1 &
+	nbdpid="$nbdpid $!"
+	trap '[ -z "$nbdpid" ] || kill $nbdpid 2>/dev/null' EXIT
 	for _ in $(seq 50); do
 		(exec 3<>/dev/tcp/127.0.0.1/$nbdport) 2>/dev/null && break
 		sleep 0.1
@@ -882,6 +897,11 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 	# --nbd: the network up, the server's export on an NBD device, the
 	# dump written there (the host then reads it in the served file).
 	if [ $nbd = 1 ]; then
+		if grep -a -q "e2e-stage1: arm without --allow-clear: exit 2: kdumpinit: error: kdumpinit.dev=nbd://10.0.2.2:$nbdport/dump is a network dump device and no key is configured" "$log"; then
+			pass "nbd: arm refuses a network dump device without a key, unless --allow-clear"
+		else
+			failed "nbd: arm without --allow-clear: $(grep -a 'arm without --allow-clear' "$log")"
+		fi
 		nl=$(grep -a -o "kdumpinit: NBD server 10.0.2.2:$nbdport, export 'dump': [0-9.]* MiB, on /dev/nbd[0-9]*" "$post" | head -n 1)
 		if [ -n "$nl" ] && grep -a -q "kdumpinit: network: eth0" "$post" &&
 			grep -a -q "kdumpinit: dump complete on /dev/nbd[0-9]" "$post"; then
@@ -1073,6 +1093,19 @@ elif [ $mode = full ]; then
 	badcheck refused 129 "matched /dev/vd[a-z]+, refused: .*(claim it first|holds)" "device refused"
 	badcheck small 129 "too small: the dump holds what fit and is marked incomplete" "device too small"
 	badcheck poweroff 130 "final action: poweroff" "final=poweroff"
+	if [ $nbd = 1 ]; then
+		badcheck nbd-unknown 129 "export 'no-such-export': no such export on the server" "NBD export unknown"
+		badcheck nbd-noserver 129 "gave up after 12 s waiting for the server \(Connection refused\)" "NBD server not answering"
+		grep -a -q "^e2e-bad-nbd-noserver: kdumpinit: still waiting for the server: 1[0-9] s of 12 s" "$log" &&
+			pass "PID 1, NBD server not answering: a word at 10 s" ||
+			failed "PID 1, NBD server not answering: no 'still waiting for the server' at 10 s"
+		badcheck nbd-garbage 129 "not an NBD server" "a hostile NBD server"
+		badcheck nbd-small 129 "too small: the dump holds what fit and is marked incomplete" "an NBD export too small"
+		"$kdumpinit" info "$workdir/nbd-small.img" >"$workdir/nbd-small.info" 2>&1
+		grep -q "incomplete" "$workdir/nbd-small.info" &&
+			pass "the too-small export holds a dump marked incomplete, on the server" ||
+			failed "the too-small export: $(grep -m1 '^state' "$workdir/nbd-small.info")"
+	fi
 	if [ $seal = 1 ]; then
 		# Fail closed: a key asked for and not read whole writes nothing
 		# (testinit's sealcase runs), and PID 1 says why in one line.

@@ -33,7 +33,7 @@
 #     too) are in FUZZ_LIB, and libsodium in FUZZ_SODIUM_LIB, both linked to
 #     every target: code from there needs no list;
 #   - a source outside them that the harness #includes (arm/: fuzz_fdt,
-#     fuzz_kimage; host/: fuzz_initrd) is a prerequisite line at the end,
+#     fuzz_kimage) is a prerequisite line at the end,
 #     for rebuilds;
 #   - anything else to link, objects or archives, is a prerequisite line
 #     too: `$(FUZZ_DIR)/fuzz_NAME: $(FUZZ_DIR)/obj/some/file.o` compiles
@@ -137,7 +137,7 @@ $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_LIB) $(FUZZ_LZ4_OBJS) $(FUZZ_
 # fuzz_fdt includes arm/kexec_arm64.c, arm/machine.c and arm/root.c itself (arm/ is not in the archive).
 $(FUZZ_DIR)/fuzz_fdt: arm/kexec_arm64.c arm/machine.c arm/root.c
 $(FUZZ_DIR)/fuzz_kimage: arm/kimage.c arm/reserve.c arm/root.c
-$(FUZZ_DIR)/fuzz_initrd: host/initrd.c
+$(FUZZ_DIR)/fuzz_initrd: lib/initrd.c
 
 fuzz-build: $(FUZZ_BINS)
 

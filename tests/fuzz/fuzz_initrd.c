@@ -1,4 +1,4 @@
-/* fuzz_initrd: what status reads of the armed image, host/initrd.c's
+/* fuzz_initrd: what status reads of the armed image, lib/initrd.c's
  * walk of an initramfs for one file (/etc/kdumpinit.conf), on the input as
  * it is and on an archive the harness makes of it.
  *
@@ -21,7 +21,7 @@
 #include <zlib.h>
 
 /* host/ is not in the fuzz archive (it is a program, not a library). */
-#include "../../host/initrd.c"
+#include "../../lib/initrd.c"
 
 #define NAME "etc/kdumpinit.conf"
 

@@ -522,6 +522,27 @@ cpus "arm: nr_cpus=1 by default, once (the running kernel's nr_cpus= is not copi
 expect "arm: --append comes last" 0 'rdinit=/init kdumpinit.dev=LABEL=dump kdumpinit.level=1$' \
 	arm --append "kdumpinit.dev=LABEL=dump kdumpinit.level=1"
 cpus "arm --cpus 3: nr_cpus=3, once" 3 --cpus 3
+# A network dump device with no key: refused, said, unless --allow-clear;
+# a key on the command line or in the image's /etc/kdumpinit.conf seals it.
+nbdapp="kdumpinit.dev=nbd://192.0.2.10/host1 kdumpinit.ip=192.0.2.21/24,192.0.2.1"
+"$K" arm --dry-run --root "$A" --append "$nbdapp" >"$W/out" 2>"$W/err"
+rc=$?
+[ $rc = 2 ] && grep -q "is a network dump device and no key is configured.*--allow-clear" "$W/err" && [ ! -s "$W/out" ] &&
+	ok "arm: a network dump device with no key is refused (exit 2, nothing printed)" ||
+	bad "arm: a network dump device with no key" "exit $rc: $(cat "$W/err")"
+"$K" arm --dry-run --root "$A" --append "$nbdapp" --allow-clear >"$W/out" 2>"$W/err"
+rc=$?
+[ $rc = 0 ] && grep -q "kdumpinit.dev=nbd://192.0.2.10/host1" "$W/out" && grep -q "in the clear" "$W/err" &&
+	ok "arm --allow-clear: armed, and said it goes in the clear" ||
+	bad "arm --allow-clear" "exit $rc: $(cat "$W/err")"
+nbdkey=$(printf '%064x' 7)
+expect "arm: a network dump device with kdumpinit.pubkey= on the command line: no question" 0 \
+	"kdumpinit.pubkey=$nbdkey" arm --append "$nbdapp kdumpinit.pubkey=$nbdkey"
+mkdir -p "$W/nbdimg/etc" && echo "pubkey = $nbdkey" >"$W/nbdimg/etc/kdumpinit.conf"
+(cd "$W/nbdimg" && find . | cpio -o -H newc --quiet) >"$W/nbdimg.cpio"
+expect "arm: a network dump device with the key in the image's kdumpinit.conf: no question" 0 \
+	"kdumpinit.dev=nbd://" arm --initramfs "$W/nbdimg.cpio" --append "$nbdapp"
+expect "arm: a disk without a key is not asked about" 0 "kdumpinit.dev=LABEL=dump" arm --append "kdumpinit.dev=LABEL=dump"
 # The boot CPU's APIC id (processor 0's "apicid", not "initial apicid")
 # on x86_64, before --append; the hardware's arguments carried, the first
 # system's not (arm/cmdline.c; test_cmdline has the cases one by one).

@@ -15,8 +15,8 @@
 #include <lz4.h>
 #include <zlib.h>
 
-#include "../lib/io.h"
-#include "../lib/util.h"
+#include "io.h"
+#include "util.h"
 
 #define LZ4_LEGACY_MAGIC 0x184c2102u
 #define LZ4_LEGACY_BLOCK (8u << 20)	/* what one block unpacks to, at most */
