@@ -20,6 +20,7 @@
 #include "../config/config.h"
 #include "../config/firmware.h"
 #include "../lib/initrd.h"
+#include "../net/nbd.h"
 #include "../net/netdump.h"
 #include "../lib/cli.h"
 #include "../lib/exitcode.h"
@@ -164,7 +165,20 @@ static int clear_check(const char *root, const char *cl, const char *initrd, int
 		config_load_text(&c, conf, len, "the image's /etc/kdumpinit.conf", CFG_SRC_FILE, NULL);
 	config_load_firmware(&c, root[0] ? root : "/", FW_SRC_ALL);
 	config_load_cmdline(&c, cl);
-	if (!netdump_is(c.dev) || c.have_pubkey || c.seal_asked)
+	if (!netdump_is(c.dev))
+		return 0;
+	/* Whether the server answers now: said, not required (it may be
+	 * down for now and up when the crash comes). */
+	static uint8_t area[4096];
+	struct nbd_export ex;
+	char said[300];
+	if (netdump_probe(c.dev, &ex, area, said, sizeof said) == 0)
+		msg("network dump device %s: the server answers, export %.1f MiB", c.dev,
+		    ex.size / 1048576.0);
+	else
+		warn("network dump device %s: %s (now; the crash kernel waits kdumpinit.wait for it)",
+		     c.dev, said);
+	if (c.have_pubkey || c.seal_asked)
 		return 0;
 	if (allow) {
 		warn("kdumpinit.dev=%s: no key to seal to, --allow-clear: a dump will cross the network "

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "../lib/initrd.h"
+#include "../net/nbd.h"
+#include "../net/netdump.h"
 #include "keys.h"
 #include "sha256.h"
 #include "source.h"
@@ -567,6 +569,33 @@ static int device_path(const char *root, const char *dev, char *path, size_t sz,
 	return -ENODEV;
 }
 
+/* A network dump device, asked now: the server answers, the export's
+ * size, its claim. What it holds is for save on the server to read. */
+static void net_device_state(const char *dev, const char *from, struct status *st)
+{
+	static uint8_t area[KDI_SB_AREA];
+	struct nbd_export ex;
+	struct kdi_super sb;
+	char why[300];
+
+	st->dev_bad = 1;
+	if (netdump_probe(dev, &ex, area, why, sizeof why) < 0) {
+		show(st, "device", "%s (%s): network: %s", dev, from, why);
+		return;
+	}
+	int r = super_read(area, sizeof area, ex.size, &sb);
+	if (r < 0) {
+		show(st, "device", "%s (%s): the server answers, export %.1f MiB, %s", dev, from,
+		     ex.size / 1048576.0, r == -ENOENT ? "unclaimed: run kdumpinit format on its file "
+		     "or partition, on the server" : "its claim is damaged or too new");
+		return;
+	}
+	st->dev_bad = 0;
+	show(st, "device", "%s (%s): the server answers, export %.1f MiB, claimed%s%s%s; its dumps "
+	     "are read on the server (kdumpinit status --dev FILE, save)", dev, from,
+	     ex.size / 1048576.0, sb.label[0] ? " (label " : "", sb.label, sb.label[0] ? ")" : "");
+}
+
 /* armed_dm: the armed command line's kdumpinit.dm= ("" none), or NULL
  * when nothing is armed. */
 static void device_state(const char *root, const char *dev, const char *from,
@@ -578,6 +607,10 @@ static void device_state(const char *root, const char *dev, const char *from,
 	if (!dev[0]) {
 		show(st, "device", "none configured: set KDUMPINIT_DEVICE in %s (or --dev, or the "
 		     "firmware credential kdumpinit.dev)", DEFAULTS);
+		return;
+	}
+	if (netdump_is(dev)) {
+		net_device_state(dev, from, st);
 		return;
 	}
 	int found = device_path(root, dev, path, sizeof path, bad, sizeof bad);
@@ -712,7 +745,7 @@ static const char *absolute(const char *arg, char *buf, size_t sz)
 {
 	char cwd[400];
 
-	if (!arg || arg[0] == '/' || strchr(arg, '=') || !getcwd(cwd, sizeof cwd))
+	if (!arg || arg[0] == '/' || strchr(arg, '=') || strstr(arg, "://") || !getcwd(cwd, sizeof cwd))
 		return arg;
 	snprintf(buf, sz, "%s/%s", strcmp(cwd, "/") ? cwd : "", arg);
 	return buf;

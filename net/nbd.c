@@ -317,6 +317,50 @@ out:
 	return r;
 }
 
+#define REQUEST_MAGIC	0x25609513u
+#define SIMPLE_REPLY	0x67446698u
+#define CMD_READ	0u
+#define CMD_DISC	2u
+#define READ_HANDLE	0x6b64692d72656164ull	/* "kdi-read" */
+
+static void request(uint8_t r[28], uint16_t type, uint64_t off, uint32_t len)
+{
+	uint8_t *p = put32(r, REQUEST_MAGIC);
+	p = put16(p, 0);
+	p = put16(p, type);
+	p = put64(p, READ_HANDLE);
+	p = put64(p, off);
+	put32(p, len);
+}
+
+int nbd_read(const struct nbd_io *io, uint64_t off, void *buf, uint32_t len, char *why,
+	     size_t whysz)
+{
+	uint8_t r[28], h[16];
+
+	request(r, CMD_READ, off, len);
+	if (put(io, r, sizeof r, why, whysz) || get(io, h, sizeof h, why, whysz))
+		return -EIO;
+	if (be32(h) != SIMPLE_REPLY || be64(h + 8) != READ_HANDLE) {
+		say(why, whysz, "a reply to the read that is not one (magic 0x%x)", be32(h));
+		return -EPROTO;
+	}
+	if (be32(h + 4)) {
+		say(why, whysz, "the server's read failed: error %u", be32(h + 4));
+		return -EIO;
+	}
+	return get(io, buf, len, why, whysz) ? -EIO : 0;
+}
+
+void nbd_disconnect(const struct nbd_io *io)
+{
+	uint8_t r[28];
+	char why[8];
+
+	request(r, CMD_DISC, 0, 0);
+	(void)put(io, r, sizeof r, why, sizeof why);
+}
+
 int nbd_url_parse(const char *s, struct nbd_url *u, char *why, size_t whysz)
 {
 	memset(u, 0, sizeof *u);

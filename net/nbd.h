@@ -46,6 +46,15 @@ struct nbd_export {
 int nbd_handshake(const struct nbd_io *io, const char *name, struct nbd_export *ex, char *why,
 		  size_t whysz);
 
+/* In the transmission phase, done by the host commands themselves (the
+ * kernel's driver does it in the crash kernel): len bytes at off with
+ * NBD_CMD_READ, a simple reply checked (its magic, its handle, its
+ * error). 0, or -errno with why. */
+int nbd_read(const struct nbd_io *io, uint64_t off, void *buf, uint32_t len, char *why,
+	     size_t whysz);
+/* NBD_CMD_DISC: the server closes; nothing comes back. */
+void nbd_disconnect(const struct nbd_io *io);
+
 /* kdumpinit.dev=nbd://HOST[:PORT]/EXPORT: 0 and the parts (host without
  * brackets for an IPv6 literal), or -EINVAL with why. */
 struct nbd_url {

@@ -134,6 +134,35 @@ static int nbd_give(int sock, const struct nbd_export *ex, char *path, size_t sz
 	return last;
 }
 
+int netdump_probe(const char *dev, struct nbd_export *ex, void *sb, char *why, size_t whysz)
+{
+	struct nbd_url u;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+
+	if (nbd_url_parse(dev, &u, why, whysz) < 0)
+		return -EINVAL;
+	if (inet_pton(AF_INET, u.host, &sa.sin_addr) != 1) {
+		snprintf(why, whysz, "'%s' is not an IPv4 address (the crash kernel resolves no names)",
+			 u.host);
+		return -EINVAL;
+	}
+	sa.sin_port = htons(u.port);
+	int s = tcp_connect(&sa);
+	if (s < 0) {
+		snprintf(why, whysz, "%s:%u does not answer: %s", u.host, u.port,
+			 s == -ETIMEDOUT ? "no answer" : strerror(-s));
+		return s;
+	}
+	struct nbd_io io = { fd_read, fd_write, &s };
+	int r = nbd_handshake(&io, u.name, ex, why, whysz);
+	if (r == 0) {
+		r = nbd_read(&io, 0, sb, 4096, why, whysz);
+		nbd_disconnect(&io);
+	}
+	close(s);
+	return r;
+}
+
 int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path, size_t sz)
 {
 	struct nbd_url u;

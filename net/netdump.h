@@ -15,4 +15,10 @@ int netdump_is(const char *dev);
 /* The device path in path, or -errno once said on the console. */
 int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path, size_t sz);
 
+/* For status and arm, on the running system: the server asked now (a few
+ * seconds at most), the export's size and its first 4 KiB (the claim's
+ * superblock area) into sb. 0, or -errno with why. */
+struct nbd_export;
+int netdump_probe(const char *dev, struct nbd_export *ex, void *sb, char *why, size_t whysz);
+
 #endif

@@ -499,6 +499,35 @@ if [ "$(id -u)" = 0 ] && truncate -s 8M "$W/loop.img" && loop=$(losetup -f --sho
 	record "$vml" "$img"
 fi
 
+# ---- a network dump device: the server asked now ----------------------
+# qemu-nbd on the loopback serving a claimed file, then an unclaimed one,
+# then nothing on the port.
+if command -v qemu-nbd >/dev/null; then
+	"$K" format "$W/nbd-claimed.img" --size 24M --label netdump >/dev/null 2>&1
+	truncate -s 24M "$W/nbd-bare.img"
+	np=$((20000 + RANDOM % 20000))
+	serve() {	# FILE: qemu-nbd serves it as export "dump" until killed
+		qemu-nbd -f raw -x dump -b 127.0.0.1 -p "$np" -t "$1" >/dev/null 2>&1 &
+		npid=$!
+		for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$np) 2>/dev/null && break; sleep 0.1; done
+	}
+	serve "$W/nbd-claimed.img"
+	expect "status: a network dump device: the server answers, its export claimed (exit 0)" 0 \
+		"^device +nbd://127.0.0.1:$np/dump \(--dev\): the server answers, export 24.0 MiB, claimed \(label netdump\)" \
+		st --dev "nbd://127.0.0.1:$np/dump"
+	expect "status: a network dump device, an export that is not there (exit 4)" 4 \
+		"no such export" st --dev "nbd://127.0.0.1:$np/other"
+	kill "$npid" 2>/dev/null; wait "$npid" 2>/dev/null
+	serve "$W/nbd-bare.img"
+	expect "status: a network dump device, its export unclaimed (exit 4)" 4 \
+		"export 24.0 MiB, unclaimed: run kdumpinit format" st --dev "nbd://127.0.0.1:$np/dump"
+	kill "$npid" 2>/dev/null; wait "$npid" 2>/dev/null
+	expect "status: a network dump device, nothing on the port (exit 4)" 4 \
+		"network: 127.0.0.1:$np does not answer: Connection refused" st --dev "nbd://127.0.0.1:$np/dump"
+else
+	bad "status: network dump devices" "no qemu-nbd (qemu-utils, deps/packages)"
+fi
+
 # ---- arm --dry-run: the command line ---------------------------------
 A=$W/arm
 mkdir -p "$A/proc" "$A/sys/kernel" "$A/sys/devices/system/cpu"
