@@ -115,9 +115,15 @@ struct est {
 	uint64_t pages, classes[EC_N];
 	unsigned nlevels, levels[LEVELS_MAX];
 	/* the sample, per level */
-	uint64_t s_blocks, s_pages, s_kept[LEVELS_MAX], s_bytes[LEVELS_MAX];
-	double s_cpu[LEVELS_MAX];
-	uint64_t blocks;	/* BLOCK_PAGES-aligned blocks that hold RAM */
+	/* The sample, per level: picks, and the sums over them of bytes
+	 * and CPU seconds per kept page of the block picked. */
+	uint64_t s_blocks, s_pages, s_picks[LEVELS_MAX];
+	double s_per[LEVELS_MAX], s_cpu[LEVELS_MAX];
+	/* The BLOCK_PAGES-aligned blocks that hold RAM, in pfn order, and
+	 * their pages per class (at most BLOCK_PAGES each). */
+	uint64_t blocks, *bid;
+	uint16_t *bcnt;		/* blocks * EC_N */
+	size_t bcap;
 };
 
 /* "START-END : System RAM" at the top level of /proc/iomem, less any
@@ -225,6 +231,21 @@ static int read_flags(struct est *e, uint64_t pfn, uint64_t *f, size_t n)
 	return 0;
 }
 
+static int grow_blocks(struct est *e)
+{
+	size_t cap = e->bcap ? 2 * e->bcap : 4096;
+	uint64_t *b = realloc(e->bid, cap * sizeof *b);
+	if (!b)
+		return -ENOMEM;
+	e->bid = b;
+	uint16_t *c = realloc(e->bcnt, cap * EC_N * sizeof *c);
+	if (!c)
+		return -ENOMEM;
+	e->bcnt = c;
+	e->bcap = cap;
+	return 0;
+}
+
 /* Every RAM pfn's class; and the blocks that hold RAM. */
 static int count_classes(struct est *e)
 {
@@ -245,12 +266,20 @@ static int count_classes(struct est *e)
 			for (size_t i = 0; i < n; i++) {
 				if (BIT(f[i], KPF_NOPAGE))
 					continue;
-				e->classes[classify(f[i], &head)]++;
+				int c = classify(f[i], &head);
+				e->classes[c]++;
 				e->pages++;
 				if ((p + i) / BLOCK_PAGES != last_block) {
 					last_block = (p + i) / BLOCK_PAGES;
+					if (e->blocks == e->bcap && grow_blocks(e) < 0) {
+						free(f);
+						return -ENOMEM;
+					}
+					e->bid[e->blocks] = last_block;
+					memset(e->bcnt + e->blocks * EC_N, 0, EC_N * sizeof *e->bcnt);
 					e->blocks++;
 				}
+				e->bcnt[(e->blocks - 1) * EC_N + c]++;
 			}
 		}
 	free(f);
@@ -283,61 +312,68 @@ static double cpu_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* One block of the sample at every level: its pages and classes read
- * once, then compressed per level as the capture would write them. */
-static void sample_block(struct est *e, uint64_t block, uint8_t *pages, uint8_t *dst,
-			 LZ4_stream_t *lz)
-{
-	uint64_t f[BLOCK_PAGES], pfn0 = block * BLOCK_PAGES;
+/* A block of the sample as it is now: each page's class (-1: not RAM)
+ * and bytes, read once for every level that picks it. */
+struct blk {
+	uint64_t id;
 	signed char cls[BLOCK_PAGES];
 	unsigned char have[BLOCK_PAGES];
-	int head = -1;
+	uint8_t *pages;
+};
 
-	if (read_flags(e, pfn0, f, BLOCK_PAGES) < 0)
-		return;
+static int read_block(struct est *e, uint64_t block, struct blk *b)
+{
+	uint64_t f[BLOCK_PAGES], pfn0 = block * BLOCK_PAGES;
+	int head = -1;
 	unsigned n = 0;
+
+	b->id = block;
+	if (read_flags(e, pfn0, f, BLOCK_PAGES) < 0)
+		return -EIO;
 	for (unsigned i = 0; i < BLOCK_PAGES; i++) {
 		uint64_t pfn = pfn0 + i;
 		int in = 0;
 		for (unsigned r = 0; r < e->nram && !in; r++)
 			in = pfn >= e->ram[r].lo && pfn < e->ram[r].hi;
-		cls[i] = -1;
-		have[i] = 0;
+		b->cls[i] = -1;
+		b->have[i] = 0;
 		if (!in || BIT(f[i], KPF_NOPAGE))
 			continue;
-		cls[i] = (signed char)classify(f[i], &head);
-		have[i] = (unsigned char)read_page(e, pfn, pages + (size_t)i * e->ps);
+		b->cls[i] = (signed char)classify(f[i], &head);
+		b->have[i] = (unsigned char)read_page(e, pfn, b->pages + (size_t)i * e->ps);
 		n++;
 	}
-	if (!n)
-		return;
 	e->s_blocks++;
 	e->s_pages += n;
-	for (unsigned l = 0; l < e->nlevels; l++) {
-		unsigned level = e->levels[l];
-		uint32_t nstored = 0, nzero = 0;
-		uint64_t data = 0, kept = 0;
-		double t0 = cpu_now();
-		LZ4_initStream(lz, sizeof *lz);
-		for (unsigned i = 0; i < BLOCK_PAGES; i++) {
-			if (cls[i] < 0 || class_dropped(cls[i], level))
-				continue;
-			kept++;
-			const uint8_t *pg = pages + (size_t)i * e->ps;
-			if (!have[i])
-				continue;	/* the capture reads what kcore would not */
-			if ((level & 1) && page_is_zero(pg, e->ps)) {
-				nzero++;
-				continue;
-			}
-			int raw;
-			data += lz4_page(lz, pg, dst, e->ps, &raw);
-			nstored++;
+	return 0;
+}
+
+/* The block's PAGES chunk at level as the capture writes it: its bytes,
+ * and how many of its pages the level keeps. */
+static uint64_t block_bytes(const struct est *e, const struct blk *b, unsigned level,
+			    uint8_t *dst, LZ4_stream_t *lz, uint64_t *kept)
+{
+	uint32_t nstored = 0, nzero = 0;
+	uint64_t data = 0;
+
+	*kept = 0;
+	LZ4_initStream(lz, sizeof *lz);
+	for (unsigned i = 0; i < BLOCK_PAGES; i++) {
+		if (b->cls[i] < 0 || class_dropped(b->cls[i], level))
+			continue;
+		++*kept;
+		const uint8_t *pg = b->pages + (size_t)i * e->ps;
+		if (!b->have[i])
+			continue;	/* the capture reads what kcore would not */
+		if ((level & 1) && page_is_zero(pg, e->ps)) {
+			nzero++;
+			continue;
 		}
-		e->s_cpu[l] += cpu_now() - t0;
-		e->s_kept[l] += kept;
-		e->s_bytes[l] += chunk_bytes(nstored, nzero, data);
+		int raw;
+		data += lz4_page(lz, pg, dst, e->ps, &raw);
+		nstored++;
 	}
+	return chunk_bytes(nstored, nzero, data);
 }
 
 static uint64_t rnd_next(uint64_t *s)
@@ -348,48 +384,73 @@ static uint64_t rnd_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* The i-th block holding RAM, in pfn order. */
-static uint64_t nth_block(const struct est *e, uint64_t i)
+static unsigned block_kept(const struct est *e, size_t b, unsigned level)
 {
-	uint64_t last = UINT64_MAX;
-	for (unsigned r = 0; r < e->nram; r++) {
-		uint64_t first = e->ram[r].lo / BLOCK_PAGES, end = (e->ram[r].hi - 1) / BLOCK_PAGES;
-		if (first == last)
-			first++;
-		if (first > end)
-			continue;
-		if (i <= end - first)
-			return first + i;
-		i -= end - first + 1;
-		last = end;
-	}
-	return UINT64_MAX;
+	unsigned k = 0;
+	for (int c = 0; c < EC_N; c++)
+		if (!class_dropped(c, level))
+			k += e->bcnt[b * EC_N + c];
+	return k;
 }
 
-/* Stratified: the blocks are cut into want strata in pfn order, and one
- * block drawn from each, so the sample spreads over all of memory. */
+/* Per level, want picks spread evenly over the level's kept pages in
+ * pfn order (one random offset, then a pick every kept/want pages), each
+ * the block that page is in: the kept pages are sampled, not the blocks,
+ * so a level whose pages crowd in few blocks (level 31: the kernel's)
+ * is sampled as finely as one that keeps everything. The mean of the
+ * picks' bytes per kept page is the level's. */
 static int sample(struct est *e, uint64_t want, uint64_t seed)
 {
-	uint8_t *pages = malloc((size_t)BLOCK_PAGES * e->ps);
+	struct blk *b = calloc(1, sizeof *b);
 	uint8_t *dst = malloc(LZ4_COMPRESSBOUND(e->ps));
 	LZ4_stream_t *lz = LZ4_createStream();
 	int rc = 0;
 
-	if (!pages || !dst || !lz) {
+	if (!b || !dst || !lz || !(b->pages = malloc((size_t)BLOCK_PAGES * e->ps))) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (want > e->blocks)
-		want = e->blocks;
-	for (uint64_t k = 0; k < want; k++) {
-		uint64_t lo = e->blocks * k / want, hi = e->blocks * (k + 1) / want;
-		uint64_t pick = lo + (hi > lo ? rnd_next(&seed) % (hi - lo) : 0);
-		uint64_t b = nth_block(e, pick);
-		if (b != UINT64_MAX)
-			sample_block(e, b, pages, dst, lz);
+	b->id = UINT64_MAX;
+	for (unsigned l = 0; l < e->nlevels; l++) {
+		unsigned level = e->levels[l];
+		uint64_t total = kept_pages(e, level);
+		if (!total)
+			continue;
+		uint64_t picks = want < total ? want : total;
+		double step = (double)total / (double)picks;
+		/* Each level its own draw from the seed: a level's picks do
+		 * not depend on which others were asked. */
+		uint64_t ls = seed ^ (0x9e37u * (level + 1));
+		double at = step * ((double)(rnd_next(&ls) >> 11) / 9007199254740992.0);
+		uint64_t before = 0;	/* kept pages in the blocks before bi */
+		size_t bi = 0, last = SIZE_MAX;
+		uint64_t bytes = 0, kept = 0;
+		double t = 0;
+		for (uint64_t k = 0; k < picks; k++, at += step) {
+			while (bi < e->blocks && before + block_kept(e, bi, level) <= (uint64_t)at)
+				before += block_kept(e, bi++, level);
+			if (bi >= e->blocks)
+				break;
+			/* A dense block is picked again and again: once is enough. */
+			if (bi != last) {
+				if (b->id != e->bid[bi] && read_block(e, e->bid[bi], b) < 0)
+					continue;
+				double t0 = cpu_now();
+				bytes = block_bytes(e, b, level, dst, lz, &kept);
+				t = cpu_now() - t0;
+				last = bi;
+			}
+			if (!kept)
+				continue;	/* the flags moved since the count */
+			e->s_per[l] += (double)bytes / (double)kept;
+			e->s_cpu[l] += t / (double)kept;
+			e->s_picks[l]++;
+		}
 	}
 out:
-	free(pages);
+	if (b)
+		free(b->pages);
+	free(b);
 	free(dst);
 	if (lz)
 		LZ4_freeStream(lz);
@@ -429,10 +490,10 @@ static void level_estimate(const struct est *e, unsigned l, double write_mibs,
 			   struct level_est *o)
 {
 	o->kept = kept_pages(e, e->levels[l]);
-	double per = e->s_kept[l] ? (double)e->s_bytes[l] / (double)e->s_kept[l] : 0;
+	double per = e->s_picks[l] ? e->s_per[l] / (double)e->s_picks[l] : 0;
 	o->bytes = (uint64_t)(per * (double)o->kept) + OTHER_RECORDS;
 	o->device = o->bytes + o->bytes * DEVICE_MARGIN_PCT / 100 + DEVICE_SLACK;
-	o->cpu_s = e->s_kept[l] ? e->s_cpu[l] * (double)o->kept / (double)e->s_kept[l] : 0;
+	o->cpu_s = e->s_picks[l] ? e->s_cpu[l] / (double)e->s_picks[l] * (double)o->kept : 0;
 	o->write_s = (double)o->bytes / (write_mibs * 1048576.0);
 }
 
@@ -447,8 +508,8 @@ static const char estimate_help[] =
 	"crashed kernel's; a sample of the memory (/proc/kcore) is compressed as the\n"
 	"capture compresses it. Needs root. It only reads.\n"
 	"  --level LIST     dump levels, comma-separated (0-31)\n"
-	"  --sample MIB     how much memory to read and compress, in 1 MiB blocks spread\n"
-	"                   over all of it (default 256); all: every block\n"
+	"  --sample MIB     how much to compress per level, in 1 MiB blocks picked evenly\n"
+	"                   over the pages the level keeps (default 256); all: every one\n"
 	"  --write-rate MIB the dump device's speed in MiB/s, for the time (default 100)\n"
 	"  --seed N         the sample's draw (default: random); the same N, the same blocks\n"
 	"  --json           one JSON object (schema kdumpinit-estimate/1, docs/CLI.md)\n"
@@ -629,8 +690,8 @@ int cmd_estimate(int argc, char **argv)
 	printf("memory: %s in %" PRIu64 " pages of %u bytes:", a, e.pages, e.ps);
 	for (int k = 0; k < EC_N; k++)
 		printf(" %s %.1f%%", class_name[k], (double)e.classes[k] * 100.0 / (double)e.pages);
-	printf("\nsample: %" PRIu64 " blocks of 1 MiB (%.1f%% of the pages) compressed as the capture does\n",
-	       e.s_blocks, sampled);
+	printf("\nsample: %" PRIu64 " blocks of 1 MiB read (%.1f%% of the pages), picked over each "
+	       "level's kept pages and compressed as the capture does\n", e.s_blocks, sampled);
 	printf("level  kept pages      dump   device  capture on 1 CPU  writing at %" PRIu64 " MiB/s\n", rate);
 	for (unsigned l = 0; l < e.nlevels; l++) {
 		struct level_est o;
@@ -656,5 +717,7 @@ out:
 	if (e.core_fd >= 0)
 		close(e.core_fd);
 	free(e.seg);
+	free(e.bid);
+	free(e.bcnt);
 	return rc;
 }
