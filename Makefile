@@ -45,7 +45,7 @@ SRCS := main/main.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c arm/reach.c \
 	arm/root.c arm/cmdline.c arm/rebuild.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
-	net/nbd.c net/link.c net/netdump.c \
+	net/nbd.c net/link.c net/dhcp.c net/netdump.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	config/dmtable.c config/dmctl.c config/stack.c \
 	capture/pipeline.c capture/passes.c capture/window.c capture/sink.c capture/writer.c \

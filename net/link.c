@@ -42,6 +42,10 @@ int ip_conf_parse(const char *s, struct ip_conf *c, char *why, size_t whysz)
 	struct in_addr a;
 
 	memset(c, 0, sizeof *c);
+	if (!strcmp(s, "dhcp")) {
+		c->dhcp = 1;
+		return 0;
+	}
 	if (strlen(s) >= sizeof buf) {
 		say(why, whysz, "longer than %zu bytes", sizeof buf - 1);
 		return -EINVAL;
@@ -154,6 +158,31 @@ static void sin_set(struct sockaddr *sa, uint32_t addr)
 	memset(in, 0, sizeof *in);
 	in->sin_family = AF_INET;
 	in->sin_addr.s_addr = htonl(addr);
+}
+
+int link_up(const char *ifname, char *why, size_t whysz)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
+	struct ifreq ifr;
+
+	if (s < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
+	    (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) < 0)) {
+		r = -errno;
+		say(why, whysz, "%s: bringing it up: %s", ifname, strerror(errno));
+	}
+	close(s);
+	return r;
+}
+
+int link_mac(const char *sysroot, const char *ifname, uint8_t mac[6])
+{
+	char v[64];
+	int r = sys_text(sysroot, ifname, "address", v, sizeof v);
+	return r < 0 ? r : parse_mac(v, mac);
 }
 
 int link_configure(const char *ifname, const struct ip_conf *c, char *why, size_t whysz)

@@ -13,6 +13,7 @@ struct ip_conf {
 	unsigned prefix;
 	uint8_t mac[6];
 	int have_mac;
+	int dhcp;		/* kdumpinit.ip=dhcp: the rest from a lease */
 };
 
 /* "10.0.2.15/24,10.0.2.2,52:54:00:12:34:56": 0, or -EINVAL with why. */
@@ -22,6 +23,11 @@ int ip_conf_parse(const char *s, struct ip_conf *c, char *why, size_t whysz);
  * is not loopback (sysroot: "/", or a test's tree). 0 and its name, or
  * -ENODEV (none yet: its driver may still be probing). */
 int link_pick(const char *sysroot, const struct ip_conf *c, char *ifname, size_t sz);
+
+/* Up, nothing else (before DHCP). 0 or -errno with why. */
+int link_up(const char *ifname, char *why, size_t whysz);
+/* The interface's MAC from sysfs. 0 or -errno. */
+int link_mac(const char *sysroot, const char *ifname, uint8_t mac[6]);
 
 /* Up, the address, the default route through the gateway. 0 or -errno
  * with what failed in why. */

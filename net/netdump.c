@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dhcp.h"
 #include "link.h"
 #include "nbd.h"
 #include "../lib/io.h"
@@ -134,6 +135,42 @@ static int nbd_give(int sock, const struct nbd_export *ex, char *path, size_t sz
 	return last;
 }
 
+/* kdumpinit.ip=dhcp: a lease on ifname (up, with carrier) within the
+ * wait, 10 s at a time so that the words keep coming; ic becomes it. */
+static int dhcp_configure(const char *ifname, struct ip_conf *ic, double end)
+{
+	uint8_t mac[6];
+	struct dhcp_lease l;
+	char why[200];
+	double left = end - now_mono();
+
+	if (link_mac("/", ifname, mac) < 0 || left <= 0)
+		return -EIO;
+	if (dhcp_lease(ifname, mac, (unsigned)((left < SAY_EVERY ? left : SAY_EVERY) * 1000), &l,
+		       why, sizeof why) < 0) {
+		msg("network: %s", why);
+		return -ETIMEDOUT;
+	}
+	unsigned prefix = 0;
+	for (uint32_t m = l.mask ? l.mask : 0xffffff00u; m & 0x80000000u; m <<= 1)
+		prefix++;
+	ic->addr = l.addr;
+	ic->prefix = prefix ? prefix : 24;
+	ic->gw = l.router;
+	ic->dhcp = 0;
+	if (link_configure(ifname, ic, why, sizeof why) < 0) {
+		err("network: %s", why);
+		return -EIO;
+	}
+	struct in_addr a = { htonl(l.addr) }, g = { htonl(l.router) };
+	char as[16], gs[16];
+	inet_ntop(AF_INET, &a, as, sizeof as);
+	inet_ntop(AF_INET, &g, gs, sizeof gs);
+	msg("network: %s: DHCP lease %s/%u, gateway %s, %u s", ifname, as, ic->prefix,
+	    l.router ? gs : "none", l.lease_s);
+	return 0;
+}
+
 int netdump_probe(const char *dev, struct nbd_export *ex, void *sb, char *why, size_t whysz)
 {
 	struct nbd_url u;
@@ -190,14 +227,24 @@ int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path,
 		return -EINVAL;
 	}
 	double t0 = now_mono(), said = t0, end = t0 + wait_s;
-	int configured = 0, r = -ETIMEDOUT;
+	int configured = 0, linked = 0, r = -ETIMEDOUT;
 	const char *stage = "an Ethernet interface";
 	msg("network dump device %s: waiting up to %u s for the network and the server", dev, wait_s);
 	for (;;) {
 		double now = now_mono();
 		if (!ifname[0] && link_pick("/", &ic, ifname, sizeof ifname) == 0)
 			msg("network: %s", ifname);
-		if (ifname[0] && !configured) {
+		if (ifname[0] && !configured && ic.dhcp) {
+			/* Up first: the lease is asked on the link. */
+			if (!linked && link_up(ifname, why, sizeof why) < 0) {
+				err("network: %s", why);
+				return -EIO;
+			}
+			linked = 1;
+			stage = "a DHCP lease";
+			if (link_carrier("/", ifname) == 1 && dhcp_configure(ifname, &ic, end) == 0)
+				configured = 1;
+		} else if (ifname[0] && !configured) {
 			if (link_configure(ifname, &ic, why, sizeof why) < 0) {
 				err("network: %s", why);
 				return -EIO;

@@ -259,6 +259,9 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# address, the handshake, /dev/nbd0; saved from the served file and
 	# compared with the raw vmcore page for page (about 2 min).
 	full_suite e2e-nbd bash tests/e2e/run.sh --cpu max,la57=off --nbd --workdir "$BUILD/e2e/nbd"
+	# The same with kdumpinit.ip=dhcp: PID 1's lease from QEMU's DHCP server.
+	full_suite e2e-nbd-dhcp bash tests/e2e/run.sh --cpu max,la57=off --nbd --append-first e2e.nbdip=dhcp \
+		--workdir "$BUILD/e2e/nbd-dhcp"
 	# A sealed dump, the public key from firmware (the fw_cfg credential
 	# kdumpinit.pubkey), level 1 on a 768 MiB guest: no page of the raw
 	# copy and no panic line anywhere on the device (the same scan finds

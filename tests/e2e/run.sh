@@ -902,6 +902,14 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 		else
 			failed "nbd: arm without --allow-clear: $(grep -a 'arm without --allow-clear' "$log")"
 		fi
+		case " $appendfirst " in
+		*" e2e.nbdip=dhcp "*)
+			if grep -a -q "kdumpinit: network: eth0: DHCP lease 10.0.2.15/24, gateway 10.0.2.2, [0-9]* s" "$post"; then
+				pass "nbd: kdumpinit.ip=dhcp: the lease from QEMU's DHCP server (10.0.2.15/24, gateway 10.0.2.2)"
+			else
+				failed "nbd: kdumpinit.ip=dhcp: no lease line: $(grep -a 'kdumpinit: network' "$post" | tr '\n' '|')"
+			fi ;;
+		esac
 		nl=$(grep -a -o "kdumpinit: NBD server 10.0.2.2:$nbdport, export 'dump': [0-9.]* MiB, on /dev/nbd[0-9]*" "$post" | head -n 1)
 		if [ -n "$nl" ] && grep -a -q "kdumpinit: network: eth0" "$post" &&
 			grep -a -q "kdumpinit: dump complete on /dev/nbd[0-9]" "$post"; then

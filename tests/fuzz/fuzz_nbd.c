@@ -1,5 +1,5 @@
-/* fuzz_nbd: net/nbd.c's handshake against a hostile server, and the
- * nbd:// selector.
+/* fuzz_nbd: net/nbd.c's handshake against a hostile server, the nbd://
+ * selector, and net/dhcp.c's reply parser.
  *
  * Input layout:
  *   byte 0    the export name's length (b % 40; its bytes are 'a')
@@ -11,12 +11,15 @@
  * every failure; a success has a size, HAS_FLAGS and not READ_ONLY; a
  * read never asks past what the server sent; the client never writes
  * more than its flags, two options and the name twice; a parsed selector
- * has a host, a port and a name of printable bytes. */
+ * has a host, a port and a name of printable bytes; the whole input as a
+ * DHCP reply (net/dhcp.c) is taken only with a known type and, but for
+ * a NAK, a usable address. */
 #include "fuzz_common.h"
 
 #include <assert.h>
 #include <errno.h>
 
+#include "../../net/dhcp.h"
 #include "../../net/nbd.h"
 
 struct srv {
@@ -64,6 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		       r == -EPROTO || r == -EIO || r == -ENOMEM);
 		assert(why[0] && strcmp(why, "?"));
 	}
+
+	/* The same bytes as a DHCP reply to xid 0x01020304 for a fixed MAC
+	 * (its own fields at their offsets are the input's). */
+	static const uint8_t mac[6] = { 0x52, 0x54, 0, 0x12, 0x34, 0x56 };
+	struct dhcp_lease l;
+	if (dhcp_parse(data, size, 0x01020304u, mac, &l) == 0)
+		assert((l.type == DHCP_OFFER || l.type == DHCP_ACK || l.type == DHCP_NAK) &&
+		       (l.type == DHCP_NAK || (l.addr && l.addr != 0xffffffffu)));
 
 	char *text = malloc(size + 1);
 	if (!text)
