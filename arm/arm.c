@@ -84,44 +84,6 @@ static const char arm_help[] =
 	"4 --dev is stacked in a way the crash kernel cannot rebuild, 9 refused by\n"
 	"lockdown, 10 the dedicated kernel lacks a driver for --dev.\n";
 
-/* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */
-static unsigned count_cpus(const char *list)
-{
-	unsigned n = 0;
-	const char *p = list;
-
-	while (*p) {
-		char *e;
-		unsigned long a = strtoul(p, &e, 10), b = a;
-		if (e == p)
-			return 0;
-		if (*e == '-') {
-			p = e + 1;
-			b = strtoul(p, &e, 10);
-			if (e == p || b < a)
-				return 0;
-		}
-		n += b - a + 1;
-		if (*e != ',')
-			break;
-		p = e + 1;
-	}
-	return n;
-}
-
-static unsigned cpus_online(const char *root)
-{
-	char path[512], v[1024];
-
-	if (read_text_file(root_path(root, "/sys/devices/system/cpu/online", path, sizeof path),
-			   v, sizeof v) >= 0) {
-		unsigned n = count_cpus(v);
-		if (n)
-			return n;
-	}
-	return online_cpus();
-}
-
 /* 1 if ARGS has an nr_cpus= word. */
 static int has_nr_cpus(const char *args)
 {
@@ -318,7 +280,7 @@ static int build_cmdline(const char *root, const char *cmdline, const char *appe
 	if (cpus_arg && !strcmp(cpus_arg, "auto")) {
 		struct crash_reserve rs;
 		crash_reserve_read(root, &rs);
-		*cpus = reserve_auto_cpus(rs.fixed + rs.cma, cpus_online(root), dedicated);
+		*cpus = reserve_auto_cpus(rs.fixed + rs.cma, reserve_cpus_online(root), dedicated);
 	} else if (cpus_arg) {
 		uint64_t n;
 		if (parse_u64(cpus_arg, 10, &n) < 0 || n < 1 || n > 4096) {

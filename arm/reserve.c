@@ -168,6 +168,44 @@ const char *crash_reserve_say(const struct crash_reserve *r, char *buf, unsigned
 #define AUTO_PER_WORKER		3400000ull
 #define AUTO_HEADROOM		12000000ull
 
+/* CPUs in a sysfs list such as "0-3,8,10-11"; 0 if unreadable. */
+static unsigned count_cpus(const char *list)
+{
+	unsigned n = 0;
+	const char *p = list;
+
+	while (*p) {
+		char *e;
+		unsigned long a = strtoul(p, &e, 10), b = a;
+		if (e == p)
+			return 0;
+		if (*e == '-') {
+			p = e + 1;
+			b = strtoul(p, &e, 10);
+			if (e == p || b < a)
+				return 0;
+		}
+		n += b - a + 1;
+		if (*e != ',')
+			break;
+		p = e + 1;
+	}
+	return n;
+}
+
+unsigned reserve_cpus_online(const char *root)
+{
+	char path[512], v[1024];
+
+	if (read_text_file(root_path(root, "/sys/devices/system/cpu/online", path, sizeof path),
+			   v, sizeof v) >= 0) {
+		unsigned n = count_cpus(v);
+		if (n)
+			return n;
+	}
+	return online_cpus();
+}
+
 /* What is left of a reservation when kdumpinit plans, and what one
  * worker needs of it with the headroom. */
 static uint64_t auto_avail(uint64_t reserved, int dedicated)

@@ -39,6 +39,9 @@ const char *crash_reserve_problem(const struct crash_reserve *r, char *buf, unsi
  * 16 no longer speed up LZ4 onto one disk. */
 #define RESERVE_CPUS_MAX 16
 
+/* The CPUs online (ROOT/sys/devices/system/cpu/online, else this
+ * process's count): what --cpus auto and estimate size the capture for. */
+unsigned reserve_cpus_online(const char *root);
 /* How many CPUs (compression workers) a crash kernel given reserved bytes
  * runs with room to spare (arm --cpus auto), at most online and
  * RESERVE_CPUS_MAX; dedicated: kdumpinit's own crash kernel, which loses

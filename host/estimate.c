@@ -114,7 +114,6 @@ struct est {
 	unsigned nseg;
 	uint64_t pages, classes[EC_N];
 	unsigned nlevels, levels[LEVELS_MAX];
-	/* the sample, per level */
 	/* The sample, per level: picks, and the sums over them of bytes
 	 * and CPU seconds per kept page of the block picked. */
 	uint64_t s_blocks, s_pages, s_picks[LEVELS_MAX];
@@ -327,7 +326,7 @@ static int read_block(struct est *e, uint64_t block, struct blk *b)
 	int head = -1;
 	unsigned n = 0;
 
-	b->id = block;
+	b->id = UINT64_MAX;	/* until it is read whole */
 	if (read_flags(e, pfn0, f, BLOCK_PAGES) < 0)
 		return -EIO;
 	for (unsigned i = 0; i < BLOCK_PAGES; i++) {
@@ -343,6 +342,7 @@ static int read_block(struct est *e, uint64_t block, struct blk *b)
 		b->have[i] = (unsigned char)read_page(e, pfn, b->pages + (size_t)i * e->ps);
 		n++;
 	}
+	b->id = block;
 	e->s_blocks++;
 	e->s_pages += n;
 	return 0;
@@ -427,8 +427,8 @@ static int sample(struct est *e, uint64_t want, uint64_t seed)
 		uint64_t bytes = 0, kept = 0;
 		double t = 0;
 		for (uint64_t k = 0; k < picks; k++, at += step) {
-			while (bi < e->blocks && before + block_kept(e, bi, level) <= (uint64_t)at)
-				before += block_kept(e, bi++, level);
+			for (unsigned bk; bi < e->blocks && before + (bk = block_kept(e, bi, level)) <= (uint64_t)at; bi++)
+				before += bk;
 			if (bi >= e->blocks)
 				break;
 			/* A dense block is picked again and again: once is enough. */
@@ -607,8 +607,9 @@ int cmd_estimate(int argc, char **argv)
 		    r == -ENODATA ? "no flags for any page of RAM" : strerror(-r));
 		goto out;
 	}
+	/* all: a pick on every kept page, which makes the sample the whole. */
 	uint64_t blocks = want * 1048576 / ((uint64_t)BLOCK_PAGES * e.ps);
-	if ((r = sample(&e, all ? e.blocks : blocks ? blocks : 1, seed)) < 0) {
+	if ((r = sample(&e, all ? UINT64_MAX : blocks ? blocks : 1, seed)) < 0) {
 		err("estimate: %s", strerror(-r));
 		goto out;
 	}
@@ -617,25 +618,7 @@ int cmd_estimate(int argc, char **argv)
 		goto out;
 	}
 
-	char online[256];
-	unsigned cpus = online_cpus();
-	if (read_text_file(root_path(e.root, "/sys/devices/system/cpu/online", path, sizeof path),
-			   online, sizeof online) >= 0) {
-		unsigned n = 0, a, b;
-		for (char *p = online; *p;) {
-			int k = 0;
-			if (sscanf(p, "%u-%u%n", &a, &b, &k) == 2 && b >= a)
-				n += b - a + 1;
-			else if (sscanf(p, "%u%n", &a, &k) == 1)
-				n++;
-			else
-				break;
-			p += k;
-			p += *p == ',';
-		}
-		if (n)
-			cpus = n;
-	}
+	unsigned cpus = reserve_cpus_online(e.root);
 	unsigned fast = cpus < RESERVE_CPUS_MAX ? cpus : RESERVE_CPUS_MAX;
 	uint64_t r1 = reserve_floor(1, 0), rn = reserve_floor(fast, 0);
 	uint64_t d1 = reserve_floor(1, 1), dn = reserve_floor(fast, 1);

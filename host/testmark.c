@@ -67,15 +67,8 @@ static int write_state(const char *dir, const char *name, const char *text)
 		close(dfd);
 		return r;
 	}
-	r = write_full(fd, text, strlen(text));
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	close(fd);
-	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
-		r = -errno;
-	if (r < 0)
-		unlinkat(dfd, tmp, 0);
-	else
+	r = commit_tmp_at(dfd, fd, tmp, name, write_full(fd, text, strlen(text)));
+	if (r == 0)
 		(void)fsync(dfd);
 	close(dfd);
 	return r;

@@ -48,13 +48,6 @@ static void reap(void)
 		;
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* Block every asynchronous signal (we take none: there is nobody to send
  * them but the kernel) and leave the synchronous faults deliverable, so a
  * bad page under an mmap window raises SIGBUS we can handle. */

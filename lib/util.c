@@ -94,6 +94,14 @@ double now_mono(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 unsigned online_cpus(void)
 {
 	/* The CPUs we may run on (taskset, cpusets), else the online ones. */

@@ -26,6 +26,8 @@ int hex_decode(const char *s, size_t slen, uint8_t *out, size_t n);
 void hex_encode(const uint8_t *in, size_t n, char *out);
 /* Monotonic seconds, for timeouts and rates. */
 double now_mono(void);
+/* Sleeps ms milliseconds whatever signal interrupts it. */
+void sleep_ms(unsigned ms);
 /* Online CPUs, 1..256: the default worker count of capture and save. */
 unsigned online_cpus(void);
 

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dhcp.h"
@@ -27,13 +26,6 @@
 #define CONNECT_TIMEOUT_MS 5000
 #define NBD_DEVICES 16		/* the nbd module's nbds_max default */
 #define NBD_TIMEOUT_S 30	/* a request the server does not answer in this fails */
-
-static void nap_ms(unsigned ms)
-{
-	struct timespec t = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&t, &t) < 0 && errno == EINTR)
-		;
-}
 
 int netdump_is(const char *dev)
 {
@@ -171,19 +163,31 @@ static int dhcp_configure(const char *ifname, struct ip_conf *ic, double end)
 	return 0;
 }
 
+/* The selector's parts and the server's socket address: PID 1 resolves
+ * no names, so HOST is an IPv4 address. 0, or -EINVAL with why. */
+static int server_of(const char *dev, struct nbd_url *u, struct sockaddr_in *sa, char *why,
+		     size_t whysz)
+{
+	if (nbd_url_parse(dev, u, why, whysz) < 0)
+		return -EINVAL;
+	memset(sa, 0, sizeof *sa);
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(u->port);
+	if (inet_pton(AF_INET, u->host, &sa->sin_addr) != 1) {
+		snprintf(why, whysz, "'%s' is not an IPv4 address: the crash kernel resolves no names",
+			 u->host);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int netdump_probe(const char *dev, struct nbd_export *ex, void *sb, char *why, size_t whysz)
 {
 	struct nbd_url u;
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa;
 
-	if (nbd_url_parse(dev, &u, why, whysz) < 0)
+	if (server_of(dev, &u, &sa, why, whysz) < 0)
 		return -EINVAL;
-	if (inet_pton(AF_INET, u.host, &sa.sin_addr) != 1) {
-		snprintf(why, whysz, "'%s' is not an IPv4 address (the crash kernel resolves no names)",
-			 u.host);
-		return -EINVAL;
-	}
-	sa.sin_port = htons(u.port);
 	int s = tcp_connect(&sa);
 	if (s < 0) {
 		snprintf(why, whysz, "%s:%u does not answer: %s", u.host, u.port,
@@ -204,22 +208,16 @@ int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path,
 {
 	struct nbd_url u;
 	struct ip_conf ic;
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa;
 	char why[300], ifname[32] = "";
 
-	if (nbd_url_parse(dev, &u, why, sizeof why) < 0) {
+	if (server_of(dev, &u, &sa, why, sizeof why) < 0) {
 		err("kdumpinit.dev=%s: %s", dev, why);
 		return -EINVAL;
 	}
-	if (inet_pton(AF_INET, u.host, &sa.sin_addr) != 1) {
-		err("kdumpinit.dev=%s: '%s' is not an IPv4 address: the crash kernel resolves no "
-		    "names (kdumpinit arm writes the server's address)", dev, u.host);
-		return -EINVAL;
-	}
-	sa.sin_port = htons(u.port);
 	if (!ip || !*ip) {
-		err("kdumpinit.dev=%s needs kdumpinit.ip=ADDR/PREFIX[,GATEWAY[,MAC]] (kdumpinit arm "
-		    "records the host's)", dev);
+		err("kdumpinit.dev=%s needs kdumpinit.ip=ADDR/PREFIX[,GATEWAY[,MAC]] or kdumpinit.ip=dhcp",
+		    dev);
 		return -EINVAL;
 	}
 	if (ip_conf_parse(ip, &ic, why, sizeof why) < 0) {
@@ -294,6 +292,6 @@ int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path,
 			    r == -ETIMEDOUT ? "no answer" : strerror(-r));
 			said = now;
 		}
-		nap_ms(500);
+		sleep_ms(500);
 	}
 }

@@ -118,6 +118,12 @@ for s in 1 2 3; do
 			bad "sample.seed$s.level$lv" "no estimate"
 	done
 done
+# --sample all is every kept page: the whole, whatever the seed.
+"$K" estimate --root r --level 1 --sample all --seed 5 --json >all5.json 2>/dev/null
+a=$(js all.json "[l for l in j['levels'] if l['level']==1][0]['dump_bytes']" 2>/dev/null)
+b=$(js all5.json "j['levels'][0]['dump_bytes']" 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "sample.all-is-whole (the same $a bytes with seed 5)" ||
+	bad sample.all-is-whole "'$a' then '$b'"
 # The same seed draws the same blocks.
 "$K" estimate --root r --level 1 --sample 64 --seed 2 --json >s2b.json 2>/dev/null
 a=$(js s2.json "[l for l in j['levels'] if l['level']==1][0]['dump_bytes']" 2>/dev/null)
