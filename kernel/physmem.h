@@ -23,8 +23,12 @@ struct physmem {
 	uint32_t *all;
 	uint64_t *reach;
 	/* physmem_cache's lines: PM_LINE bytes each, tag[i] the line's
-	 * address / PM_LINE + 1 (0: empty). */
+	 * address / PM_LINE + 1 (0: empty), in sets of PM_WAYS, the least
+	 * recently used of a set replaced (used[i]: when line i was last
+	 * read, by clock). */
 	uint64_t *tag;
+	uint32_t *used;
+	uint32_t clock;
 	uint8_t *line;
 	uint32_t nline;
 	uint64_t hits;		/* statistics */
@@ -36,6 +40,7 @@ int physmem_init(struct physmem *pm, const struct vmcore *vc);
  * pread each otherwise). Not for a physmem more than one thread reads:
  * the lines are not locked. 0, or -ENOMEM (then no cache). */
 #define PM_LINE 4096u
+#define PM_WAYS 4u
 int physmem_cache(struct physmem *pm, uint32_t nline);
 void physmem_fini(struct physmem *pm);
 /* Reads [paddr, paddr+len) if one segment holds all of it: 0, -EFAULT when
