@@ -45,7 +45,7 @@ SRCS := main/main.c \
 	arm/arm.c arm/armed.c arm/kexec_tools.c arm/kexec_arm64.c arm/machine.c arm/unload.c arm/kimage.c arm/reserve.c arm/reach.c \
 	arm/root.c arm/cmdline.c arm/rebuild.c \
 	init/pid1.c init/run_capture.c init/hwdog.c init/devwait.c \
-	net/nbd.c net/link.c net/dhcp.c net/netdump.c \
+	net/nbd.c net/link.c net/dhcp.c net/netdump.c net/route.c \
 	config/config.c config/firmware.c config/target.c config/probe.c config/gpt.c config/modalias.c \
 	config/dmtable.c config/dmctl.c config/stack.c \
 	capture/pipeline.c capture/passes.c capture/window.c capture/sink.c capture/writer.c \
@@ -84,13 +84,16 @@ $(BUILD)/obj/%.o: %.c $(HDRS) $(DEPS_STAMP)
 # marker, the next boot's report): about 16 KB, arm64 577,400 bytes,
 # x86_64 568,848. 584 KiB since network dump devices (net/: the NBD
 # handshake, the interface's address and route, the socket handed to the
-# kernel): about 12 KB. tests/e2e-arm64/host.sh and the docs suite read
+# kernel): about 12 KB. 592 KiB since arm records the way to a network
+# dump server (net/route.c: the route, the interface's address and MAC)
+# and `kdumpinit modules nbd://` packs the NIC's drivers: about 4 KB,
+# arm64 598,360 bytes. tests/e2e-arm64/host.sh and the docs suite read
 # the limit here.
 $(BUILD)/kdumpinit: $(OBJS)
 	@echo "  LD      $@"
 	@$(MUSL_CC) $(LDFLAGS_STATIC) $(ARCH_LDFLAGS) -o $@ $(OBJS) $(DEPS_LDLIBS) -lpthread
 	@size=$$(stat -c %s $@); echo "  SIZE    $@ $$size bytes"; \
-	  test $$size -le 598016 || { echo "kdumpinit is over 584 KiB" >&2; rm -f $@; exit 1; }
+	  test $$size -le 606208 || { echo "kdumpinit is over 592 KiB" >&2; rm -f $@; exit 1; }
 
 include tests/tests.mk
 

@@ -22,6 +22,7 @@
 #include "../lib/initrd.h"
 #include "../net/nbd.h"
 #include "../net/netdump.h"
+#include "../net/route.h"
 #include "../lib/cli.h"
 #include "../lib/exitcode.h"
 #include "../lib/io.h"
@@ -109,12 +110,46 @@ static int no_reservation(const char *root)
 	return !rs.cma;
 }
 
+/* The crash kernel's address for a network dump device, when nothing
+ * gives it one: the way to the server here (net/route.h), appended to cl
+ * as kdumpinit.ip= (not to a --cmdline: that line is the user's). 0, or
+ * EXIT_USAGE said. */
+static int record_ip(const char *root, const char *dev, char *cl, size_t sz, int may_add)
+{
+	char why[300], ifname[32], ip[80];
+	struct ip_conf ic;
+	uint32_t srv;
+	size_t len = strlen(cl);
+
+	if (netdump_server(dev, &srv, why, sizeof why) < 0) {
+		err("kdumpinit.dev=%s: %s; nothing is armed", dev, why);
+		return EXIT_USAGE;
+	}
+	if (!may_add || route_way(root, srv, ifname, sizeof ifname, &ic, why, sizeof why) < 0) {
+		err("kdumpinit.dev=%s: the crash kernel needs its address, and %s: give "
+		    "kdumpinit.ip=ADDR/PREFIX[,GATEWAY[,MAC]] or kdumpinit.ip=dhcp; nothing is armed",
+		    dev, may_add ? why : "--cmdline is given whole (arm adds nothing to it)");
+		return EXIT_USAGE;
+	}
+	ip_conf_format(&ic, ip, sizeof ip);
+	if (len + strlen(" kdumpinit.ip=") + strlen(ip) >= sz) {
+		err("command line too long");
+		return EXIT_USAGE;
+	}
+	snprintf(cl + len, sz - len, " kdumpinit.ip=%s", ip);
+	msg("network dump device %s: kdumpinit.ip=%s, the way to the server here (%s); arm again "
+	    "when it changes", dev, ip, ifname);
+	return 0;
+}
+
 /* A network dump device with no key to seal to sends the crashed
  * machine's memory across the network in the clear: said, and refused
  * unless --allow-clear. The settings as the crash kernel's PID 1 will
  * read them: the image's /etc/kdumpinit.conf, firmware, then the command
- * line. 0, or EXIT_USAGE said. */
-static int clear_check(const char *root, const char *cl, const char *initrd, int allow)
+ * line. Then its address, recorded when none is given. 0, or EXIT_USAGE
+ * said. */
+static int network_check(const char *root, char *cl, size_t clsz, const char *initrd, int allow,
+			 int may_add)
 {
 	static struct config c;
 	static char conf[CONFIG_FILE_MAX];
@@ -140,18 +175,17 @@ static int clear_check(const char *root, const char *cl, const char *initrd, int
 	else
 		warn("network dump device %s: %s (now; the crash kernel waits kdumpinit.wait for it)",
 		     c.dev, said);
-	if (c.have_pubkey || c.seal_asked)
-		return 0;
-	if (allow) {
+	if (!c.have_pubkey && !c.seal_asked && !allow) {
+		err("kdumpinit.dev=%s is a network dump device and no key is configured: the crashed "
+		    "machine's memory (its keys, passwords, files) would cross the network in the "
+		    "clear. Seal it (kdumpinit keygen, then kdumpinit.pubkey= or "
+		    "kdumpinit-mkinitramfs -p), or give --allow-clear; nothing is armed", c.dev);
+		return EXIT_USAGE;
+	}
+	if (!c.have_pubkey && !c.seal_asked)
 		warn("kdumpinit.dev=%s: no key to seal to, --allow-clear: a dump will cross the network "
 		     "in the clear", c.dev);
-		return 0;
-	}
-	err("kdumpinit.dev=%s is a network dump device and no key is configured: the crashed "
-	    "machine's memory (its keys, passwords, files) would cross the network in the clear. "
-	    "Seal it (kdumpinit keygen, then kdumpinit.pubkey= or kdumpinit-mkinitramfs -p), or "
-	    "give --allow-clear; nothing is armed", c.dev);
-	return EXIT_USAGE;
+	return c.ip[0] ? 0 : record_ip(root, c.dev, cl, clsz, may_add);
 }
 
 /* The one wording for "nothing reserved": arm says it before any loader
@@ -392,13 +426,41 @@ static int check_members(const struct sysroot *sr, const struct reach_kernel *k,
 	return rc;
 }
 
+/* A network dump device: the NBD client, and the drivers of the NIC the
+ * route to the server goes through (the one arm records the address of),
+ * in the dedicated kernel. 0, or EXIT_NO_DRIVER said. */
+static int check_reach_net(const struct sysroot *sr, const char *root, const struct reach_kernel *k,
+			   const char *dev)
+{
+	static struct reach_chain ch;
+	char why[300], ifname[32], miss[400];
+	uint32_t srv, gw;
+	int r;
+
+	if (netdump_server(dev, &srv, why, sizeof why) < 0 ||
+	    route_dev(root, srv, ifname, sizeof ifname, &gw, why, sizeof why) < 0) {
+		err("%s: %s: cannot tell that the dedicated crash kernel reaches the server", dev, why);
+		return EXIT_NO_DRIVER;
+	}
+	if ((r = reach_chain_read_net(sr, ifname, &ch)) < 0) {
+		err("the chain of %s (the route to %s) in sysfs cannot be read (%s): cannot tell that "
+		    "the dedicated crash kernel reaches it", ifname, dev, errstr(r));
+		return EXIT_NO_DRIVER;
+	}
+	if (reach_missing(k, &ch, miss, sizeof miss)) {
+		err("the dedicated crash kernel lacks %s for %s (through %s)", miss, dev, ifname);
+		return EXIT_NO_DRIVER;
+	}
+	return 0;
+}
+
 static int check_reach(const char *root, const char *kernel, const char *dev)
 {
 	static struct reach_chain ch;
 	char sys[512], devdir[512], bad[80], miss[400], name[128];
 	struct selector sel[SEL_MAX];
 	struct reach_kernel k;
-	int n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad), r, rc = 0;
+	int n = netdump_is(dev) ? 0 : selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad), r, rc = 0;
 
 	if (n < 0) {
 		err("--dev: not a device selector: '%s'", bad);
@@ -412,6 +474,8 @@ static int check_reach(const char *root, const char *kernel, const char *dev)
 	}
 	const struct sysroot sr = { root_path(root, "/sys", sys, sizeof sys),
 				    root_path(root, "/dev", devdir, sizeof devdir) };
+	if (netdump_is(dev))
+		rc = check_reach_net(&sr, root, &k, dev);
 	for (int i = 0; i < n && !rc; i++) {
 		if (modules_block_name(&sr, &sel[i], name, sizeof name) == 0)
 			stack_top_name(&sr, name, sizeof name);	/* a mirror: its array */
@@ -453,6 +517,8 @@ static int record_stack(const char *root, const char *dev, const char *append, c
 		err("kdumpinit.dm= in --append: arm records it from --dev, from the device as it is now");
 		return EXIT_USAGE;
 	}
+	if (netdump_is(dev))
+		return 0;	/* no stack: a network dump device is the server's */
 	int n = selectors_parse(dev, sel, SEL_MAX, bad, sizeof bad);
 	if (n < 0) {
 		err("--dev: not a device selector: '%s'", bad);
@@ -574,7 +640,7 @@ int cmd_arm(int argc, char **argv)
 	if (!rc && dev && !cmdline)
 		rc = record_stack(root, dev, append, cl, sizeof cl);
 	if (!rc)
-		rc = clear_check(root, cl, initrd, allow_clear);
+		rc = network_check(root, cl, sizeof cl, initrd, allow_clear, !cmdline);
 	if (!rc && ki.dedicated && dev)
 		rc = check_reach(root, kernel, dev);
 	if (!rc && !dry && no_reservation(root)) {

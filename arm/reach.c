@@ -107,12 +107,13 @@ static int node_read(const char *dir, struct reach_node *nd)
 	return 0;
 }
 
+static int chain_at(const struct sysroot *r, const char *path, struct reach_chain *c);
+
 int reach_chain_read(const struct sysroot *r, const char *name, struct reach_chain *c)
 {
-	char path[PATH_MAX], devno[32], top[PATH_MAX], *real, *rtop;
+	char path[PATH_MAX], devno[32];
 	unsigned maj, min;
 	char end;
-	int rc = 0;
 
 	memset(c, 0, sizeof *c);
 	if (!valid_name(name))
@@ -122,6 +123,28 @@ int reach_chain_read(const struct sysroot *r, const char *name, struct reach_cha
 	if (sscanf(devno, "%u:%u%c", &maj, &min, &end) != 2)
 		return -ENOENT;
 	snprintf(path, sizeof path, "%s/dev/block/%u:%u", r->sys, maj, min);
+	return chain_at(r, path, c);
+}
+
+int reach_chain_read_net(const struct sysroot *r, const char *ifname, struct reach_chain *c)
+{
+	char path[PATH_MAX];
+
+	memset(c, 0, sizeof *c);
+	if (!valid_name(ifname))
+		return -ENOENT;
+	snprintf(path, sizeof path, "%s/class/net/%s/device", r->sys, ifname);
+	int rc = chain_at(r, path, c);
+	strcpy(c->layer, "nbd");
+	return rc;
+}
+
+/* The chain from the device directory path (a link into sys/devices). */
+static int chain_at(const struct sysroot *r, const char *path, struct reach_chain *c)
+{
+	char top[PATH_MAX], *real, *rtop;
+	int rc = 0;
+
 	snprintf(top, sizeof top, "%s/devices", r->sys);
 	if (!(real = realpath(path, NULL)))
 		return -ENOENT;
@@ -134,19 +157,20 @@ int reach_chain_read(const struct sysroot *r, const char *name, struct reach_cha
 		rc = -EXDEV;
 		goto out;
 	}
-	snprintf(path, sizeof path, "%s/dm", real);
-	if (access(path, F_OK) == 0)
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/dm", real);
+	if (access(p, F_OK) == 0)
 		strcpy(c->layer, "dm");
-	snprintf(path, sizeof path, "%s/md", real);
-	if (access(path, F_OK) == 0)
+	snprintf(p, sizeof p, "%s/md", real);
+	if (access(p, F_OK) == 0)
 		strcpy(c->layer, "md");
 	/* Up by name, not by link: each parent directory is where the
 	 * device model put it, down to the root bus. */
 	for (; strlen(real) > tl; *strrchr(real, '/') = 0) {
 		char sub[64];
 		int hs = link_name(real, "subsystem", sub, sizeof sub) == 0;
-		snprintf(path, sizeof path, "%s/driver", real);
-		if (!hs && access(path, F_OK) != 0)
+		snprintf(p, sizeof p, "%s/driver", real);
+		if (!hs && access(p, F_OK) != 0)
 			continue;
 		if (c->n == REACH_NODES) {
 			rc = -E2BIG;
@@ -158,8 +182,8 @@ int reach_chain_read(const struct sysroot *r, const char *name, struct reach_cha
 		/* The IOMMU unit translating this device's DMA, if it names
 		 * one that is registered as such. */
 		if (!c->iommu[0] && link_name(real, "iommu", sub, sizeof sub) == 0) {
-			snprintf(path, sizeof path, "%s/class/iommu/%s", r->sys, sub);
-			if (access(path, F_OK) == 0)
+			snprintf(p, sizeof p, "%s/class/iommu/%s", r->sys, sub);
+			if (access(p, F_OK) == 0)
 				strcpy(c->iommu, sub);
 		}
 	}
@@ -265,9 +289,11 @@ int reach_missing(const struct reach_kernel *k, const struct reach_chain *c, cha
 			n += lack(out, sz, nd->module, NULL);
 	}
 	/* An md array too: the crash kernel rebuilds a RAID1 with
-	 * device-mapper (config/stack.h), never with md. */
-	if (c->layer[0] && !config_y(k->config, "CONFIG_BLK_DEV_DM"))
-		n += lack(out, sz, "CONFIG_BLK_DEV_DM", c->layer);
+	 * device-mapper (config/stack.h), never with md. A network dump
+	 * device: the NBD client over the NIC. */
+	const char *lopt = !strcmp(c->layer, "nbd") ? "CONFIG_BLK_DEV_NBD" : "CONFIG_BLK_DEV_DM";
+	if (c->layer[0] && !config_y(k->config, lopt))
+		n += lack(out, sz, lopt, c->layer);
 	if (c->iommu[0]) {
 		const char *opt = "an IOMMU driver";
 		for (size_t j = 0; j < ARRAY_SIZE(iommus); j++)

@@ -27,7 +27,8 @@ struct reach_node {
 struct reach_chain {
 	int n;
 	struct reach_node node[REACH_NODES];
-	char layer[8];		/* "dm" or "md" when the disk is one, else "" */
+	char layer[8];		/* "dm" or "md" when the disk is one, "nbd" for
+				 * a network dump device's NIC, else "" */
 	char iommu[64];		/* the IOMMU unit a node's iommu link names
 				 * (dmar0, ivhd0, smmu3.0x...), else "" */
 };
@@ -38,6 +39,11 @@ struct reach_chain {
  * directory is not under sys/devices); -E2BIG (over REACH_NODES);
  * -EINVAL (a name or modalias that fails validation). */
 int reach_chain_read(const struct sysroot *r, const char *name, struct reach_chain *c);
+
+/* The chain of network interface IFNAME's device (sys/class/net/IFNAME/
+ * device, then each parent), for a network dump device: layer "nbd", the
+ * NBD client it needs over the NIC. The same returns. */
+int reach_chain_read_net(const struct sysroot *r, const char *ifname, struct reach_chain *c);
 
 /* The dedicated kernel's lists, read whole (at most 16 MiB each). */
 struct reach_kernel {

@@ -665,6 +665,19 @@ int modules_for_block(const struct sysroot *r, const struct modtree *t, const ch
 	return rc;
 }
 
+int modules_for_net(const struct sysroot *r, const struct modtree *t, const char *ifname,
+		    struct modlist *out)
+{
+	char path[PATH_MAX], *real;
+
+	fmt(path, sizeof path, "%s/class/net/%s/device", r->sys, ifname);
+	if (strchr(ifname, '/') || ifname[0] == '.' || !(real = realpath(path, NULL)))
+		return -ENOENT;
+	int rc = walk_dev(r, t, real, ifname, out, 0);
+	free(real);
+	return rc;
+}
+
 /* Bytes of the module files in l that out does not list yet: what adding
  * l's new modules packs (modules.dep names each file under moddir). */
 static long long new_bytes(const struct modtree *t, const char *moddir, const struct modlist *l,

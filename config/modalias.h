@@ -69,6 +69,11 @@ int modules_for_block(const struct sysroot *r, const struct modtree *t, const ch
  * The number of disks taken, or -errno (-ENOSPC: too many modules). */
 int modules_for_disks(const struct sysroot *r, const struct modtree *t, const char *moddir,
 		      long long budget, struct modlist *out, char *left, size_t leftsz);
+/* What network interface IFNAME needs: the drivers of its device's chain
+ * (the NIC, its buses), as for a disk. 0, -ENOENT (no such interface, or
+ * one with no device: virtual), -ENOSPC. */
+int modules_for_net(const struct sysroot *r, const struct modtree *t, const char *ifname,
+		    struct modlist *out);
 /* The drivers of /sys/class/watchdog/watchdog*'s devices. 0 or -ENOSPC. */
 int modules_for_watchdogs(const struct sysroot *r, const struct modtree *t, struct modlist *out);
 /* Module NAME (a name or alias) with its dependencies, for why; a name

@@ -17,6 +17,8 @@
 #include "../lib/exitcode.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "../net/netdump.h"
+#include "../net/route.h"
 
 static const char modules_help[] =
 	"usage: kdumpinit modules [--root DIR] [--kver KVER] [--moddir DIR] [--no-extras]\n"
@@ -32,7 +34,9 @@ static const char modules_help[] =
 	"(built in, or a driver with no module).\n"
 	"\n"
 	"  SELECTOR       as kdumpinit.dev=: /dev/NAME, SERIAL=, LABEL=, UUID=,\n"
-	"                 PARTUUID=, PARTLABEL=, WWN= (a comma list counts as several)\n"
+	"                 PARTUUID=, PARTLABEL=, WWN= (a comma list counts as several);\n"
+	"                 nbd://HOST[:PORT]/EXPORT: nbd and the drivers of the NIC the\n"
+	"                 route to HOST goes through\n"
 	"  --root DIR     read DIR/sys and DIR/dev (default /)\n"
 	"  --kver KVER    target kernel release (default: the running one)\n"
 	"  --moddir DIR   its module directory (default ROOT/lib/modules/KVER)\n"
@@ -56,6 +60,33 @@ static int print_list(const struct modlist *l)
 		}
 	}
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_SYSTEM;
+}
+
+/* A network dump device: the nbd driver, and the drivers of the NIC the
+ * route to the server goes through here (the one whose address arm
+ * records for the crash kernel, net/route.h). */
+static int net_modules(const char *root, const struct sysroot *sr, const struct modtree *t,
+		       const char *dev, struct modlist *list)
+{
+	char why[300], ifname[32];
+	uint32_t srv, gw;
+	int r;
+
+	if (netdump_server(dev, &srv, why, sizeof why) < 0 ||
+	    route_dev(root, srv, ifname, sizeof ifname, &gw, why, sizeof why) < 0) {
+		err("modules: %s: %s", dev, why);
+		return EXIT_TARGET;
+	}
+	if ((r = modules_add(t, "nbd", "network dump device", list)) < 0 ||
+	    (r = modules_for_net(sr, t, ifname, list)) < 0) {
+		if (r == -ENOENT)
+			err("modules: %s: %s, the interface the route to the server goes through, has no "
+			    "device (a virtual one): no driver to pack for it", dev, ifname);
+		else
+			err("modules: %s: %s", dev, r == -ENOSPC ? "too many modules" : errstr(r));
+		return r == -ENOENT ? EXIT_TARGET : EXIT_SYSTEM;
+	}
+	return EXIT_OK;
 }
 
 int cmd_modules(int argc, char **argv)
@@ -109,6 +140,15 @@ int cmd_modules(int argc, char **argv)
 	/* Every selector is checked before the tree is read: a typo is a usage error. */
 	for (int i = optind; i < argc; i++) {
 		struct selector sel[SEL_MAX];
+		uint32_t srv;
+		char why[300];
+		if (netdump_is(argv[i])) {
+			if (netdump_server(argv[i], &srv, why, sizeof why) < 0) {
+				err("modules: %s: %s", argv[i], why);
+				return EXIT_USAGE;
+			}
+			continue;
+		}
 		if (selectors_parse(argv[i], sel, SEL_MAX, bad, sizeof bad) < 0) {
 			err("modules: not a device selector: '%s'", bad);
 			return EXIT_USAGE;
@@ -121,6 +161,10 @@ int cmd_modules(int argc, char **argv)
 	int code = EXIT_OK;
 	for (int i = optind; i < argc && code == EXIT_OK; i++) {
 		struct selector sel[SEL_MAX];
+		if (netdump_is(argv[i])) {
+			code = net_modules(root, &sr, &t, argv[i], &list);
+			continue;
+		}
 		int n = selectors_parse(argv[i], sel, SEL_MAX, bad, sizeof bad);
 		for (int k = 0; k < n && code == EXIT_OK; k++) {
 			char name[128];

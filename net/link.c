@@ -121,8 +121,7 @@ int link_pick(const char *sysroot, const struct ip_conf *c, char *ifname, size_t
 		uint8_t mac[6];
 		if (e->d_name[0] == '.' || nl >= IF_NAMESIZE || !strcmp(e->d_name, "lo"))
 			continue;
-		/* ARPHRD_ETHER (1): not a tunnel, a bridge's port is one too */
-		if (sys_text(sysroot, e->d_name, "type", v, sizeof v) < 0 || strcmp(v, "1"))
+		if (link_ether(sysroot, e->d_name) != 1)
 			continue;
 		if (c->have_mac) {
 			if (sys_text(sysroot, e->d_name, "address", v, sizeof v) == 0 &&
@@ -141,6 +140,14 @@ int link_pick(const char *sysroot, const struct ip_conf *c, char *ifname, size_t
 		return -ENODEV;
 	snprintf(ifname, sz, "%s", best);
 	return 0;
+}
+
+int link_ether(const char *sysroot, const char *ifname)
+{
+	char v[16];
+	int r = sys_text(sysroot, ifname, "type", v, sizeof v);
+	/* ARPHRD_ETHER (1): not a tunnel; a bridge's port is one too */
+	return r < 0 ? r : !strcmp(v, "1");
 }
 
 int link_carrier(const char *sysroot, const char *ifname)

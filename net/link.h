@@ -33,6 +33,10 @@ int link_mac(const char *sysroot, const char *ifname, uint8_t mac[6]);
  * with what failed in why. */
 int link_configure(const char *ifname, const struct ip_conf *c, char *why, size_t whysz);
 
+/* 1 when the interface is Ethernet (ARPHRD_ETHER: not loopback, not a
+ * tunnel), 0 not, -errno. */
+int link_ether(const char *sysroot, const char *ifname);
+
 /* 1 when the interface has carrier, 0 not yet, -errno. */
 int link_carrier(const char *sysroot, const char *ifname);
 

@@ -181,6 +181,17 @@ static int server_of(const char *dev, struct nbd_url *u, struct sockaddr_in *sa,
 	return 0;
 }
 
+int netdump_server(const char *dev, uint32_t *addr, char *why, size_t whysz)
+{
+	struct nbd_url u;
+	struct sockaddr_in sa;
+
+	if (server_of(dev, &u, &sa, why, whysz) < 0)
+		return -EINVAL;
+	*addr = ntohl(sa.sin_addr.s_addr);
+	return 0;
+}
+
 int netdump_probe(const char *dev, struct nbd_export *ex, void *sb, char *why, size_t whysz)
 {
 	struct nbd_url u;

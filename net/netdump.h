@@ -8,9 +8,15 @@
 #define KDI_NETDUMP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 1 when dev names a network dump device. */
 int netdump_is(const char *dev);
+
+/* The server's IPv4 address (host order) from the selector: 0, or
+ * -EINVAL with why (not nbd://HOST..., or HOST not an address: the crash
+ * kernel resolves no names). */
+int netdump_server(const char *dev, uint32_t *addr, char *why, size_t whysz);
 
 /* The device path in path, or -errno once said on the console. */
 int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path, size_t sz);

@@ -336,6 +336,36 @@ fallback "the HBA's driver not built in" megaraid_sas CONFIG_INTEL_IOMMU=y \
 	"the dedicated crash kernel lacks megaraid_sas for /dev/sda: the stock kernel is armed (it needs crashkernel=88M or more)"
 fallback "the IOMMU's driver not built in" none '# CONFIG_INTEL_IOMMU is not set' \
 	"the dedicated crash kernel lacks CONFIG_INTEL_IOMMU (dmar0) for /dev/sda: the stock kernel"
+# A network dump device (kdumpinit.dev=nbd://): the dedicated kernel must
+# have the NBD client and the drivers of the NIC the route to the server
+# goes through here (a fake eth0: virtio_net on virtio_pci, the default
+# route), else arm says what it lacks, exit 10, as for a disk.
+node pci0000:00/0000:00:03.0 pci virtio-pci virtio_pci pci:v00001AF4d00001000sv00001AF4sd00000001bc02sc00i00
+node pci0000:00/0000:00:03.0/virtio2 virtio virtio_net virtio_net virtio:d00000001v00001AF4
+mkdir -p "$S/class/net/eth0" "$F/proc/net"
+ln -sfn "$S/devices/pci0000:00/0000:00:03.0/virtio2" "$S/class/net/eth0/device"
+echo 1 >"$S/class/net/eth0/type"
+echo 52:54:00:12:34:56 >"$S/class/net/eth0/address"
+printf 'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\neth0\t00000000\t0202000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n' >"$F/proc/net/route"
+nbdsel=nbd://10.0.5.9:10809/host1
+nbdargs="kdumpinit.dev=$nbdsel kdumpinit.ip=10.0.2.15/24,10.0.2.2 kdumpinit.pubkey=$(printf '%064x' 9)"
+printf '%s\n' kernel/drivers/virtio/virtio_pci.ko >"$F/opt/crash-kernel.modules.builtin"
+printf 'virtio_pci.alias=pci:v00001AF4d*sv*sd*bc*sc*i*\0' >"$F/opt/crash-kernel.modules.builtin.modinfo"
+echo '# CONFIG_BLK_DEV_NBD is not set' >"$F/opt/crash-kernel.config"
+"$K" arm --dry-run --root "$F" --kernel "$F/opt/crash-kernel" --dev "$nbdsel" --append "$nbdargs" >"$W/out" 2>"$W/err"
+rc=$?
+[ $rc = 10 ] && grep -q "the dedicated crash kernel lacks virtio_net, CONFIG_BLK_DEV_NBD (nbd) for $nbdsel (through eth0)" "$W/err" &&
+	ok "arm --dev nbd://: the dedicated kernel without the NIC's driver and NBD: exit 10, says both and the interface" ||
+	bad "arm --dev nbd://, dedicated kernel lacking" "exit $rc: $(cat "$W/err")"
+printf '%s\n' kernel/drivers/virtio/virtio_pci.ko kernel/drivers/net/virtio_net.ko >"$F/opt/crash-kernel.modules.builtin"
+echo CONFIG_BLK_DEV_NBD=y >"$F/opt/crash-kernel.config"
+"$K" arm --dry-run --root "$F" --kernel "$F/opt/crash-kernel" --dev "$nbdsel" --append "$nbdargs" >"$W/out" 2>"$W/err"
+rc=$?
+[ $rc = 0 ] && grep -q "kdumpinit.dev=$nbdsel" "$W/out" && ! grep -q "lacks" "$W/err" &&
+	ok "arm --dev nbd://: the dedicated kernel with both: armed (dry run)" ||
+	bad "arm --dev nbd://, dedicated kernel with both" "exit $rc: $(cat "$W/err")"
+rm -rf "$S/class/net" "$F/proc/net"
+lists "$F/opt/crash-kernel"
 rm -f "$F/opt/crash-kernel.config"
 rm -f "$F/var/lib/kdumpinit/initrd-$kv.img"*
 runarm --kver "$kv"; rc=$?

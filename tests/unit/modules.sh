@@ -137,6 +137,41 @@ case $kver in
 	;;
 esac
 
+# A network dump device: nbd, then the drivers of the NIC the route to
+# the server goes through, as modprobe gives them for that NIC's chain
+# (the interface from `ip route get`, not from /proc/net/route).
+srv=198.51.100.7
+nif=$(ip -o route get "$srv" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p')
+if [ -z "$nif" ] || [ ! -e "/sys/class/net/$nif/device" ]; then
+	bad "modules nbd://: setup" "no route to $srv through a NIC here ('$nif')"
+else
+	ntop=()
+	np=$(readlink -f "/sys/class/net/$nif/device")
+	while [ "$np" != /sys/devices ] && [ "${np#/sys/devices/}" != "$np" ]; do
+		if [ -e "$np/driver" ] && [ -s "$np/modalias" ]; then
+			for m in $(modprobe -S "$kver" -R "$(cat "$np/modalias")" 2>/dev/null); do ntop+=("$m"); done
+		fi
+		np=${np%/*}
+	done
+	nwant=$( [ ${#ntop[@]} -gt 0 ] && modprobe -S "$kver" --show-depends -a nbd "${ntop[@]}" |
+		awk '$1 == "insmod" { n = $2; sub(".*/", "", n); sub("\\.ko.*", "", n); gsub("-", "_", n); if (!seen[n]++) print n }')
+	env -i PATH="$W/empty" "$K" modules --kver "$kver" --no-extras "nbd://$srv:10809/dump" >"$W/nout" 2>"$W/nerr"; rc=$?
+	ngot=$(grep -v '^#' "$W/nout" | awk '{ print $1 }')
+	echo "# nbd://$srv through $nif: kdumpinit: ${ngot//$'\n'/ }; modprobe: ${nwant//$'\n'/ }"
+	why="rc $rc, got '${ngot//$'\n'/ }', modprobe '${nwant//$'\n'/ }': $(cat "$W/nerr")"
+	check "modules nbd://: nbd and the drivers of $nif (the route to the server), modprobe's, in its order" \
+		test $rc = 0 -a -n "$nwant" -a "$ngot" = "$nwant"
+	why=$(cat "$W/nout")
+	check "modules nbd://: the NIC's driver says it is for $nif" grep -q "  # driver of .*, for $nif\$" "$W/nout"
+fi
+"$K" modules --kver "$kver" nbd://127.0.0.1/dump >"$W/nout" 2>"$W/nerr"; rc=$?
+why="rc $rc: $(cat "$W/nerr")"
+check "modules nbd:// on this machine's loopback: exit 4, said" eval 'test $rc = 4 && grep -q "127.0.0.1 is this machine" "$W/nerr"'
+"$K" modules --kver "$kver" nbd://dumps.example/dump >"$W/nout" 2>"$W/nerr"; rc=$?
+why="rc $rc: $(cat "$W/nerr")"
+check "modules nbd:// with a host name: a usage error (the crash kernel resolves no names)" \
+	eval 'test $rc = 2 && grep -q "not an IPv4 address" "$W/nerr"'
+
 # The serial selects the same disk.
 serial=$(cat "/sys/class/block/$name/serial" 2>/dev/null)
 if [ -n "$serial" ]; then

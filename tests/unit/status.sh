@@ -572,6 +572,64 @@ mkdir -p "$W/nbdimg/etc" && echo "pubkey = $nbdkey" >"$W/nbdimg/etc/kdumpinit.co
 expect "arm: a network dump device with the key in the image's kdumpinit.conf: no question" 0 \
 	"kdumpinit.dev=nbd://" arm --initramfs "$W/nbdimg.cpio" --append "$nbdapp"
 expect "arm: a disk without a key is not asked about" 0 "kdumpinit.dev=LABEL=dump" arm --append "kdumpinit.dev=LABEL=dump"
+# No kdumpinit.ip=: arm records the way to the server here (net/route.c):
+# the route /proc/net/route gives, its interface's address, prefix and
+# MAC. What cannot give one is refused, exit 2, saying what to give.
+# (/proc/net/route prints each address's bytes as they lie in memory.)
+hexip() { printf '%02X%02X%02X%02X' "$4" "$3" "$2" "$1"; }
+mkdir -p "$A/proc/net" "$A/sys/class/net/kdilo"
+{
+	printf 'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n'
+	printf 'kdilo\t%s\t00000000\t0001\t0\t0\t0\t%s\t0\t0\t0\n' "$(hexip 192 0 2 0)" "$(hexip 255 255 255 0)"
+} >"$A/proc/net/route"
+echo 772 >"$A/sys/class/net/kdilo/type"
+nbdnoip="kdumpinit.dev=nbd://192.0.2.10/host1 kdumpinit.pubkey=$nbdkey"
+expect "arm: no kdumpinit.ip= and the route goes through no Ethernet interface: refused (exit 2)" 2 '' \
+	arm --append "$nbdnoip"
+grep -q "goes through kdilo, which is not an Ethernet interface.*give kdumpinit.ip=ADDR/PREFIX" "$W/err" &&
+	ok "arm: ... the refusal names the interface and what to give" ||
+	bad "arm: ... the refusal names the interface and what to give" "$(cat "$W/err")"
+expect "arm: no kdumpinit.ip= and no route to the server: refused (exit 2)" 2 '' \
+	arm --append "kdumpinit.dev=nbd://198.51.100.7/host1 kdumpinit.pubkey=$nbdkey"
+grep -q "no route to 198.51.100.7 here" "$W/err" && ok "arm: ... said: no route to the server" ||
+	bad "arm: ... said: no route to the server" "$(cat "$W/err")"
+expect "arm: a server on this machine's loopback: refused (exit 2)" 2 '' \
+	arm --append "kdumpinit.dev=nbd://127.0.0.1/host1 kdumpinit.pubkey=$nbdkey"
+grep -q "127.0.0.1 is this machine" "$W/err" && ok "arm: ... said: the server is this machine" ||
+	bad "arm: ... said: the server is this machine" "$(cat "$W/err")"
+expect "arm --cmdline without kdumpinit.ip=: refused, arm adds nothing to it (exit 2)" 2 '' \
+	arm --cmdline "console=ttyS0 $nbdnoip"
+grep -q "cmdline is given whole" "$W/err" && ok "arm: ... said why" || bad "arm: ... said why" "$(cat "$W/err")"
+rm -rf "$A/proc/net" "$A/sys/class"
+# The way recorded, on a real interface: a veth in a network namespace of
+# its own (its sysfs mounted there), an address, a route through a
+# gateway; the server on the link and behind the gateway.
+if command -v unshare >/dev/null && command -v ip >/dev/null &&
+	unshare -nm sh -c 'mount -t sysfs sysfs /sys && ip link add kdiv0 type veth peer name kdiv1' 2>/dev/null; then
+	unshare -nm sh -c '
+		mount -t sysfs sysfs /sys || exit 9
+		ip link add kdiv0 type veth peer name kdiv1 || exit 9
+		ip link set kdiv0 address 02:00:00:00:00:21 || exit 9
+		ip addr add 192.0.2.21/24 dev kdiv0 || exit 9
+		ip link set kdiv0 up && ip link set kdiv1 up || exit 9
+		ip route add 198.51.100.0/24 via 192.0.2.1 dev kdiv0 || exit 9
+		for s in 192.0.2.10 198.51.100.7; do
+			"$0" arm --dry-run --append "kdumpinit.dev=nbd://$s/host1 kdumpinit.pubkey=$1" >"$2.$s" 2>"$2.$s.err"
+			echo "rc $?" >>"$2.$s"
+		done' "$K" "$nbdkey" "$W/veth"
+	rc=$?
+	grep -q "kdumpinit.ip=192.0.2.21/24,,02:00:00:00:00:21$" "$W/veth.192.0.2.10" && grep -q "^rc 0" "$W/veth.192.0.2.10" &&
+		ok "arm: no kdumpinit.ip=, a server on the link: the interface's address, prefix and MAC recorded" ||
+		bad "arm: a server on the link" "rc $rc: $(tr '\n' '|' <"$W/veth.192.0.2.10" 2>&1) $(tr '\n' '|' <"$W/veth.192.0.2.10.err" 2>&1)"
+	grep -q "kdumpinit.ip=192.0.2.21/24,192.0.2.1,02:00:00:00:00:21$" "$W/veth.198.51.100.7" && grep -q "^rc 0" "$W/veth.198.51.100.7" &&
+		ok "arm: no kdumpinit.ip=, a server behind a gateway: the route's gateway recorded too" ||
+		bad "arm: a server behind a gateway" "rc $rc: $(tr '\n' '|' <"$W/veth.198.51.100.7" 2>&1) $(tr '\n' '|' <"$W/veth.198.51.100.7.err" 2>&1)"
+	grep -q "kdumpinit.ip=192.0.2.21/24,,02:00:00:00:00:21, the way to the server here (kdiv0)" "$W/veth.192.0.2.10.err" &&
+		ok "arm: ... and says what it recorded, and from which interface" ||
+		bad "arm: ... and says what it recorded" "$(cat "$W/veth.192.0.2.10.err")"
+else
+	bad "arm: the way recorded on a real interface" "no network namespace with a veth here (unshare -nm, ip link add type veth)"
+fi
 # The boot CPU's APIC id (processor 0's "apicid", not "initial apicid")
 # on x86_64, before --append; the hardware's arguments carried, the first
 # system's not (arm/cmdline.c; test_cmdline has the cases one by one).
