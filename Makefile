@@ -125,6 +125,8 @@ install: $(BUILD)/kdumpinit
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-arm
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-save > $(DESTDIR)$(LIBEXECDIR)/kdumpinit-save
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-save
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/kdumpinit-exports > $(DESTDIR)$(LIBEXECDIR)/kdumpinit-exports
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kdumpinit-exports
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/default.kdumpinit > $(DESTDIR)$(LIBEXECDIR)/default.kdumpinit
 	chmod 0644 $(DESTDIR)$(LIBEXECDIR)/default.kdumpinit
 	install -d $(DESTDIR)$(SYSTEMD_GENERATOR_DIR)
@@ -142,6 +144,10 @@ install: $(BUILD)/kdumpinit
 	install -D -m 0644 docs/kdumpinit-mkinitramfs.8 $(DESTDIR)$(MANDIR)/man8/kdumpinit-mkinitramfs.8
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	for u in kdumpinit-exports.service kdumpinit-exports.timer; do \
+	  sed 's|@PREFIX@|$(PREFIX)|g; s|@DOCDIR@|$(DOCDIR)|g' dist/$$u > $(DESTDIR)$(DOCDIR)/examples/$$u && \
+	  chmod 0644 $(DESTDIR)$(DOCDIR)/examples/$$u || exit 1; done
 
 # make deb: kdumpinit_$(VERSION)_amd64.deb and
 # kdumpinit-crash-kernel_$(VERSION)_amd64.deb in $(BUILD)/, built with

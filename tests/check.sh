@@ -262,6 +262,10 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# The same with kdumpinit.ip=dhcp: PID 1's lease from QEMU's DHCP server.
 	full_suite e2e-nbd-dhcp bash tests/e2e/run.sh --cpu max,la57=off --nbd --append-first e2e.nbdip=dhcp \
 		--workdir "$BUILD/e2e/nbd-dhcp"
+	# Sealed over the network: the key from firmware (so arm asks for no
+	# --allow-clear), no page in the clear on the served export, saved
+	# with the key and cut, as e2e-sealed on a disk (about 3 min).
+	full_suite e2e-nbd-sealed bash tests/e2e/run.sh --cpu max,la57=off --nbd --seal --workdir "$BUILD/e2e/nbd-sealed"
 	# A sealed dump, the public key from firmware (the fw_cfg credential
 	# kdumpinit.pubkey), level 1 on a 768 MiB guest: no page of the raw
 	# copy and no panic line anywhere on the device (the same scan finds

@@ -705,13 +705,14 @@ if command -v systemd-analyze >/dev/null; then
 	mkdir -p "$P/lib/kdumpinit" "$P/sbin"
 	ln -s "$top/dist/kdumpinit-arm" "$P/lib/kdumpinit/kdumpinit-arm"
 	ln -s "$top/dist/kdumpinit-save" "$P/lib/kdumpinit/kdumpinit-save"
+	ln -s "$top/dist/kdumpinit-exports" "$P/lib/kdumpinit/kdumpinit-exports"
 	ln -s "$K" "$P/sbin/kdumpinit"
-	for u in kdumpinit-arm kdumpinit-save; do
-		sed "s|@PREFIX@|$P|g" "dist/$u.service" >"$W/$u.service"
-		if o=$(systemd-analyze verify --man=no "$W/$u.service" 2>&1) && [ -z "$o" ]; then
-			ok "systemd-analyze verify $u.service"
+	for u in kdumpinit-arm.service kdumpinit-save.service kdumpinit-exports.service kdumpinit-exports.timer; do
+		sed "s|@PREFIX@|$P|g; s|@DOCDIR@|$P/doc|g" "dist/$u" >"$W/$u"
+		if o=$(systemd-analyze verify --man=no "$W/$u" 2>&1) && [ -z "$o" ]; then
+			ok "systemd-analyze verify $u"
 		else
-			bad "systemd-analyze verify $u.service" "$(echo "$o" | head -n 3 | tr '\n' ' ')"
+			bad "systemd-analyze verify $u" "$(echo "$o" | head -n 3 | tr '\n' ' ')"
 		fi
 	done
 	sed "s|@PREFIX@/lib/kdumpinit/kdumpinit-arm$|$P/gone|" "dist/kdumpinit-arm.service" |
@@ -724,6 +725,39 @@ if command -v systemd-analyze >/dev/null; then
 		bad "kdumpinit-arm.service" "not After=kdumpinit-save.service"
 else
 	bad "systemd-analyze" "not installed"
+fi
+
+# ---- dist/kdumpinit-exports: a network dump server's exports ----------
+# One NAME.img per machine: m1 holds a dump not saved, m2 none; a link and
+# a name with a space are passed over, never followed. Saved into DIR/NAME
+# once quiet for QUIET seconds; nothing the second time.
+EX=$W/exports
+mkdir -p "$EX" "$W/crash"
+if "$K" format "$EX/m1.img" --size 16M >/dev/null 2>&1 && "$K" format "$EX/m2.img" --size 16M >/dev/null 2>&1 &&
+	"$K" capture --vmcore "$W/v.core" --output "$EX/m1.img" --level 1 >/dev/null 2>&1; then
+	ln -s "$EX/m2.img" "$EX/evil.img"
+	cp "$EX/m2.img" "$EX/a b.img"
+	KDUMPINIT="$K" sh dist/kdumpinit-exports "$EX" "$W/crash" 3600 >"$W/out" 2>&1; rc=$?
+	[ $rc = 0 ] && [ ! -e "$W/crash/m1" ] && grep -q "m1: written [0-9]* s ago, under 3600 s: left for the next run" "$W/out" &&
+		ok "kdumpinit-exports: an export written to within QUIET is left for the next run" ||
+		bad "kdumpinit-exports: QUIET" "rc $rc: $(tr '\n' '|' <"$W/out")"
+	KDUMPINIT="$K" sh dist/kdumpinit-exports "$EX" "$W/crash" 0 >"$W/out" 2>&1; rc=$?
+	[ $rc = 0 ] && [ -s "$(ls -d "$W"/crash/m1/*/ 2>/dev/null | head -n 1)vmcore" ] && grep -q "m1: saved into $W/crash/m1" "$W/out" &&
+		ok "kdumpinit-exports: the dump on m1.img saved into DIR/m1/<time>/vmcore" ||
+		bad "kdumpinit-exports: m1 saved" "rc $rc: $(tr '\n' '|' <"$W/out") $(ls -R "$W/crash" | tr '\n' ' ')"
+	[ ! -e "$W/crash/m2" ] && [ ! -e "$W/crash/evil" ] && [ ! -e "$W/crash/a b" ] &&
+		ok "kdumpinit-exports: nothing for an export with no dump, a link or an odd name" ||
+		bad "kdumpinit-exports: others" "$(ls "$W/crash" | tr '\n' ' ')"
+	grep -q "evil.img: a link or not a file, passed over" "$W/out" && grep -q "a b.img: not a plain name, passed over" "$W/out" &&
+		ok "kdumpinit-exports: the link and the odd name are said" || bad "kdumpinit-exports: said" "$(tr '\n' '|' <"$W/out")"
+	KDUMPINIT="$K" sh dist/kdumpinit-exports "$EX" "$W/crash" 0 >"$W/out" 2>&1; rc=$?
+	[ $rc = 0 ] && [ "$(ls "$W/crash/m1" | wc -l)" = 1 ] && ! grep -q "saved into" "$W/out" &&
+		ok "kdumpinit-exports: run again, nothing saved twice" ||
+		bad "kdumpinit-exports: again" "rc $rc: $(tr '\n' '|' <"$W/out") $(ls "$W/crash/m1" | tr '\n' ' ')"
+	KDUMPINIT="$K" sh dist/kdumpinit-exports exports "$W/crash" >"$W/out" 2>&1; rc=$?
+	[ $rc = 2 ] && ok "kdumpinit-exports: a relative EXPORTS is a usage error" || bad "kdumpinit-exports: relative" "rc $rc"
+else
+	bad "kdumpinit-exports" "format or capture failed"
 fi
 
 # ---- dist/kdumpinit-arm and the kernel hooks -------------------------
