@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include "dhcp.h"
 #include "link.h"
 #include "nbd.h"
+#include "nbdnl.h"
 #include "../lib/io.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -125,6 +127,111 @@ static int nbd_give(int sock, const struct nbd_export *ex, char *path, size_t sz
 		return 0;
 	}
 	return last;
+}
+
+/* The connection's keeper, a thread of PID 1 for the length of the dump:
+ * when the kernel says the connection is dead (the server stopped, a
+ * request unanswered in NBD_TIMEOUT_S), a new one within wait_s: the
+ * handshake again, the same export of the same size, handed to the
+ * device with NBD_CMD_RECONFIGURE; the writes the kernel held go out on
+ * it, and none is lost. */
+struct keeper {
+	struct nbdnl nl;
+	uint32_t index;
+	struct sockaddr_in sa;
+	struct nbd_url u;
+	uint64_t size;
+	unsigned wait_s;
+};
+
+/* One new connection, handed over: 0, or -errno with why. */
+static int reconnect(struct keeper *k, char *why, size_t whysz)
+{
+	int s = tcp_connect(&k->sa), r;
+
+	if (s < 0) {
+		snprintf(why, whysz, "%s", s == -ETIMEDOUT ? "no answer" : strerror(-s));
+		return s;
+	}
+	struct nbd_io io = { fd_read, fd_write, &s };
+	struct nbd_export ex;
+	r = nbd_handshake(&io, k->u.name, &ex, why, whysz);
+	if (!r && ex.size != k->size) {
+		snprintf(why, whysz, "the export is %llu bytes now, not %llu: not the one the dump was going "
+			 "to", (unsigned long long)ex.size, (unsigned long long)k->size);
+		r = -ESTALE;
+	}
+	if (!r && (r = nbdnl_reconfigure(&k->nl, k->index, s)) < 0)
+		snprintf(why, whysz, "the kernel did not take it: %s", strerror(-r));
+	close(s);	/* the kernel holds its own reference */
+	return r;
+}
+
+static void *keep(void *arg)
+{
+	struct keeper *k = arg;
+	char why[300] = "";
+
+	for (;;) {
+		int d = nbdnl_wait_dead(&k->nl, k->index, 1000);
+		if (d < 0)
+			sleep_ms(1000);
+		if (d <= 0)
+			continue;
+		double t0 = now_mono(), said = t0, now = t0;
+		warn("the connection to the NBD server %s:%u dropped: connecting again (the dump's writes "
+		     "wait up to %u s)", k->u.host, k->u.port, k->wait_s);
+		int r = -ETIMEDOUT;
+		while (now - t0 < k->wait_s && (r = reconnect(k, why, sizeof why)) < 0) {
+			if (now - said >= SAY_EVERY) {
+				msg("still connecting again to %s:%u: %.0f s of %u s (%s)", k->u.host, k->u.port,
+				    now - t0, k->wait_s, why);
+				said = now;
+			}
+			sleep_ms(1000);
+			now = now_mono();
+		}
+		if (r < 0) {
+			warn("gave up connecting again after %u s (%s): the dump's writes fail from here on, "
+			     "and the capture goes on past them", k->wait_s, why);
+			return NULL;
+		}
+		msg("connected again to the NBD server %s:%u after %.1f s: the held writes go out, the "
+		    "dump goes on", k->u.host, k->u.port, now_mono() - t0);
+	}
+}
+
+/* The connection handed to the kernel over netlink, with a keeper; 0 and
+ * the device's path, or -errno (then the ioctls may try). */
+static int nbd_hand(int sock, const struct nbd_export *ex, const struct nbd_url *u,
+		    const struct sockaddr_in *sa, unsigned wait_s, char *path, size_t sz)
+{
+	struct keeper *k = calloc(1, sizeof *k);
+	pthread_t t;
+	int r;
+
+	if (!k)
+		return -ENOMEM;
+	if ((r = nbdnl_open(&k->nl)) < 0) {
+		free(k);
+		return r;
+	}
+	k->sa = *sa;
+	k->u = *u;
+	k->size = ex->size;
+	k->wait_s = wait_s;
+	if ((r = nbdnl_connect(&k->nl, sock, ex, NBD_TIMEOUT_S, wait_s, &k->index)) < 0) {
+		nbdnl_close(&k->nl);
+		free(k);
+		return r;
+	}
+	snprintf(path, sz, "/dev/nbd%u", k->index);
+	if (pthread_create(&t, NULL, keep, k) != 0)
+		warn("no thread to keep the NBD connection: a dropped one is not connected again");
+	else
+		pthread_detach(t);
+	close(sock);
+	return 0;
 }
 
 /* kdumpinit.ip=dhcp: a lease on ifname (up, with carrier) within the
@@ -276,7 +383,12 @@ int netdump_attach(const char *dev, const char *ip, unsigned wait_s, char *path,
 					if (r != -EIO)
 						return r;
 				} else {
-					r = nbd_give(s, &ex, path, sz);
+					int nl = nbd_hand(s, &ex, &u, &sa, wait_s, path, sz);
+					if (nl < 0)
+						warn("NBD over netlink: %s: the ioctls instead, and a "
+						     "dropped connection is not connected again",
+						     strerror(-nl));
+					r = nl < 0 ? nbd_give(s, &ex, path, sz) : 0;
 					if (r < 0) {
 						close(s);
 						err("NBD: no /dev/nbdN took the connection (%s): is the nbd "

@@ -158,6 +158,10 @@ usage: tests/e2e/run.sh [--cpu MODEL] [--mem SIZE] [--crashkernel SIZE]
                      nbd packed) reaches it through QEMU's user networking,
                      kdumpinit.dev=nbd://10.0.2.2:PORT/dump with
                      kdumpinit.ip=10.0.2.15/24,10.0.2.2
+  --nbd-drop SECS    with --nbd: once the capture says 20 %, the export's
+                     qemu-nbd is stopped, and started again SECS seconds
+                     later on the same port: the crash kernel connects again
+                     and the held writes go out (the dump still complete)
   --seal             a sealed dump: a key pair from 'kdumpinit keygen' in the
                      workdir, the public key given to the crash kernel as the
                      fw_cfg credential kdumpinit.pubkey (none on any command
@@ -184,7 +188,7 @@ USAGE
 cpu=max,la57=off mem=1G ck=256M workdir='' level=1 tmo=900
 rawonly=0 noraw=0 rawout='' armhelper='' ktree='' demo=0 firmware=0 wd=0 stalldisk=0 slowdisk=0 final=reboot
 disk='' blkdebug='' cutat='' keepdump=0 dumpsize= appendfirst= after= crashkernel= crashcpus= smp=2 minworkers=0
-seal=0 seed='' latedisk=0 nbd=0
+seal=0 seed='' latedisk=0 nbd=0 nbddrop=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cpu | --mem | --crashkernel | --workdir | --level | --timeout | --raw-out | --arm-helper | --kernel-tree | --watchdog | --slow-disk | --final | --disk | --blkdebug | --cut-at | --dump-size | --append-first | --after | --crash-kernel | --crash-cpus | --smp | --min-workers | --seed | --late-disk)
@@ -220,6 +224,7 @@ while [ $# -gt 0 ]; do
 	--nbd) nbd=1 ;;
 	--seed) seed=$2; shift ;;
 	--late-disk) latedisk=$2; shift ;;
+	--nbd-drop) nbd=1 nbddrop=$2; shift ;;
 	--blkdebug) blkdebug=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--final) final=$2; shift ;;
 	--disk) disk=$2; shift ;;
@@ -255,6 +260,7 @@ mode=full; [ $rawonly = 1 ] && mode=raw; [ $noraw = 1 ] && mode=capture
 case $wd in '' | *[!0-9]*) echo "$prog: --watchdog needs seconds" >&2; exit 2 ;; esac
 case $slowdisk in '' | *[!0-9]*) echo "$prog: --slow-disk needs bytes per second" >&2; exit 2 ;; esac
 case $latedisk in '' | *[!0-9]*) echo "$prog: --late-disk needs seconds" >&2; exit 2 ;; esac
+case $nbddrop in '' | *[!0-9]*) echo "$prog: --nbd-drop needs seconds" >&2; exit 2 ;; esac
 [ "$latedisk" = 0 ] || { [ $mode = capture ] && [ -z "$disk$blkdebug" ] && [ $stalldisk = 0 ] && [ "$slowdisk" = 0 ]; } ||
 	{ echo "$prog: --late-disk needs --no-raw, and goes with none of --disk, --blkdebug, --stall-disk, --slow-disk" >&2; exit 2; }
 [ $stalldisk = 0 ] || [ "$slowdisk" = 0 ] || { echo "$prog: --stall-disk and --slow-disk exclude each other" >&2; exit 2; }
@@ -604,8 +610,14 @@ if [ $nbd = 1 ]; then
 	command -v qemu-nbd >/dev/null || die "--nbd: no qemu-nbd (qemu-utils)"
 	# -t: it stays for a reconnection; --cache=none: what the guest
 	# flushed is in the file when QEMU ends.
-	qemu-nbd -f raw -x dump -b 127.0.0.1 -p "$nbdport" -t --cache=none "$dump" \
-		>"$workdir/qemu-nbd.log" 2>&1 &
+	serve_dump() {
+		qemu-nbd -f raw -x dump -b 127.0.0.1 -p "$nbdport" -t --cache=none "$dump" \
+			>>"$workdir/qemu-nbd.log" 2>&1 &
+		echo $! >"$workdir/nbd-dump.pid"
+	}
+	: >"$workdir/qemu-nbd.log"
+	rm -f "$workdir/nbd-dropped" "$workdir/nbd-back"
+	serve_dump
 	nbdpid=$!
 	# PORT+1: a hostile server, garbage for a greeting; PORT+2: a
 	# claimed export too small for the dump (export "small").
@@ -622,7 +634,7 @@ while True:
 	qemu-nbd -f raw -x small -b 127.0.0.1 -p "$((nbdport + 2))" -t --cache=none "$workdir/nbd-small.img" \
 		>>"$workdir/qemu-nbd.log" 2>&1 &
 	nbdpid="$nbdpid $!"
-	trap '[ -z "$nbdpid" ] || kill $nbdpid 2>/dev/null' EXIT
+	trap '[ -z "$nbdpid" ] || kill $nbdpid 2>/dev/null; [ ! -s "$workdir/nbd-dump.pid" ] || kill "$(cat "$workdir/nbd-dump.pid")" 2>/dev/null' EXIT
 	for _ in $(seq 50); do
 		(exec 3<>/dev/tcp/127.0.0.1/$nbdport) 2>/dev/null && break
 		sleep 0.1
@@ -693,6 +705,14 @@ t_qemu=$(now)
 				  kill "$(cat "$workdir/qemu.pid")"; } </dev/null >/dev/null 2>&1 &
 			fi ;;
 		*"kdumpinit: "*"starting as PID 1"*) m=kdstart ;;
+		"kdumpinit: capture:  "[2-9][0-9]"%"*)
+			# --nbd-drop: the server stops mid-dump, and comes back.
+			if [ "$nbddrop" != 0 ] && [ ! -e "$workdir/nbd-dropped" ]; then
+				m=nbddrop
+				: >"$workdir/nbd-dropped"
+				kill "$(cat "$workdir/nbd-dump.pid")" 2>/dev/null
+				{ sleep "$nbddrop"; serve_dump; echo back >"$workdir/nbd-back"; } </dev/null >/dev/null 2>&1 &
+			fi ;;
 		*"kdumpinit: waiting up to "*)
 			if [ -n "${crashed:-}" ] && [ "$latedisk" != 0 ] && [ ! -e "$workdir/hotadded" ]; then
 				m=waiting
@@ -926,6 +946,16 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 			pass "nbd: $nl; dump complete there"
 		else
 			failed "nbd: no 'NBD server ... on /dev/nbdN' and 'dump complete on /dev/nbdN': $(grep -a -e 'kdumpinit: network' -e 'kdumpinit: NBD' -e 'dump complete' "$post" | tr '\n' '|')"
+		fi
+		if [ "$nbddrop" != 0 ]; then
+			dl=$(grep -a -o "kdumpinit: warning: the connection to the NBD server 10.0.2.2:$nbdport dropped" "$post" | head -n 1)
+			bl=$(grep -a -o "kdumpinit: connected again to the NBD server 10.0.2.2:$nbdport after [0-9.]* s" "$post" | head -n 1)
+			if [ -e "$workdir/nbd-back" ] && [ -n "$dl" ] && [ -n "$bl" ] &&
+				grep -a -q "kdumpinit: dump complete on /dev/nbd[0-9]" "$post"; then
+				pass "nbd: the server stopped at 20 % and back $nbddrop s later: '$dl', '$bl', the dump complete"
+			else
+				failed "nbd: the server stopped and back: $([ -e "$workdir/nbd-back" ] || echo 'never restarted; ')$(grep -a -e 'NBD' -e 'nbd' -e 'connected again' -e 'dump complete' "$post" | tail -n 12 | tr '\n' '|')"
+			fi
 		fi
 	fi
 	if grep -q "kdumpinit: final action: $final" "$post"; then

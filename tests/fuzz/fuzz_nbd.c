@@ -13,7 +13,8 @@
  * more than its flags, two options and the name twice; a parsed selector
  * has a host, a port and a name of printable bytes; the whole input as a
  * DHCP reply (net/dhcp.c) is taken only with a known type and, but for
- * a NAK, a usable address. */
+ * a NAK, a usable address; and as netlink attributes (net/nbdnl.c's
+ * parser of the kernel's answers), every value found lies inside them. */
 #include "fuzz_common.h"
 
 #include <assert.h>
@@ -21,6 +22,7 @@
 
 #include "../../net/dhcp.h"
 #include "../../net/nbd.h"
+#include "../../net/nbdnl.h"
 
 struct srv {
 	const uint8_t *p;
@@ -75,6 +77,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dhcp_parse(data, size, 0x01020304u, mac, &l) == 0)
 		assert((l.type == DHCP_OFFER || l.type == DHCP_ACK || l.type == DHCP_NAK) &&
 		       (l.type == DHCP_NAK || (l.addr && l.addr != 0xffffffffu)));
+
+	for (uint16_t type = 0; type < 12; type++) {
+		uint16_t al = 0;
+		const uint8_t *v = nbdnl_attr(data, size, type, &al);
+		if (v)
+			assert(v >= data + 4 && v + al <= data + size);
+	}
 
 	char *text = malloc(size + 1);
 	if (!text)

@@ -14,6 +14,7 @@
 
 #include "../../net/nbd.h"
 #include "../../net/netdump.h"
+#include "../../net/nbdnl.h"
 
 /* A server made of bytes: reads come from in, writes go to out. */
 struct script {
@@ -312,6 +313,28 @@ static int connect_main(const char *host, const char *port, const char *name)
 	return r < 0;
 }
 
+/* net/nbdnl.c's parser of the kernel's attributes: found by type (the
+ * nested bit aside), and nothing past the buffer taken. */
+static void netlink_attrs(void)
+{
+	uint8_t b[32] = { 8, 0, 1, 0, 7, 0, 0, 0,		/* type 1, u32 7 */
+			  12, 0, 2, 0x80, 1, 2, 3, 4, 5, 6, 7, 8,	/* type 2, nested bit */
+			  5, 0, 3, 0, 'x', 0, 0, 0 };		/* type 3, one byte, padded */
+	uint16_t l = 0;
+	const uint8_t *v = nbdnl_attr(b, 28, 1, &l);
+	CHECK(v == b + 4 && l == 4, "type 1");
+	v = nbdnl_attr(b, 28, 2, &l);
+	CHECK(v == b + 12 && l == 8, "type 2, the nested bit masked");
+	v = nbdnl_attr(b, 28, 3, &l);
+	CHECK(v == b + 24 && l == 1, "type 3");
+	CHECK(!nbdnl_attr(b, 28, 4, &l), "no type 4");
+	CHECK(!nbdnl_attr(b, 22, 3, &l), "type 3 cut off");
+	CHECK(!nbdnl_attr(b, 18, 2, &l), "type 2's length past the buffer");
+	b[0] = 3;	/* shorter than its own header */
+	CHECK(!nbdnl_attr(b, 28, 2, &l), "a length under 4 stops the walk");
+	CHECK(!nbdnl_attr(b, 3, 1, &l), "no room for a header");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "--connect"))
@@ -322,5 +345,6 @@ int main(int argc, char **argv)
 	RUN(fallback);
 	RUN(bad_servers);
 	RUN(urls);
+	RUN(netlink_attrs);
 	return check_done();
 }
