@@ -434,11 +434,9 @@ static int check_reach_net(const struct sysroot *sr, const char *root, const str
 {
 	static struct reach_chain ch;
 	char why[300], ifname[32], miss[400];
-	uint32_t srv, gw;
 	int r;
 
-	if (netdump_server(dev, &srv, why, sizeof why) < 0 ||
-	    route_dev(root, srv, ifname, sizeof ifname, &gw, why, sizeof why) < 0) {
+	if (route_nic(root, dev, ifname, sizeof ifname, why, sizeof why) < 0) {
 		err("%s: %s: cannot tell that the dedicated crash kernel reaches the server", dev, why);
 		return EXIT_NO_DRIVER;
 	}

@@ -69,11 +69,9 @@ static int net_modules(const char *root, const struct sysroot *sr, const struct 
 		       const char *dev, struct modlist *list)
 {
 	char why[300], ifname[32];
-	uint32_t srv, gw;
 	int r;
 
-	if (netdump_server(dev, &srv, why, sizeof why) < 0 ||
-	    route_dev(root, srv, ifname, sizeof ifname, &gw, why, sizeof why) < 0) {
+	if (route_nic(root, dev, ifname, sizeof ifname, why, sizeof why) < 0) {
 		err("modules: %s: %s", dev, why);
 		return EXIT_TARGET;
 	}

@@ -167,21 +167,31 @@ static void sin_set(struct sockaddr *sa, uint32_t addr)
 	in->sin_addr.s_addr = htonl(addr);
 }
 
-int link_up(const char *ifname, char *why, size_t whysz)
+int link_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
-	struct ifreq ifr;
 
 	if (s < 0)
 		return -errno;
-	memset(&ifr, 0, sizeof ifr);
-	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
-	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
-	    (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) < 0)) {
+	snprintf(ifr->ifr_name, sizeof ifr->ifr_name, "%s", ifname);
+	if (ioctl(s, req, ifr) < 0)
 		r = -errno;
-		say(why, whysz, "%s: bringing it up: %s", ifname, strerror(errno));
-	}
 	close(s);
+	return r;
+}
+
+int link_up(const char *ifname, char *why, size_t whysz)
+{
+	struct ifreq ifr;
+	int r;
+
+	memset(&ifr, 0, sizeof ifr);
+	if ((r = link_ioctl(ifname, SIOCGIFFLAGS, &ifr)) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		r = link_ioctl(ifname, SIOCSIFFLAGS, &ifr);
+	}
+	if (r < 0)
+		say(why, whysz, "%s: bringing it up: %s", ifname, strerror(-r));
 	return r;
 }
 

@@ -24,6 +24,11 @@ int ip_conf_parse(const char *s, struct ip_conf *c, char *why, size_t whysz);
  * -ENODEV (none yet: its driver may still be probing). */
 int link_pick(const char *sysroot, const struct ip_conf *c, char *ifname, size_t sz);
 
+/* One interface ioctl (SIOCGIFFLAGS, SIOCGIFADDR...) on ifr, its name
+ * set to ifname: 0 or -errno. */
+struct ifreq;
+int link_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);
+
 /* Up, nothing else (before DHCP). 0 or -errno with why. */
 int link_up(const char *ifname, char *why, size_t whysz);
 /* The interface's MAC from sysfs. 0 or -errno. */

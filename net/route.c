@@ -13,6 +13,7 @@
 
 #include "../lib/io.h"
 #include "../lib/log.h"
+#include "netdump.h"
 
 #define RTF_UP_ 0x1u
 #define RTF_GATEWAY_ 0x2u
@@ -96,19 +97,22 @@ int route_pick(const char *text, uint32_t dst, char *ifname, size_t sz, uint32_t
  * kernel. */
 static int if_addr(const char *ifname, unsigned long req, uint32_t *a)
 {
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
 	struct ifreq ifr;
 
-	if (s < 0)
-		return -errno;
 	memset(&ifr, 0, sizeof ifr);
-	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
-	if (ioctl(s, req, &ifr) < 0)
-		r = -errno;
-	else
+	int r = link_ioctl(ifname, req, &ifr);
+	if (!r)
 		*a = ntohl(((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr);
-	close(s);
 	return r;
+}
+
+int route_nic(const char *root, const char *dev, char *ifname, size_t sz, char *why, size_t whysz)
+{
+	uint32_t srv, gw;
+
+	if (netdump_server(dev, &srv, why, whysz) < 0)
+		return -EINVAL;
+	return route_dev(root, srv, ifname, sz, &gw, why, whysz);
 }
 
 int route_dev(const char *root, uint32_t dst, char *ifname, size_t sz, uint32_t *gw, char *why,

@@ -27,6 +27,10 @@ int route_pick(const char *text, uint32_t dst, char *ifname, size_t sz, uint32_t
 int route_dev(const char *root, uint32_t dst, char *ifname, size_t sz, uint32_t *gw, char *why,
 	      size_t whysz);
 
+/* The same for network dump device dev (nbd://HOST...): the NIC that
+ * reaches its server. 0, or -errno with why. */
+int route_nic(const char *root, const char *dev, char *ifname, size_t sz, char *why, size_t whysz);
+
 /* The way to dst: the route (root's /proc/net/route), the interface's
  * primary address and its netmask (asked of the running kernel), its
  * MAC (root's sysfs). An interface that is not Ethernet (loopback, a

@@ -269,7 +269,10 @@ if [ -z "${SKIP_E2E:-}" ]; then
 	# The server stops when the capture is at 20 % and is back 5 s later:
 	# the kernel holds the writes, PID 1 connects again (NBD_CMD_RECONFIGURE),
 	# and the dump is complete and equal to the raw vmcore (about 2.5 min).
-	full_suite e2e-nbd-drop bash tests/e2e/run.sh --cpu max,la57=off --nbd-drop 5 --workdir "$BUILD/e2e/nbd-drop"
+	# No kdumpinit.ip= either: the first kernel's eth0 is up, and arm
+	# records the way to the server for the crash kernel.
+	full_suite e2e-nbd-drop bash tests/e2e/run.sh --cpu max,la57=off --nbd-drop 5 --append-first e2e.nbdip=arm \
+		--workdir "$BUILD/e2e/nbd-drop"
 	# A sealed dump, the public key from firmware (the fw_cfg credential
 	# kdumpinit.pubkey), level 1 on a 768 MiB guest: no page of the raw
 	# copy and no panic line anywhere on the device (the same scan finds

@@ -933,6 +933,13 @@ if [ $rawonly = 0 ] && [ $stalldisk = 0 ] && [ -z "$cutat" ]; then
 	fi
 	if [ $nbd = 1 ]; then
 		case " $appendfirst " in
+		*" e2e.nbdip=arm "*)
+			al=$(grep -a -o "kdumpinit: network dump device nbd://10.0.2.2:$nbdport/dump: kdumpinit.ip=10.0.2.15/24,,52:54:00:12:34:56, the way to the server here (eth0)" "$log" | head -n 1)
+			if [ -n "$al" ] && grep -a -q "kdumpinit: settings: .*ip=10.0.2.15/24,,52:54:00:12:34:56 (cmdline)" "$post"; then
+				pass "nbd: no kdumpinit.ip= given: arm recorded the way to the server ('$al'), the crash kernel took it"
+			else
+				failed "nbd: arm's recorded address: $(grep -a -e 'network here' -e 'way to the server' -e 'kdumpinit: settings' "$log" | tr '\n' '|')"
+			fi ;;
 		*" e2e.nbdip=dhcp "*)
 			if grep -a -q "kdumpinit: network: eth0: DHCP lease 10.0.2.15/24, gateway 10.0.2.2, [0-9]* s" "$post"; then
 				pass "nbd: kdumpinit.ip=dhcp: the lease from QEMU's DHCP server (10.0.2.15/24, gateway 10.0.2.2)"
