@@ -740,6 +740,36 @@ static void open_hwdog(const struct config *c)
 	    c->watchdog_s != WATCHDOG_KEEP ? "" : hwdog.hw_timeout ? " (the hardware's)" : " (default)");
 }
 
+/* Test hook (tests/e2e --nbd, KDUMPINIT_TEST_HOOK=nbd-dd=MIB): the
+ * link's own write rate, what a dd through the same NBD gets: MIB MiB
+ * written with O_DIRECT from the start of the attached export, synced,
+ * said. Only on a scratch export: the run then finds it unclaimed. */
+static void link_rate(const char *path, unsigned mib)
+{
+	void *buf = NULL;
+	int fd = -1;
+
+	for (int i = 0; i < 50 && (fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC)) < 0; i++)
+		sleep_ms(100);
+	if (fd < 0 || posix_memalign(&buf, 4096, 1u << 20)) {
+		warn("test hook: nbd-dd: %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	memset(buf, 0x5a, 1u << 20);
+	double t0 = now_mono();
+	unsigned done = 0;
+	while (done < mib && write(fd, buf, 1u << 20) == 1 << 20)
+		done++;
+	int synced = fdatasync(fd) == 0;
+	double el = now_mono() - t0;
+	msg("test hook: nbd-dd: %u MiB written through %s in %.2f s%s: %.1f MiB/s", done, path, el,
+	    synced ? ", synced" : ", not synced", el > 0 ? done / el : 0);
+	close(fd);
+	free(buf);
+}
+
 void pid1_main(void)
 {
 	struct config cfg;
@@ -836,6 +866,9 @@ void pid1_main(void)
 		double t0 = now_mono();
 		if (netdump_attach(cfg.dev, cfg.ip, cfg.wait_s, path, sizeof path) < 0)
 			final_action(cfg.final);
+		const char *hook = getenv("KDUMPINIT_TEST_HOOK");
+		if (hook && !strncmp(hook, "nbd-dd=", 7))
+			link_rate(path, (unsigned)strtoul(hook + 7, NULL, 10));
 		ncfg = cfg;
 		snprintf(ncfg.dev, sizeof ncfg.dev, "%s", path);
 		double left = cfg.wait_s - (now_mono() - t0);

@@ -634,6 +634,12 @@ while True:
 	qemu-nbd -f raw -x small -b 127.0.0.1 -p "$((nbdport + 2))" -t --cache=none "$workdir/nbd-small.img" \
 		>>"$workdir/qemu-nbd.log" 2>&1 &
 	nbdpid="$nbdpid $!"
+	# PORT+3: a scratch export for the link's own rate (testinit's nbd-dd).
+	rm -f "$workdir/nbd-dd.img"
+	truncate -s 256M "$workdir/nbd-dd.img"
+	qemu-nbd -f raw -x dd -b 127.0.0.1 -p "$((nbdport + 3))" -t --cache=none "$workdir/nbd-dd.img" \
+		>>"$workdir/qemu-nbd.log" 2>&1 &
+	nbdpid="$nbdpid $!"
 	trap '[ -z "$nbdpid" ] || kill $nbdpid 2>/dev/null; [ ! -s "$workdir/nbd-dump.pid" ] || kill "$(cat "$workdir/nbd-dump.pid")" 2>/dev/null' EXIT
 	for _ in $(seq 50); do
 		(exec 3<>/dev/tcp/127.0.0.1/$nbdport) 2>/dev/null && break
@@ -1156,6 +1162,17 @@ elif [ $mode = full ]; then
 			failed "PID 1, NBD server not answering: no 'still waiting for the server' at 10 s"
 		badcheck nbd-garbage 129 "not an NBD server" "a hostile NBD server"
 		badcheck nbd-small 129 "too small: the dump holds what fit and is marked incomplete" "an NBD export too small"
+		# The capture's write rate against the link's (a measurement, said,
+		# not a bound: it moves with the host's load).
+		dd=$(grep -a -o "^e2e-bad-nbd-dd: kdumpinit: test hook: nbd-dd: 128 MiB written through /dev/nbd[0-9]* in [0-9.]* s, synced: [0-9.]* MiB/s" "$log" | head -n 1)
+		cs=$(grep -a -o "^kdumpinit: capture: [0-9]* of [0-9]* pages kept .* -> [0-9.]* MiB (ratio [0-9.]*) in [0-9.]* s" "$post" | head -n 1)
+		if [ -n "$dd" ] && [ -n "$cs" ]; then
+			ddr=${dd##*: } ddr=${ddr% MiB/s}
+			cmb=$(echo "$cs" | sed 's/.* -> \([0-9.]*\) MiB.*/\1/') csec=$(echo "$cs" | sed 's/.* in \([0-9.]*\) s$/\1/')
+			pass "nbd: the link's own rate, a dd of 128 MiB through NBD: $ddr MiB/s; the capture wrote $cmb MiB in $csec s: $(awk -v m="$cmb" -v s="$csec" -v d="$ddr" 'BEGIN { printf "%.1f MiB/s, %.2f of the link'"'"'s", m / s, m / s / d }')"
+		else
+			failed "nbd: the link's rate: no dd line ($(grep -a -m2 'e2e-bad-nbd-dd' "$log" | tr '\n' '|')) or no capture summary"
+		fi
 		"$kdumpinit" info "$workdir/nbd-small.img" >"$workdir/nbd-small.info" 2>&1
 		grep -q "incomplete" "$workdir/nbd-small.info" &&
 			pass "the too-small export holds a dump marked incomplete, on the server" ||
