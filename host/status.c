@@ -569,9 +569,33 @@ static int device_path(const char *root, const char *dev, char *path, size_t sz,
 	return -ENODEV;
 }
 
+/* The export's size against this machine's memory (ROOT/proc/meminfo):
+ * room for a dump at any level (the whole of memory, incompressible, with
+ * its chunk heads and the log), or only for what the level leaves out;
+ * kdumpinit estimate says how much that is here. Nothing when the memory
+ * cannot be read. */
+static void export_room(const char *root, uint64_t size, struct status *st)
+{
+	char path[512], text[4096];
+	const char *m;
+	unsigned long long kb;
+
+	if (read_text_file(root_path(root, "/proc/meminfo", path, sizeof path), text, sizeof text) < 0 ||
+	    !(m = strstr(text, "MemTotal:")) || sscanf(m + 9, "%llu", &kb) != 1 || !kb)
+		return;
+	uint64_t mem = (uint64_t)kb << 10;
+	if (size >= mem + mem / 32 + (8u << 20))
+		show(st, "room", "the export (%.0f MiB) holds a dump of this machine's %.0f MiB of memory "
+		     "at any level", size / 1048576.0, mem / 1048576.0);
+	else
+		show(st, "room", "the export (%.0f MiB) is smaller than this machine's %.0f MiB of memory: "
+		     "a dump fits only as far as the level leaves pages out (kdumpinit estimate gives "
+		     "this machine's size per level)", size / 1048576.0, mem / 1048576.0);
+}
+
 /* A network dump device, asked now: the server answers, the export's
  * size, its claim. What it holds is for save on the server to read. */
-static void net_device_state(const char *dev, const char *from, struct status *st)
+static void net_device_state(const char *root, const char *dev, const char *from, struct status *st)
 {
 	static uint8_t area[KDI_SB_AREA];
 	struct nbd_export ex;
@@ -594,6 +618,7 @@ static void net_device_state(const char *dev, const char *from, struct status *s
 	show(st, "device", "%s (%s): the server answers, export %.1f MiB, claimed%s%s%s; its dumps "
 	     "are read on the server (kdumpinit status --dev FILE, save)", dev, from,
 	     ex.size / 1048576.0, sb.label[0] ? " (label " : "", sb.label, sb.label[0] ? ")" : "");
+	export_room(root, ex.size, st);
 }
 
 /* armed_dm: the armed command line's kdumpinit.dm= ("" none), or NULL
@@ -610,7 +635,7 @@ static void device_state(const char *root, const char *dev, const char *from,
 		return;
 	}
 	if (netdump_is(dev)) {
-		net_device_state(dev, from, st);
+		net_device_state(root, dev, from, st);
 		return;
 	}
 	int found = device_path(root, dev, path, sizeof path, bad, sizeof bad);

@@ -515,6 +515,19 @@ if command -v qemu-nbd >/dev/null; then
 	expect "status: a network dump device: the server answers, its export claimed (exit 0)" 0 \
 		"^device +nbd://127.0.0.1:$np/dump \(--dev\): the server answers, export 24.0 MiB, claimed \(label netdump\)" \
 		st --dev "nbd://127.0.0.1:$np/dump"
+	# The export against this machine's memory (ROOT/proc/meminfo).
+	mkdir -p "$R/proc"
+	[ ! -e "$R/proc/meminfo" ] || cp "$R/proc/meminfo" "$W/meminfo.keep"
+	printf 'MemTotal:        8192 kB\nMemFree:         4096 kB\n' >"$R/proc/meminfo"
+	expect "status: a network dump device's export larger than memory: a dump fits at any level" 0 \
+		"^room +the export \(24 MiB\) holds a dump of this machine's 8 MiB of memory at any level" \
+		st --dev "nbd://127.0.0.1:$np/dump"
+	printf 'MemTotal:     1048576 kB\n' >"$R/proc/meminfo"
+	expect "status: ... smaller than memory: fits only as far as the level leaves out, says estimate" 0 \
+		"^room +the export \(24 MiB\) is smaller than this machine's 1024 MiB of memory: .*kdumpinit estimate" \
+		st --dev "nbd://127.0.0.1:$np/dump"
+	rm -f "$R/proc/meminfo"
+	[ ! -e "$W/meminfo.keep" ] || mv "$W/meminfo.keep" "$R/proc/meminfo"
 	expect "status: a network dump device, an export that is not there (exit 4)" 4 \
 		"no such export" st --dev "nbd://127.0.0.1:$np/other"
 	kill "$npid" 2>/dev/null; wait "$npid" 2>/dev/null
