@@ -110,6 +110,18 @@ static int no_reservation(const char *root)
 	return !rs.cma;
 }
 
+/* " KEY=VALUE" appended to the command line cl (sz bytes): 0, or -E2BIG
+ * with cl as it was. */
+static int cl_append(char *cl, size_t sz, const char *key, const char *value)
+{
+	size_t len = strlen(cl);
+
+	if (len + 2 + strlen(key) + strlen(value) >= sz)
+		return -E2BIG;
+	snprintf(cl + len, sz - len, " %s=%s", key, value);
+	return 0;
+}
+
 /* The crash kernel's address for a network dump device, when nothing
  * gives it one: the way to the server here (net/route.h), appended to cl
  * as kdumpinit.ip= (not to a --cmdline: that line is the user's). 0, or
@@ -119,7 +131,6 @@ static int record_ip(const char *root, const char *dev, char *cl, size_t sz, int
 	char why[300], ifname[32], ip[80];
 	struct ip_conf ic;
 	uint32_t srv;
-	size_t len = strlen(cl);
 
 	if (netdump_server(dev, &srv, why, sizeof why) < 0) {
 		err("kdumpinit.dev=%s: %s; nothing is armed", dev, why);
@@ -132,11 +143,10 @@ static int record_ip(const char *root, const char *dev, char *cl, size_t sz, int
 		return EXIT_USAGE;
 	}
 	ip_conf_format(&ic, ip, sizeof ip);
-	if (len + strlen(" kdumpinit.ip=") + strlen(ip) >= sz) {
+	if (cl_append(cl, sz, "kdumpinit.ip", ip) < 0) {
 		err("command line too long");
 		return EXIT_USAGE;
 	}
-	snprintf(cl + len, sz - len, " kdumpinit.ip=%s", ip);
 	msg("network dump device %s: kdumpinit.ip=%s, the way to the server here (%s); arm again "
 	    "when it changes", dev, ip, ifname);
 	return 0;
@@ -561,14 +571,12 @@ static int record_stack(const char *root, const char *dev, const char *append, c
 		    "on the device it rebuilds", dev, what);
 		return EXIT_USAGE;
 	}
-	size_t len = strlen(cl);
 	if ((r = dmtable_format(&t, word, sizeof word, why, sizeof why)) < 0 ||
-	    len + 15 + strlen(word) >= sz) {
+	    cl_append(cl, sz, "kdumpinit.dm", word) < 0) {
 		err("%s is %s, and its table does not fit the command line (%s): not armed", dev,
 		    what, r < 0 ? why : "too long");
 		return EXIT_TARGET;
 	}
-	snprintf(cl + len, sz - len, " kdumpinit.dm=%s", word);
 	msg("%s is %s: the crash kernel rebuilds it from kdumpinit.dm=", dev, what);
 	return 0;
 }

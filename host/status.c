@@ -576,14 +576,11 @@ static int device_path(const char *root, const char *dev, char *path, size_t sz,
  * cannot be read. */
 static void export_room(const char *root, uint64_t size, struct status *st)
 {
-	char path[512], text[4096];
-	const char *m;
-	unsigned long long kb;
+	char path[512];
+	uint64_t mem = proc_kb(root_path(root, "/proc/meminfo", path, sizeof path), "MemTotal:");
 
-	if (read_text_file(root_path(root, "/proc/meminfo", path, sizeof path), text, sizeof text) < 0 ||
-	    !(m = strstr(text, "MemTotal:")) || sscanf(m + 9, "%llu", &kb) != 1 || !kb)
+	if (!mem)
 		return;
-	uint64_t mem = (uint64_t)kb << 10;
 	if (size >= mem + mem / 32 + (8u << 20))
 		show(st, "room", "the export (%.0f MiB) holds a dump of this machine's %.0f MiB of memory "
 		     "at any level", size / 1048576.0, mem / 1048576.0);

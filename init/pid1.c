@@ -747,12 +747,13 @@ static void open_hwdog(const struct config *c)
 static void link_rate(const char *path, unsigned mib)
 {
 	void *buf = NULL;
-	int fd = -1;
+	int fd = -1, e;
 
 	for (int i = 0; i < 50 && (fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC)) < 0; i++)
 		sleep_ms(100);
-	if (fd < 0 || posix_memalign(&buf, 4096, 1u << 20)) {
-		warn("test hook: nbd-dd: %s: %s", path, strerror(errno));
+	e = fd < 0 ? errno : posix_memalign(&buf, 4096, 1u << 20);
+	if (e) {
+		warn("test hook: nbd-dd: %s: %s", path, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return;

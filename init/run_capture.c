@@ -26,17 +26,6 @@
  * handful of large reads, a unit per page each (a 32 MiB ring: 8 Ki). */
 #define LOG_WORK (1u << 22)
 
-/* A "Key:   N kB" line of a /proc file, in bytes; 0 when absent. */
-static uint64_t proc_kb(const char *path, const char *key)
-{
-	char buf[4096];
-	const char *m;
-
-	if (read_text_file(path, buf, sizeof buf) <= 0 || !(m = strstr(buf, key)))
-		return 0;
-	return strtoull(m + strlen(key), NULL, 10) * 1024;
-}
-
 /* Our peak resident memory (VmHWM), in bytes, or 0. What the reservation
  * must hold: /proc/vmcore's own mappings are of the old kernel's memory
  * (PFN maps) and are not counted; a regular vmcore file's are. */

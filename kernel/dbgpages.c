@@ -725,16 +725,17 @@ static void rodata_hop(struct find *f, struct hops *h, uint64_t lo, uint64_t hi)
 	uint64_t one[512];
 	/* A name or two (the zones'): a page on the stack. */
 	uint64_t *w = hi - lo <= page ? one : malloc(HOP_READ);
+	uint64_t cap = w == one ? page : HOP_READ;
 
 	if (!w) {
 		f->err = -ENOMEM;
 		return;
 	}
 	/* The words of whole 4 KiB steps from lo, as far as they reach hi. */
-	for (uint64_t va = lo & ~7ull; va < hi && !f->err; va += HOP_READ) {
+	for (uint64_t va = lo & ~7ull; va < hi && !f->err; va += cap) {
 		uint64_t n = (hi - va + page - 1) / page * page;
-		if (n > (w == one ? page : HOP_READ))
-			n = w == one ? page : HOP_READ;
+		if (n > cap)
+			n = cap;
 		if (rd(f, va, w, n) == 0) {
 			hop_words(f, h, w, n / 8);
 			continue;

@@ -5,6 +5,7 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -220,4 +221,14 @@ char *read_all_file(const char *path, size_t extra, size_t *len)
 	close(fd);
 	errno = e;
 	return buf;
+}
+
+uint64_t proc_kb(const char *path, const char *key)
+{
+	char buf[4096];
+	const char *m;
+
+	if (read_text_file(path, buf, sizeof buf) <= 0 || !(m = strstr(buf, key)))
+		return 0;
+	return strtoull(m + strlen(key), NULL, 10) * 1024;
 }

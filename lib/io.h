@@ -37,6 +37,9 @@ int commit_tmp_at(int dfd, int fd, const char *tmp, const char *name, int r);
 /* Reads a small text file into buf (NUL-terminated, trailing newline
  * stripped). Returns length or -errno. */
 ssize_t read_text_file(const char *path, char *buf, size_t size);
+/* A "Key:   N kB" line of a /proc file (key with its colon), in bytes;
+ * 0 when the file or the key is absent. */
+uint64_t proc_kb(const char *path, const char *key);
 /* All of a file, /proc files too (size 0 in stat), into a malloc'd
  * NUL-terminated buffer with room for extra bytes more; *len its length.
  * NULL with errno. */

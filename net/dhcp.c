@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/util.h"
+
 #define BOOTP_FIXED	236	/* op .. file */
 #define COOKIE		0x63825363u
 #define OPT_MASK	1
@@ -121,13 +123,6 @@ int dhcp_parse(const uint8_t *buf, size_t len, uint32_t xid, const uint8_t mac[6
 	return 0;
 }
 
-static double mono(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Sends type and waits for the reply of want_type until end. */
 static int exchange(int s, int type, uint32_t xid, const uint8_t mac[6], uint32_t ask,
 		    uint32_t server, int want_type, double end, struct dhcp_lease *l)
@@ -138,7 +133,7 @@ static int exchange(int s, int type, uint32_t xid, const uint8_t mac[6], uint32_
 	double next = 0;
 
 	for (;;) {
-		double now = mono();
+		double now = now_mono();
 		if (now >= end)
 			return -ETIMEDOUT;
 		if (now >= next) {	/* again every 2 s: a packet may be lost */
@@ -182,8 +177,8 @@ int dhcp_lease(const char *ifname, const uint8_t mac[6], unsigned timeout_ms,
 		return r;
 	}
 	memcpy(&xid, mac + 2, 4);
-	xid ^= (uint32_t)mono();
-	double end = mono() + timeout_ms / 1000.0;
+	xid ^= (uint32_t)now_mono();
+	double end = now_mono() + timeout_ms / 1000.0;
 	struct dhcp_lease offer;
 	r = exchange(s, DHCP_DISCOVER, xid, mac, 0, 0, DHCP_OFFER, end, &offer);
 	if (r == 0)

@@ -424,3 +424,8 @@ int nbd_url_parse(const char *s, struct nbd_url *u, char *why, size_t whysz)
 	memcpy(u->name, rest, nl);
 	return 0;
 }
+
+uint32_t nbd_block_size(const struct nbd_export *ex)
+{
+	return ex->pref_block >= 512 && ex->pref_block <= 4096 ? ex->pref_block : 4096;
+}

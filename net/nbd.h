@@ -34,6 +34,10 @@ struct nbd_export {
 	int go;			/* NBD_OPT_GO was answered (else EXPORT_NAME) */
 };
 
+/* The block size to give the kernel's NBD driver for ex: the server's
+ * preferred one when the driver takes it (512 to 4096), else 4096. */
+uint32_t nbd_block_size(const struct nbd_export *ex);
+
 /* Negotiates export name (at most NBD_NAME_MAX bytes) on io. 0: ex is
  * filled and the connection is in the transmission phase. -errno, with
  * what the server said or did in why:

@@ -236,8 +236,7 @@ int nbdnl_connect(struct nbdnl *n, int sock, const struct nbd_export *ex, unsign
 
 	msg_start(&m, n->family, NBD_CMD_CONNECT, NBD_GENL_VERSION, ++n->seq);
 	put64(&m, NBD_ATTR_SIZE_BYTES, ex->size);
-	put64(&m, NBD_ATTR_BLOCK_SIZE_BYTES,
-	      ex->pref_block >= 512 && ex->pref_block <= 4096 ? ex->pref_block : 4096);
+	put64(&m, NBD_ATTR_BLOCK_SIZE_BYTES, nbd_block_size(ex));
 	put64(&m, NBD_ATTR_SERVER_FLAGS, ex->flags);
 	put64(&m, NBD_ATTR_TIMEOUT, timeout_s);
 	put64(&m, NBD_ATTR_DEAD_CONN_TIMEOUT, dead_s);

@@ -106,7 +106,7 @@ static int nbd_give(int sock, const struct nbd_export *ex, char *path, size_t sz
 			last = -errno;
 			continue;
 		}
-		unsigned long bs = ex->pref_block >= 512 && ex->pref_block <= 4096 ? ex->pref_block : 4096;
+		unsigned long bs = nbd_block_size(ex);
 		if (ioctl(fd, NBD_SET_BLKSIZE, bs) < 0 || ioctl(fd, NBD_SET_SIZE, (unsigned long)ex->size) < 0 ||
 		    ioctl(fd, NBD_SET_FLAGS, (unsigned long)ex->flags) < 0 ||
 		    ioctl(fd, NBD_SET_TIMEOUT, (unsigned long)NBD_TIMEOUT_S) < 0 ||

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <net/route.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +16,6 @@
 #include "../lib/log.h"
 #include "netdump.h"
 
-#define RTF_UP_ 0x1u
-#define RTF_GATEWAY_ 0x2u
 #define ROUTE_FILE_MAX (256u << 10)
 
 /* One of /proc/net/route's hex words: the kernel prints the address's
@@ -56,10 +55,10 @@ static int route_line(char *l, uint32_t dst, char **ifname, unsigned *len, unsig
 	unsigned long flags = strtoul(f[3], &e1, 16);
 	*metric = strtoul(f[6], &e2, 10);
 	*len = mask_bits(m);
-	if (*e1 || *e2 || *len > 32 || !(flags & RTF_UP_) || (dst & m) != (d & m))
+	if (*e1 || *e2 || *len > 32 || !(flags & RTF_UP) || (dst & m) != (d & m))
 		return -1;
 	*ifname = f[0];
-	*gw = flags & RTF_GATEWAY_ ? g : 0;
+	*gw = flags & RTF_GATEWAY ? g : 0;
 	return 0;
 }
 
@@ -140,7 +139,7 @@ int route_dev(const char *root, uint32_t dst, char *ifname, size_t sz, uint32_t 
 		snprintf(why, whysz, "no route to %s here", ds);
 	} else if (r < 0) {
 		snprintf(why, whysz, "cannot read the routes (%s): %s", path, errstr(r));
-	} else if (link_ether(root[0] ? root : "/", ifname) != 1) {
+	} else if (link_ether(root, ifname) != 1) {
 		snprintf(why, whysz, "the route to %s goes through %s, which is not an Ethernet "
 			 "interface: the crash kernel brings up only those", ds, ifname);
 		r = -ENODEV;
@@ -157,7 +156,7 @@ int route_way(const char *root, uint32_t dst, char *ifname, size_t sz, struct ip
 	memset(ic, 0, sizeof *ic);
 	if ((r = route_dev(root, dst, ifname, sz, &ic->gw, why, whysz)) < 0)
 		return r;
-	if ((r = link_mac(root[0] ? root : "/", ifname, ic->mac)) < 0 ||
+	if ((r = link_mac(root, ifname, ic->mac)) < 0 ||
 	    (r = if_addr(ifname, SIOCGIFADDR, &ic->addr)) < 0 ||
 	    (r = if_addr(ifname, SIOCGIFNETMASK, &mask)) < 0 || (ic->prefix = mask_bits(mask)) > 32 ||
 	    !ic->prefix || !ic->addr) {
